@@ -1,0 +1,13 @@
+"""The `novel` command line: Click adapters over the library, nothing more."""
+
+from __future__ import annotations
+
+from .main import cli
+
+
+def main() -> None:
+    """Entry point of the `novel` console script."""
+    cli()
+
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,56 @@
+"""What every command shares: finding the project, building its config, errors."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..config import Config
+from ..errors import NovelError
+from ..project import Project, find_project
+
+project_option = click.option(
+    "-p", "--project", "project_spec", metavar="PROJECT",
+    help="A project folder or a name under the projects folder (default: the project here, "
+         "else the only one under projects/).")
+
+
+def model_options(fn: Callable) -> Callable:
+    """--provider/--model/--base-url, the flag layer of the configuration."""
+    fn = click.option("--base-url", default=None, help="An OpenAI-compatible endpoint.")(fn)
+    fn = click.option("--model", "model_flag", default=None, help="Model name (llm.model).")(fn)
+    fn = click.option("--provider", default=None,
+                      type=click.Choice(["auto", "openai", "local", "offline"]),
+                      help="Which model answers (llm.provider).")(fn)
+    return fn
+
+
+def flags(provider: str | None = None, model: str | None = None,
+          base_url: str | None = None) -> dict[str, Any]:
+    return {"llm.provider": provider, "llm.model": model, "llm.base_url": base_url}
+
+
+def open_project(spec: str | None) -> Project:
+    """The project `-p` names (see project.find_project)."""
+    return find_project(spec, Path.cwd(), os.environ)
+
+
+def load_config(project: Project, **flag_values: Any) -> Config:
+    return project.config(env=os.environ, flags=flags(**flag_values))
+
+
+def novel_errors(fn: Callable) -> Callable:
+    """Turn a NovelError into a one-line ClickException."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except NovelError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper

@@ -1,0 +1,30 @@
+"""The `novel` group; each command lives in a module named for what it does."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .browse import inspect_cmd, scenes_group, status_cmd
+from .new import new_cmd
+from .tick import tick_cmd
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="novel")
+def cli() -> None:
+    """novel_agent: a story daemon that writes a novel one scene per tick.
+
+    \b
+    Start here:
+      novel new harbour --premise "A lighthouse keeper finds a drowned man's map."
+      novel tick -n 3
+      novel status
+    """
+
+
+cli.add_command(new_cmd)
+cli.add_command(tick_cmd)
+cli.add_command(status_cmd)
+cli.add_command(scenes_group)
+cli.add_command(inspect_cmd)

@@ -1,0 +1,74 @@
+"""`novel new`: create a story project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..config import list_presets, load_preset
+from ..errors import ConfigError
+from ..files import read_yaml
+from ..project import NAME_RE, create_project, projects_dir
+from .common import novel_errors
+
+FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
+
+
+def read_foundation(path: Path) -> dict[str, str]:
+    """A foundation file: premise, genre, tone, setting, protagonist (and title, style_guide)."""
+    data = read_yaml(path, None)
+    if data is None:
+        raise ConfigError("file is missing or empty", file=str(path))
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping of premise, genre, tone, setting, protagonist",
+                          file=str(path), line=1)
+    unknown = [k for k in data if k not in FOUNDATION_KEYS]
+    if unknown:
+        raise ConfigError(f"unknown key '{unknown[0]}' (expected: {', '.join(FOUNDATION_KEYS)})",
+                          file=str(path), key=str(unknown[0]))
+    if not str(data.get("premise") or "").strip():
+        raise ConfigError("a foundation needs a 'premise'", file=str(path), key="premise")
+    return {k: str(v).strip() for k, v in data.items() if v is not None}
+
+
+@click.command("new")
+@click.argument("name")
+@click.option("--preset", default="balanced", show_default=True,
+              help="Configuration preset from configs/ (conservative, balanced, aggressive, ...).")
+@click.option("--premise", default=None, help="One or two sentences: what the book is about.")
+@click.option("--foundation", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A YAML file with premise, genre, tone, setting, protagonist.")
+@click.option("--model", default=None, help="Model name to write into project.yaml (llm.model).")
+@click.option("--provider", default=None, type=click.Choice(["auto", "openai", "local", "offline"]),
+              help="Which model answers (llm.provider); default: auto.")
+@novel_errors
+def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None,
+            model: str | None, provider: str | None) -> None:
+    """Create a new story project under ./projects (or $NOVEL_PROJECTS_DIR).
+
+    \b
+    Example:
+      novel new harbour --premise "A lighthouse keeper finds a drowned man's map."
+      novel new saga --foundation saga.yaml --preset aggressive
+    """
+    if premise and foundation:
+        raise click.UsageError("give --premise or --foundation, not both")
+    if not NAME_RE.match(name):
+        raise click.BadParameter("use letters, digits, '.', '_' or '-'", param_hint="NAME")
+    load_preset(preset)  # an unknown preset fails before anything is written
+    story = read_foundation(foundation) if foundation else {}
+    if premise:
+        story["premise"] = premise.strip()
+    story.setdefault("premise", "An unnamed story, waiting for its first scene.")
+    llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    root = projects_dir(Path.cwd(), os.environ) / name
+    project = create_project(root, {"name": name, **story, "preset": preset},
+                             config={"llm": llm} if llm else None)
+    click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")
+    click.echo(f"Next: novel tick -p {name}")
+
+
+def preset_names() -> list[str]:
+    return list_presets()

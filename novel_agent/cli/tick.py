@@ -1,0 +1,55 @@
+"""`novel tick`: write the next scene(s)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..models import get_model
+from ..pipeline import StageReport, run_tick
+from .common import load_config, model_options, novel_errors, open_project, project_option
+
+STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
+               "summarizer": "summarize"}
+
+
+def stage_line(report: StageReport) -> str:
+    """One progress line: stage, seconds, tokens in → out (and cached)."""
+    line = f"  {STAGE_NAMES.get(report.stage, report.stage):<9} {report.seconds:6.1f}s"
+    if report.calls:
+        line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
+        if report.cached_tokens:
+            line += f" ({report.cached_tokens} cached)"
+        if report.calls > 1:
+            line += f"  ({report.calls} calls: repaired)"
+    return line
+
+
+@click.command("tick")
+@project_option
+@click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
+              help="How many ticks (scenes) to run.")
+@model_options
+@novel_errors
+def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_flag: str | None,
+             base_url: str | None) -> None:
+    """Write the next scene: plan, write, extract, commit.
+
+    \b
+    Example:
+      novel tick -p harbour -n 3
+      novel tick --provider openai --base-url http://localhost:11434/v1 --model llama3.1
+    """
+    project = open_project(project_spec)
+    config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
+    with project:
+        model = get_model(config, os.environ)
+        click.echo(f"model: {model.describe()}")
+        for _ in range(count):
+            click.echo(f"tick {project.tick() + 1} of {project.name}")
+            result = run_tick(project, config, model,
+                              on_stage=lambda r: click.echo(stage_line(r)))
+            rel = result.scene_path.relative_to(project.root.parent)
+            click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")
+    click.echo(f"scenes: {project.scenes_dir}")

@@ -1,0 +1,338 @@
+"""Layered configuration: defaults < preset < project.yaml < environment < flags.
+
+Every layer is a nested mapping `{section: {key: value}}`. Each value is checked
+against the dataclass field it sets; an unknown key or a wrong type raises
+ConfigError naming the file, the key and the line. Nothing here reads the
+environment or the disk on its own: callers pass the environment mapping in, and
+files are read through `load_yaml_layer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import ConfigError
+from .paths import config_dir
+
+PROVIDERS = ("auto", "openai", "local", "offline")
+STAGES = ("planner", "writer", "extractor", "summarizer")
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Which model answers, and how."""
+
+    provider: str = "auto"          # auto: local if its model file is installed, else offline
+    model: str = ""                 # "" = the provider's default model
+    base_url: str = ""              # openai provider: any OpenAI-compatible endpoint
+    api_key_env: str = "OPENAI_API_KEY"   # the NAME of the variable; keys never live in files
+    model_path: str = ""            # local provider: a GGUF file ("" = SmolLM2-135M-Instruct)
+    local_context: int = 8192       # local provider: llama.cpp's n_ctx
+    timeout: float = 120.0
+    max_retries: int = 3
+    temperature: float = 0.8
+    seed: int = 0
+    planner_max_tokens: int = 400
+    writer_max_tokens: int = 700
+    extractor_max_tokens: int = 500
+    summarizer_max_tokens: int = 400
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """What a tick produces and what it looks back on."""
+
+    max_tools_per_tick: int = 3
+    recent_scenes_count: int = 3
+    full_text_scenes_count: int = 2
+    summary_scenes_count: int = 3
+    checkpoint_summary_interval: int = 10
+    include_overall_summary: bool = True
+    enable_fact_extraction: bool = True
+    enable_entity_updates: bool = True
+    scene_min_words: int = 200
+    scene_max_words: int = 400
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """How prompts are packed into the model's window."""
+
+    window: int = 0                 # 0 = from configs/models.yaml
+    max_prompt_tokens: int = 32000  # a cap below the window, for cost
+    margin: int = 256
+    encoding: str = ""              # "" = chosen by model name
+    compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
+    summary_min_coverage: float = 0.8
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    """How `novel run` paces itself."""
+
+    interval: float = 0.0
+    max_ticks: int = 0
+    stop_at_words: int = 0
+
+
+@dataclass(frozen=True)
+class Config:
+    """The merged configuration of one project."""
+
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    preset: str = "balanced"
+
+    def max_tokens(self, stage: str) -> int:
+        """The output cap of a stage ("planner", "writer", "extractor", "summarizer")."""
+        return getattr(self.llm, f"{stage}_max_tokens")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain nested dict, for `novel config show` and reports."""
+        return dataclasses.asdict(self)
+
+
+SECTIONS: dict[str, type] = {
+    "llm": LLMConfig,
+    "generation": GenerationConfig,
+    "context": ContextConfig,
+    "daemon": DaemonConfig,
+}
+
+
+@dataclass
+class Layer:
+    """One source of settings: its values, where they came from, and their lines."""
+
+    source: str
+    values: dict[str, dict[str, Any]]
+    lines: dict[tuple[str, ...], int] = field(default_factory=dict)
+
+    def line(self, *path: str) -> int | None:
+        return self.lines.get(tuple(path))
+
+
+def _key_lines(node: yaml.Node, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Map each key path of a composed YAML mapping to its 1-based line."""
+    lines: dict[tuple[str, ...], int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            path = prefix + (str(key_node.value),)
+            lines[path] = key_node.start_mark.line + 1
+            lines.update(_key_lines(value_node, path))
+    return lines
+
+
+def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Parse a YAML file; return its data and the line of every mapping key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", file=str(path),
+                          line=mark.line + 1 if mark else None) from None
+    return data, (_key_lines(node) if node is not None else {})
+
+
+def load_yaml_layer(path: Path, *, extra_keys: tuple[str, ...] = ()) -> Layer:
+    """Read a preset or project.yaml as a layer; `extra_keys` are allowed top-level keys
+    that are not configuration (a project's premise, genre, ...)."""
+    data, lines = read_yaml_with_lines(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", file=str(path), line=1)
+    values: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if key in extra_keys:
+            continue
+        if key not in SECTIONS:
+            allowed = ", ".join(sorted([*SECTIONS, *extra_keys]))
+            raise ConfigError(f"unknown key '{key}' (expected one of: {allowed})",
+                              file=str(path), key=str(key), line=lines.get((str(key),)))
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"'{key}' must be a mapping of settings", file=str(path),
+                              key=str(key), line=lines.get((str(key),)))
+        values[key] = dict(value)
+    return Layer(str(path), values, lines)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
+    """Check (and gently coerce: int to float) one value against a field type."""
+    origin = typing.get_origin(tp)
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ValueError(f"{where} must be a list of {_type_name(item_tp)}, not {value!r}")
+        return [coerce_value(v, item_tp, where=where) for v in value]
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    raise ValueError(f"{where} must be {_type_name(tp)}, not {value!r}")
+
+
+def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> dict[str, Any]:
+    cls = SECTIONS[section]
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        dotted = f"{section}.{key}"
+        if key not in hints:
+            known = ", ".join(hints)
+            raise ConfigError(f"unknown key '{dotted}' (known keys: {known})",
+                              file=layer.source, key=dotted, line=layer.line(section, key))
+        try:
+            out[key] = coerce_value(value, hints[key], where=dotted)
+        except ValueError as exc:
+            raise ConfigError(str(exc), file=layer.source, key=dotted,
+                              line=layer.line(section, key)) from None
+    return out
+
+
+def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) -> None:
+    """Range checks that need the merged values; errors point at the layer that set them."""
+
+    def fail(dotted: str, message: str) -> None:
+        source, line = origin.get(dotted, ("built-in defaults", None))
+        raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
+
+    if config.llm.provider not in PROVIDERS:
+        fail("llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {config.llm.provider!r}")
+    for stage in STAGES:
+        if config.max_tokens(stage) <= 0:
+            fail(f"llm.{stage}_max_tokens", "must be positive")
+    if config.llm.timeout <= 0:
+        fail("llm.timeout", "must be positive")
+    if config.llm.max_retries < 0:
+        fail("llm.max_retries", "must be 0 or more")
+    gen = config.generation
+    for key in ("max_tools_per_tick", "recent_scenes_count", "full_text_scenes_count",
+                "summary_scenes_count"):
+        if getattr(gen, key) < 0:
+            fail(f"generation.{key}", "must be 0 or more")
+    if gen.checkpoint_summary_interval < 1:
+        fail("generation.checkpoint_summary_interval", "must be at least 1")
+    if not 0 < gen.scene_min_words <= gen.scene_max_words:
+        fail("generation.scene_min_words", "must be positive and at most scene_max_words")
+    thresholds = config.context.compaction_thresholds
+    if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
+        fail("context.compaction_thresholds", "must be three rising shares between 0 and 1")
+    if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
+        fail("context.window", "must be 0 (from the model table) or positive")
+
+
+def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
+    """Apply layers in order over the built-in defaults and validate the result."""
+    merged: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+    origin: dict[str, tuple[str, int | None]] = {}
+    for layer in layers:
+        for section, values in layer.values.items():
+            if section not in SECTIONS:
+                raise ConfigError(f"unknown section '{section}'", file=layer.source, key=section,
+                                  line=layer.line(section))
+            checked = _validate_section(section, values, layer)
+            merged[section].update(checked)
+            for key in checked:
+                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+    config = Config(
+        llm=LLMConfig(**merged["llm"]),
+        generation=GenerationConfig(**merged["generation"]),
+        context=ContextConfig(**merged["context"]),
+        daemon=DaemonConfig(**merged["daemon"]),
+        preset=preset,
+    )
+    _check_values(config, origin)
+    return config
+
+
+def env_layer(env: Mapping[str, str]) -> Layer:
+    """Settings from variables named NOVEL_<SECTION>_<KEY>, e.g. NOVEL_LLM_MODEL."""
+    values: dict[str, dict[str, Any]] = {}
+    for section, cls in SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            name = f"NOVEL_{section}_{f.name}".upper()
+            if name in env:
+                raw = env[name]
+                try:
+                    value = yaml.safe_load(raw) if raw.strip() else ""
+                except yaml.YAMLError:
+                    value = raw
+                if f.type in ("str", str) and not isinstance(value, str):
+                    value = raw
+                values.setdefault(section, {})[f.name] = value
+    return Layer("environment", values)
+
+
+def flags_layer(flags: Mapping[str, Any]) -> Layer:
+    """Settings from command-line flags, given as {"llm.model": "gpt-4o", ...}."""
+    values: dict[str, dict[str, Any]] = {}
+    for dotted, value in flags.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        values.setdefault(section, {})[key] = value
+    return Layer("command line", values)
+
+
+def preset_path(name: str, directory: Path | None = None) -> Path:
+    """The file of a named preset."""
+    return (directory or config_dir()) / f"{name}.yaml"
+
+
+def list_presets(directory: Path | None = None) -> list[str]:
+    """Names of the presets shipped in configs/ (every YAML there but models.yaml)."""
+    d = directory or config_dir()
+    return sorted(p.stem for p in d.glob("*.yaml") if p.stem != "models")
+
+
+def load_preset(name: str, directory: Path | None = None) -> Layer:
+    """Read a preset as a layer; an unknown name lists the ones there are."""
+    path = preset_path(name, directory)
+    if not path.is_file():
+        names = ", ".join(list_presets(directory)) or "none"
+        raise ConfigError(f"unknown preset '{name}' (available: {names})", key="preset")
+    return load_yaml_layer(path)
+
+
+def load_config(project_layer: Layer | None = None, *, preset: str | None = None,
+                env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
+                preset_dir: Path | None = None) -> Config:
+    """Build a Config from every layer. `preset` defaults to balanced."""
+    name = preset or "balanced"
+    layers = [load_preset(name, preset_dir)]
+    if project_layer is not None:
+        layers.append(project_layer)
+    layers.append(env_layer(env or {}))
+    layers.append(flags_layer(flags or {}))
+    return merge_layers(layers, preset=name)

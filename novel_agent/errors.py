@@ -1,0 +1,81 @@
+"""The exception tree of novel_agent.
+
+    NovelError                      root: every error the CLI turns into one line
+    ├── ConfigError                 a bad configuration value (file, key, line)
+    ├── ProjectError                a missing, broken or locked project
+    │   └── LockError               another process is ticking this project
+    ├── FileFormatError             a project file that cannot be read (file, line)
+    ├── ModelError                  an LLM call failed (after retries)
+    │   └── ModelResponseError      the answer could not be parsed or validated
+    ├── ContextOverflowError        the pinned sections alone exceed the budget
+    └── TickError                   a stage failed; the project is unchanged
+
+Failure data lives on attributes, so callers can test and render them.
+"""
+
+from __future__ import annotations
+
+
+class NovelError(Exception):
+    """Root of every error novel_agent raises on purpose."""
+
+
+class ConfigError(NovelError):
+    """A configuration value is missing, unknown or of the wrong type."""
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
+                 line: int | None = None):
+        self.file, self.key, self.line = file, key, line
+        where = ""
+        if file:
+            where = f"{file}:{line}: " if line else f"{file}: "
+        super().__init__(f"{where}{message}")
+
+
+class ProjectError(NovelError):
+    """A project cannot be found, created or opened."""
+
+
+class LockError(ProjectError):
+    """Another process holds the project's lock."""
+
+
+class FileFormatError(NovelError):
+    """A project file exists but cannot be parsed."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
+        self.file, self.line = file, line
+        where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
+        super().__init__(f"{where}{message}")
+
+
+class ModelError(NovelError):
+    """An LLM call failed: network, HTTP status, timeout, or a server refusal."""
+
+    def __init__(self, message: str, *, stage: str | None = None, status: int | None = None):
+        self.stage, self.status = stage, status
+        super().__init__(message)
+
+
+class ModelResponseError(ModelError):
+    """The model answered, but the answer is unusable (not JSON, wrong shape)."""
+
+    def __init__(self, message: str, *, stage: str | None = None, raw: str = ""):
+        self.raw = raw
+        super().__init__(message, stage=stage)
+
+
+class ContextOverflowError(NovelError):
+    """The pinned parts of a prompt alone do not fit the stage's budget."""
+
+    def __init__(self, message: str, *, section: str, tokens: int, budget: int):
+        self.section, self.tokens, self.budget = section, tokens, budget
+        super().__init__(message)
+
+
+class TickError(NovelError):
+    """A tick failed in one of its stages; nothing was committed."""
+
+    def __init__(self, message: str, *, stage: str, draft_path: str | None = None):
+        self.stage, self.draft_path = stage, draft_path
+        super().__init__(message)

@@ -1,0 +1,248 @@
+"""The story's memory: characters, locations, loops, relationships and facts.
+
+Memory is plain data (dicts that map one-to-one onto the YAML files under
+`memory/`), loaded from the files every tick so a hand edit is always seen.
+The functions that change it are pure: they take a Memory and return a new one.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import FileFormatError
+from .files import dump_yaml, read_yaml
+
+
+def slug(text: str) -> str:
+    """A file-safe id from a name: "Mara Quill" -> "mara_quill"."""
+    s = re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+    return s[:60] or "unnamed"
+
+
+@dataclass
+class Memory:
+    """Everything the story has established so far."""
+
+    characters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    locations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    loops: list[dict[str, Any]] = field(default_factory=list)
+    relationships: list[dict[str, Any]] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+
+    def copy(self) -> "Memory":
+        return copy.deepcopy(self)
+
+    def open_loops(self) -> list[dict[str, Any]]:
+        return [loop for loop in self.loops if loop.get("status", "open") == "open"]
+
+    def find_character(self, name_or_id: str) -> dict[str, Any] | None:
+        """A character by id or by name (case-insensitive)."""
+        if not name_or_id:
+            return None
+        key = slug(name_or_id)
+        if key in self.characters:
+            return self.characters[key]
+        lowered = str(name_or_id).strip().lower()
+        for character in self.characters.values():
+            if str(character.get("name", "")).lower() == lowered:
+                return character
+        return None
+
+    def find_location(self, name_or_id: str) -> dict[str, Any] | None:
+        if not name_or_id:
+            return None
+        key = slug(name_or_id)
+        if key in self.locations:
+            return self.locations[key]
+        lowered = str(name_or_id).strip().lower()
+        for location in self.locations.values():
+            if str(location.get("name", "")).lower() == lowered:
+                return location
+        return None
+
+    def find_loop(self, ref: str) -> dict[str, Any] | None:
+        """A loop by id, or by its description."""
+        ref_slug = slug(ref)
+        for loop in self.loops:
+            if loop.get("id") == ref or loop.get("id") == ref_slug:
+                return loop
+        lowered = str(ref).strip().lower()
+        for loop in self.loops:
+            if str(loop.get("description", "")).strip().lower() == lowered:
+                return loop
+        return None
+
+
+def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.yaml")):
+        data = read_yaml(path, {})
+        if not isinstance(data, dict):
+            raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
+                                  line=1)
+        data.setdefault("id", path.stem)
+        data.setdefault("name", path.stem.replace("_", " ").title())
+        out[str(data["id"])] = data
+    return out
+
+
+def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
+    data = read_yaml(path, {key: []})
+    items = data.get(key, []) if isinstance(data, dict) else data
+    if items is None:
+        return []
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise FileFormatError(f"expected '{key}:' followed by a list of mappings", file=str(path),
+                              line=1)
+    return items
+
+
+def load_memory(memory_dir: Path) -> Memory:
+    """Read memory/ from disk."""
+    return Memory(
+        characters=_load_entities(memory_dir / "characters"),
+        locations=_load_entities(memory_dir / "locations"),
+        loops=_load_list(memory_dir / "loops.yaml", "loops"),
+        relationships=_load_list(memory_dir / "relationships.yaml", "relationships"),
+        facts=_load_list(memory_dir / "facts.yaml", "facts"),
+    )
+
+
+def memory_files(memory: Memory, memory_dir: Path, before: Memory | None = None) -> dict[Path, str]:
+    """The files that hold `memory`, as {path: text}; with `before`, only those that changed."""
+    files: dict[Path, str] = {}
+    for kind in ("characters", "locations"):
+        entities = getattr(memory, kind)
+        old = getattr(before, kind) if before else {}
+        for entity_id, data in entities.items():
+            if before is None or old.get(entity_id) != data:
+                files[memory_dir / kind / f"{entity_id}.yaml"] = dump_yaml(data)
+    for kind in ("loops", "relationships", "facts"):
+        if before is None or getattr(before, kind) != getattr(memory, kind):
+            files[memory_dir / f"{kind}.yaml"] = dump_yaml({kind: getattr(memory, kind)})
+    return files
+
+
+def _clean_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[;,]\s*", value) if v]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None,
+                     goals: Any = None, state: str = "", description: str = "") -> tuple[dict, bool]:
+    """Create a character or update the one of that name; returns (character, created)."""
+    existing = memory.find_character(name)
+    created = existing is None
+    if created:
+        existing = {"id": slug(name), "name": str(name).strip(), "description": "",
+                    "traits": [], "goals": [], "state": "", "first_seen": tick, "last_seen": tick}
+        memory.characters[existing["id"]] = existing
+    for trait in _clean_list(traits):
+        if trait not in existing.setdefault("traits", []):
+            existing["traits"].append(trait)
+    for goal in _clean_list(goals):
+        if goal not in existing.setdefault("goals", []):
+            existing["goals"].append(goal)
+    if state:
+        existing["state"] = str(state).strip()
+    if description and not existing.get("description"):
+        existing["description"] = str(description).strip()
+    existing["last_seen"] = max(int(existing.get("last_seen") or 0), tick)
+    return existing, created
+
+
+def upsert_location(memory: Memory, name: str, *, tick: int, description: str = "") -> tuple[dict, bool]:
+    """Create a location or update the one of that name; returns (location, created)."""
+    existing = memory.find_location(name)
+    created = existing is None
+    if created:
+        existing = {"id": slug(name), "name": str(name).strip(), "description": "",
+                    "first_seen": tick}
+        memory.locations[existing["id"]] = existing
+    if description:
+        existing["description"] = str(description).strip()
+    return existing, created
+
+
+def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
+    """Open a plot loop (or return the open one with the same description)."""
+    existing = memory.find_loop(description)
+    if existing is not None:
+        return existing, False
+    base = slug(description)[:40]
+    loop_id, n = base, 2
+    while any(loop.get("id") == loop_id for loop in memory.loops):
+        loop_id, n = f"{base}_{n}", n + 1
+    loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
+            "opened_in": tick, "resolved_in": None, "scenes": [tick]}
+    memory.loops.append(loop)
+    return loop, True
+
+
+def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
+    """Mark a loop resolved; None when no loop matches `ref`."""
+    loop = memory.find_loop(ref)
+    if loop is None or loop.get("status") == "resolved":
+        return None
+    loop["status"] = "resolved"
+    loop["resolved_in"] = tick
+    if resolution:
+        loop["resolution"] = str(resolution).strip()
+    if tick not in loop.setdefault("scenes", []):
+        loop["scenes"].append(tick)
+    return loop
+
+
+def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
+                     description: str = "") -> tuple[dict, bool]:
+    """Record or update the relationship between two characters (unordered pair)."""
+    pair = sorted([str(a).strip(), str(b).strip()], key=str.lower)
+    for rel in memory.relationships:
+        if sorted([rel.get("a", ""), rel.get("b", "")], key=str.lower) == pair:
+            rel["kind"] = str(kind).strip() or rel.get("kind", "")
+            if description:
+                rel["description"] = str(description).strip()
+            rel["updated_in"] = tick
+            return rel, False
+    rel = {"a": pair[0], "b": pair[1], "kind": str(kind).strip(),
+           "description": str(description).strip(), "since": tick, "updated_in": tick}
+    memory.relationships.append(rel)
+    return rel, True
+
+
+def add_fact(memory: Memory, text: str, *, tick: int) -> bool:
+    """Record a fact with the scene that established it; duplicates are ignored."""
+    text = str(text).strip()
+    if not text or any(f.get("text", "").lower() == text.lower() for f in memory.facts):
+        return False
+    memory.facts.append({"text": text, "scene": tick})
+    return True
+
+
+def query_memory(memory: Memory, query: str, limit: int = 5) -> list[str]:
+    """Lines of memory that mention every word of `query` (a simple lookup for the planner)."""
+    words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 2]
+    lines = []
+    for c in memory.characters.values():
+        lines.append(f"character {c.get('name')}: {c.get('description', '')} "
+                     f"traits={', '.join(c.get('traits', []))} state={c.get('state', '')}")
+    for loc in memory.locations.values():
+        lines.append(f"location {loc.get('name')}: {loc.get('description', '')}")
+    for loop in memory.loops:
+        lines.append(f"loop [{loop.get('status')}] {loop.get('description')}")
+    for rel in memory.relationships:
+        lines.append(f"relationship {rel.get('a')} & {rel.get('b')}: {rel.get('kind')}")
+    for fact in memory.facts:
+        lines.append(f"fact (scene {fact.get('scene')}): {fact.get('text')}")
+    scored = [(sum(w in line.lower() for w in words), i, line) for i, line in enumerate(lines)]
+    hits = [line for score, _, line in sorted(scored, key=lambda t: (-t[0], t[1])) if score]
+    return hits[:limit]

@@ -1,0 +1,185 @@
+"""The offline model: deterministic answers drawn from the story's own memory.
+
+No LLM at all. Given the same seed and the same story it answers the same;
+as the story grows its answers change with it (new characters, loops opened
+and resolved, prose that names who is there). For tests, benchmarks of
+thousands of ticks, and machines without the local model. It reads the
+structured `hints` of each request (story, memory, plan, prose); a request
+without hints still gets a valid answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any, Mapping
+
+from ..memory import Memory
+from .base import Completion, Request, Usage
+
+FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
+         "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]
+LAST = ["Quill", "Ashdown", "Varga", "Morrow", "Keel", "Thorne", "Lisle", "Brannock", "Oduya",
+        "Fenn"]
+PLACES = ["the harbour archive", "the salt market", "the old observatory", "the ferry landing",
+          "the glasshouse", "the river stairs", "the lamplighters' guild", "the north road inn",
+          "the flooded chapel", "the signal tower"]
+OBJECTS = ["a sealed letter", "a brass key", "a torn map", "a ledger with missing pages",
+           "a child's drawing", "a silver compass", "an unsigned contract", "a lantern"]
+VERBS = ["hesitated", "listened", "counted the steps", "watched the door", "kept very still",
+         "smiled without meaning it", "pocketed the evidence", "looked back once"]
+WEATHER = ["Rain ticked against the shutters.", "Fog had come up from the water.",
+           "The evening light was thin and gold.", "Wind worried at the loose slates.",
+           "Somewhere a bell marked the hour.", "The air smelled of tar and cold iron."]
+QUESTIONS = ["who sent {obj}", "why {name} lied about the night of the fire",
+             "what lies beneath {place}", "who is paying {name}'s debts",
+             "what {name} saw at {place}", "where {obj} came from"]
+
+
+class OfflineModel:
+    """A deterministic stand-in for an LLM; it says plainly what it is."""
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+        self.calls = 0
+
+    def describe(self) -> str:
+        return (f"offline model (deterministic, seed {self.seed}): no LLM, placeholder prose "
+                "drawn from the story's memory")
+
+    def complete(self, request: Request) -> Completion:
+        self.calls += 1
+        hints = dict(request.hints or {})
+        rng = random.Random(self._seed_for(request, hints))
+        stage = request.stage
+        if stage == "planner":
+            text = json.dumps(self._plan(rng, hints, request))
+        elif stage == "writer":
+            text = self._prose(rng, hints)
+        elif stage == "extractor":
+            text = json.dumps(self._extract(rng, hints))
+        else:
+            text = self._summary(rng, request, hints)
+        prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
+        usage = Usage(prompt_tokens=prompt_chars // 4, completion_tokens=len(text) // 4)
+        return Completion(text=text, usage=usage, finish_reason="stop", model="offline",
+                          response_format="json_schema" if request.json_schema else "")
+
+    # -- helpers -----------------------------------------------------------
+    def _seed_for(self, request: Request, hints: Mapping[str, Any]) -> int:
+        story = hints.get("story")
+        key = f"{self.seed}|{request.stage}|{hints.get('tick', 0)}|{getattr(story, 'name', '')}"
+        if not hints:
+            key += "|" + json.dumps(request.messages)[-2000:]
+        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+
+    @staticmethod
+    def _memory(hints: Mapping[str, Any]) -> Memory:
+        memory = hints.get("memory")
+        return memory if isinstance(memory, Memory) else Memory()
+
+    def _new_name(self, rng: random.Random, memory: Memory) -> str:
+        taken = {str(c.get("name", "")).lower() for c in memory.characters.values()}
+        for _ in range(50):
+            name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+            if name.lower() not in taken:
+                return name
+        return f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.randint(2, 999)}"
+
+    def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict:
+        memory = self._memory(hints)
+        story = hints.get("story")
+        max_tools = (request.json_schema or {}).get("properties", {}).get(
+            "tool_calls", {}).get("maxItems", 3)
+        names = [str(c.get("name")) for c in memory.characters.values()]
+        calls: list[dict[str, str]] = []
+        protagonist = (getattr(story, "protagonist", "") or "").split(",")[0].strip()
+        if not names:
+            pov = protagonist[:60] if protagonist else self._new_name(rng, memory)
+            calls.append({"tool": "create_character", "name": pov, "target": "",
+                          "detail": "the protagonist, " + rng.choice(VERBS)})
+        else:
+            pov = rng.choice(names)
+        cast = [pov]
+        if len(names) < 4 or rng.random() < 0.2:
+            newcomer = self._new_name(rng, memory)
+            calls.append({"tool": "create_character", "name": newcomer, "target": "",
+                          "detail": f"carries {rng.choice(OBJECTS)}"})
+            cast.append(newcomer)
+        others = [n for n in names if n != pov]
+        if others:
+            cast.append(rng.choice(others))
+        places = [str(l.get("name")) for l in memory.locations.values()]
+        if places and rng.random() < 0.7:
+            location = rng.choice(places)
+        else:
+            location = rng.choice([p for p in PLACES if p not in places] or PLACES).capitalize()
+            calls.append({"tool": "create_location", "name": location, "target": "",
+                          "detail": rng.choice(WEATHER)})
+        open_loops = memory.open_loops()
+        if len(open_loops) > 2 and rng.random() < 0.5:
+            loop = open_loops[0]
+            calls.append({"tool": "resolve_loop", "name": str(loop.get("id")), "target": "",
+                          "detail": f"{pov} finds the answer"})
+            goal = f"resolve the question of {loop.get('description')}"
+        else:
+            question = rng.choice(QUESTIONS).format(obj=rng.choice(OBJECTS), name=cast[-1],
+                                                    place=location)
+            calls.append({"tool": "open_loop", "name": "", "target": "", "detail": question})
+            goal = f"raise the question of {question}"
+        if len(cast) > 1 and rng.random() < 0.6:
+            calls.insert(len(calls) - 1, {"tool": "add_relationship", "name": cast[0], "target": cast[1],
+                          "detail": rng.choice(["uneasy allies", "old friends", "rivals",
+                                                "creditor and debtor", "siblings"])})
+        title = f"{rng.choice(['The', 'A'])} {rng.choice(['Lantern', 'Ledger', 'Tide', 'Key', 'Map', 'Bell', 'Letter'])} at {location.split()[-1].capitalize()}"
+        return {"title": title,
+                "intention": f"{pov} meets {', '.join(cast[1:]) or 'no one'} at {location} to "
+                             f"{goal}.",
+                "pov": pov, "location": location, "characters": cast,
+                "tool_calls": calls[:max_tools]}
+
+    def _prose(self, rng: random.Random, hints: Mapping[str, Any]) -> str:
+        plan = hints.get("plan")
+        pov = getattr(plan, "pov", "") or "Someone"
+        location = getattr(plan, "location", "") or "the room"
+        cast = [c for c in getattr(plan, "characters", []) if c != pov]
+        intention = getattr(plan, "intention", "")
+        lo, hi = int(hints.get("min_words", 200)), int(hints.get("max_words", 400))
+        target = rng.randint(lo, max(lo, hi))
+        paragraphs: list[str] = []
+        words = 0
+        while words < target:
+            other = rng.choice(cast) if cast else "the silence"
+            sentences = [rng.choice(WEATHER),
+                         f"{pov} {rng.choice(VERBS)} at {location}.",
+                         f"{other.capitalize() if other[0].islower() else other} spoke of "
+                         f"{rng.choice(OBJECTS)}, and {pov} {rng.choice(VERBS)}.",
+                         f"It was, {pov} thought, a matter of {rng.choice(['trust', 'debt', 'memory', 'timing', 'courage'])}."]
+            if intention and not paragraphs:
+                sentences.append(f"There was no avoiding it now. {intention}")
+            rng.shuffle(sentences)
+            paragraph = " ".join(sentences)
+            paragraphs.append(paragraph)
+            words += len(paragraph.split())
+        return "\n\n".join(paragraphs)
+
+    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+        plan = hints.get("plan")
+        pov = getattr(plan, "pov", "") or "Someone"
+        location = getattr(plan, "location", "") or "somewhere"
+        cast = list(getattr(plan, "characters", []) or [pov])
+        prose = str(hints.get("prose", ""))
+        sentences = [s.strip() + "." for s in prose.replace("\n", " ").split(".") if len(s.split()) > 4]
+        summary = [f"{pov} is at {location}.", getattr(plan, "intention", "") or "The story moves on."]
+        summary += rng.sample(sentences, k=min(2, len(sentences)))
+        return {"summary": summary[:6],
+                "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
+                "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}],
+                "loops_opened": [], "loops_resolved": [], "relationships": []}
+
+    def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
+        lines = [line[2:] for m in request.messages for line in m.get("content", "").splitlines()
+                 if line.startswith("- ")]
+        picked = lines[:: max(1, len(lines) // 5)][:5] if lines else ["The story continues."]
+        return "\n".join(f"- {line}" for line in picked)

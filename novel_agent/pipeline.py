@@ -1,0 +1,168 @@
+"""One tick: plan -> tools -> write -> extract -> commit. Prints nothing.
+
+`run_tick` reads the project's files, calls the model for each stage, and
+commits the scene, plan, memory and tick counter in one transaction. If any
+stage fails, nothing is committed; the writer's draft (if there is one) is
+kept under `.novel/drafts/`, and TickError says which stage failed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .answers import Extraction, Plan
+from .config import Config
+from .context import extractor_context, planner_context, writer_context
+from .errors import ModelError, NovelError, TickError
+from .files import atomic_write
+from .memory import load_memory
+from .models.base import ChatModel
+from .project import Project
+from .scenes import Scene, load_scenes, scene_ticks, word_count
+from .stages import extract, plan as plan_stage, write
+from .stages.call import StageCall
+from .stages.commit import commit_tick
+from .stages.tools import ensure_cast, run_tools
+
+
+@dataclass
+class StageReport:
+    """How one stage went, for progress lines."""
+
+    stage: str
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 1
+
+
+@dataclass
+class TickResult:
+    """What a committed tick produced."""
+
+    tick: int
+    scene_path: Path
+    plan_path: Path
+    title: str
+    words: int
+    plan: Plan
+    extraction: Extraction
+    tool_results: list[str]
+    memory_changes: list[str]
+    stages: list[StageReport] = field(default_factory=list)
+
+
+def _report(call: StageCall, seconds: float) -> StageReport:
+    return StageReport(call.stage, seconds, call.prompt_tokens, call.completion_tokens,
+                       call.cached_tokens, len(call.completions))
+
+
+def recent_scenes(project: Project, count: int) -> list[Scene]:
+    """The last `count` scenes, read from their files (so hand edits are seen)."""
+    ticks = scene_ticks(project.scenes_dir)
+    return load_scenes(project.scenes_dir, ticks[-count:] if count else [])
+
+
+def run_tick(project: Project, config: Config, model: ChatModel, *,
+             clock: Callable[[], float] = time.monotonic,
+             on_stage: Callable[[StageReport], None] | None = None) -> TickResult:
+    """Run one tick on `project`. The caller holds the project's lock."""
+    gen = config.generation
+    story = project.story()
+    memory = load_memory(project.memory_dir)
+    before = memory.copy()
+    tick = project.tick() + 1
+    lookback = max(gen.full_text_scenes_count + gen.summary_scenes_count,
+                   gen.recent_scenes_count, 3)
+    scenes = recent_scenes(project, lookback)
+    steer = project.steer()
+    templates = project.templates_dir
+    overall = _overall_summary(project) if gen.include_overall_summary else ""
+    reports: list[StageReport] = []
+
+    def stage_done(call: StageCall, started: float) -> None:
+        report = _report(call, clock() - started)
+        reports.append(report)
+        if on_stage:
+            on_stage(report)
+
+    hints = {"story": story, "memory": memory, "tick": tick, "scenes": scenes,
+             "min_words": gen.scene_min_words, "max_words": gen.scene_max_words}
+    # 1. plan
+    started = clock()
+    pctx = planner_context(story, memory, scenes[-3:], tick=tick, overall_summary=overall,
+                           steer=steer, max_tools=gen.max_tools_per_tick)
+    plan, call = _stage("planner", lambda: plan_stage.run(
+        model, pctx, max_tokens=config.max_tokens("planner"), max_tools=gen.max_tools_per_tick,
+        templates=templates, hints=hints))
+    tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
+    tool_results += ensure_cast(memory, plan, tick)
+    stage_done(call, started)
+    # 2. write
+    started = clock()
+    wctx = writer_context(story, memory, plan, scenes, tick=tick,
+                          full_text_count=gen.full_text_scenes_count,
+                          summary_count=gen.summary_scenes_count, tool_results=tool_results,
+                          steer=steer, min_words=gen.scene_min_words,
+                          max_words=gen.scene_max_words, tier3=overall)
+    hints = {**hints, "plan": plan}
+    prose, call = _stage("writer", lambda: write.run(
+        model, wctx, max_tokens=config.max_tokens("writer"), templates=templates, hints=hints))
+    writer_tokens = call.completion_tokens
+    stage_done(call, started)
+    # 3. extract
+    started = clock()
+    ectx = extractor_context(story, memory, plan, prose, tick=tick)
+    hints = {**hints, "prose": prose}
+    try:
+        extraction, call = extract.run(model, ectx, max_tokens=config.max_tokens("extractor"),
+                                       templates=templates, hints=hints)
+    except ModelError as exc:
+        draft = project.drafts_dir / f"draft_{tick:03d}.md"
+        atomic_write(draft, prose + "\n")
+        raise TickError(f"tick {tick} failed in extract: {exc}; the draft prose is kept in "
+                        f"{draft}", stage="extractor", draft_path=str(draft)) from None
+    changes = extract.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
+                            entities=gen.enable_entity_updates)
+    stage_done(call, started)
+    # 4. commit
+    started = clock()
+    scene = Scene(tick=tick, body=prose, title=plan.title or f"Scene {tick}", pov=plan.pov,
+                  location=plan.location, characters=list(plan.characters),
+                  summary=list(extraction.summary), words=word_count(prose),
+                  tokens=writer_tokens)
+    plan_record = {"tick": tick, **plan.to_dict(), "tool_results": tool_results,
+                   "extraction": extraction.to_dict(), "memory_changes": changes}
+    state = {**project.state(), "tick": tick}
+    commit_tick(project, scene, plan_record, memory, before, state)
+    commit_report = StageReport("commit", clock() - started, calls=0)
+    reports.append(commit_report)
+    if on_stage:
+        on_stage(commit_report)
+    return TickResult(tick=tick, scene_path=project.scene_path(tick),
+                      plan_path=project.plan_path(tick), title=scene.title, words=scene.words,
+                      plan=plan, extraction=extraction, tool_results=tool_results,
+                      memory_changes=changes, stages=reports)
+
+
+def _stage(name: str, fn):
+    """Run a stage; a model failure becomes a TickError naming the stage."""
+    try:
+        return fn()
+    except ModelError as exc:
+        raise TickError(f"{name} failed: {exc}", stage=name) from None
+
+
+def _overall_summary(project: Project) -> str:
+    path = project.summaries_dir / "overall.md"
+    try:
+        from .files import read_front_matter
+        return read_front_matter(path)[1]
+    except FileNotFoundError:
+        return ""
+    except NovelError:
+        return ""

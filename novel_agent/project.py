@@ -1,0 +1,258 @@
+"""A story project on disk: its paths, creation, discovery and lock.
+
+`Project(root)` knows where every file lives (DESIGN.md, "A story project on
+disk"); it does not interpret them. `find_project` turns what the user typed
+after `-p` (a path, a name, or nothing) into a Project.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from .config import Config, Layer, load_config, load_yaml_layer
+from .errors import LockError, ProjectError
+from .files import Transaction, dump_yaml, read_yaml, recover
+
+STORY_KEYS = ("name", "title", "premise", "genre", "tone", "setting", "protagonist",
+              "style_guide", "preset")
+PROJECT_FILE = "project.yaml"
+
+
+@dataclass(frozen=True)
+class Story:
+    """The story bible: what project.yaml says the book is."""
+
+    name: str
+    title: str = ""
+    premise: str = ""
+    genre: str = ""
+    tone: str = ""
+    setting: str = ""
+    protagonist: str = ""
+    style_guide: str = ""
+    preset: str = "balanced"
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], name: str) -> "Story":
+        known = {f.name for f in fields(cls)}
+        values = {k: str(v).strip() for k, v in data.items() if k in known and v is not None}
+        values.setdefault("name", name)
+        return cls(**values)
+
+
+@dataclass
+class Project:
+    """Paths of one project folder."""
+
+    root: Path
+    _lock_handle: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def project_file(self) -> Path:
+        return self.root / PROJECT_FILE
+
+    @property
+    def steer_file(self) -> Path:
+        return self.root / "steer.md"
+
+    @property
+    def scenes_dir(self) -> Path:
+        return self.root / "scenes"
+
+    @property
+    def plans_dir(self) -> Path:
+        return self.root / "plans"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def lore_dir(self) -> Path:
+        return self.root / "lore"
+
+    @property
+    def summaries_dir(self) -> Path:
+        return self.root / "summaries"
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.root / "templates"
+
+    @property
+    def novel_dir(self) -> Path:
+        return self.root / ".novel"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.novel_dir / "log"
+
+    @property
+    def drafts_dir(self) -> Path:
+        return self.novel_dir / "drafts"
+
+    @property
+    def state_file(self) -> Path:
+        return self.novel_dir / "state.yaml"
+
+    @property
+    def index_db(self) -> Path:
+        return self.novel_dir / "index.db"
+
+    def scene_path(self, tick: int) -> Path:
+        return self.scenes_dir / f"scene_{tick:03d}.md"
+
+    def plan_path(self, tick: int) -> Path:
+        return self.plans_dir / f"plan_{tick:03d}.yaml"
+
+    def transaction(self) -> Transaction:
+        """A Transaction rooted at this project (see files.Transaction)."""
+        return Transaction(self.root, self.novel_dir / "txn")
+
+    # -- reading -----------------------------------------------------------
+    def exists(self) -> bool:
+        return self.project_file.is_file()
+
+    def story_data(self) -> dict[str, Any]:
+        data = read_yaml(self.project_file, {})
+        if not isinstance(data, dict):
+            raise ProjectError(f"{self.project_file}: expected a mapping at the top level")
+        return data
+
+    def story(self) -> Story:
+        """The story bible from project.yaml."""
+        return Story.from_mapping(self.story_data(), self.name)
+
+    def config_layer(self) -> Layer:
+        """project.yaml as a configuration layer (story keys are not settings)."""
+        return load_yaml_layer(self.project_file, extra_keys=STORY_KEYS)
+
+    def config(self, env: Mapping[str, str] | None = None,
+               flags: Mapping[str, Any] | None = None, preset: str | None = None) -> Config:
+        """The merged configuration: defaults < preset < project.yaml < env < flags."""
+        layer = self.config_layer()
+        name = preset or str(self.story_data().get("preset") or "balanced")
+        return load_config(layer, preset=name, env=env, flags=flags)
+
+    def tick(self) -> int:
+        """The number of the last committed tick (0 for a new project)."""
+        state = read_yaml(self.state_file, {}) or {}
+        return int(state.get("tick", 0))
+
+    def state(self) -> dict[str, Any]:
+        return dict(read_yaml(self.state_file, {}) or {})
+
+    def steer(self) -> str:
+        """The author's note for the coming scenes, if any."""
+        try:
+            return self.steer_file.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return ""
+
+    def recover(self) -> bool:
+        """Finish or drop a commit that a crash interrupted."""
+        return recover(self.root, self.novel_dir / "txn")
+
+    # -- lock --------------------------------------------------------------
+    def acquire_lock(self) -> None:
+        """Take the project's lock, or raise LockError if another process has it."""
+        self.novel_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.novel_dir / "lock", "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise LockError(f"project '{self.name}' is busy: another novel process is "
+                            f"ticking it ({self.novel_dir / 'lock'})") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_handle = handle
+
+    def release_lock(self) -> None:
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    def __enter__(self) -> "Project":
+        self.acquire_lock()
+        self.recover()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release_lock()
+
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def projects_dir(cwd: Path, env: Mapping[str, str]) -> Path:
+    """Where projects live: $NOVEL_PROJECTS_DIR, else ./projects."""
+    configured = env.get("NOVEL_PROJECTS_DIR")
+    return Path(configured).expanduser() if configured else Path(cwd) / "projects"
+
+
+def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project:
+    """Resolve `-p`: a path, a name under the projects folder, or (no spec) the project
+    in the current directory, else the single project under the projects folder."""
+    base = projects_dir(cwd, env)
+    if spec:
+        for candidate in (Path(spec).expanduser(), Path(cwd) / spec, base / spec):
+            if (candidate / PROJECT_FILE).is_file():
+                return Project(candidate)
+        raise ProjectError(f"no project '{spec}': neither a folder with {PROJECT_FILE} nor a "
+                           f"name under {base}")
+    for folder in (Path(cwd), *Path(cwd).parents):
+        if (folder / PROJECT_FILE).is_file():
+            return Project(folder)
+    found = sorted(p.parent for p in base.glob(f"*/{PROJECT_FILE}")) if base.is_dir() else []
+    if len(found) == 1:
+        return Project(found[0])
+    if not found:
+        raise ProjectError(f"no project here and none under {base}: create one with "
+                           "`novel new NAME`")
+    names = ", ".join(p.name for p in found)
+    raise ProjectError(f"several projects under {base} ({names}): choose one with -p NAME")
+
+
+def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str, Any] | None = None) -> Project:
+    """Make a new project folder with project.yaml and empty memory.
+
+    Refuses to touch a folder that already holds a project.
+    """
+    root = Path(root)
+    if (root / PROJECT_FILE).exists():
+        raise ProjectError(f"{root} already holds a project; choose another name")
+    if root.exists() and any(root.iterdir()):
+        raise ProjectError(f"{root} exists and is not empty; choose another name")
+    project = Project(root)
+    data = {k: v for k, v in story.items() if v not in (None, "")}
+    data.update({k: v for k, v in (config or {}).items() if v})
+    txn = project.transaction()
+    txn.stage(project.project_file, dump_yaml(data))
+    txn.stage(project.memory_dir / "loops.yaml", dump_yaml({"loops": []}))
+    txn.stage(project.memory_dir / "relationships.yaml", dump_yaml({"relationships": []}))
+    txn.stage(project.memory_dir / "facts.yaml", dump_yaml({"facts": []}))
+    txn.stage(project.state_file, dump_yaml({"tick": 0}))
+    txn.stage(project.lore_dir / "README.md",
+              "Lorebook entries: one YAML file each, with `keys`, `content` and `priority`.\n")
+    for folder in (project.scenes_dir, project.plans_dir, project.memory_dir / "characters",
+                   project.memory_dir / "locations", project.summaries_dir, project.log_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    txn.commit()
+    return project

@@ -1,0 +1,111 @@
+"""Scenes: the prose files `scenes/scene_NNN.md` and their front matter."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import FileFormatError
+from .files import read_front_matter, render_front_matter
+
+SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One written scene, as its file holds it."""
+
+    tick: int
+    body: str
+    title: str = ""
+    pov: str = ""
+    location: str = ""
+    characters: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    words: int = 0
+    tokens: int = 0
+    path: Path | None = None
+
+    def front_matter(self) -> dict[str, Any]:
+        return {
+            "tick": self.tick,
+            "title": self.title,
+            "pov": self.pov,
+            "location": self.location,
+            "characters": list(self.characters),
+            "summary": list(self.summary),
+            "words": self.words,
+            "tokens": self.tokens,
+        }
+
+    def render(self) -> str:
+        """The scene as markdown with front matter."""
+        return render_front_matter(self.front_matter(), self.body)
+
+    def summary_text(self) -> str:
+        """The summary bullets as markdown lines."""
+        return "\n".join(f"- {b}" for b in self.summary)
+
+
+def word_count(text: str) -> int:
+    """Words in prose (markdown marks are not words)."""
+    return len(re.findall(r"[\w'’-]+", text))
+
+
+def scene_ticks(scenes_dir: Path) -> list[int]:
+    """Ticks of the scene files present, in order."""
+    if not scenes_dir.is_dir():
+        return []
+    ticks = []
+    for path in scenes_dir.iterdir():
+        match = SCENE_RE.match(path.name)
+        if match:
+            ticks.append(int(match.group(1)))
+    return sorted(ticks)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def load_scene(path: Path) -> Scene:
+    """Read a scene file; a hand edit that broke the front matter gives FileFormatError.
+
+    Counts (`words`) are recomputed from the body, so an edited scene is seen as it is.
+    """
+    meta, body = read_front_matter(path)
+    match = SCENE_RE.match(Path(path).name)
+    try:
+        tick = int(meta.get("tick") or (match.group(1) if match else 0))
+    except (TypeError, ValueError):
+        raise FileFormatError(f"'tick' must be a number, not {meta.get('tick')!r}",
+                              file=str(path)) from None
+    return Scene(
+        tick=tick,
+        body=body,
+        title=str(meta.get("title") or ""),
+        pov=str(meta.get("pov") or ""),
+        location=str(meta.get("location") or ""),
+        characters=_as_list(meta.get("characters")),
+        summary=_as_list(meta.get("summary")),
+        words=word_count(body),
+        tokens=int(meta.get("tokens") or 0) if str(meta.get("tokens") or "0").isdigit() else 0,
+        path=Path(path),
+    )
+
+
+def load_scenes(scenes_dir: Path, ticks: list[int] | None = None) -> list[Scene]:
+    """Load the given ticks' scenes (all when None), in order; missing ones are skipped."""
+    wanted = scene_ticks(scenes_dir) if ticks is None else ticks
+    out = []
+    for tick in wanted:
+        path = scenes_dir / f"scene_{tick:03d}.md"
+        if path.is_file():
+            out.append(load_scene(path))
+    return out

@@ -1,0 +1,1 @@
+"""The stages of a tick: plan, tools, write, extract, commit (and summarize)."""

@@ -1,0 +1,89 @@
+"""Calling a model for a stage: one request, a JSON answer repaired once, a record of it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, TypeVar
+
+from ..answers import parse_json
+from ..errors import ModelResponseError
+from ..models.base import ChatModel, Completion, Request
+
+T = TypeVar("T")
+
+
+@dataclass
+class StageCall:
+    """What one stage sent and got: for progress lines, usage logs and reports."""
+
+    stage: str
+    messages: list[dict[str, str]]
+    completions: list[Completion] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.usage.prompt_tokens for c in self.completions)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(c.usage.completion_tokens for c in self.completions)
+
+    @property
+    def cached_tokens(self) -> int:
+        return sum(c.usage.cached_tokens for c in self.completions)
+
+
+def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
+             hints: Mapping[str, Any] | None = None) -> tuple[str, StageCall]:
+    """Ask for prose."""
+    call = StageCall(stage, messages)
+    completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens,
+                                        hints=hints))
+    call.completions.append(completion)
+    call.seconds = completion.latency
+    text = completion.text.strip()
+    if not text:
+        raise ModelResponseError(f"{stage}: the model answered nothing", stage=stage)
+    return text, call
+
+
+def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
+             schema: dict[str, Any], convert: Callable[[dict[str, Any]], T],
+             hints: Mapping[str, Any] | None = None) -> tuple[T, StageCall]:
+    """Ask for a JSON answer; if it does not parse or validate, ask once more saying why."""
+    call = StageCall(stage, messages)
+    request = Request(stage=stage, messages=messages, max_tokens=max_tokens, json_schema=schema,
+                      schema_name=stage, hints=hints)
+    completion = model.complete(request)
+    call.completions.append(completion)
+    try:
+        return convert(parse_json(completion.text, stage=stage)), _done(call)
+    except ModelResponseError as first:
+        problem = str(first)
+        if completion.finish_reason == "length":
+            problem += " (the answer was cut off: keep every string short)"
+    repair = messages + [
+        {"role": "assistant", "content": completion.text[:4000]},
+        {"role": "user", "content": f"That answer could not be used: {problem}. Answer again "
+                                    "with one valid JSON object only, following the keys asked "
+                                    "for."},
+    ]
+    completion = model.complete(Request(stage=stage, messages=repair, max_tokens=max_tokens,
+                                        json_schema=schema, schema_name=stage, hints=hints))
+    call.completions.append(completion)
+    try:
+        return convert(parse_json(completion.text, stage=stage)), _done(call)
+    except ModelResponseError as second:
+        raise ModelResponseError(f"{second} (after one repair attempt)", stage=stage,
+                                 raw=completion.text) from None
+
+
+def _done(call: StageCall) -> StageCall:
+    call.seconds = sum(c.latency for c in call.completions)
+    return call
+
+
+def describe_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,27 @@
+"""Stage 4, commit: the scene, its plan, memory and the tick counter land together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..files import dump_yaml
+from ..memory import Memory, memory_files
+from ..project import Project
+from ..scenes import Scene
+
+
+def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,
+                before: Memory, state: dict[str, Any], extra: dict | None = None) -> None:
+    """Write everything a tick produced in one transaction (all or nothing).
+
+    `extra` maps further paths to texts (context reports) that land with the tick.
+    """
+    txn = project.transaction()
+    txn.stage(project.scene_path(scene.tick), scene.render())
+    txn.stage(project.plan_path(scene.tick), dump_yaml(plan_record))
+    for path, text in memory_files(memory, project.memory_dir, before).items():
+        txn.stage(path, text)
+    for path, text in (extra or {}).items():
+        txn.stage(path, text)
+    txn.stage(project.state_file, dump_yaml(state))
+    txn.commit()

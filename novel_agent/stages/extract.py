@@ -1,0 +1,59 @@
+"""Stage 3, extract: read the new prose back into summary bullets and memory changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..answers import EXTRACT_SCHEMA, Extraction, extraction_from_json
+from ..context import Context
+from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
+from ..models.base import ChatModel
+from ..prompts import render_stage
+from .call import StageCall, ask_json
+
+
+def run(model: ChatModel, context: Context, *, max_tokens: int, templates: Path | None = None,
+        hints: Mapping[str, Any] | None = None) -> tuple[Extraction, StageCall]:
+    """Extract what the scene established."""
+    messages = render_stage(context, templates)
+    return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
+                    extraction_from_json, hints)
+
+
+def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = True,
+          entities: bool = True) -> list[str]:
+    """Apply an extraction to memory (in place); returns what changed, one line each."""
+    changes = []
+    if facts:
+        for fact in extraction.facts:
+            if add_fact(memory, fact, tick=tick):
+                changes.append(f"fact: {fact}")
+    if not entities:
+        return changes
+    for item in extraction.characters:
+        if memory.find_character(item["name"]) is not None:
+            upsert_character(memory, item["name"], tick=tick, state=item.get("state", ""))
+            changes.append(f"{item['name']}: {item.get('state', '')}")
+    for text in extraction.loops_opened:
+        loop, created = open_loop(memory, text, tick=tick)
+        if created:
+            changes.append(f"loop opened: {loop['id']}")
+    for ref in extraction.loops_resolved:
+        loop = resolve_loop(memory, ref, tick=tick)
+        if loop is not None:
+            changes.append(f"loop resolved: {loop['id']}")
+    for rel in extraction.relationships:
+        if memory.find_character(rel["a"]) and memory.find_character(rel["b"]):
+            add_relationship(memory, rel["a"], rel["b"], rel["kind"], tick=tick)
+            changes.append(f"relationship: {rel['a']} & {rel['b']}")
+    for loop in memory.open_loops():
+        if tick not in loop.setdefault("scenes", []) and _mentions(extraction, loop):
+            loop["scenes"].append(tick)
+    return changes
+
+
+def _mentions(extraction: Extraction, loop: dict) -> bool:
+    text = " ".join(extraction.summary).lower()
+    words = [w for w in str(loop.get("description", "")).lower().split() if len(w) > 4]
+    return sum(w in text for w in words) >= 2
