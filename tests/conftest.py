@@ -1,0 +1,65 @@
+"""Shared fixtures. A guard fails any test that tries to reach beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import pytest
+
+from novel_agent.project import Project, create_project
+
+_real_connect = socket.socket.connect
+
+
+def _is_local(address) -> bool:
+    if isinstance(address, (str, bytes)):  # unix socket
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self, address):
+    if not _is_local(address):
+        raise RuntimeError(f"test tried to reach the network: {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def no_internet(monkeypatch):
+    """Every test: connections only to loopback."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture
+def projects_dir(tmp_path, monkeypatch) -> Path:
+    """A private projects folder, also set as $NOVEL_PROJECTS_DIR; cwd is tmp_path."""
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    monkeypatch.setenv("NOVEL_PROJECTS_DIR", str(folder))
+    monkeypatch.chdir(tmp_path)
+    for var in list(__import__("os").environ):
+        if var.startswith("NOVEL_") and var != "NOVEL_PROJECTS_DIR":
+            monkeypatch.delenv(var)
+    return folder
+
+
+@pytest.fixture
+def project(projects_dir) -> Project:
+    """A fresh project on the offline model."""
+    return create_project(projects_dir / "harbour", {
+        "name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
+        "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"},
+        config={"llm": {"provider": "offline"}})
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root (but the lock) with its bytes, to prove nothing changed."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "lock"}

@@ -1,0 +1,71 @@
+"""Tolerant JSON parsing and validation of stage answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from novel_agent.answers import (EXTRACT_SCHEMA, extraction_from_json, parse_json,
+                                 plan_from_json, plan_schema)
+from novel_agent.errors import ModelResponseError
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1}',
+    '```json\n{"a": 1}\n```',
+    'Sure! Here is the plan: {"a": 1} Hope it helps.',
+    '{"a": 1,}',
+    'noise {"b": "}"} then {"a": 1}',
+])
+def test_parse_json_accepts_what_models_send(text):
+    data = parse_json(text)
+    assert data.get("a") == 1 or data.get("b") == "}"
+
+
+def test_parse_json_rejects_prose():
+    with pytest.raises(ModelResponseError, match="not a JSON object"):
+        parse_json("The scene opens at dawn.", stage="planner")
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=5), st.integers() | st.text(max_size=10),
+                       max_size=5), st.text(max_size=20).filter(lambda s: "{" not in s))
+def test_parse_json_finds_any_object_after_prose(obj, prefix):
+    assert parse_json(prefix + " " + json.dumps(obj)) == obj
+
+
+def test_plan_validation_caps_tools_and_adds_pov():
+    data = {"intention": "x", "pov": "Ann", "location": "Pier", "characters": ["Bo"],
+            "tool_calls": [{"tool": "open_loop", "name": "", "detail": str(i)} for i in range(5)]}
+    plan = plan_from_json(data, max_tools=2)
+    assert len(plan.tool_calls) == 2
+    assert plan.characters == ["Ann", "Bo"]
+
+
+def test_plan_validation_lists_every_problem():
+    with pytest.raises(ModelResponseError) as info:
+        plan_from_json({"pov": "", "tool_calls": [{"tool": "fly"}]}, max_tools=3)
+    message = str(info.value)
+    assert "'intention' is empty" in message and "unknown tool 'fly'" in message
+
+
+def test_extraction_needs_a_summary():
+    with pytest.raises(ModelResponseError, match="summary"):
+        extraction_from_json({"facts": ["a"]})
+    ex = extraction_from_json({"summary": "One line.", "characters": [{"name": "A", "state": 3}]})
+    assert ex.summary == ["One line."] and ex.characters == [{"name": "A", "state": "3"}]
+
+
+def test_schemas_bound_every_string():
+    def strings(node):
+        if isinstance(node, dict):
+            if node.get("type") == "string" and "enum" not in node:
+                yield node
+            for value in node.values():
+                yield from strings(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from strings(value)
+    found = list(strings(plan_schema(3))) + list(strings(EXTRACT_SCHEMA))
+    assert found and all("maxLength" in s for s in found)

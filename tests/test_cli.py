@@ -1,0 +1,118 @@
+"""The CLI, through CliRunner: output, errors, help text, README coverage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from novel_agent.cli import cli
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def invoke(*args, ok=True):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def all_commands(group=cli, prefix=()):
+    for name, command in group.commands.items():
+        path = prefix + (name,)
+        yield path, command
+        if isinstance(command, click.Group):
+            yield from all_commands(command, path)
+
+
+def test_new_tick_status_scenes(projects_dir):
+    out = invoke("new", "harbour", "--premise", "A keeper finds a map.", "--provider",
+                 "offline").output
+    assert f"Created project 'harbour' at {projects_dir / 'harbour'}" in out
+    out = invoke("tick", "-n", "2").output
+    assert out.startswith("model: offline model")
+    assert "tick 1 of harbour" in out and "tick 2 of harbour" in out
+    for stage in ("plan", "write", "extract", "commit"):
+        assert f"  {stage}" in out
+    assert "harbour/scenes/scene_002.md" in out
+    status = invoke("status", "-p", "harbour").output
+    assert "ticks       2  (2 scenes" in status
+    assert "offline" in status
+    listing = invoke("scenes", "list").output.splitlines()
+    assert [line.split()[0] for line in listing] == ["1", "2"]
+    shown = invoke("scenes", "show", "2").output
+    assert shown.startswith("# ") and "(scene 2," in shown
+    tree = invoke("inspect").output
+    assert "scenes/  (2 files)" in tree and "plans/  (2 files)" in tree
+
+
+def test_new_from_a_foundation_file(projects_dir, tmp_path):
+    foundation = tmp_path / "f.yaml"
+    foundation.write_text("premise: Two sisters run a ferry.\ngenre: literary\n"
+                          "tone: quiet\nsetting: a river delta\nprotagonist: Ada\n")
+    invoke("new", "ferry", "--foundation", str(foundation), "--model", "gpt-4o")
+    text = (projects_dir / "ferry" / "project.yaml").read_text()
+    assert "Two sisters run a ferry." in text and "protagonist: Ada" in text
+    assert "model: gpt-4o" in text
+
+
+def test_bad_foundation_names_the_file(projects_dir, tmp_path):
+    foundation = tmp_path / "f.yaml"
+    foundation.write_text("premis: typo\n")
+    result = invoke("new", "x", "--foundation", str(foundation), ok=False)
+    assert result.exit_code == 1 and "f.yaml" in result.output and "premis" in result.output
+    assert not (projects_dir / "x").exists()
+
+
+def test_new_refuses_an_existing_project(projects_dir):
+    invoke("new", "a")
+    result = invoke("new", "a", ok=False)
+    assert result.exit_code == 1 and "already holds a project" in result.output
+
+
+def test_unknown_preset_writes_nothing(projects_dir):
+    result = invoke("new", "a", "--preset", "turbo", ok=False)
+    assert "unknown preset 'turbo'" in result.output
+    assert not (projects_dir / "a").exists()
+
+
+def test_missing_project_is_one_clear_line(projects_dir):
+    result = invoke("tick", "-p", "nowhere", ok=False)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: no project 'nowhere': neither a folder with project.yaml nor a name under "
+        f"{projects_dir}"]
+
+
+def test_several_projects_need_a_choice(projects_dir):
+    invoke("new", "a")
+    invoke("new", "b")
+    result = invoke("status", ok=False)
+    assert "several projects" in result.output and "-p NAME" in result.output
+
+
+def test_project_in_current_directory_is_found(projects_dir, monkeypatch):
+    invoke("new", "a", "--provider", "offline")
+    invoke("new", "b", "--provider", "offline")
+    monkeypatch.chdir(projects_dir / "b" / "scenes")
+    assert "tick 1 of b" in invoke("tick").output
+
+
+def test_scene_that_does_not_exist(projects_dir):
+    invoke("new", "a")
+    result = invoke("scenes", "show", "4", ok=False)
+    assert "no scene 4 in a" in result.output
+
+
+@pytest.mark.parametrize("path", [p for p, _ in all_commands()], ids=" ".join)
+def test_every_command_has_help_and_is_in_readme(path):
+    command = cli
+    for name in path:
+        command = command.commands[name]
+    assert command.help and len(command.help.strip()) > 20
+    out = invoke(*path, "--help").output
+    assert out.startswith("Usage: ")
+    assert f"novel {' '.join(path)}" in README.read_text()

@@ -1,0 +1,126 @@
+"""Configuration layers: defaults < preset < project.yaml < environment < flags."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from novel_agent.cli import cli
+from novel_agent.config import Config, load_config, load_preset, list_presets
+from novel_agent.errors import ConfigError
+from novel_agent.project import Project
+
+from conftest import snapshot
+
+
+def test_presets_carry_the_seed_strategy_values():
+    expected = {"conservative": (1, 2, 20), "balanced": (2, 3, 10), "aggressive": (3, 5, 5)}
+    for name, (full, summaries, interval) in expected.items():
+        gen = load_config(preset=name).generation
+        assert (gen.full_text_scenes_count, gen.summary_scenes_count,
+                gen.checkpoint_summary_interval) == (full, summaries, interval)
+    assert {"conservative", "balanced", "aggressive"} <= set(list_presets())
+
+
+def test_default_preset_is_balanced():
+    config = load_config()
+    assert config.preset == "balanced"
+    assert config.generation.full_text_scenes_count == 2
+
+
+def test_each_layer_overrides_the_last(project):
+    text = project.project_file.read_text()
+    project.project_file.write_text(text + "preset: aggressive\ngeneration:\n"
+                                    "  summary_scenes_count: 7\n  max_tools_per_tick: 4\n"
+                                    "llm:\n  timeout: 30\n")
+    config = project.config(env={"NOVEL_GENERATION_MAX_TOOLS_PER_TICK": "2",
+                                 "NOVEL_LLM_MODEL": "gpt-4o"},
+                            flags={"llm.model": "llama3.1"})
+    assert config.preset == "aggressive"
+    assert config.generation.full_text_scenes_count == 3      # from the preset
+    assert config.generation.summary_scenes_count == 7        # project.yaml beats preset
+    assert config.generation.max_tools_per_tick == 2          # env beats project.yaml
+    assert config.llm.model == "llama3.1"                     # flags beat env
+    assert config.llm.timeout == 30.0 and isinstance(config.llm.timeout, float)
+
+
+def test_unknown_key_names_file_key_and_line(project):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "generation:\n  full_text_scenes: 2\n")
+    with pytest.raises(ConfigError) as info:
+        project.config()
+    err = info.value
+    assert err.key == "generation.full_text_scenes"
+    assert err.file == str(project.project_file)
+    lines = project.project_file.read_text().splitlines()
+    assert lines[err.line - 1].strip().startswith("full_text_scenes")
+    assert "project.yaml:" in str(err) and "full_text_scenes" in str(err)
+
+
+def test_unknown_section_is_an_error(project):
+    project.project_file.write_text(project.project_file.read_text() + "generaton:\n  x: 1\n")
+    with pytest.raises(ConfigError, match="unknown key 'generaton'"):
+        project.config()
+
+
+def test_wrong_type_names_key_and_line(project):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "generation:\n  recent_scenes_count: many\n")
+    with pytest.raises(ConfigError) as info:
+        project.config()
+    assert info.value.key == "generation.recent_scenes_count"
+    assert "must be int" in str(info.value)
+    assert info.value.line == len(project.project_file.read_text().splitlines())
+
+
+def test_bool_is_not_an_int():
+    from novel_agent.config import Layer, merge_layers
+    with pytest.raises(ConfigError, match="must be int"):
+        merge_layers([Layer("x.yaml", {"generation": {"max_tools_per_tick": True}})])
+
+
+def test_range_errors_point_at_their_layer():
+    from novel_agent.config import Layer, merge_layers
+    with pytest.raises(ConfigError) as info:
+        merge_layers([Layer("p.yaml", {"generation": {"checkpoint_summary_interval": 0}},
+                            {("generation", "checkpoint_summary_interval"): 4})])
+    assert info.value.file == "p.yaml" and info.value.line == 4
+
+
+def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_dir):
+    project.project_file.write_text(project.project_file.read_text() + "generation: [1, 2\n")
+    before = snapshot(project.root)
+    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    assert result.exit_code == 1
+    assert "project.yaml" in result.output and "invalid YAML" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert snapshot(project.root) == before
+
+
+def test_unknown_key_via_cli_changes_nothing(project):
+    project.project_file.write_text(project.project_file.read_text() + "llm:\n  temprature: 1\n")
+    before = snapshot(project.root)
+    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    assert result.exit_code == 1
+    assert "llm.temprature" in result.output and "project.yaml:" in result.output
+    assert snapshot(project.root) == before
+
+
+def test_env_values_are_parsed_and_checked():
+    config = load_config(env={"NOVEL_GENERATION_ENABLE_FACT_EXTRACTION": "false",
+                              "NOVEL_LLM_BASE_URL": "http://127.0.0.1:1/v1"})
+    assert config.generation.enable_fact_extraction is False
+    assert config.llm.base_url == "http://127.0.0.1:1/v1"
+    with pytest.raises(ConfigError, match="environment"):
+        load_config(env={"NOVEL_LLM_TIMEOUT": "soon"})
+
+
+def test_unknown_preset_lists_the_known_ones():
+    with pytest.raises(ConfigError, match="balanced"):
+        load_preset("turbo")
+
+
+def test_config_is_immutable():
+    config = Config()
+    with pytest.raises(Exception):
+        config.llm.model = "x"  # type: ignore[misc]

@@ -1,0 +1,79 @@
+"""A tick that fails leaves the project as it was (and keeps the draft prose)."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.errors import ModelError, TickError
+from novel_agent.pipeline import run_tick
+from novel_agent.testing import ScriptedModel
+
+from conftest import snapshot
+
+PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
+        "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+
+
+def run(project, model):
+    with project:
+        return run_tick(project, project.config(), model)
+
+
+def test_garbage_plan_is_repaired_once(project):
+    model = ScriptedModel().add("planner", "I think the scene should be nice.").add("planner", PLAN)
+    result = run(project, model)
+    assert result.plan.intention == "Mara climbs the tower."
+    repair = model.calls("planner")[1].messages
+    assert "could not be used" in repair[-1]["content"]
+    assert repair[-2] == {"role": "assistant", "content": "I think the scene should be nice."}
+
+
+def test_garbage_twice_fails_cleanly(project):
+    before = snapshot(project.root)
+    model = ScriptedModel().add("planner", "nope").add("planner", {"pov": ""})
+    with pytest.raises(TickError, match="planner") as info:
+        run(project, model)
+    assert "after one repair attempt" in str(info.value)
+    assert snapshot(project.root) == before
+
+
+def test_failed_extraction_keeps_the_draft_and_commits_nothing(project):
+    before = snapshot(project.root)
+    model = (ScriptedModel().add("planner", PLAN).add("writer", "The tower was cold.")
+             .fail("extractor", ModelError("server exploded", stage="extractor")))
+    with pytest.raises(TickError) as info:
+        run(project, model)
+    assert info.value.stage == "extractor"
+    draft = project.drafts_dir / "draft_001.md"
+    assert draft.read_text().strip() == "The tower was cold."
+    after = snapshot(project.root)
+    after.pop(".novel/drafts/draft_001.md")
+    assert after == before
+    assert project.tick() == 0
+
+
+def test_writer_failure_names_the_stage(project):
+    model = ScriptedModel().add("planner", PLAN).fail("writer", ModelError("timed out after 5s"))
+    with pytest.raises(TickError, match="writer failed: timed out"):
+        run(project, model)
+    assert project.tick() == 0
+
+
+def test_hand_broken_scene_front_matter_is_a_clear_error(project):
+    run(project, ScriptedModel())
+    path = project.scene_path(1)
+    path.write_text("---\ntick: [1\n---\nprose\n")
+    before = snapshot(project.root)
+    with pytest.raises(Exception) as info:
+        run(project, ScriptedModel())
+    assert "scene_001.md" in str(info.value)
+    assert snapshot(project.root) == before
+
+
+def test_second_process_cannot_tick_a_locked_project(project):
+    from novel_agent.errors import LockError
+    from novel_agent.project import Project
+    with project:
+        other = Project(project.root)
+        with pytest.raises(LockError, match="busy"):
+            other.acquire_lock()

@@ -1,0 +1,117 @@
+"""Ticks on the offline model: what lands on disk is what the stages produced."""
+
+from __future__ import annotations
+
+import yaml
+
+from novel_agent.files import read_front_matter
+from novel_agent.memory import load_memory
+from novel_agent.models.offline import OfflineModel
+from novel_agent.pipeline import run_tick
+from novel_agent.scenes import load_scene
+from novel_agent.testing import ScriptedModel
+
+
+def tick(project, model, n=1):
+    config = project.config()
+    results = []
+    with project:
+        for _ in range(n):
+            results.append(run_tick(project, config, model))
+    return results
+
+
+def test_three_ticks_write_scenes_plans_memory(project):
+    model = ScriptedModel(fallback=OfflineModel(seed=7))
+    results = tick(project, model, 3)
+    assert [r.tick for r in results] == [1, 2, 3]
+    assert project.tick() == 3
+    for r in results:
+        meta, body = read_front_matter(r.scene_path)
+        assert meta["tick"] == r.tick
+        assert meta["pov"] == r.plan.pov and meta["location"] == r.plan.location
+        assert meta["summary"] == r.extraction.summary and len(meta["summary"]) >= 3
+        assert meta["characters"] == r.plan.characters
+        assert meta["words"] == len(body.split()) or abs(meta["words"] - len(body.split())) < 5
+        assert body == r.scene_path.read_text().split("---\n", 2)[2].strip()
+        plan = yaml.safe_load(r.plan_path.read_text())
+        assert plan["intention"] == r.plan.intention
+        assert plan["tool_results"] == r.tool_results
+        assert plan["extraction"]["summary"] == r.extraction.summary
+    memory = load_memory(project.memory_dir)
+    povs = {r.plan.pov for r in results}
+    assert all(memory.find_character(p) for p in povs)
+    assert all(memory.find_location(r.plan.location) for r in results)
+    assert memory.loops and memory.facts
+    assert {f["scene"] for f in memory.facts} <= {1, 2, 3}
+    # the plan's tool calls really changed memory files
+    created = [c.name for r in results for c in r.plan.tool_calls if c.tool == "create_character"]
+    assert all((project.memory_dir / "characters").glob("*.yaml"))
+    assert all(memory.find_character(n) for n in created)
+
+
+def test_fourth_tick_sees_the_earlier_scenes(project):
+    model = ScriptedModel(fallback=OfflineModel(seed=1))
+    first = tick(project, model, 3)
+    model.requests.clear()
+    tick(project, model, 1)
+    writer_prompt = model.calls("writer")[0].messages[-1]["content"]
+    scene3 = load_scene(first[2].scene_path)
+    scene2 = load_scene(first[1].scene_path)
+    scene1 = load_scene(first[0].scene_path)
+    # balanced: the last 2 scenes in full, the one before as its summary bullets
+    assert scene3.body in writer_prompt and scene2.body in writer_prompt
+    assert scene1.body not in writer_prompt
+    assert scene1.summary[0] in writer_prompt
+    planner_prompt = model.calls("planner")[0].messages[-1]["content"]
+    assert scene3.summary[0] in planner_prompt
+    assert "A lighthouse keeper finds a drowned man's map." in planner_prompt
+
+
+def test_offline_model_is_deterministic_and_follows_the_story(projects_dir):
+    from novel_agent.project import create_project
+    texts = []
+    for name in ("a", "b"):
+        p = create_project(projects_dir / name, {"name": "same", "premise": "x"},
+                           config={"llm": {"provider": "offline"}})
+        texts.append([r.scene_path.read_text() for r in tick(p, OfflineModel(seed=3), 2)])
+    assert texts[0] == texts[1]
+    assert texts[0][0].split("---", 2)[2] != texts[0][1].split("---", 2)[2]
+
+
+def test_a_hand_edited_character_reaches_the_next_prompt(project):
+    model = ScriptedModel(fallback=OfflineModel(seed=2))
+    (first,) = tick(project, model, 1)
+    pov = load_memory(project.memory_dir).find_character(first.plan.pov)
+    path = project.memory_dir / "characters" / f"{pov['id']}.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["traits"] = ["afraid of deep water"]
+    path.write_text(yaml.safe_dump(data))
+    tick(project, model, 1)
+    assert "afraid of deep water" in model.calls("planner")[-1].messages[-1]["content"]
+
+
+def test_disabled_fact_extraction_records_no_facts(project):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "generation:\n  enable_fact_extraction: false\n")
+    tick(project, OfflineModel(), 2)
+    assert load_memory(project.memory_dir).facts == []
+
+
+def test_steer_note_reaches_planner_and_writer(project):
+    project.steer_file.write_text("Make it snow.")
+    model = ScriptedModel()
+    tick(project, model, 1)
+    assert "Make it snow." in model.calls("planner")[0].messages[-1]["content"]
+    assert "Make it snow." in model.calls("writer")[0].messages[-1]["content"]
+
+
+def test_project_template_overrides_the_packaged_one(project):
+    project.templates_dir.mkdir()
+    (project.templates_dir / "write.j2").write_text(
+        "{% set system %}Write like a sailor.{% endset %}Scene {{ tick }}, please.")
+    model = ScriptedModel()
+    tick(project, model, 1)
+    messages = model.calls("writer")[0].messages
+    assert messages[0] == {"role": "system", "content": "Write like a sailor."}
+    assert messages[1]["content"] == "Scene 1, please."
