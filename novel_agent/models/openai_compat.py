@@ -1,0 +1,227 @@
+"""The one client path for every real model: the `openai` SDK against an OpenAI-compatible
+endpoint (OpenAI, Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter).
+
+Owns what happens at that edge: retries with backoff (429, 5xx, timeouts, connection
+errors), the JSON response-format ladder (json_schema, then json_object, then plain
+text, remembered once one works), streaming, usage and latency, and turning SDK
+exceptions into one-line ModelErrors that never carry the API key.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import openai
+
+from ..errors import ModelError, ModelResponseError
+from .base import Completion, Request, Usage
+
+# How a JSON answer can be asked for, most to least precise.
+FORMAT_LEVELS = ("json_schema", "json_object", "text")
+NO_KEY = "not-needed"   # local servers want no key, but the SDK wants a string
+RETRY_STATUSES = frozenset({408, 429})
+BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0
+
+
+def _one_line(text: str, secret: str | None, limit: int = 300) -> str:
+    """Collapse whitespace, mask the secret, cut to `limit` characters."""
+    line = " ".join(str(text).split())
+    if secret and secret != NO_KEY:
+        line = line.replace(secret, "***")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class OpenAICompatModel:
+    """A ChatModel talking to any OpenAI-compatible server through the `openai` SDK.
+
+    `api_key` comes from the caller (never from the environment here); None means
+    the server needs none. `sleep` and `clock` are injectable for tests.
+    """
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float,
+                 max_retries: int, temperature: float, label: str = "openai",
+                 seed: int | None = None, *, stream: bool = False,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic):
+        self.base_url, self.model, self.label = base_url, model, label
+        self.timeout, self.max_retries = timeout, max_retries
+        self.temperature, self.seed, self.stream = temperature, seed, stream
+        self._key = api_key or NO_KEY
+        self._sleep, self._clock = sleep, clock
+        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout,
+                                     max_retries=0)
+        self._level = 0              # index into FORMAT_LEVELS: where JSON requests start
+        self._level_known = False    # True once a JSON request succeeded at that level
+        self._token_param = "max_tokens"
+
+    @property
+    def response_format_level(self) -> str:
+        """The JSON response format this model starts with ("json_schema" until refused)."""
+        return FORMAT_LEVELS[self._level]
+
+    def describe(self) -> str:
+        """One line naming the model and where it is served."""
+        return f"{self.label} model {self.model} at {self.base_url}"
+
+    def complete(self, request: Request) -> Completion:
+        """Answer one request; JSON requests walk down the response-format ladder once."""
+        if request.json_schema is None:
+            return self._call(request, "")
+        level = self._level
+        while True:
+            try:
+                completion = self._call(request, FORMAT_LEVELS[level])
+            except openai.APIStatusError as exc:
+                if level + 1 < len(FORMAT_LEVELS) and self._format_refused(exc):
+                    level += 1
+                    continue
+                raise self._error(request, exc) from None
+            self._level, self._level_known = level, True
+            return completion
+
+    def _format_refused(self, exc: openai.APIStatusError) -> bool:
+        """A 400/422 naming the response format, or any 400/422 (but a context overflow)
+        before a JSON call has worked."""
+        if exc.status_code not in (400, 422):
+            return False
+        text = f"{exc.message} {exc.body}".lower()
+        named = any(word in text for word in ("response_format", "json_schema", "json_object"))
+        too_long = "context" in text    # a prompt over the window fails at every level
+        return named or not (self._level_known or too_long)
+
+    def _call(self, request: Request, level: str) -> Completion:
+        """One logical call with retries; status errors of a JSON call are left to complete()."""
+        attempt = 0
+        while True:
+            started = self._clock()
+            try:
+                return self._once(request, level, started)
+            except openai.APIStatusError as exc:
+                if self._switch_token_param(exc):
+                    continue
+                if self._retryable(exc) and attempt < self.max_retries:
+                    delay = self._backoff(attempt, exc)
+                elif level and exc.status_code in (400, 422):
+                    raise   # complete() decides: a refused format, or a real error
+                else:
+                    raise self._error(request, exc, attempt) from None
+            except openai.APIConnectionError as exc:   # APITimeoutError included
+                if attempt >= self.max_retries:
+                    raise self._error(request, exc, attempt) from None
+                delay = self._backoff(attempt, None)
+            except openai.OpenAIError as exc:   # an error event mid-stream, a malformed answer
+                raise self._error(request, exc, attempt) from None
+            attempt += 1
+            self._sleep(delay)
+
+    def _once(self, request: Request, level: str, started: float) -> Completion:
+        kwargs = self._arguments(request, level)
+        if self.stream:
+            text, usage, finish, model = self._streamed(kwargs)
+        else:
+            response = self._client.chat.completions.create(**kwargs)
+            choice = response.choices[0] if response.choices else None
+            text = (choice.message.content if choice else None) or ""
+            finish = (choice.finish_reason if choice else None) or ""
+            usage, model = _usage(response.usage), response.model
+        if not text.strip():
+            raise ModelResponseError(
+                f"{request.stage}: {self.label} model {self.model} returned an empty answer "
+                f"(finish_reason={finish or 'none'})", stage=request.stage, raw=text)
+        return Completion(text=text, usage=usage, finish_reason=finish or "stop",
+                          model=model or self.model, latency=self._clock() - started,
+                          response_format=level)
+
+    def _arguments(self, request: Request, level: str) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            self._token_param: request.max_tokens,
+            "temperature": self.temperature if request.temperature is None
+            else request.temperature,
+        }
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        if level == "json_schema":
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": request.schema_name, "schema": request.json_schema, "strict": False}}
+        elif level == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if self.stream:
+            kwargs.update(stream=True, stream_options={"include_usage": True})
+        return kwargs
+
+    def _streamed(self, kwargs: dict[str, Any]) -> tuple[str, Usage, str, str]:
+        """Run a streaming call; assemble its text, usage, finish reason and model."""
+        parts: list[str] = []
+        usage, finish, model = Usage(), "", ""
+        with self._client.chat.completions.create(**kwargs) as stream:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    if choice.delta is not None and choice.delta.content:
+                        parts.append(choice.delta.content)
+                    finish = choice.finish_reason or finish
+        return "".join(parts), usage, finish, model
+
+    def _switch_token_param(self, exc: openai.APIStatusError) -> bool:
+        """Newer OpenAI models refuse max_tokens and name max_completion_tokens instead."""
+        if (exc.status_code == 400 and self._token_param == "max_tokens"
+                and "max_completion_tokens" in str(exc.message)):
+            self._token_param = "max_completion_tokens"
+            return True
+        return False
+
+    @staticmethod
+    def _retryable(exc: openai.APIStatusError) -> bool:
+        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
+
+    @staticmethod
+    def _backoff(attempt: int, exc: openai.APIStatusError | None) -> float:
+        """Exponential backoff, or the server's Retry-After when it gives seconds."""
+        delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
+        retry_after = exc.response.headers.get("retry-after") if exc is not None else None
+        if retry_after:
+            try:
+                delay = min(BACKOFF_MAX, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        return delay
+
+    def _error(self, request: Request, exc: openai.OpenAIError, retries: int = 0) -> ModelError:
+        """A one-line ModelError for a failed call; the key is masked, the SDK error dropped."""
+        where = f"{request.stage}: {self.label} model {self.model}"
+        tries = f" (after {retries + 1} attempts)" if retries else ""
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelError(f"{where} timed out after {self.timeout:g}s{tries}",
+                              stage=request.stage)
+        if isinstance(exc, openai.APIStatusError):
+            message = _one_line(_status_detail(exc), self._key)
+            return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{tries}",
+                              stage=request.stage, status=exc.status_code)
+        message = _one_line(f"{exc} ({self.base_url})", self._key)
+        return ModelError(f"{where} failed: {message}{tries}", stage=request.stage)
+
+
+def _status_detail(exc: openai.APIStatusError) -> str:
+    """The server's own message, without the SDK's "Error code: N - " prefix."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"]:
+        return body["message"]
+    if isinstance(body, str) and body.strip():
+        return body
+    return exc.message.removeprefix(f"Error code: {exc.status_code}").lstrip(" -") or "no detail"
+
+
+def _usage(raw: Any) -> Usage:
+    """Usage from the SDK's object; missing fields count 0."""
+    if raw is None:
+        return Usage()
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage(prompt_tokens=raw.prompt_tokens or 0,
+                 completion_tokens=raw.completion_tokens or 0,
+                 cached_tokens=cached or 0)

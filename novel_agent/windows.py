@@ -1,0 +1,117 @@
+"""Model context windows: the table in `configs/models.yaml` and its lookup.
+
+A name is matched exactly first, then by the longest table prefix after
+stripping a provider prefix ("openai/") and an Ollama ":tag". Unknown models
+get a conservative default and a warning the caller may show.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from novel_agent.config import read_yaml_with_lines
+from novel_agent.errors import ConfigError
+from novel_agent.paths import config_dir
+
+DEFAULT_WINDOW = 8192
+DEFAULT_MAX_OUTPUT = 4096
+_ENTRY_KEYS = ("window", "max_output")
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """What one model accepts: its context window and its longest answer."""
+
+    model: str
+    window: int
+    max_output: int
+    known: bool
+    warning: str = ""
+    matched: str = ""   # the table entry that matched, "" if none
+
+
+def default_table_path() -> Path:
+    """Where the package's model table lives."""
+    return config_dir() / "models.yaml"
+
+
+def load_model_table(path: Path) -> dict[str, tuple[int, int]]:
+    """Read a models.yaml: lower-cased name -> (window, max_output).
+
+    Raises ConfigError naming the file and line of anything malformed.
+    """
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    return _load_table(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_table(path: Path, _mtime: int, _size: int) -> dict[str, tuple[int, int]]:
+    data, lines = read_yaml_with_lines(path)
+    if not isinstance(data, dict) or set(data) != {"models"} or not isinstance(data["models"], dict):
+        raise ConfigError("expected a single top-level key 'models' holding a mapping",
+                          file=str(path), line=lines.get(("models",), 1))
+    table: dict[str, tuple[int, int]] = {}
+    for name, entry in data["models"].items():
+        table[str(name).lower()] = _entry(path, lines, str(name), entry)
+    return table
+
+
+def _entry(path: Path, lines: dict, name: str, entry: object) -> tuple[int, int]:
+    """Validate one model's entry: exactly `window` and `max_output`, positive ints."""
+    where = {"file": str(path), "key": f"models.{name}"}
+    if not isinstance(entry, dict):
+        raise ConfigError(f"'{name}' must be a mapping with window and max_output",
+                          line=lines.get(("models", name)), **where)
+    for key in entry:
+        if key not in _ENTRY_KEYS:
+            raise ConfigError(f"unknown key '{key}' in '{name}' (expected window, max_output)",
+                              line=lines.get(("models", name, str(key))), **where)
+    values = []
+    for key in _ENTRY_KEYS:
+        value = entry.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"'{name}.{key}' must be a positive integer, not {value!r}",
+                              line=lines.get(("models", name, key), lines.get(("models", name))),
+                              **where)
+        values.append(value)
+    return values[0], values[1]
+
+
+def match_model(model: str, table: dict[str, tuple[int, int]]) -> str | None:
+    """The table entry for `model`: exact, else the longest prefix of its base name."""
+    name = model.strip().lower()
+    if name in table:
+        return name
+    base = name.rsplit("/", 1)[-1].removeprefix("ft:")
+    if base in table:
+        return base
+    base = base.split(":", 1)[0]
+    return max((key for key in table if base.startswith(key)), key=len, default=None)
+
+
+def model_limits(model: str, window_override: int = 0,
+                 table_path: Path | None = None) -> ModelLimits:
+    """The window and max output of `model`; `window_override` (> 0) wins.
+
+    An unknown model gets an 8,192-token window, 4,096 output tokens and a
+    one-line `warning`, unless the window is overridden.
+    """
+    table = load_model_table(table_path or default_table_path())
+    matched = match_model(model, table)
+    if matched is None:
+        window, max_output = DEFAULT_WINDOW, DEFAULT_MAX_OUTPUT
+        warning = "" if window_override > 0 else (
+            f"unknown model '{model}': assuming an {DEFAULT_WINDOW:,}-token window "
+            "(set context.window in project.yaml)")
+    else:
+        (window, max_output), warning = table[matched], ""
+    if window_override > 0:
+        window = window_override
+    return ModelLimits(model=model, window=window, max_output=min(max_output, window),
+                       known=matched is not None, warning=warning, matched=matched or "")

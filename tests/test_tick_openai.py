@@ -1,0 +1,123 @@
+"""A full `novel tick` through the real openai SDK against a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from fake_openai import FakeOpenAIServer
+from novel_agent.cli import cli
+from novel_agent.memory import load_memory
+from novel_agent.scenes import load_scene
+
+KEY = "sk-test-NEVER-ON-DISK-42"
+PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
+         "light and found her own stairs drawn on it, and a door she had never seen.")
+
+
+def stage_of(body) -> str:
+    system = body["messages"][0]["content"]
+    if "planner" in system:
+        return "planner"
+    if "writer" in system:
+        return "writer"
+    if "record what it establishes" in system:
+        return "extractor"
+    return "other"
+
+
+def story_responder(body):
+    stage = stage_of(body)
+    if stage == "planner":
+        return json.dumps({
+            "title": "The Drawn Door", "intention": "Mara studies the map and finds a door.",
+            "pov": "Mara Quill", "location": "Skerry Light", "characters": ["Mara Quill"],
+            "tool_calls": [{"tool": "open_loop", "name": "door",
+                            "detail": "what lies behind the drawn door"},
+                           {"tool": "create_character", "name": "The Stranger",
+                            "detail": "drowned, carried the map"}]})
+    if stage == "writer":
+        return PROSE
+    if stage == "extractor":
+        return json.dumps({
+            "summary": ["Mara studies the map.", "She finds a door drawn on it.",
+                        "The door is not in her lighthouse."],
+            "facts": ["The map shows a door Mara has never seen"],
+            "characters": [{"name": "Mara Quill", "state": "unsettled"}],
+            "loops_opened": [], "loops_resolved": [], "relationships": []})
+    return "- summary"
+
+
+@pytest.fixture
+def openai_project(projects_dir, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    result = CliRunner().invoke(cli, ["new", "harbour", "--premise",
+                                      "A lighthouse keeper finds a drowned man's map.",
+                                      "--provider", "openai"], catch_exceptions=False)
+    assert result.exit_code == 0
+    return projects_dir / "harbour"
+
+
+def tick(server, *extra):
+    return CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", server.base_url,
+                                    "--model", "gpt-4o-mini", *extra], catch_exceptions=False)
+
+
+def test_tick_through_the_sdk(openai_project):
+    with FakeOpenAIServer(story_responder) as server:
+        result = tick(server)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"model: openai model gpt-4o-mini at {server.base_url}")
+    chats = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    stages = [stage_of(r["json"]) for r in chats]
+    assert stages == ["planner", "writer", "extractor"]
+    plan_req, write_req, extract_req = (r["json"] for r in chats)
+    # what each stage's prompt must contain
+    assert "A lighthouse keeper finds a drowned man's map." in plan_req["messages"][-1]["content"]
+    assert plan_req["response_format"]["type"] == "json_schema"
+    assert plan_req["response_format"]["json_schema"]["schema"]["required"][:2] == [
+        "title", "intention"]
+    assert plan_req["model"] == "gpt-4o-mini"
+    writer_prompt = write_req["messages"][-1]["content"]
+    assert "Mara studies the map and finds a door." in writer_prompt
+    assert "Opened loop [what_lies_behind_the_drawn_door]" in writer_prompt
+    assert "response_format" not in write_req
+    assert PROSE in extract_req["messages"][-1]["content"]
+    assert chats[0]["headers"]["authorization"] == f"Bearer {KEY}"
+    # what landed on disk
+    scene = load_scene(openai_project / "scenes" / "scene_001.md")
+    assert scene.body == PROSE and scene.title == "The Drawn Door"
+    assert scene.summary[1] == "She finds a door drawn on it."
+    memory = load_memory(openai_project / "memory")
+    assert memory.find_character("The Stranger")["description"] == "drowned, carried the map"
+    assert memory.find_character("Mara Quill")["state"] == "unsettled"
+    assert memory.open_loops()[0]["description"] == "what lies behind the drawn door"
+    assert memory.facts == [{"text": "The map shows a door Mara has never seen", "scene": 1}]
+    for path in openai_project.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace")
+
+
+def test_server_that_rejects_json_schema_falls_back(openai_project):
+    with FakeOpenAIServer(story_responder, reject_json_schema=True) as server:
+        result = tick(server)
+    assert result.exit_code == 0, result.output
+    formats = [(r["json"].get("response_format") or {}).get("type")
+               for r in server.requests if r["path"].endswith("/chat/completions")]
+    # planner: schema refused, then json_object; writer: prose; extractor: json_object at once
+    assert formats == ["json_schema", "json_object", None, "json_object"]
+    assert (openai_project / "scenes" / "scene_001.md").is_file()
+
+
+def test_server_error_fails_the_tick_and_changes_nothing(openai_project):
+    from conftest import snapshot
+    before = snapshot(openai_project)
+    with FakeOpenAIServer(story_responder, fail_first=[500] * 10) as server:
+        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
+                                          server.base_url], env={"NOVEL_LLM_MAX_RETRIES": "1"})
+    assert result.exit_code == 1
+    assert "planner failed" in result.output and "HTTP 500" in result.output
+    assert KEY not in result.output
+    assert snapshot(openai_project) == before

@@ -1,0 +1,313 @@
+"""Token counting: the offline vocabulary, encodings per model, caching, truncation."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import socket
+
+import pytest
+import tiktoken
+import tiktoken.load
+import tiktoken.registry
+import tiktoken_ext.openai_public as openai_public
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from novel_agent import tokens
+from novel_agent.errors import ConfigError, NovelError
+from novel_agent.tokens import (CountStats, DictStore, TokenCounter, encoding_name_for_model,
+                                ensure_vocabulary, tiktoken_cache_dir)
+
+ENCODINGS = ["cl100k_base", "o200k_base"]
+SAMPLE = ("Mara Quill climbed the lighthouse stairs at dusk. «Who drew this map?» she asked "
+          "the drowned man's coat — 42 steps, ünïcödé, 灯台, 🌊, <|endoftext|>.\n\n")
+MARKER = re.compile(r"\n\[… ([\d,]+) tokens cut …\]\n")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_tiktoken_cache(tmp_path_factory):
+    """Keep this module's tiktoken cache out of the machine's temp dir."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken")))
+        yield
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """No connection of any kind, not even to loopback."""
+    def refuse(*args, **kwargs):
+        raise OSError("network unreachable (test)")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch):
+    """A fresh, empty tiktoken cache and no encoding loaded in this process."""
+    cache = tmp_path / "tiktoken-cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    tokens.get_encoding.cache_clear()
+    yield cache
+    tokens.get_encoding.cache_clear()
+
+
+def tiktoken_request(monkeypatch, name: str) -> tuple[str, str]:
+    """The URL and sha256 tiktoken itself asks for when building `name`."""
+    requested = []
+    real = tiktoken.load.read_file_cached
+
+    def spy(blobpath, expected_hash=None):
+        requested.append((blobpath, expected_hash))
+        return real(blobpath, expected_hash)
+
+    monkeypatch.setattr(tiktoken.load, "read_file_cached", spy)
+    openai_public.ENCODING_CONSTRUCTORS[name]()
+    monkeypatch.undo()
+    assert len(requested) == 1
+    return requested[0]
+
+
+# ---------------------------------------------------------------- offline vocabulary
+
+
+def test_the_network_really_is_unreachable(no_network):
+    with pytest.raises(OSError):
+        socket.create_connection(("203.0.113.1", 443), timeout=1)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_counts_offline_from_an_empty_cache(no_network, empty_cache, name):
+    assert not empty_cache.exists()
+    counter = TokenCounter("any-model", encoding=name)
+    n = counter.count(SAMPLE)
+    # tiktoken builds its own encoding, independently, from the cache we seeded
+    reference = tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
+    assert n == len(reference.encode(SAMPLE, disallowed_special=())) > 20
+    assert [p.name for p in empty_cache.iterdir()] == [tokens.VOCABULARIES[name].cache_key]
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_seeded_file_is_the_one_tiktoken_expects(no_network, empty_cache, monkeypatch, name):
+    path = ensure_vocabulary(name)
+    url, expected_sha256 = tiktoken_request(monkeypatch, name)
+    assert path == empty_cache / hashlib.sha1(url.encode()).hexdigest()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == expected_sha256
+
+
+def test_a_corrupt_cache_file_is_replaced(no_network, empty_cache):
+    target = empty_cache / tokens.VOCABULARIES["cl100k_base"].cache_key
+    empty_cache.mkdir()
+    target.write_bytes(b"not a vocabulary")
+    assert ensure_vocabulary("cl100k_base") == target
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == tokens.VOCABULARIES["cl100k_base"].sha256
+
+
+def test_a_shipped_file_with_the_wrong_hash_is_refused(empty_cache, monkeypatch):
+    monkeypatch.setattr(tokens, "_shipped_vocabulary", lambda name: b"tampered")
+    with pytest.raises(NovelError, match="sha256.*reinstall bpe-openai"):
+        ensure_vocabulary("o200k_base")
+    assert not empty_cache.exists() or list(empty_cache.iterdir()) == []
+
+
+def test_an_explicit_cache_dir_is_seeded_and_nothing_else(empty_cache, tmp_path):
+    path = ensure_vocabulary("cl100k_base", cache_dir=tmp_path / "elsewhere")
+    assert path.parent == tmp_path / "elsewhere" and path.is_file()
+    assert not empty_cache.exists()
+
+
+@pytest.mark.parametrize("unusable", ["file", "disabled"])
+def test_an_unusable_cache_dir_falls_back_to_a_private_one(tmp_path, monkeypatch, unusable):
+    if unusable == "file":
+        (tmp_path / "a-file").write_text("x")
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+    else:
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken: caching disabled
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    path = ensure_vocabulary("cl100k_base")
+    private = tmp_path / "xdg" / "novel_agent" / "tiktoken"
+    assert path == private / tokens.VOCABULARIES["cl100k_base"].cache_key and path.is_file()
+    assert tiktoken_cache_dir() == private
+
+
+def test_cache_dir_follows_tiktokens_rule(monkeypatch, tmp_path):
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    assert tiktoken_cache_dir().name == "data-gym-cache"
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path / "gym"))
+    assert tiktoken_cache_dir() == tmp_path / "gym"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tik"))
+    assert tiktoken_cache_dir() == tmp_path / "tik"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    assert tiktoken_cache_dir() is None
+
+
+def test_unknown_encoding_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown encoding 'r99k'"):
+        TokenCounter("gpt-4o", encoding="r99k").count("hello")
+
+
+# ---------------------------------------------------------------- encoding per model
+
+
+@pytest.mark.parametrize("model, expected", [
+    ("gpt-4o", "o200k_base"), ("gpt-4o-mini-2024-07-18", "o200k_base"),
+    ("openai/gpt-4o", "o200k_base"), ("chatgpt-4o-latest", "o200k_base"),
+    ("gpt-4.1-nano", "o200k_base"), ("gpt-5", "o200k_base"), ("gpt-5-mini", "o200k_base"),
+    ("o1", "o200k_base"), ("o1-mini", "o200k_base"), ("o3-mini", "o200k_base"),
+    ("openai/o4-mini", "o200k_base"), ("ft:gpt-4o-mini:acme::x1", "o200k_base"),
+    ("gpt-4", "cl100k_base"), ("gpt-4-turbo", "cl100k_base"), ("gpt-3.5-turbo", "cl100k_base"),
+    ("claude-3-5-sonnet", "cl100k_base"), ("llama3.1:8b", "cl100k_base"),
+    ("ollama", "cl100k_base"), ("SmolLM2-135M-Instruct", "cl100k_base"),
+])
+def test_encoding_per_model(model, expected):
+    assert encoding_name_for_model(model) == expected
+
+
+def test_encoding_override_wins():
+    assert encoding_name_for_model("gpt-4o", "cl100k_base") == "cl100k_base"
+    assert TokenCounter("llama3", encoding="o200k_base").encoding_name == "o200k_base"
+
+
+# ---------------------------------------------------------------- count caching
+
+
+class RecordingStore(DictStore):
+    def __init__(self):
+        super().__init__()
+        self.gets: list[str] = []
+
+    def get(self, key):
+        self.gets.append(key)
+        return super().get(key)
+
+
+def test_second_count_is_a_memory_hit_and_the_store_is_filled():
+    store = RecordingStore()
+    counter = TokenCounter("gpt-4o", store=store)
+    n = counter.count(SAMPLE)
+    assert store.gets == [counter.key(SAMPLE)] and store.counts == {counter.key(SAMPLE): n}
+    assert counter.stats == CountStats(hits=0, store_hits=0, misses=1)
+    counter.encoding = None  # a hit must not encode
+    assert counter.count(SAMPLE) == n
+    assert counter.stats == CountStats(hits=1, store_hits=0, misses=1)
+    assert len(store.gets) == 1
+
+
+def test_a_new_counter_is_answered_by_the_store():
+    store = DictStore()
+    n = TokenCounter("gpt-4o", store=store).count(SAMPLE)
+    fresh = TokenCounter("gpt-4o", store=store)
+    fresh.encoding = None
+    assert fresh.count(SAMPLE) == n
+    assert fresh.stats == CountStats(hits=0, store_hits=1, misses=0)
+
+
+def test_keys_differ_per_encoding_so_a_shared_store_stays_right():
+    store = DictStore()
+    text = "Ünïcödé 灯台 " * 20
+    cl = TokenCounter("gpt-4", store=store)
+    o2 = TokenCounter("gpt-4o", store=store)
+    assert cl.key(text) != o2.key(text)
+    assert cl.count(text) == len(tiktoken.get_encoding("cl100k_base").encode(text))
+    assert o2.count(text) == len(tiktoken.get_encoding("o200k_base").encode(text))
+    assert cl.count(text) != o2.count(text) and len(store.counts) == 2
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+def test_count_messages_adds_the_chat_overhead(model):
+    messages = [
+        {"role": "system", "content": "You are a careful novelist."},
+        {"role": "user", "name": "editor", "content": SAMPLE},
+        {"role": "assistant", "content": "Scene 3: the map."},
+    ]
+    counter = TokenCounter(model)
+    encoding = tiktoken.get_encoding(counter.encoding_name)
+    expected = 3  # the reply is primed with <|start|>assistant<|message|>
+    for message in messages:
+        expected += 3 + sum(len(encoding.encode(v, disallowed_special=())) for v in message.values())
+        expected += 1 if "name" in message else 0
+    assert counter.count_messages(messages) == expected
+    assert counter.count_messages([]) == 3
+
+
+def test_count_messages_counts_text_parts_and_skips_empty_content():
+    counter = TokenCounter("gpt-4o")
+    parts = [{"role": "user", "content": [{"type": "text", "text": "Hello there"},
+                                          {"type": "image_url", "image_url": {"url": "x"}}]}]
+    plain = [{"role": "user", "content": "Hello there"}]
+    assert counter.count_messages(parts) == counter.count_messages(plain)
+    assert counter.count_messages([{"role": "assistant", "content": None}]) == \
+        3 + 3 + counter.count("assistant")
+
+
+# ---------------------------------------------------------------- truncate_middle
+
+
+@pytest.fixture(scope="module", params=ENCODINGS)
+def counter(request):
+    return TokenCounter("any", encoding=request.param)
+
+
+def test_truncate_keeps_short_text_whole(counter):
+    assert counter.truncate_middle(SAMPLE, 1000) is SAMPLE
+
+
+def test_truncate_keeps_head_and_tail_of_prose(counter):
+    text = " ".join(f"Sentence number {i} about the lighthouse." for i in range(300))
+    out = counter.truncate_middle(text, 100)
+    head, cut, tail = MARKER.split(out)
+    assert head.startswith("Sentence number 0 about") and tail.endswith("number 299 about the lighthouse.")
+    assert 95 <= counter.count(out) <= 100  # uses the budget, never more
+    assert int(cut.replace(",", "")) >= counter.count(text) - 100
+
+
+def test_truncate_with_a_custom_marker_and_a_tiny_budget(counter):
+    text = "word " * 500
+    out = counter.truncate_middle(text, 20, marker=" ... ")
+    assert " ... " in out and counter.count(out) <= 20
+    tiny = counter.truncate_middle(SAMPLE, 3)  # the marker alone does not fit: head only
+    assert SAMPLE.startswith(tiny) and 0 < counter.count(tiny) <= 3
+
+
+# Texts where head + marker + tail re-encode to more tokens than their parts
+# (found by fuzzing cl100k_base): the result must be re-counted, not assumed.
+JOINS_GROW = [
+    (20, "!2!b63 \r\n \r\n»c\té\r\na]\n..«s3?«!\r\n6s»'84ü\n !c»!\r\n8\n?]!4 !7 ]a4ücc7]—\n«\r\n]?.?]"
+         "\t🌊8!]]é\t\n6’. 68''!.é]"),
+    (45, "a\n2 🌊5—ca灯 ]3台7 ?2s \r\n \r\n1\r\n3!8s8’1üs  \n\nc’  台a!灯.灯\t]—\r\n]8\n—4.’dsa . a ca7🌊]"
+         ".\n?»!üs—]灯\t8"),
+]
+
+
+@pytest.mark.parametrize("max_tokens, text", JOINS_GROW, ids=["20", "45"])
+def test_truncate_recounts_the_joined_text(max_tokens, text):
+    counter = TokenCounter("gpt-4")
+    out = counter.truncate_middle(text, max_tokens)
+    assert MARKER.search(out) and counter.count(out) <= max_tokens
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(max_size=600), max_tokens=st.integers(min_value=-1, max_value=150))
+def test_truncate_never_exceeds_the_budget(counter, text, max_tokens):
+    out = counter.truncate_middle(text, max_tokens)
+    assert len(counter.encoding.encode_ordinary(out)) <= max(max_tokens, 0)
+    if len(counter.encoding.encode_ordinary(text)) <= max_tokens:
+        assert out == text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(min_size=40, max_size=1500), max_tokens=st.integers(min_value=40, max_value=200))
+def test_truncate_keeps_a_true_head_and_tail(counter, text, max_tokens):
+    total = len(counter.encoding.encode_ordinary(text))
+    assume(total > max_tokens)
+    out = counter.truncate_middle(text, max_tokens)
+    found = list(MARKER.finditer(out))
+    assume(len(found) == 1)  # the text itself might contain a marker
+    head, tail = out[:found[0].start()], out[found[0].end():]
+    assert head and tail
+    assert text.startswith(head) and text.endswith(tail)
+    assert int(found[0].group(1).replace(",", "")) >= total - max_tokens
