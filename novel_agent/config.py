@@ -69,6 +69,14 @@ class ContextConfig:
     margin: int = 256
     encoding: str = ""              # "" = chosen by model name
     compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
+    # Shares of the writer's budget each tier may fill before compaction starts.
+    tier3_share: float = 0.12       # arc + checkpoint summaries, the story so far
+    cast_share: float = 0.06        # POV character, location, characters present, lore
+    retrieved_share: float = 0.05   # older scenes chosen by relevance
+    tier2_share: float = 0.08       # recent scene summaries
+    tier1_share: float = 0.20       # the last scenes in full text
+    max_full_text_scenes: int = 8   # tier 1 never holds more scenes than this
+    low_water: float = 0.6          # after a compaction a tier refills from this share of its cap
     summary_min_coverage: float = 0.8
 
 
@@ -248,6 +256,15 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     thresholds = config.context.compaction_thresholds
     if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
         fail("context.compaction_thresholds", "must be three rising shares between 0 and 1")
+    ctx = config.context
+    for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
+                "low_water", "summary_min_coverage"):
+        if not 0 <= getattr(ctx, key) <= 1:
+            fail(f"context.{key}", "must be a share between 0 and 1")
+    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
+        fail("context.tier1_share", "the tier shares add up to more than the whole budget")
+    if ctx.max_full_text_scenes < 1:
+        fail("context.max_full_text_scenes", "must be at least 1")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
         fail("context.window", "must be 0 (from the model table) or positive")
 
