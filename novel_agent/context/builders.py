@@ -19,12 +19,12 @@ from .sections import (Context, Section, bullets, describe_character, describe_l
 PLANNER_RECENT = 3
 
 
-def _scene_summary(scene: Scene) -> str:
+def scene_summary(scene: Scene) -> str:
     head = f"Scene {scene.tick}" + (f" — {scene.title}" if scene.title else "")
     return f"{head}\n{scene.summary_text() or '(no summary)'}"
 
 
-def _scene_full(scene: Scene) -> str:
+def scene_full(scene: Scene) -> str:
     head = f"### Scene {scene.tick}" + (f" — {scene.title}" if scene.title else "")
     return f"{head}\n\n{scene.body.strip()}"
 
@@ -44,7 +44,7 @@ def planner_context(story: Any, memory: Memory, recent: Sequence[Scene], *, tick
         Section("relationships", "Relationships",
                 "\n".join(describe_relationship(r) for r in memory.relationships)),
         Section("loops", "Open plot loops", "\n".join(describe_loop(l) for l in memory.open_loops())),
-        Section("recent", "Recent scenes", "\n\n".join(_scene_summary(s) for s in scenes),
+        Section("recent", "Recent scenes", "\n\n".join(scene_summary(s) for s in scenes),
                 items=tuple(f"scene_{s.tick:03d}" for s in scenes)),
         Section("steer", "Author's note", steer, pinned=True),
     )
@@ -81,19 +81,19 @@ def writer_context(story: Any, memory: Memory, plan: Plan, scenes: Sequence[Scen
         Section("tier3", "The story so far", tier3),
         cast_section(memory, plan),
         Section("recent_summaries", "Earlier scenes (summaries)",
-                "\n\n".join(_scene_summary(s) for s in summarized),
+                "\n\n".join(scene_summary(s) for s in summarized),
                 items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
-        Section("recent_full", "The last scenes in full", "\n\n".join(_scene_full(s) for s in full),
+        Section("recent_full", "The last scenes in full", "\n\n".join(scene_full(s) for s in full),
                 items=tuple(f"scene_{s.tick:03d}" for s in full)),
         Section("tools", "Notes from the planner's tools", bullets(tool_results), pinned=True),
-        Section("intention", "This scene", _intention(plan), pinned=True),
+        Section("intention", "This scene", intention_text(plan), pinned=True),
         Section("steer", "Author's note", steer, pinned=True),
     )
     return Context("writer", sections, {"tick": tick, "min_words": min_words,
                                         "max_words": max_words, "title": plan.title})
 
 
-def _intention(plan: Plan) -> str:
+def intention_text(plan: Plan) -> str:
     lines = [f"Scene intention: {plan.intention}", f"POV: {plan.pov}",
              f"Location: {plan.location}"]
     if plan.characters:
@@ -109,7 +109,7 @@ def extractor_context(story: Any, memory: Memory, plan: Plan, prose: str, *, tic
         Section("characters", "Known characters",
                 ", ".join(str(c.get("name")) for c in memory.characters.values())),
         Section("loops", "Open plot loops", "\n".join(describe_loop(l) for l in memory.open_loops())),
-        Section("plan", "What the scene was meant to do", _intention(plan)),
+        Section("plan", "What the scene was meant to do", intention_text(plan)),
         Section("scene", f"Scene {tick}", prose.strip(), pinned=True),
     )
     return Context("extractor", sections, {"tick": tick})
@@ -118,7 +118,7 @@ def extractor_context(story: Any, memory: Memory, plan: Plan, prose: str, *, tic
 def summarizer_context(story: Any, scenes: Sequence[Scene], *, first: int, last: int,
                        previous: str = "", full_text: bool = False) -> Context:
     """What the summarizer sees: the scenes of a range, as bullets or in full."""
-    body = "\n\n".join(_scene_full(s) if full_text else _scene_summary(s) for s in scenes)
+    body = "\n\n".join(scene_full(s) if full_text else scene_summary(s) for s in scenes)
     sections = (
         Section("bible", "Story bible", story_bible(story), pinned=True),
         Section("previous", "Summary so far", previous),

@@ -1,0 +1,132 @@
+"""Fitting a prompt into its budget: graduated compaction, then middle-out truncation.
+
+A stage's policy proposes drafts for a compaction level (0 = everything its
+tiers hold, 3 = only the pinned parts and the last scene). The engine renders
+and counts each level until usage falls under the next threshold, truncates
+the largest truncatable section middle-out if the prompt is still over, and
+raises ContextOverflowError when the pinned parts alone cannot fit. The count
+is of the request exactly as it will be sent (messages plus chat overhead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Sequence
+
+from ..errors import ContextOverflowError
+from ..tokens import TokenCounter
+from .sections import Context, Section
+
+TRUNCATION_MARKER = "\n\n[… {n} tokens cut from the middle to fit the budget …]\n\n"
+
+
+@dataclass(frozen=True)
+class ItemNote:
+    """One candidate item: whether it went in, where, and why."""
+
+    key: str
+    section: str
+    tokens: int
+    included: bool
+    reason: str
+
+
+@dataclass
+class Proposal:
+    """What a stage's policy offers at one compaction level."""
+
+    context: Context
+    notes: list[ItemNote] = field(default_factory=list)
+    truncatable: tuple[str, ...] = ()   # section names that may be cut middle-out
+    state: dict = field(default_factory=dict)
+
+
+@dataclass
+class Fitted:
+    """A prompt that fits: its messages, the context they came from, and how it got there."""
+
+    messages: list[dict[str, str]]
+    context: Context
+    tokens: int
+    level: int
+    notes: list[ItemNote]
+    truncated: list[str]
+    state: dict
+
+
+Render = Callable[[Context], list[dict[str, str]]]
+
+
+def pinned_only(context: Context) -> Context:
+    """The context with every unpinned section emptied (same order)."""
+    return replace(context, sections=tuple(
+        s if s.pinned else replace(s, text="", items=()) for s in context.sections))
+
+
+def check_pinned(context: Context, render: Render, counter: TokenCounter, budget: int,
+                 truncatable: Sequence[str] = ()) -> int:
+    """Raise ContextOverflowError if the pinned parts alone exceed the budget."""
+    bare = pinned_only(context)
+    if truncatable:
+        bare = replace(bare, sections=tuple(replace(s, text="") if s.name in truncatable else s
+                                            for s in bare.sections))
+    tokens = counter.count_messages(render(bare))
+    if tokens <= budget:
+        return tokens
+    pinned = [s for s in bare.sections if s.pinned and s.text]
+    worst = max(pinned, key=lambda s: counter.count(s.text), default=None)
+    name = worst.name if worst else "instructions"
+    size = counter.count(worst.text) if worst else tokens
+    raise ContextOverflowError(
+        f"the pinned parts of the {context.stage} prompt need {tokens:,} tokens but the budget "
+        f"is {budget:,}: the largest is '{name}' ({size:,} tokens); shorten it or raise "
+        f"context.max_prompt_tokens / context.window", section=name, tokens=size, budget=budget)
+
+
+def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounter, budget: int,
+        thresholds: Sequence[float]) -> Fitted:
+    """Find the lowest compaction level whose prompt is under the next threshold."""
+    level, proposal = 0, propose(0)
+    check_pinned(proposal.context, render, counter, budget, proposal.truncatable)
+    messages = render(proposal.context)
+    tokens = counter.count_messages(messages)
+    while level < 3 and tokens / max(budget, 1) >= thresholds[level]:
+        level += 1
+        proposal = propose(level)
+        messages = render(proposal.context)
+        tokens = counter.count_messages(messages)
+    truncated: list[str] = []
+    context = proposal.context
+    for _ in range(4):
+        if tokens <= budget:
+            break
+        context, name = _truncate_largest(context, proposal.truncatable, counter, tokens - budget)
+        if name is None:
+            check_pinned(context, render, counter, budget)
+            break
+        truncated.append(name)
+        messages = render(context)
+        tokens = counter.count_messages(messages)
+    if tokens > budget:
+        raise ContextOverflowError(
+            f"the {context.stage} prompt needs {tokens:,} tokens and cannot be cut to the "
+            f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget)
+    return Fitted(messages, context, tokens, level, proposal.notes, sorted(set(truncated)),
+                  proposal.state)
+
+
+def _truncate_largest(context: Context, names: Sequence[str], counter: TokenCounter,
+                      excess: int) -> tuple[Context, str | None]:
+    candidates = [s for s in context.sections if s.name in names and s.text]
+    if not candidates:
+        return context, None
+    target = max(candidates, key=lambda s: counter.count(s.text))
+    size = counter.count(target.text)
+    keep = size - excess - 16
+    if keep < 32:
+        keep = max(0, keep)
+    text = counter.truncate_middle(target.text, keep, TRUNCATION_MARKER) if keep > 0 else ""
+    if text == target.text:
+        return context, None
+    sections = tuple(replace(s, text=text) if s is target else s for s in context.sections)
+    return replace(context, sections=sections), target.name

@@ -1,0 +1,130 @@
+"""Building each stage's prompt for a project: read what the engine needs, fit, report.
+
+This is the edge between the project's files and the pure context engine
+(`context/`): it loads only the scenes the tiers can use (so a build costs
+the same at scene 10 and scene 10,000), the previous prompt of the same stage
+(for the prefix-share figure), and renders through the project's templates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .answers import Plan
+from .config import Config
+from .context import Context
+from .context.budget import Budget, limits_for, stage_budget
+from .context.builders import extractor_context, planner_context
+from .context.engine import fit
+from .context.generic import propose_generic
+from .context.report import build_report
+from .context.writer import Piece, WriterInputs, propose_writer
+from .memory import Memory
+from .project import Project
+from .prompts import render_stage
+from .scenes import Scene, load_scene
+from .tokens import TokenCounter
+
+
+@dataclass
+class Built:
+    """A prompt ready to send, and its report."""
+
+    stage: str
+    messages: list[dict[str, str]]
+    report: dict[str, Any]
+    state: dict[str, Any]
+
+
+class SceneCache:
+    """Scenes by tick, read from their files once per tick."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self._scenes: dict[int, Scene | None] = {}
+
+    def __call__(self, tick: int) -> Scene | None:
+        if tick not in self._scenes:
+            path = self.project.scene_path(tick)
+            self._scenes[tick] = load_scene(path) if path.is_file() else None
+        return self._scenes[tick]
+
+    def recent(self, last: int, count: int) -> list[Scene]:
+        """The newest `count` scenes up to `last`, oldest first."""
+        return [s for s in (self(t) for t in range(max(1, last - count + 1), last + 1)) if s]
+
+
+def log_path(project: Project, tick: int, stage: str) -> Path:
+    return project.log_dir / f"tick_{tick:03d}_{stage}.json"
+
+
+def previous_messages(project: Project, tick: int, stage: str) -> list[dict[str, str]] | None:
+    """The messages the same stage sent at the previous tick, if logged."""
+    path = log_path(project, tick - 1, stage)
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("messages")
+    except (FileNotFoundError, ValueError, AttributeError):
+        return None
+
+
+def log_text(built: Built) -> str:
+    """The JSON saved under .novel/log/ for one stage of one tick."""
+    return json.dumps({**built.report, "messages": built.messages}, indent=1,
+                      ensure_ascii=False) + "\n"
+
+
+def _fit(project: Project, config: Config, counter: TokenCounter, stage: str, tick: int,
+         propose: Callable, budget: Budget) -> Built:
+    render = lambda ctx: render_stage(ctx, project.templates_dir)  # noqa: E731
+    fitted = fit(propose, render, counter, budget.tokens, config.context.compaction_thresholds)
+    report = build_report(fitted, budget, counter, tick=tick,
+                          previous=previous_messages(project, tick, stage))
+    return Built(stage, fitted.messages, report, fitted.state)
+
+
+def build_planner(project: Project, config: Config, counter: TokenCounter, *, story: Any,
+                  memory: Memory, tick: int, scenes: SceneCache, overall: str = "",
+                  steer: str = "") -> Built:
+    """The planner's prompt for `tick`."""
+    budget = stage_budget(config, "planner", limits_for(config))
+    ctx = planner_context(story, memory, scenes.recent(tick - 1, 3), tick=tick,
+                          overall_summary=overall, steer=steer,
+                          max_tools=config.generation.max_tools_per_tick)
+    return _fit(project, config, counter, "planner", tick, propose_generic(ctx, counter), budget)
+
+
+def build_writer(project: Project, config: Config, counter: TokenCounter, *, story: Any,
+                 memory: Memory, plan: Plan, tick: int, scenes: SceneCache,
+                 tool_results: Sequence[str] = (), steer: str = "",
+                 tier3: Sequence[Piece] = (), lore: Sequence[Piece] = (),
+                 retrieved: Sequence[Piece] = ()) -> Built:
+    """The writer's prompt for `tick`, its tiers continuing from the committed state."""
+    budget = stage_budget(config, "writer", limits_for(config))
+    gen = config.generation
+    inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
+                          scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
+                          tier3=tier3, lore=lore, retrieved=retrieved,
+                          state=project.state().get("writer_tiers") or {},
+                          min_words=gen.scene_min_words, max_words=gen.scene_max_words)
+    propose = propose_writer(inputs, counter, budget.tokens, config.context, gen)
+    return _fit(project, config, counter, "writer", tick, propose, budget)
+
+
+def build_extractor(project: Project, config: Config, counter: TokenCounter, *, story: Any,
+                    memory: Memory, plan: Plan, prose: str, tick: int) -> Built:
+    """The extractor's prompt: a very long scene is cut middle-out, never refused."""
+    budget = stage_budget(config, "extractor", limits_for(config))
+    ctx = extractor_context(story, memory, plan, prose, tick=tick)
+    return _fit(project, config, counter, "extractor", tick, propose_generic(ctx, counter),
+                budget)
+
+
+def fit_context(project: Project, config: Config, counter: TokenCounter, context: Context,
+                tick: int) -> Built:
+    """Fit any stage's prebuilt context (the summarizer uses this)."""
+    budget = stage_budget(config, context.stage, limits_for(config))
+    return _fit(project, config, counter, context.stage, tick,
+                propose_generic(context, counter), budget)

@@ -1,0 +1,80 @@
+"""`.novel/index.db`: a SQLite cache beside the files (token counts, usage log).
+
+The files are the truth; this database only remembers what is costly to
+recompute. It migrates itself: each named migration runs once, in order, and
+is recorded in `_migrations`. Multi-row writes go in one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("001_token_counts",
+     "CREATE TABLE token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL)"),
+    ("002_usage",
+     "CREATE TABLE usage (id INTEGER PRIMARY KEY, tick INTEGER, stage TEXT, model TEXT, "
+     "prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, "
+     "latency REAL, response_format TEXT)"),
+]
+
+
+class Index:
+    """The project's SQLite cache. Also a CountStore for tokens.TokenCounter."""
+
+    def __init__(self, path: Path | str = ":memory:"):
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), timeout=10)
+        self.db.execute("PRAGMA journal_mode=WAL" if path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        self._pending: dict[str, int] = {}
+        self.migrate()
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied; returns their names."""
+        self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY)")
+        done = {row[0] for row in self.db.execute("SELECT name FROM _migrations")}
+        applied = []
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            with self.db:
+                self.db.execute(sql)
+                self.db.execute("INSERT INTO _migrations (name) VALUES (?)", (name,))
+            applied.append(name)
+        return applied
+
+    # -- CountStore ------------------------------------------------------------
+    def get(self, key: str) -> int | None:
+        if key in self._pending:
+            return self._pending[key]
+        row = self.db.execute("SELECT tokens FROM token_counts WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, n: int) -> None:
+        self._pending[key] = n
+
+    def flush(self) -> None:
+        """Write buffered counts in one transaction."""
+        if not self._pending:
+            return
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)",
+                                list(self._pending.items()))
+        self._pending.clear()
+
+    # -- usage log -------------------------------------------------------------
+    def log_usage(self, rows: list[dict[str, Any]]) -> None:
+        """Record model calls (tick, stage, model, tokens, latency) in one transaction."""
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO usage (tick, stage, model, prompt_tokens, completion_tokens, "
+                "cached_tokens, latency, response_format) VALUES (:tick, :stage, :model, "
+                ":prompt_tokens, :completion_tokens, :cached_tokens, :latency, :response_format)",
+                rows)
+
+    def close(self) -> None:
+        self.flush()
+        self.db.close()

@@ -1,0 +1,175 @@
+"""The context engine: budgets never exceeded, pinned parts kept, order fixed, tiers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from novel_agent.config import load_config
+from novel_agent.context.engine import fit
+from novel_agent.context.writer import WRITER_ORDER, Piece, WriterInputs, propose_writer
+from novel_agent.errors import ContextOverflowError
+from novel_agent.prompts import render_stage
+from novel_agent.tokens import TokenCounter, get_encoding
+
+import story_factory as sf
+
+COUNTER = TokenCounter("gpt-4o")
+ENC = get_encoding("o200k_base")
+TITLES = {"bible": "Story bible", "tier3": "The story so far", "cast": "Who and where",
+          "retrieved": "Earlier scenes that matter now",
+          "recent_summaries": "Earlier scenes (summaries)",
+          "recent_full": "The last scenes in full", "tools": "Notes from the planner's tools",
+          "intention": "This scene", "steer": "Author's note"}
+
+
+def tiktoken_count(messages) -> int:
+    """What tiktoken says of the request, counted independently of TokenCounter."""
+    return 3 + sum(3 + len(ENC.encode(m["role"])) + len(ENC.encode(m["content"]))
+                   for m in messages)
+
+
+def build(scenes, budget, *, config=None, steer="", state=None, tier3=(), tools=()):
+    config = config or load_config()
+    last = scenes.count
+    inputs = WriterInputs(story=sf.story(), memory=sf.memory(), plan=sf.plan(last + 1),
+                          last_tick=last, scene=scenes, tick=last + 1, steer=steer,
+                          state=state or {}, tier3=tier3, tool_results=tools)
+    propose = propose_writer(inputs, COUNTER, budget, config.context, config.generation)
+    return fit(propose, lambda c: render_stage(c), COUNTER, budget,
+               config.context.compaction_thresholds)
+
+
+def section_order(messages) -> list[str]:
+    text = messages[-1]["content"]
+    found = [(m.start(), name) for name, title in TITLES.items()
+             for m in re.finditer(rf"^## {re.escape(title)}$", text, re.M)]
+    return [name for _, name in sorted(found)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.integers(0, 2000), words=st.integers(20, 5000), jitter=st.integers(0, 3),
+       budget=st.sampled_from([300, 600, 1500, 4000, 12000, 120000]),
+       steer_words=st.sampled_from([0, 10, 400]))
+def test_prompt_never_exceeds_budget_and_keeps_pinned_and_order(count, words, jitter, budget,
+                                                                 steer_words):
+    scenes = sf.SyntheticScenes(count, lambda t: max(20, words // (1 + (t * jitter) % 4)))
+    steer = sf.prose(steer_words, 1) if steer_words else ""
+    try:
+        fitted = build(scenes, budget, steer=steer)
+    except ContextOverflowError as exc:
+        # only when the pinned parts alone do not fit, and the error says which
+        assert exc.tokens > 0 and exc.section in ("bible", "steer", "intention", "tools",
+                                                  "instructions")
+        assert exc.budget == budget
+        return
+    sent = tiktoken_count(fitted.messages)
+    assert sent == fitted.tokens
+    assert sent <= budget
+    user = fitted.messages[-1]["content"]
+    assert "Mara confronts Tobin about the map" in user
+    assert "A lighthouse keeper finds a drowned man's map." in user
+    if steer:
+        assert steer in user
+    order = section_order(fitted.messages)
+    assert order == [name for name in WRITER_ORDER if name in order]
+    if count:
+        assert f"### Scene {count}" in user  # the newest scene is always there (maybe cut)
+    assert scenes.loaded <= 60  # the build reads the tiers' scenes, not the whole story
+
+
+def test_pinned_parts_too_big_is_a_clear_error():
+    scenes = sf.SyntheticScenes(3, lambda t: 100)
+    with pytest.raises(ContextOverflowError) as info:
+        build(scenes, 800, steer=sf.prose(2000, 3))
+    assert info.value.section == "steer"
+    assert info.value.tokens > 800
+    assert "'steer'" in str(info.value) and "budget is 800" in str(info.value)
+
+
+def test_dynamic_sizing_short_scenes_all_whole_long_scene_pushes_older_out():
+    config = load_config()
+    short = build(sf.SyntheticScenes(3, lambda t: 100), 16000, config=config)
+    assert short.context.section("recent_full").items == ("scene_001", "scene_002", "scene_003")
+    # a 3,000-word newest scene: the older full text goes down to its summary
+    lengths = {1: 300, 2: 300, 3: 3000}
+    long = build(sf.SyntheticScenes(3, lambda t: lengths[t]), 16000, config=config)
+    assert long.context.section("recent_full").items == ("scene_003",)
+    assert set(long.context.section("recent_summaries").items) == {"scene_001", "scene_002"}
+    assert long.level == 0
+
+
+def test_compaction_level_1_turns_older_full_text_into_summaries():
+    config = load_config(flags={"context.tier1_share": 0.7, "context.tier2_share": 0.05,
+                                "context.tier3_share": 0.05, "context.cast_share": 0.05,
+                                "context.retrieved_share": 0.05})
+    fitted = build(sf.SyntheticScenes(6, lambda t: 800), 4000, config=config)
+    assert fitted.level == 1
+    assert fitted.context.section("recent_full").items == ("scene_006",)
+    assert "scene_005" in fitted.context.section("recent_summaries").items
+    assert any("shown as its summary" in n.reason for n in fitted.notes)
+
+
+def test_a_big_pinned_tail_raises_the_level():
+    scenes = sf.SyntheticScenes(20, lambda t: 150)
+    calm = build(scenes, 6000)
+    tools = [sf.prose(60, i) for i in range(40)]
+    tight = build(scenes, 6000, tools=tools)
+    assert calm.level == 0 and tight.level >= 1
+    assert tight.tokens <= 6000
+    assert len(tight.context.section("recent_full").items) < len(
+        calm.context.section("recent_full").items)
+
+
+def test_compaction_level_2_keeps_fewer_summaries():
+    config = load_config(flags={"generation.summary_scenes_count": 6,
+                                "context.compaction_thresholds": [0.01, 0.02, 0.99]})
+    scenes = sf.SyntheticScenes(20, lambda t: 150)
+    calm = build(scenes, 6000, config=load_config(flags={"generation.summary_scenes_count": 6}))
+    tight = build(scenes, 6000, config=config)
+    assert calm.level == 0 and tight.level == 2
+    assert 0 < len(tight.context.section("recent_summaries").items) < len(
+        calm.context.section("recent_summaries").items)
+    assert any("fewer tier-2 summaries" in n.reason for n in tight.notes)
+
+
+def test_compaction_level_3_keeps_only_pinned_and_last_scene():
+    config = load_config(flags={"context.compaction_thresholds": [0.01, 0.02, 0.03]})
+    scenes = sf.SyntheticScenes(30, lambda t: 150)
+    tier3 = [Piece("checkpoint_010", "- things happened")]
+    fitted = build(scenes, 3000, config=config, steer="Snow.", tier3=tier3)
+    assert fitted.level == 3
+    names = [s.name for s in fitted.context.sections if s.text]
+    assert names == ["bible", "recent_full", "intention", "steer"]
+    assert fitted.context.section("recent_full").items == ("scene_030",)
+    assert any(n.key == "checkpoint_010" and not n.included for n in fitted.notes)
+
+
+def test_middle_out_truncation_is_the_last_safety_net():
+    fitted = build(sf.SyntheticScenes(1, lambda t: 5000), 2000)
+    full = fitted.context.section("recent_full").text
+    assert "tokens cut from the middle" in full
+    assert full.startswith("### Scene 1") and full.rstrip().endswith(
+        sf.SyntheticScenes(1, lambda t: 5000)(1).body.rstrip()[-40:])
+    assert fitted.truncated == ["recent_full"] and fitted.tokens <= 2000
+
+
+def test_tiers_move_in_steps_and_prompts_share_a_prefix():
+    config = load_config()
+    state, shares, levels = {}, [], []
+    previous = None
+    from novel_agent.context.report import prefix_share
+    for last in range(1, 41):
+        scenes = sf.SyntheticScenes(last, lambda t: 250 + (t * 37) % 200)
+        fitted = build(scenes, 12000, config=config, state=state)
+        state = {k: v for k, v in fitted.state.items() if k != "events"}
+        if previous:
+            shares.append(prefix_share(fitted.messages, previous, COUNTER)[1])
+        previous = fitted.messages
+        levels.append(fitted.level)
+    assert max(levels) == 0
+    steady = shares[10:]
+    assert sorted(steady)[len(steady) // 2] >= 0.5  # the median prompt shares half
+    assert sum(steady) / len(steady) >= 0.5
