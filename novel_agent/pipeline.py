@@ -15,11 +15,14 @@ from typing import Callable
 
 from .answers import Extraction, Plan
 from .config import Config
-from .context import extractor_context, planner_context, writer_context
+from .context.writer import Piece
+from .contexts import Built, SceneCache, build_extractor, build_planner, build_writer, log_path, log_text
 from .errors import ModelError, NovelError, TickError
 from .files import atomic_write
 from .memory import load_memory
+from .models import model_name
 from .models.base import ChatModel
+from .tokens import TokenCounter
 from .project import Project
 from .scenes import Scene, load_scenes, scene_ticks, word_count
 from .stages import extract, plan as plan_stage, write
@@ -54,6 +57,7 @@ class TickResult:
     tool_results: list[str]
     memory_changes: list[str]
     stages: list[StageReport] = field(default_factory=list)
+    reports: dict[str, dict] = field(default_factory=dict)
 
 
 def _report(call: StageCall, seconds: float) -> StageReport:
@@ -68,6 +72,7 @@ def recent_scenes(project: Project, count: int) -> list[Scene]:
 
 
 def run_tick(project: Project, config: Config, model: ChatModel, *,
+             counter: TokenCounter | None = None,
              clock: Callable[[], float] = time.monotonic,
              on_stage: Callable[[StageReport], None] | None = None) -> TickResult:
     """Run one tick on `project`. The caller holds the project's lock."""
@@ -76,13 +81,13 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     memory = load_memory(project.memory_dir)
     before = memory.copy()
     tick = project.tick() + 1
-    lookback = max(gen.full_text_scenes_count + gen.summary_scenes_count,
-                   gen.recent_scenes_count, 3)
-    scenes = recent_scenes(project, lookback)
+    scenes = SceneCache(project)
+    counter = counter or TokenCounter(model_name(config), config.context.encoding)
     steer = project.steer()
-    templates = project.templates_dir
     overall = _overall_summary(project) if gen.include_overall_summary else ""
+    tier3 = [Piece("overall", overall)] if overall else []
     reports: list[StageReport] = []
+    built: dict[str, Built] = {}
 
     def stage_done(call: StageCall, started: float) -> None:
         report = _report(call, clock() - started)
@@ -90,37 +95,35 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
         if on_stage:
             on_stage(report)
 
-    hints = {"story": story, "memory": memory, "tick": tick, "scenes": scenes,
+    hints = {"story": story, "memory": memory, "tick": tick,
              "min_words": gen.scene_min_words, "max_words": gen.scene_max_words}
-    # 1. plan
+    # 1. plan (the prompt is built, and fits, before any model is called)
     started = clock()
-    pctx = planner_context(story, memory, scenes[-3:], tick=tick, overall_summary=overall,
-                           steer=steer, max_tools=gen.max_tools_per_tick)
+    built["planner"] = build_planner(project, config, counter, story=story, memory=memory,
+                                     tick=tick, scenes=scenes, overall=overall, steer=steer)
     plan, call = _stage("planner", lambda: plan_stage.run(
-        model, pctx, max_tokens=config.max_tokens("planner"), max_tools=gen.max_tools_per_tick,
-        templates=templates, hints=hints))
+        model, built["planner"].messages, max_tokens=config.max_tokens("planner"),
+        max_tools=gen.max_tools_per_tick, hints=hints))
     tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
     tool_results += ensure_cast(memory, plan, tick)
     stage_done(call, started)
     # 2. write
     started = clock()
-    wctx = writer_context(story, memory, plan, scenes, tick=tick,
-                          full_text_count=gen.full_text_scenes_count,
-                          summary_count=gen.summary_scenes_count, tool_results=tool_results,
-                          steer=steer, min_words=gen.scene_min_words,
-                          max_words=gen.scene_max_words, tier3=overall)
+    built["writer"] = build_writer(project, config, counter, story=story, memory=memory,
+                                   plan=plan, tick=tick, scenes=scenes,
+                                   tool_results=tool_results, steer=steer, tier3=tier3)
     hints = {**hints, "plan": plan}
     prose, call = _stage("writer", lambda: write.run(
-        model, wctx, max_tokens=config.max_tokens("writer"), templates=templates, hints=hints))
-    writer_tokens = call.completion_tokens
+        model, built["writer"].messages, max_tokens=config.max_tokens("writer"), hints=hints))
     stage_done(call, started)
     # 3. extract
     started = clock()
-    ectx = extractor_context(story, memory, plan, prose, tick=tick)
+    built["extractor"] = build_extractor(project, config, counter, story=story, memory=memory,
+                                         plan=plan, prose=prose, tick=tick)
     hints = {**hints, "prose": prose}
     try:
-        extraction, call = extract.run(model, ectx, max_tokens=config.max_tokens("extractor"),
-                                       templates=templates, hints=hints)
+        extraction, call = extract.run(model, built["extractor"].messages,
+                                       max_tokens=config.max_tokens("extractor"), hints=hints)
     except ModelError as exc:
         draft = project.drafts_dir / f"draft_{tick:03d}.md"
         atomic_write(draft, prose + "\n")
@@ -134,11 +137,13 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     scene = Scene(tick=tick, body=prose, title=plan.title or f"Scene {tick}", pov=plan.pov,
                   location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(prose),
-                  tokens=writer_tokens)
+                  tokens=counter.count(prose))
     plan_record = {"tick": tick, **plan.to_dict(), "tool_results": tool_results,
                    "extraction": extraction.to_dict(), "memory_changes": changes}
-    state = {**project.state(), "tick": tick}
-    commit_tick(project, scene, plan_record, memory, before, state)
+    tiers = {k: v for k, v in built["writer"].state.items() if k != "events"}
+    state = {**project.state(), "tick": tick, "writer_tiers": tiers}
+    logs = {log_path(project, tick, stage): log_text(b) for stage, b in built.items()}
+    commit_tick(project, scene, plan_record, memory, before, state, extra=logs)
     commit_report = StageReport("commit", clock() - started, calls=0)
     reports.append(commit_report)
     if on_stage:
@@ -146,7 +151,8 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     return TickResult(tick=tick, scene_path=project.scene_path(tick),
                       plan_path=project.plan_path(tick), title=scene.title, words=scene.words,
                       plan=plan, extraction=extraction, tool_results=tool_results,
-                      memory_changes=changes, stages=reports)
+                      memory_changes=changes, stages=reports,
+                      reports={stage: b.report for stage, b in built.items()})
 
 
 def _stage(name: str, fn):

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 from ..answers import EXTRACT_SCHEMA, Extraction, extraction_from_json
-from ..context import Context
 from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
 from ..models.base import ChatModel
-from ..prompts import render_stage
 from .call import StageCall, ask_json
 
 
-def run(model: ChatModel, context: Context, *, max_tokens: int, templates: Path | None = None,
+def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         hints: Mapping[str, Any] | None = None) -> tuple[Extraction, StageCall]:
-    """Extract what the scene established."""
-    messages = render_stage(context, templates)
+    """Extract what the scene established, from the extractor's prompt."""
     return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
                     extraction_from_json, hints)
 

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 from ..answers import Plan, plan_from_json, plan_schema
-from ..context import Context
 from ..models.base import ChatModel
-from ..prompts import render_stage
 from .call import StageCall, ask_json
 
 
-def run(model: ChatModel, context: Context, *, max_tokens: int, max_tools: int,
-        templates: Path | None = None,
+def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int, max_tools: int,
         hints: Mapping[str, Any] | None = None) -> tuple[Plan, StageCall]:
-    """Plan the next scene from the planner context."""
-    messages = render_stage(context, templates)
+    """Plan the next scene from the planner's prompt."""
     return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
                     lambda data: plan_from_json(data, max_tools=max_tools), hints)

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Mapping
 
-from ..context import Context
 from ..models.base import ChatModel
-from ..prompts import render_stage
 from .call import StageCall, ask_text
 
 
@@ -22,9 +19,8 @@ def clean_prose(text: str) -> str:
     return text.strip()
 
 
-def run(model: ChatModel, context: Context, *, max_tokens: int, templates: Path | None = None,
+def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         hints: Mapping[str, Any] | None = None) -> tuple[str, StageCall]:
-    """Write the scene's prose."""
-    messages = render_stage(context, templates)
+    """Write the scene's prose from the writer's prompt."""
     text, call = ask_text(model, "writer", messages, max_tokens, hints)
     return clean_prose(text), call
