@@ -75,7 +75,7 @@ class ContextConfig:
     retrieved_share: float = 0.05   # older scenes chosen by relevance
     tier2_share: float = 0.08       # recent scene summaries
     tier1_share: float = 0.20       # the last scenes in full text
-    max_full_text_scenes: int = 8   # tier 1 never holds more scenes than this
+    max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
     summary_min_coverage: float = 0.8
 

@@ -128,3 +128,60 @@ def fit_context(project: Project, config: Config, counter: TokenCounter, context
     budget = stage_budget(config, context.stage, limits_for(config))
     return _fit(project, config, counter, context.stage, tick,
                 propose_generic(context, counter), budget)
+
+
+def open_counter(project: Project, config: Config) -> TokenCounter:
+    """A token counter for the project's model whose counts persist in .novel/index.db."""
+    from .index import Index
+    from .models import model_name
+    return TokenCounter(model_name(config), config.context.encoding,
+                        store=Index(project.index_db))
+
+
+def preview(project: Project, config: Config, stage: str, counter: TokenCounter) -> Built:
+    """Build the next tick's prompt for `stage` without calling any LLM.
+
+    The writer and extractor need a plan (and prose) that only the model can
+    give; the offline model's deterministic answers stand in for them, so the
+    sizes and the layout are those of a real tick.
+    """
+    from .answers import extraction_from_json, parse_json, plan_from_json  # noqa: F401
+    from .memory import load_memory
+    from .models.base import Request
+    from .models.offline import OfflineModel
+    from .stages.tools import ensure_cast, run_tools
+
+    gen = config.generation
+    story, memory, tick = project.story(), load_memory(project.memory_dir), project.tick() + 1
+    scenes, steer = SceneCache(project), project.steer()
+    overall = _overall(project) if gen.include_overall_summary else ""
+    planner = build_planner(project, config, counter, story=story, memory=memory, tick=tick,
+                            scenes=scenes, overall=overall, steer=steer)
+    if stage == "planner":
+        return planner
+    stand_in = OfflineModel(seed=config.llm.seed)
+    hints = {"story": story, "memory": memory, "tick": tick,
+             "min_words": gen.scene_min_words, "max_words": gen.scene_max_words}
+    answer = stand_in.complete(Request("planner", planner.messages, 1, {"type": "object"},
+                                       hints=hints))
+    plan = plan_from_json(parse_json(answer.text), max_tools=gen.max_tools_per_tick)
+    tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
+    tool_results += ensure_cast(memory, plan, tick)
+    tier3 = [Piece("overall", overall)] if overall else []
+    writer = build_writer(project, config, counter, story=story, memory=memory, plan=plan,
+                          tick=tick, scenes=scenes, tool_results=tool_results, steer=steer,
+                          tier3=tier3)
+    if stage == "writer":
+        return writer
+    prose = stand_in.complete(Request("writer", writer.messages, 1,
+                                      hints={**hints, "plan": plan})).text
+    return build_extractor(project, config, counter, story=story, memory=memory, plan=plan,
+                           prose=prose, tick=tick)
+
+
+def _overall(project: Project) -> str:
+    from .files import read_front_matter
+    try:
+        return read_front_matter(project.summaries_dir / "overall.md")[1]
+    except FileNotFoundError:
+        return ""

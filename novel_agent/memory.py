@@ -168,7 +168,7 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
         existing = {"id": slug(name), "name": str(name).strip(), "description": "",
                     "first_seen": tick}
         memory.locations[existing["id"]] = existing
-    if description:
+    if description and not existing.get("description"):
         existing["description"] = str(description).strip()
     return existing, created
 

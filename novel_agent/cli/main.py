@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .context_cmd import context_cmd
 from .browse import inspect_cmd, scenes_group, status_cmd
 from .new import new_cmd
 from .tick import tick_cmd
@@ -28,3 +29,4 @@ cli.add_command(tick_cmd)
 cli.add_command(status_cmd)
 cli.add_command(scenes_group)
 cli.add_command(inspect_cmd)
+cli.add_command(context_cmd)

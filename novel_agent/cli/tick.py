@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..contexts import open_counter
 from ..models import get_model
 from ..pipeline import StageReport, run_tick
 from .common import load_config, model_options, novel_errors, open_project, project_option
@@ -46,10 +47,17 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
     with project:
         model = get_model(config, os.environ)
         click.echo(f"model: {model.describe()}")
+        counter = open_counter(project, config)
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")
-            result = run_tick(project, config, model,
+            result = run_tick(project, config, model, counter=counter,
                               on_stage=lambda r: click.echo(stage_line(r)))
+            counter.store.flush()
+            writer = result.reports.get("writer", {})
+            if writer:
+                click.echo(f"  context   {writer['tokens']:,}/{writer['budget']:,} tokens "
+                           f"({writer['usage']:.0%}), level {writer['compaction_level']}, "
+                           f"prefix shared {writer['prefix_share']:.0%}")
             rel = result.scene_path.relative_to(project.root.parent)
             click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")
     click.echo(f"scenes: {project.scenes_dir}")

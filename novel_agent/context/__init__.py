@@ -1,8 +1,7 @@
 """The context engine: what goes into each stage's prompt, and in which order."""
 
 from .sections import Context, Section
-from .builders import (extractor_context, planner_context, summarizer_context,
-                       writer_context)
+from .builders import extractor_context, planner_context, summarizer_context
 
-__all__ = ["Context", "Section", "planner_context", "writer_context", "extractor_context",
+__all__ = ["Context", "Section", "planner_context", "extractor_context",
            "summarizer_context"]

@@ -52,52 +52,59 @@ def planner_context(story: Any, memory: Memory, recent: Sequence[Scene], *, tick
                                          "first_scene": tick == 1})
 
 
-def cast_section(memory: Memory, plan: Plan) -> Section:
-    """POV character, location and the characters present."""
-    lines = []
-    pov = memory.find_character(plan.pov)
-    lines.append("POV: " + (describe_character(pov) if pov else plan.pov))
-    location = memory.find_location(plan.location)
-    lines.append("Location: " + (describe_location(location) if location else plan.location))
-    others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
-    for name in others:
+def _first_seen(entity: dict) -> tuple[int, str]:
+    return (int(entity.get("first_seen") or 0), str(entity.get("id", "")))
+
+
+def cast_section(memory: Memory, ensemble: Sequence[str] = (),
+                 places: Sequence[str] = ()) -> Section:
+    """Profiles of the characters and places of the given (anchor) scenes.
+
+    Stable on purpose, for prefix caching: profiles without current states,
+    ordered by first appearance. Who is POV, where the scene is, everyone's
+    state now, and anyone not profiled here go in the volatile tail
+    (`intention_text`).
+    """
+    people = {}
+    for name in ensemble:
         c = memory.find_character(name)
-        lines.append("Present: " + (describe_character(c) if c else name))
-    return Section("cast", "Who and where", "\n".join(lines), items=tuple(plan.characters))
+        if c is not None:
+            people[c.get("id")] = c
+    locations = {}
+    for name in places:
+        loc = memory.find_location(name)
+        if loc is not None:
+            locations[loc.get("id")] = loc
+    ordered = sorted(people.values(), key=_first_seen)
+    lines = [describe_character({k: v for k, v in c.items() if k != "state"}) for c in ordered]
+    lines += [f"Place: {describe_location(l)}" for l in sorted(locations.values(), key=_first_seen)]
+    return Section("cast", "Who and where", "\n".join(lines),
+                   items=tuple(str(c.get("name")) for c in ordered)
+                   + tuple(str(l.get("name")) for l in locations.values()))
 
 
-def writer_context(story: Any, memory: Memory, plan: Plan, scenes: Sequence[Scene], *,
-                   tick: int, full_text_count: int, summary_count: int,
-                   tool_results: Sequence[str] = (), steer: str = "",
-                   min_words: int = 200, max_words: int = 400,
-                   tier3: str = "") -> Context:
-    """What the writer sees: bible, cast, recent summaries, last scenes in full, the plan."""
-    ordered = list(scenes)
-    full = ordered[-full_text_count:] if full_text_count else []
-    before = ordered[: len(ordered) - len(full)]
-    summarized = before[-summary_count:] if summary_count else []
-    sections = (
-        Section("bible", "Story bible", story_bible(story), pinned=True),
-        Section("tier3", "The story so far", tier3),
-        cast_section(memory, plan),
-        Section("recent_summaries", "Earlier scenes (summaries)",
-                "\n\n".join(scene_summary(s) for s in summarized),
-                items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
-        Section("recent_full", "The last scenes in full", "\n\n".join(scene_full(s) for s in full),
-                items=tuple(f"scene_{s.tick:03d}" for s in full)),
-        Section("tools", "Notes from the planner's tools", bullets(tool_results), pinned=True),
-        Section("intention", "This scene", intention_text(plan), pinned=True),
-        Section("steer", "Author's note", steer, pinned=True),
-    )
-    return Context("writer", sections, {"tick": tick, "min_words": min_words,
-                                        "max_words": max_words, "title": plan.title})
+def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence[str] = ()) -> str:
+    """The scene to write: title, intention, POV, place, who is present and their state now.
 
+    Characters and the place not already profiled in `described` get their profile here.
+    """
+    known = {d.lower() for d in described}
 
-def intention_text(plan: Plan) -> str:
-    lines = [f"Scene intention: {plan.intention}", f"POV: {plan.pov}",
-             f"Location: {plan.location}"]
-    if plan.characters:
-        lines.append("Characters present: " + ", ".join(plan.characters))
+    def who(name: str) -> str:
+        c = memory.find_character(name) if memory is not None else None
+        if c is None:
+            return name
+        text = describe_character({k: v for k, v in c.items() if k != "state"}) \
+            if str(c.get("name", "")).lower() not in known else str(c.get("name"))
+        return text + (f" (now: {c['state']})" if c.get("state") else "")
+
+    lines = [f"Scene intention: {plan.intention}", f"POV: {who(plan.pov)}"]
+    loc = memory.find_location(plan.location) if memory is not None else None
+    lines.append("Location: " + (describe_location(loc) if loc and str(loc.get("name", "")).lower()
+                                 not in known else plan.location))
+    others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
+    if others:
+        lines.append("Also present: " + "; ".join(who(n) for n in others))
     if plan.title:
         lines.insert(0, f"Title: {plan.title}")
     return "\n".join(lines)

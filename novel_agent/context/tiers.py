@@ -30,6 +30,11 @@ class TierLimits:
     low_water: float       # share of a token cap a tier refills from after compaction
 
     @property
+    def after_compaction(self) -> int:
+        """Tier 1's low-water mark in scenes: room to grow before the next compaction."""
+        return max(self.full_count, self.max_full // 3)
+
+    @property
     def max_summaries(self) -> int:
         return 4 * self.summary_count
 
@@ -45,9 +50,10 @@ class RecentSelection:
 
 
 def _compact_full(last: int, tokens: Callable[[int], int], limits: TierLimits) -> int:
-    """Newest-first: at least `full_count` scenes within the cap, more while under low water."""
+    """Newest-first down to the low-water mark: `after_compaction` scenes at most, within
+    `low_water` of the cap (but `full_count` of them if they fit the whole cap)."""
     start, used = last, tokens(last)
-    while start > 1 and last - start + 1 < limits.max_full:
+    while start > 1 and last - start + 1 < limits.after_compaction:
         nxt = tokens(start - 1)
         count = last - start + 1
         within_floor = count < limits.full_count and used + nxt <= limits.tier1_tokens

@@ -94,12 +94,12 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     recent = select_recent(inputs.last_tick, full_tokens, summary_tokens, limits, inputs.state)
 
     def propose(level: int) -> Proposal:
-        return _proposal(inputs, counter, budget, ctx, recent, level)
+        return _proposal(inputs, counter, budget, ctx, gen, recent, level)
 
     return propose
 
 
-def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any,
+def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
               recent: RecentSelection, level: int) -> Proposal:
     notes: list[ItemNote] = []
     full, summarized = list(recent.full), list(recent.summarized)
@@ -141,7 +141,13 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     retrieved_cap = 0 if level >= 3 else int(budget * ctx.retrieved_share)
     retrieved = _take(inputs.retrieved, retrieved_cap, counter, "retrieved", notes,
                       cut if level >= 3 else "over the retrieval share")
-    cast = cast_section(inputs.memory, inputs.plan)
+    # The cast is anchored on scenes that change only when a tier compacts, so it
+    # stays a stable prefix; whoever else is in this scene is described in the tail.
+    first = recent.state.get("tier2_start", 1)
+    last = min(recent.state.get("tier1_start", 0), first + max(1, gen.summary_scenes_count))
+    anchor = [s for s in (inputs.scene(t) for t in range(first, last + 1)) if s]
+    cast = cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
+                        places=[s.location for s in anchor])
     if lore:
         cast = Section(cast.name, cast.title, cast.text + "\n\nLore:\n" +
                        "\n".join(p.text for p in lore), items=cast.items + tuple(p.key for p in lore))
@@ -162,7 +168,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                 items=tuple(f"scene_{s.tick:03d}" for s in scenes_full)),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
-        Section("intention", "This scene", intention_text(inputs.plan), pinned=True),
+        Section("intention", "This scene",
+                intention_text(inputs.plan, inputs.memory, described=cast.items), pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )
     context = Context("writer", sections, {"tick": inputs.tick, "min_words": inputs.min_words,
