@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..context.budget import limits_for
 from ..contexts import open_counter
 from ..models import get_model
 from ..pipeline import StageReport, run_tick
@@ -47,6 +48,9 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
     with project:
         model = get_model(config, os.environ)
         click.echo(f"model: {model.describe()}")
+        warning = limits_for(config).warning
+        if warning:
+            click.echo(f"warning: {warning}")
         counter = open_counter(project, config)
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")

@@ -1,0 +1,76 @@
+"""`novel context`, the extractor's long-scene truncation, and model-table warnings."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from novel_agent.cli import cli
+from novel_agent.contexts import build_extractor, open_counter
+from novel_agent.memory import load_memory
+from novel_agent.pipeline import run_tick
+from novel_agent.models.offline import OfflineModel
+from novel_agent.tokens import TokenCounter
+
+import story_factory as sf
+from conftest import snapshot
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def ticks(project, n):
+    with project:
+        config = project.config()
+        for _ in range(n):
+            run_tick(project, config, OfflineModel(seed=5))
+
+
+def test_context_report_as_table_and_json_changes_nothing(project):
+    ticks(project, 4)
+    before = snapshot(project.root)
+    out = invoke("context", "-p", "harbour")
+    lines = out.splitlines()
+    assert lines[0] == "writer context for tick 5 — model offline (cl100k_base)"
+    assert lines[1].startswith("budget  31,044 tokens = min(window 32,768, cap 32,000)")
+    assert lines[3].startswith("[") and lines[3].endswith("]") and len(lines[3]) == 52
+    assert any(line.startswith("1 recent_full") and "scene_004" in line for line in lines)
+    report = json.loads(invoke("context", "-p", "harbour", "--json", "--show-prompt"))
+    assert report["stage"] == "writer" and report["tick"] == 5
+    assert report["tokens"] <= report["budget"]
+    assert TokenCounter("offline").count_messages(report["messages"]) == report["tokens"]
+    names = [s["name"] for s in report["sections"]]
+    assert names == ["instructions", "bible", "tier3", "cast", "retrieved", "recent_summaries",
+                     "recent_full", "tools", "intention", "steer"]
+    planner = json.loads(invoke("context", "--stage", "planner", "--json"))
+    assert planner["stage"] == "planner" and planner["prefix_share"] > 0
+    assert snapshot(project.root) == before
+
+
+def test_extractor_cuts_a_very_long_scene_middle_out(project):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "context:\n  window: 4000\n")
+    config = project.config()
+    prose = sf.prose(6000, 2)
+    built = build_extractor(project, config, open_counter(project, config),
+                            story=project.story(), memory=load_memory(project.memory_dir),
+                            plan=sf.plan(1), prose=prose, tick=1)
+    assert built.report["tokens"] <= built.report["budget"]
+    assert built.report["truncated"] == ["scene"]
+    user = built.messages[-1]["content"]
+    assert "tokens cut from the middle" in user
+    assert prose[:200] in user and prose[-200:] in user
+
+
+def test_unknown_model_warns_in_one_line(project, projects_dir):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "  model: my-own-model\n")
+    out = invoke("context", "-p", "harbour")
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: unknown model 'my-own-model': assuming an 8,192-token window "
+                        "(set context.window in project.yaml)"]
+    assert "window 8,192" in out
