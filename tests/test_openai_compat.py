@@ -228,3 +228,17 @@ def test_fake_server_models_and_embeddings(fake_openai):
     assert len(first.data) == 2 and len(first.data[0].embedding) == 8
     assert first.data[0].embedding == pytest.approx(again.data[0].embedding, abs=1e-6)
     assert first.data[0].embedding != first.data[1].embedding
+
+
+def test_prose_options_go_with_prose_requests_only():
+    from novel_agent.models.base import Request
+    from novel_agent.models.openai_compat import OpenAICompatModel
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatModel(server.base_url, "m", None, timeout=5, max_retries=0,
+                                  temperature=0.5, prose_options={"repeat_penalty": 1.1})
+        model.complete(Request("writer", [{"role": "user", "content": "hi"}], 10))
+        model.complete(Request("planner", [{"role": "user", "content": "hi"}], 10,
+                               json_schema={"type": "object"}))
+    prose, json_call = (r["json"] for r in server.requests)
+    assert prose["repeat_penalty"] == 1.1
+    assert "repeat_penalty" not in json_call

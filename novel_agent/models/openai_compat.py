@@ -42,11 +42,15 @@ class OpenAICompatModel:
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float,
                  max_retries: int, temperature: float, label: str = "openai",
                  seed: int | None = None, *, stream: bool = False,
+                 prose_options: dict[str, Any] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
         self.base_url, self.model, self.label = base_url, model, label
         self.timeout, self.max_retries = timeout, max_retries
         self.temperature, self.seed, self.stream = temperature, seed, stream
+        # Extra sampling options sent (as extra_body) with prose requests only: JSON
+        # under a grammar must not be penalised for repeating its quotes and braces.
+        self.prose_options = dict(prose_options or {})
         self._key = api_key or NO_KEY
         self._sleep, self._clock = sleep, clock
         self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout,
@@ -148,6 +152,8 @@ class OpenAICompatModel:
                 "name": request.schema_name, "schema": request.json_schema, "strict": False}}
         elif level == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
+        if request.json_schema is None and self.prose_options:
+            kwargs["extra_body"] = dict(self.prose_options)
         if self.stream:
             kwargs.update(stream=True, stream_options={"include_usage": True})
         return kwargs
