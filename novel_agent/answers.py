@@ -21,8 +21,9 @@ TOOLS = ("create_character", "update_character", "create_location", "add_relatio
          "open_loop", "resolve_loop", "query_memory")
 
 
-def _s(n: int) -> dict[str, Any]:
-    return {"type": "string", "maxLength": n}
+def _s(n: int, least: int = 1) -> dict[str, Any]:
+    # minLength too: under a grammar a small model otherwise answers "" to be done.
+    return {"type": "string", "minLength": least, "maxLength": n}
 
 
 def plan_schema(max_tools: int) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def plan_schema(max_tools: int) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "title": _s(80),
-            "intention": _s(400),
+            "intention": _s(400, 12),
             "pov": _s(60),
             "location": _s(80),
             "characters": {"type": "array", "items": _s(60), "maxItems": 6},
@@ -53,15 +54,15 @@ def plan_schema(max_tools: int) -> dict[str, Any]:
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "summary": {"type": "array", "items": _s(200), "minItems": 3, "maxItems": 6},
-        "facts": {"type": "array", "items": _s(200), "maxItems": 6},
-        "characters": {"type": "array", "maxItems": 6, "items": {
-            "type": "object", "properties": {"name": _s(60), "state": _s(160)},
+        "summary": {"type": "array", "items": _s(160, 12), "minItems": 3, "maxItems": 6},
+        "facts": {"type": "array", "items": _s(160), "maxItems": 4},
+        "characters": {"type": "array", "maxItems": 4, "items": {
+            "type": "object", "properties": {"name": _s(60), "state": _s(120)},
             "required": ["name", "state"]}},
-        "loops_opened": {"type": "array", "items": _s(200), "maxItems": 3},
-        "loops_resolved": {"type": "array", "items": _s(120), "maxItems": 3},
-        "relationships": {"type": "array", "maxItems": 3, "items": {
-            "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(80)},
+        "loops_opened": {"type": "array", "items": _s(160), "maxItems": 2},
+        "loops_resolved": {"type": "array", "items": _s(100), "maxItems": 2},
+        "relationships": {"type": "array", "maxItems": 2, "items": {
+            "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
             "required": ["a", "b", "kind"]}},
     },
     "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
@@ -145,12 +146,78 @@ def _first_object(text: str) -> str | None:
     return None
 
 
+def close_truncated(text: str) -> str | None:
+    """Close a JSON object cut off mid-answer (finish_reason "length").
+
+    Keeps everything up to the last complete value inside the outermost object
+    and appends the brackets still open; None if there is no object to close.
+    """
+    start = text.find("{")
+    if start == -1:
+        return None
+    stack: list[str] = []
+    in_str = esc = False
+    cut, cut_stack = None, None
+    expecting_value_after_colon = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+                # a string ends a value in an array, or a value after a colon
+                if stack and (stack[-1] == "[" or expecting_value_after_colon):
+                    cut, cut_stack = i + 1, list(stack)
+                    expecting_value_after_colon = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append(ch)
+            expecting_value_after_colon = False
+        elif ch in "}]":
+            if not stack:
+                break
+            stack.pop()
+            cut, cut_stack = i + 1, list(stack)
+            if not stack:
+                return text[start:i + 1]
+        elif ch == ":":
+            expecting_value_after_colon = True
+        elif ch == ",":
+            expecting_value_after_colon = False
+        elif ch.isdigit() or ch in "tfn-":
+            if expecting_value_after_colon or (stack and stack[-1] == "["):
+                j = i
+                while j < len(text) and text[j] not in ",}]\n":
+                    j += 1
+                if j < len(text):
+                    cut, cut_stack = j, list(stack)
+    if cut is None or not cut_stack:
+        return None
+    closers = "".join("}" if b == "{" else "]" for b in reversed(cut_stack))
+    return re.sub(r",\s*$", "", text[start:cut]) + closers
+
+
 def parse_json(text: str, *, stage: str = "") -> dict[str, Any]:
-    """Parse a model's JSON answer tolerantly; ModelResponseError if there is none."""
+    """Parse a model's JSON answer tolerantly; ModelResponseError if there is none.
+
+    Accepts code fences, prose around the object, trailing commas, and an
+    object cut off by the token limit (closed after its last complete value).
+    """
     candidates = [text.strip()]
     candidates += [m.strip() for m in FENCE_RE.findall(text)]
+    outer = text.find("{")
     obj = _first_object(text)
-    if obj:
+    if obj and text.find(obj) == outer:
+        candidates.append(obj)
+    closed = close_truncated(text)
+    if closed:
+        candidates.append(closed)
+    if obj and obj not in candidates:
         candidates.append(obj)
     for candidate in candidates:
         for variant in (candidate, re.sub(r",\s*([}\]])", r"\1", candidate)):

@@ -38,9 +38,9 @@ class LLMConfig:
     max_retries: int = 3
     temperature: float = 0.8
     seed: int = 0
-    planner_max_tokens: int = 400
+    planner_max_tokens: int = 600
     writer_max_tokens: int = 700
-    extractor_max_tokens: int = 500
+    extractor_max_tokens: int = 800
     summarizer_max_tokens: int = 400
 
 

@@ -69,3 +69,34 @@ def test_schemas_bound_every_string():
                 yield from strings(value)
     found = list(strings(plan_schema(3))) + list(strings(EXTRACT_SCHEMA))
     assert found and all("maxLength" in s for s in found)
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_closed():
+    full = {"summary": ["Mara finds the map.", "The door is drawn."],
+            "facts": ["a", "b"], "characters": [{"name": "Mara", "state": "uneasy"}]}
+    text = json.dumps(full, indent=2)
+    cut = text[: text.index('"b"') + 2]          # inside the second fact
+    data = parse_json(cut)
+    assert data["summary"] == full["summary"] and data["facts"] == ["a"]
+    cut = text[: text.index('"uneasy"') + 4]     # inside a nested object's string
+    data = parse_json(cut)
+    assert data["facts"] == ["a", "b"] and data["summary"] == full["summary"]
+
+
+def test_a_truncated_answer_never_yields_an_inner_object():
+    text = '{"summary": ["x y z"], "characters": [{"name": "A", "state": "B"}, {"name": "C'
+    data = parse_json(text)
+    assert data["summary"] == ["x y z"] and data["characters"] == [{"name": "A", "state": "B"}]
+
+
+@given(st.lists(st.text(alphabet="abc .,'", min_size=1, max_size=12), min_size=1, max_size=6),
+       st.integers(1, 400))
+def test_any_cut_of_a_valid_answer_parses_or_fails_cleanly(bullets, at):
+    text = json.dumps({"summary": bullets, "facts": bullets[:2]})
+    try:
+        data = parse_json(text[:at])
+    except ModelResponseError:
+        return
+    assert set(data) <= {"summary", "facts"}
+    for key, values in data.items():
+        assert all(v in bullets for v in values)
