@@ -41,28 +41,11 @@ class Memory:
 
     def find_character(self, name_or_id: str) -> dict[str, Any] | None:
         """A character by id or by name (case-insensitive)."""
-        if not name_or_id:
-            return None
-        key = slug(name_or_id)
-        if key in self.characters:
-            return self.characters[key]
-        lowered = str(name_or_id).strip().lower()
-        for character in self.characters.values():
-            if str(character.get("name", "")).lower() == lowered:
-                return character
-        return None
+        return _find(self.characters, name_or_id)
 
     def find_location(self, name_or_id: str) -> dict[str, Any] | None:
-        if not name_or_id:
-            return None
-        key = slug(name_or_id)
-        if key in self.locations:
-            return self.locations[key]
-        lowered = str(name_or_id).strip().lower()
-        for location in self.locations.values():
-            if str(location.get("name", "")).lower() == lowered:
-                return location
-        return None
+        """A location by id or by name (case-insensitive)."""
+        return _find(self.locations, name_or_id)
 
     def find_loop(self, ref: str) -> dict[str, Any] | None:
         """A loop by id, or by its description."""
@@ -75,6 +58,19 @@ class Memory:
             if str(loop.get("description", "")).strip().lower() == lowered:
                 return loop
         return None
+
+
+def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any] | None:
+    if not name_or_id:
+        return None
+    key = slug(name_or_id)
+    if key in entities:
+        return entities[key]
+    lowered = str(name_or_id).strip().lower()
+    for entity in entities.values():
+        if str(entity.get("name", "")).lower() == lowered:
+            return entity
+    return None
 
 
 def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
