@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -17,7 +18,7 @@ from .answers import Extraction, Plan
 from .config import Config
 from .context.writer import Piece
 from .contexts import Built, SceneCache, build_extractor, build_planner, build_writer, log_path, log_text
-from .errors import ModelError, NovelError, TickError
+from .errors import ModelError, TickError
 from .files import atomic_write
 from .memory import load_memory
 from .models import model_name
@@ -25,7 +26,9 @@ from .models.base import ChatModel
 from .tokens import TokenCounter
 from .project import Project
 from .scenes import Scene, load_scenes, scene_ticks, word_count
+from .summaries import tier3_docs
 from .stages import extract, plan as plan_stage, write
+from .stages import summarize
 from .stages.call import StageCall
 from .stages.commit import commit_tick
 from .stages.tools import ensure_cast, run_tools
@@ -57,6 +60,7 @@ class TickResult:
     tool_results: list[str]
     memory_changes: list[str]
     stages: list[StageReport] = field(default_factory=list)
+    summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
     reports: dict[str, dict] = field(default_factory=dict)
 
 
@@ -74,6 +78,7 @@ def recent_scenes(project: Project, count: int) -> list[Scene]:
 def run_tick(project: Project, config: Config, model: ChatModel, *,
              counter: TokenCounter | None = None,
              clock: Callable[[], float] = time.monotonic,
+             now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
              on_stage: Callable[[StageReport], None] | None = None) -> TickResult:
     """Run one tick on `project`. The caller holds the project's lock."""
     gen = config.generation
@@ -84,8 +89,8 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     scenes = SceneCache(project)
     counter = counter or TokenCounter(model_name(config), config.context.encoding)
     steer = project.steer()
-    overall = _overall_summary(project) if gen.include_overall_summary else ""
-    tier3 = [Piece("overall", overall)] if overall else []
+    summary_docs, overall = tier3_docs(project, config, counter.count)
+    tier3 = [Piece(doc.name, doc.block()) for doc in summary_docs]
     reports: list[StageReport] = []
     built: dict[str, Built] = {}
 
@@ -148,10 +153,18 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     reports.append(commit_report)
     if on_stage:
         on_stage(commit_report)
+    # 5. checkpoint summaries: a failure leaves them pending, the tick stays committed
+    started = clock()
+    summary = summarize.after_commit(project, config, model, tick, now=now, memory=memory)
+    if summary is not None:
+        summary.seconds = clock() - started
+        reports.append(summary)
+        if on_stage:
+            on_stage(summary)
     return TickResult(tick=tick, scene_path=project.scene_path(tick),
                       plan_path=project.plan_path(tick), title=scene.title, words=scene.words,
                       plan=plan, extraction=extraction, tool_results=tool_results,
-                      memory_changes=changes, stages=reports,
+                      memory_changes=changes, stages=reports, summary=summary,
                       reports={stage: b.report for stage, b in built.items()})
 
 
@@ -162,13 +175,3 @@ def _stage(name: str, fn):
     except ModelError as exc:
         raise TickError(f"{name} failed: {exc}", stage=name) from None
 
-
-def _overall_summary(project: Project) -> str:
-    path = project.summaries_dir / "overall.md"
-    try:
-        from .files import read_front_matter
-        return read_front_matter(path)[1]
-    except FileNotFoundError:
-        return ""
-    except NovelError:
-        return ""

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .config import Config
+from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
-from .scenes import Scene, load_scene, scene_ticks
-from .files import read_front_matter
+from .scenes import Scene, load_scene, load_scenes, scene_ticks
+from .summaries import (SummaryDoc, counter_for, doc_cost, load_tree, pending_ticks,
+                        select_tier3, tier3_budget)
 
 
 @dataclass(frozen=True)
@@ -74,3 +77,70 @@ def folder_tree(root: Path, *, max_files: int = 3) -> list[str]:
 
 def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+@dataclass(frozen=True)
+class SummaryLevel:
+    """One level of the summary tree: how many docs, what they cover, what they cost."""
+
+    label: str            # "checkpoints", "arcs L1", ..., "overall"
+    docs: int
+    first: int
+    last: int
+    tokens: int           # summary tokens, counted now
+    scene_tokens: int     # tokens of the scenes those docs cover
+
+    @property
+    def compression(self) -> float:
+        """Scene tokens covered per summary token."""
+        return self.scene_tokens / self.tokens if self.tokens else 0.0
+
+
+@dataclass(frozen=True)
+class SummaryStatus:
+    """The summary tree at a glance, and what tier 3 takes from it now."""
+
+    levels: list[SummaryLevel]
+    tier3: list[SummaryDoc]
+    tier3_tokens: int
+    budget: int
+    pending: list[int]
+    edited: list[str]
+
+
+def summary_status(project: Project, config: Config) -> SummaryStatus:
+    """Levels, ranges, tokens and compression of the summary tree (see summaries.py)."""
+    tree = load_tree(project.summaries_dir)
+    count = counter_for(config).count
+
+    def scene_tokens(doc: SummaryDoc) -> int:
+        if isinstance(doc.meta.get("source_tokens"), int):
+            return doc.meta["source_tokens"]
+        ticks = list(range(doc.first, doc.last + 1))
+        return sum(count(s.body) for s in load_scenes(project.scenes_dir, ticks))
+
+    per_checkpoint = {d.name: scene_tokens(d) for d in tree.checkpoints()}
+
+    def covered(doc: SummaryDoc) -> int:
+        if doc.kind == "checkpoint":
+            return per_checkpoint[doc.name]
+        if doc.kind == "arc" and isinstance(doc.meta.get("source_tokens"), int):
+            return doc.meta["source_tokens"]
+        return sum(n for name, n in per_checkpoint.items()
+                   if doc.first <= tree.docs[name].first and tree.docs[name].last <= doc.last)
+
+    groups: dict[int, list[SummaryDoc]] = {}
+    for doc in [*tree.docs.values(), *([tree.overall] if tree.overall else [])]:
+        groups.setdefault(doc.level, []).append(doc)
+    levels = []
+    for level in sorted(groups, key=lambda n: (n < 0, n)):
+        docs = groups[level]
+        label = "checkpoints" if level == 0 else ("overall" if level < 0 else f"arcs L{level}")
+        levels.append(SummaryLevel(label, len(docs), min(d.first for d in docs),
+                                   max(d.last for d in docs), sum(count(d.body) for d in docs),
+                                   sum(covered(d) for d in docs)))
+    budget = tier3_budget(config)
+    chosen = select_tier3(tree, budget, count)
+    edited = [d.name for d in [*tree.docs.values(), tree.overall] if d is not None and d.edited]
+    return SummaryStatus(levels, chosen, sum(doc_cost(d, count) for d in chosen), budget,
+                         pending_ticks(project, config, tree), sorted(edited))

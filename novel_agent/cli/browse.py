@@ -9,7 +9,7 @@ import click
 from ..errors import ProjectError
 from ..models import describe_provider
 from ..scenes import load_scene, scene_ticks
-from ..status import folder_tree, project_status
+from ..status import SummaryStatus, folder_tree, project_status, summary_status
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -17,7 +17,8 @@ from .common import load_config, novel_errors, open_project, project_option
 @project_option
 @novel_errors
 def status_cmd(project_spec: str | None) -> None:
-    """Show ticks, words, characters, open loops, the last scene and the model.
+    """Show ticks, words, characters, open loops, the last scene, the model, and the
+    summary tree (levels, ranges, tokens, compression) with what tier 3 takes from it.
 
     \b
     Example:
@@ -26,6 +27,7 @@ def status_cmd(project_spec: str | None) -> None:
     project = open_project(project_spec)
     config = load_config(project)
     s = project_status(project)
+    summaries = summary_status(project, config)  # before printing: a broken file is one error
     click.echo(f"project     {s.name}  ({s.root})")
     click.echo(f"ticks       {s.tick}  ({s.scenes} scenes, {s.words:,} words)")
     click.echo(f"characters  {s.characters}    locations {s.locations}    facts {s.facts}")
@@ -34,6 +36,29 @@ def status_cmd(project_spec: str | None) -> None:
         click.echo(f"last scene  {s.last_scene.tick}: \"{s.last_scene.title}\"  "
                    f"(pov {s.last_scene.pov}, at {s.last_scene.location})")
     click.echo(f"model       {describe_provider(config)}  (preset {config.preset})")
+    for line in summary_lines(summaries):
+        click.echo(line)
+
+
+def summary_lines(s: SummaryStatus) -> list[str]:
+    """The summary tree for `novel status`: one line per level, then tier 3 and what is owed."""
+    lines = [] if s.levels else ["summaries   none yet"]
+    for n, level in enumerate(s.levels):
+        docs = f"{level.docs} doc{'s' if level.docs != 1 else ''}"
+        lines.append(f"{'summaries' if n == 0 else '':<12}{level.label:<12} {docs:>8}  ticks "
+                     f"{f'{level.first}–{level.last}':<9} {level.tokens:>7,} tokens  "
+                     f"compression {level.compression:.1f}×")
+    names = ", ".join(d.name if d.kind == "overall" else f"{d.name} ({d.first}–{d.last})"
+                      for d in s.tier3)
+    if s.levels:
+        lines.append(f"tier 3      {s.tier3_tokens:,} of {s.budget:,} tokens: "
+                     f"{names or 'nothing fits'}")
+    if s.edited:
+        lines.append(f"hand-edited {', '.join(s.edited)} (kept; novel summarize --rebuild remakes)")
+    if s.pending:
+        lines.append(f"pending     checkpoints at ticks {', '.join(map(str, s.pending))} "
+                     "(novel summarize makes them)")
+    return lines
 
 
 @click.group("scenes")

@@ -8,6 +8,7 @@ from .. import __version__
 from .context_cmd import context_cmd
 from .browse import inspect_cmd, scenes_group, status_cmd
 from .new import new_cmd
+from .summarize import summarize_cmd
 from .tick import tick_cmd
 
 
@@ -30,3 +31,4 @@ cli.add_command(status_cmd)
 cli.add_command(scenes_group)
 cli.add_command(inspect_cmd)
 cli.add_command(context_cmd)
+cli.add_command(summarize_cmd)

@@ -179,7 +179,48 @@ class OfflineModel:
                 "loops_opened": [], "loops_resolved": [], "relationships": []}
 
     def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
-        lines = [line[2:] for m in request.messages for line in m.get("content", "").splitlines()
-                 if line.startswith("- ")]
-        picked = lines[:: max(1, len(lines) // 5)][:5] if lines else ["The story continues."]
-        return "\n".join(f"- {line}" for line in picked)
+        """Checkpoint and arc bullets that name every item the request lists (the
+        characters, loops and facts of the range); the overall summary as a short
+        paragraph that keeps its opening and its latest turns."""
+        if hints.get("kind") == "overall":
+            return self._overall(hints)
+        items = [(str(k), str(label)) for k, label in hints.get("items") or []]
+        if not items:
+            lines = [line[2:] for m in request.messages
+                     for line in m.get("content", "").splitlines() if line.startswith("- ")]
+            picked = lines[:: max(1, len(lines) // 5)][:5] if lines else ["The story continues."]
+            return "\n".join(f"- {line}" for line in picked)
+        first, last = hints.get("first", ""), hints.get("last", hints.get("tick", ""))
+        people = [label for kind, label in items if kind == "character"]
+        loops = [label for kind, label in items if kind == "loop"]
+        facts = [label for kind, label in items if kind == "fact"]
+        bullets = [f"Scenes {first}–{last} follow {_join(people)}, "
+                   f"who {rng.choice(VERBS)}." if people else
+                   f"Scenes {first}–{last} move the story on."]
+        bullets += [f"The question of {_join(part)} drives them." for part in _chunks(loops, 2)]
+        bullets += [f"It is established that {'; '.join(part)}." for part in _chunks(facts, 2)]
+        return "\n".join(f"- {b}" for b in bullets[:5])
+
+    @staticmethod
+    def _overall(hints: Mapping[str, Any]) -> str:
+        previous = [s.strip() for s in str(hints.get("previous") or "").split(". ") if s.strip()]
+        new = []
+        for body in hints.get("new") or []:
+            lines = [l[2:].strip() for l in str(body).splitlines() if l.startswith("- ")]
+            if lines:
+                new.append(lines[0].rstrip("."))
+        sentences = previous[:1] + previous[1:][-3:] + new[-2:]
+        text = ". ".join(s.rstrip(".") for s in sentences if s)
+        return (text + ".") if text else "The story has begun."
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _chunks(items: list[str], parts: int) -> list[list[str]]:
+    """`items` in at most `parts` consecutive groups of nearly equal size."""
+    if not items:
+        return []
+    size = -(-len(items) // parts)
+    return [items[i:i + size] for i in range(0, len(items), size)]

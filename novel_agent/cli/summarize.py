@@ -1,0 +1,65 @@
+"""`novel summarize`: make checkpoint, arc and overall summaries on demand."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+import click
+
+from ..models import get_model
+from ..stages.summarize import SummaryReport, summarize_project
+from .common import load_config, model_options, novel_errors, open_project, project_option
+
+
+def report_lines(report: SummaryReport) -> list[str]:
+    """What a summarize step made, kept, warned about and still owes."""
+    lines = []
+    for doc in report.made:
+        line = (f"{doc.name:<16} ticks {f'{doc.first}–{doc.last}':<9} "
+                f"{doc.meta.get('tokens', 0):>6} tokens")
+        if "coverage" in doc.meta:
+            line += f"  coverage {doc.meta['coverage']:.0%}"
+        if doc.covers:
+            line += f"  covers {', '.join(doc.covers)}"
+        lines.append(line)
+    lines += [f"kept {name}: edited by hand (--rebuild overwrites it)" for name in report.skipped]
+    lines += [f"warning: {w}" for w in report.warnings]
+    if report.pending:
+        lines.append("pending: checkpoints at ticks " + ", ".join(map(str, report.pending)))
+    if not lines:
+        lines.append("nothing to summarize: every checkpoint owed is made")
+    return lines
+
+
+@click.command("summarize")
+@project_option
+@click.option("--checkpoint", type=click.IntRange(1, None), default=None, metavar="T",
+              help="Make (or remake) the checkpoint that ends at tick T.")
+@click.option("--pending", is_flag=True, help="Make the checkpoints owed (the default).")
+@click.option("--rebuild", is_flag=True,
+              help="Remake every checkpoint, arc and the overall summary, hand edits included.")
+@model_options
+@novel_errors
+def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: bool, rebuild: bool,
+                  provider: str | None, model_flag: str | None, base_url: str | None) -> None:
+    """Make checkpoint, arc and overall summaries now (ticks make them on their own).
+
+    \b
+    Example:
+      novel summarize -p harbour                 # the checkpoints still owed
+      novel summarize -p harbour --checkpoint 20 # remake checkpoint_020
+      novel summarize -p harbour --rebuild       # remake all, hand edits too
+    """
+    if (checkpoint is not None) + pending + rebuild > 1:
+        raise click.UsageError("give one of --checkpoint T, --pending, --rebuild")
+    project = open_project(project_spec)
+    config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
+    with project:
+        model = get_model(config, os.environ)
+        report = summarize_project(project, config, model, checkpoint=checkpoint,
+                                   rebuild=rebuild, now=lambda: datetime.now(timezone.utc))
+    for line in report_lines(report):
+        click.echo(line)
+    if report.error:
+        raise click.ClickException(report.error)

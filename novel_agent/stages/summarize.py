@@ -1,0 +1,420 @@
+"""Stage 5, summarize: checkpoints, arcs and the overall summary, checked for faithfulness.
+
+After tick T commits, `after_commit` makes the checkpoints owed (every
+`checkpoint_summary_interval` ticks, and any left pending by a failed call),
+extends the overall summary with what is new, and rolls the oldest roots of
+the tree up into arcs while tier 3 does not fit its share (see summaries.py).
+A checkpoint or arc is checked against the memory of its range (characters
+who appeared, loops opened or resolved, facts established); if it leaves any
+out the summarizer is asked once more, naming them, and the coverage is
+recorded. A summarizer failure never undoes the tick: the checkpoint stays
+pending in `.novel/state.yaml` and is made at the next tick (or by
+`novel summarize`). A hand-edited summary is never overwritten unless rebuilt.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from ..config import Config
+from ..context import Context, Section, summarizer_context
+from ..context.budget import stage_budget
+from ..context.sections import story_bible
+from ..errors import ModelError, ProjectError
+from ..memory import Memory, load_memory
+from ..models import model_name
+from ..models.base import ChatModel
+from ..project import Project
+from ..prompts import render_stage
+from ..scenes import Scene, load_scenes
+from ..summaries import (OVERALL, SummaryDoc, SummaryTree, counter_for, doc_cost, load_doc, load_tree,
+                         pending_ticks, record_pending, tier3_budget, write_doc)
+from .call import ask_text
+from .write import clean_prose
+
+log = logging.getLogger(__name__)
+ARC_FANOUT = 4        # an arc condenses this many of the oldest roots of one level
+ARC_MAX_ITEMS = 12    # an arc is checked against at most this many of its range's items
+MAX_PER_TICK = 3      # checkpoints a tick makes; the rest stay pending
+STOPWORDS = set("that this with from have what when where which whom whose about into their "
+                "there they them been were will would could should does because after before "
+                "over under than then also only just some very".split())
+
+
+# -- faithfulness ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """Something a range established that its summary should name."""
+
+    kind: str    # "character", "loop" or "fact"
+    label: str
+
+
+def range_items(memory: Memory, scenes: list[Scene], first: int, last: int) -> list[Item]:
+    """Characters who appeared in ticks first..last, loops opened or resolved there,
+    facts established there."""
+    seen: dict[str, str] = {}
+    for scene in scenes:
+        for name in [scene.pov, *scene.characters]:
+            if name and first <= scene.tick <= last:
+                seen.setdefault(name.strip().lower(), name.strip())
+    items = [Item("character", n) for n in seen.values()]
+    for loop in memory.loops:
+        ticks = (loop.get("opened_in"), loop.get("resolved_in"))
+        if any(isinstance(t, int) and first <= t <= last for t in ticks):
+            items.append(Item("loop", str(loop.get("description", ""))))
+    items += [Item("fact", str(f.get("text", ""))) for f in memory.facts
+              if isinstance(f.get("scene"), int) and first <= f["scene"] <= last]
+    return [i for i in items if i.label.strip()]
+
+
+def _words(text: str) -> set[str]:
+    return {w.removesuffix("'s").rstrip("s") for w in re.findall(r"[a-z0-9']+", text.lower())}
+
+
+def names(text: str, item: Item, shared: frozenset[str] = frozenset()) -> bool:
+    """Does `text` name `item`? A character by full name, or by first name when no
+    other character of the range shares it (`shared`); a loop or fact when 60% of
+    its significant words appear."""
+    lowered = text.lower()
+    if item.kind == "character":
+        first = item.label.split()[0].lower()
+        return item.label.lower() in lowered or (
+            len(first) > 2 and first not in shared and first.rstrip("s") in _words(text))
+    key = [w for w in _words(item.label) if len(w) >= 4 and w not in STOPWORDS]
+    if not key:
+        return item.label.lower() in lowered
+    return sum(w in _words(text) for w in key) >= math.ceil(0.6 * len(key))
+
+
+def coverage(text: str, items: list[Item]) -> tuple[float, list[Item]]:
+    """(share of `items` that `text` names, the items it leaves out)."""
+    firsts = [i.label.split()[0].lower() for i in items if i.kind == "character"]
+    shared = frozenset(f for f in firsts if firsts.count(f) > 1)
+    missing = [i for i in items if not names(text, i, shared)]
+    return (1.0 - len(missing) / len(items)) if items else 1.0, missing
+
+
+def arc_items(items: list[Item], children: list[SummaryDoc]) -> list[Item]:
+    """What an arc must keep: its range's items its children named, most-named first,
+    the kinds taken in turn, at most ARC_MAX_ITEMS."""
+    ranked = sorted(((sum(not coverage(c.body, [i])[1] for c in children), n, i)
+                     for n, i in enumerate(items)),
+                    key=lambda t: (-t[0], t[1]))
+    by_kind: dict[str, list[Item]] = {}
+    for hits, _, item in ranked:
+        if hits:
+            by_kind.setdefault(item.kind, []).append(item)
+    turns = [by_kind.get(k, []) for k in ("character", "loop", "fact")]
+    merged = [i for group in zip(*[t + [None] * ARC_MAX_ITEMS for t in turns]) for i in group if i]
+    return merged[:ARC_MAX_ITEMS]
+
+
+# -- the stage ---------------------------------------------------------------------
+
+
+@dataclass
+class SummaryReport:
+    """What a summarize step did; shaped like the pipeline's StageReport for progress lines."""
+
+    stage: str = "summarizer"
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0
+    made: list[SummaryDoc] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)      # hand-edited, respected
+    pending: list[int] = field(default_factory=list)      # checkpoints still owed
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+class Summarizer:
+    """Makes summary files for one project; every call is counted in `report`."""
+
+    def __init__(self, project: Project, config: Config, model: ChatModel,
+                 now: Callable[[], datetime], memory: Memory | None = None):
+        self.project, self.config, self.model, self.now = project, config, model, now
+        self.report = SummaryReport()
+        self.story = project.story()
+        self.counter = counter_for(config)
+        self._memory = memory
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            self._memory = load_memory(self.project.memory_dir)
+        return self._memory
+
+    def _ask(self, context: Context, kind: str, hints: dict[str, Any],
+             items: list[Item]) -> tuple[str, float, list[Item], str]:
+        """Ask for a summary; if it leaves items out, ask once more naming them."""
+        messages = render_stage(context, self.project.templates_dir, kind=kind)
+        first, last = context.values["first"], context.values["last"]
+        hints = {"story": self.story, "kind": kind, "tick": last, "first": first, "last": last,
+                 "items": [(i.kind, i.label) for i in items], **hints}
+        text, model = self._call(messages, hints)
+        share, missing = coverage(text, items)
+        if missing:
+            retry = messages + [{"role": "assistant", "content": text}, {"role": "user", "content":
+                    "Your summary leaves out: " + "; ".join(i.label for i in missing) +
+                    ". Write it again, 3 to 5 bullets, naming each of them."}]
+            try:
+                again, model = self._call(retry, hints)
+            except ModelError as exc:
+                self.report.warnings.append(f"second summarizer call failed: {exc}")
+            else:
+                share2, missing2 = coverage(again, items)
+                if share2 >= share:
+                    text, share, missing = again, share2, missing2
+        return text, share, missing, model
+
+    def _call(self, messages: list[dict[str, str]], hints: dict[str, Any]) -> tuple[str, str]:
+        text, call = ask_text(self.model, "summarizer", messages,
+                              self.config.max_tokens("summarizer"), hints)
+        r = self.report
+        r.calls += len(call.completions)
+        r.prompt_tokens += call.prompt_tokens
+        r.completion_tokens += call.completion_tokens
+        r.cached_tokens += call.cached_tokens
+        return clean_prose(text), call.completions[-1].model or model_name(self.config)
+
+    def _meta(self, kind: str, level: int, first: int, last: int, body: str, model: str,
+              **extra: Any) -> dict[str, Any]:
+        ids = [f"scene_{t:03d}" for t in range(first, last + 1)
+               if self.project.scene_path(t).is_file()]
+        return {"kind": kind, "level": level, "first": first, "last": last, "scenes": ids,
+                **extra, "tokens": self.counter.count(body.strip()), "model": model,
+                "created": self.now().isoformat(timespec="seconds")}
+
+    def _check(self, name: str, share: float, missing: list[Item]) -> dict[str, Any]:
+        floor = self.config.context.summary_min_coverage
+        if share < floor:
+            message = (f"{name} names {share:.0%} of what its range established (below "
+                       f"summary_min_coverage {floor:.0%}); missing: "
+                       + "; ".join(i.label for i in missing[:8]))
+            self.report.warnings.append(message)
+            log.warning(message)
+        return {"coverage": round(share, 3), "missing": [i.label for i in missing]}
+
+    def checkpoint(self, tick: int, first: int) -> SummaryDoc:
+        """Condense scenes first..tick into summaries/checkpoint_TTT.md."""
+        scenes = load_scenes(self.project.scenes_dir, list(range(first, tick + 1)))
+        if not scenes:
+            raise ProjectError(f"no scenes in ticks {first}–{tick} to summarize")
+        items = range_items(self.memory, scenes, first, tick)
+        previous = self._overall_text(before=first)
+        context = summarizer_context(self.story, scenes, first=first, last=tick,
+                                     previous=previous, full_text=True)
+        budget = stage_budget(self.config, "summarizer").tokens
+        if self.counter.count_messages(render_stage(context, self.project.templates_dir,
+                                                    kind="checkpoint")) > budget:
+            context = summarizer_context(self.story, scenes, first=first, last=tick,
+                                         previous=previous)
+        text, share, missing, model = self._ask(context, "checkpoint", {}, items)
+        name = f"checkpoint_{tick:03d}"
+        source = sum(self.counter.count(s.body) for s in scenes)
+        meta = self._meta("checkpoint", 0, first, tick, text, model, source_tokens=source,
+                          **self._check(name, share, missing))
+        return self._made(write_doc(self.project.summaries_dir / f"{name}.md", meta, text))
+
+    def arc(self, tree: SummaryTree, children: list[SummaryDoc], name: str | None = None) -> SummaryDoc:
+        """Condense `children` (consecutive roots) into a new arc (or rewrite arc `name`)."""
+        first, last = children[0].first, children[-1].last
+        scenes = load_scenes(self.project.scenes_dir, list(range(first, last + 1)))
+        items = arc_items(range_items(self.memory, scenes, first, last), children)
+        context = _docs_context(self.story, children, first, last, self._overall_text(before=first))
+        text, share, missing, model = self._ask(context, "arc", {}, items)
+        if name is None:
+            numbers = [int(d.name.split("_")[1]) for d in tree.docs.values() if d.kind == "arc"]
+            name = f"arc_{max(numbers, default=0) + 1:03d}"
+        level = max(c.level for c in children) + 1
+        source = sum(int(c.meta.get("source_tokens") or 0) for c in children)
+        meta = self._meta("arc", level, first, last, text, model, covers=[c.name for c in children],
+                          source_tokens=source, **self._check(name, share, missing))
+        return self._made(write_doc(self.project.summaries_dir / f"{name}.md", meta, text))
+
+    def overall(self, tree: SummaryTree, rebuild: bool = False) -> SummaryDoc | None:
+        """Extend overall.md with the roots newer than it (from the roots alone on rebuild)."""
+        current = None if rebuild else tree.overall
+        done = current.last if current else 0
+        if tree.last_tick() <= done:
+            return None
+        if current is not None and current.edited:
+            self.report.skipped.append("overall")
+            return None
+        new = [d for d in tree.roots() if d.last > done]
+        context = _docs_context(self.story, new, done + 1, tree.last_tick(),
+                                current.body if current else "")
+        text, _, _, model = self._ask(context, OVERALL, {
+            "previous": current.body if current else "", "new": [d.body for d in new]}, [])
+        meta = self._meta(OVERALL, -1, 1, tree.last_tick(), text, model)
+        meta.pop("scenes")
+        return self._made(write_doc(self.project.summaries_dir / "overall.md", meta, text))
+
+    def roll_up(self, tree: SummaryTree) -> SummaryTree:
+        """While tier 3's roots do not fit their budget, condense the oldest roots into arcs."""
+        budget, count = tier3_budget(self.config), self.counter.count
+        while not fits(tree, budget, count):
+            group = next_group(tree)
+            if not group:
+                self.report.warnings.append(f"tier 3 does not fit its {budget} tokens even "
+                                            "as one summary")
+                break
+            self.arc(tree, group)
+            tree = load_tree(self.project.summaries_dir)
+        return tree
+
+    def _overall_text(self, before: int) -> str:
+        """The overall summary, if it ends before tick `before` (else it would tell the future)."""
+        path = self.project.summaries_dir / "overall.md"
+        doc = load_doc(path) if path.is_file() else None
+        return doc.body if doc is not None and doc.last < before else ""
+
+    def _made(self, doc: SummaryDoc) -> SummaryDoc:
+        self.report.made.append(doc)
+        return doc
+
+
+def _docs_context(story: Any, docs: list[SummaryDoc], first: int, last: int,
+                  previous: str) -> Context:
+    """The summarizer's context for condensing summaries (arcs, the overall summary)."""
+    sections = (
+        Section("bible", "Story bible", story_bible(story), pinned=True),
+        Section("previous", "Summary so far", previous),
+        Section("scenes", f"Scenes {first}–{last}", "\n\n".join(d.block() for d in docs),
+                pinned=True, items=tuple(d.name for d in docs)),
+    )
+    return Context("summarizer", sections, {"first": first, "last": last})
+
+
+def fits(tree: SummaryTree, budget: int, count: Callable[[str], int]) -> bool:
+    """Do the roots and the overall summary fit `budget` tokens together?"""
+    docs = tree.roots() + ([tree.overall] if tree.overall is not None else [])
+    return sum(doc_cost(d, count) for d in docs) <= budget
+
+
+def next_group(tree: SummaryTree) -> list[SummaryDoc]:
+    """The roots to roll up next: the oldest ARC_FANOUT of the lowest level that has
+    that many, else the oldest of the lowest level with two or more, else the oldest
+    two roots whatever their levels ([] when there is one root or none). Roots are
+    oldest at the highest level, so every group is a run of consecutive ticks."""
+    roots = tree.roots()
+    levels = sorted({d.level for d in roots})
+    for need in (ARC_FANOUT, 2):
+        for level in levels:
+            same = [d for d in roots if d.level == level]
+            if len(same) >= need:
+                return same[:ARC_FANOUT]
+    return roots[:2] if len(roots) >= 2 else []
+
+
+def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
+    """Make the checkpoints at `ticks` in order; return those still owed after a failure."""
+    for index, tick in enumerate(ticks):
+        tree = load_tree(s.project.summaries_dir)
+        if tick <= tree.last_tick():
+            continue
+        first = tree.last_tick() + 1
+        try:
+            s.checkpoint(tick, first)
+        except ModelError as exc:
+            s.report.error = f"checkpoint {tick} is pending: the summarizer failed: {exc}"
+            return ticks[index:]
+    return []
+
+
+def after_commit(project: Project, config: Config, model: ChatModel, tick: int, *,
+                 now: Callable[[], datetime], memory: Memory | None = None) -> SummaryReport | None:
+    """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
+    the overall summary, roll up arcs. A model failure is recorded, not raised: the
+    checkpoint stays pending. None when there was nothing to do. `memory`, the
+    memory just committed, spares reading it again."""
+    s = Summarizer(project, config, model, now, memory)
+    tree = load_tree(project.summaries_dir)
+    owed = pending_ticks(project, config, tree)
+    overall_done = tree.overall is not None and (tree.overall.edited or
+                                                 tree.overall.last >= tree.last_tick())
+    if not owed and (overall_done or tree.last_tick() == 0) and (
+            fits(tree, tier3_budget(config), s.counter.count) or not next_group(tree)):
+        return None
+    _run(s, owed[:MAX_PER_TICK], owed[MAX_PER_TICK:])
+    return s.report
+
+
+def summarize_project(project: Project, config: Config, model: ChatModel, *,
+                      now: Callable[[], datetime], checkpoint: int | None = None,
+                      rebuild: bool = False) -> SummaryReport:
+    """`novel summarize`: make the owed checkpoints (default), remake one checkpoint
+    (`checkpoint`), or rebuild every summary, hand edits included (`rebuild`)."""
+    s = Summarizer(project, config, model, now)
+    tree = load_tree(project.summaries_dir)
+    if checkpoint is not None:
+        if not _remake_checkpoint(s, tree, checkpoint):
+            s.report.pending = pending_ticks(project, config)
+            return s.report
+        _run(s, [], pending_ticks(project, config))    # the others stay owed
+        return s.report
+    if rebuild:
+        try:
+            _rebuild(s, tree)
+        except ModelError as exc:
+            s.report.error = f"rebuild stopped: the summarizer failed: {exc}"
+            s.report.pending = pending_ticks(project, config)
+            return s.report
+    _run(s, pending_ticks(project, config), [], rebuild=rebuild)
+    return s.report
+
+
+def _run(s: Summarizer, now_ticks: list[int], later: list[int], rebuild: bool = False) -> None:
+    still = make_checkpoints(s, now_ticks) + later
+    record_pending(s.project, still)
+    s.report.pending = still
+    if s.report.error:
+        return
+    try:
+        tree = load_tree(s.project.summaries_dir)
+        s.overall(tree, rebuild=rebuild)
+        s.roll_up(load_tree(s.project.summaries_dir))
+    except ModelError as exc:
+        s.report.error = f"the summarizer failed (retried at the next tick): {exc}"
+
+
+def _remake_checkpoint(s: Summarizer, tree: SummaryTree, tick: int) -> bool:
+    if not 1 <= tick <= s.project.tick():
+        raise ProjectError(f"no tick {tick} to summarize: the last tick is {s.project.tick()}")
+    existing = tree.docs.get(f"checkpoint_{tick:03d}")
+    inside = [d for d in tree.checkpoints() if d.first <= tick <= d.last and d is not existing]
+    if inside:
+        raise ProjectError(f"tick {tick} is inside {inside[0].name} (ticks "
+                           f"{inside[0].first}–{inside[0].last})")
+    if existing is not None and existing.edited:
+        s.report.skipped.append(existing.name)
+        return True
+    first = existing.first if existing else max(
+        (d.last for d in tree.checkpoints() if d.last < tick), default=0) + 1
+    try:
+        s.checkpoint(tick, first)
+    except ModelError as exc:
+        s.report.error = f"checkpoint {tick} failed: {exc}"
+        return False
+    return True
+
+
+def _rebuild(s: Summarizer, tree: SummaryTree) -> None:
+    """Remake every checkpoint and arc in place (same ranges, same covers), bottom up."""
+    for doc in tree.checkpoints():
+        s.checkpoint(doc.last, doc.first)
+    arcs = sorted((d for d in tree.docs.values() if d.kind == "arc"),
+                  key=lambda d: (d.level, d.first))
+    for arc in arcs:
+        fresh = load_tree(s.project.summaries_dir)
+        s.arc(fresh, fresh.children(fresh.docs[arc.name]), name=arc.name)
