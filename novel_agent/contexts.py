@@ -154,7 +154,8 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     gen = config.generation
     story, memory, tick = project.story(), load_memory(project.memory_dir), project.tick() + 1
     scenes, steer = SceneCache(project), project.steer()
-    overall = _overall(project) if gen.include_overall_summary else ""
+    from .summaries import tier3_docs
+    docs, overall = tier3_docs(project, config, counter.count)
     planner = build_planner(project, config, counter, story=story, memory=memory, tick=tick,
                             scenes=scenes, overall=overall, steer=steer)
     if stage == "planner":
@@ -167,7 +168,7 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     plan = plan_from_json(parse_json(answer.text), max_tools=gen.max_tools_per_tick)
     tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
     tool_results += ensure_cast(memory, plan, tick)
-    tier3 = [Piece("overall", overall)] if overall else []
+    tier3 = [Piece(doc.name, doc.block()) for doc in docs]
     writer = build_writer(project, config, counter, story=story, memory=memory, plan=plan,
                           tick=tick, scenes=scenes, tool_results=tool_results, steer=steer,
                           tier3=tier3)
@@ -178,10 +179,3 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     return build_extractor(project, config, counter, story=story, memory=memory, plan=plan,
                            prose=prose, tick=tick)
 
-
-def _overall(project: Project) -> str:
-    from .files import read_front_matter
-    try:
-        return read_front_matter(project.summaries_dir / "overall.md")[1]
-    except FileNotFoundError:
-        return ""

@@ -24,7 +24,8 @@ def stage_line(report: StageReport) -> str:
         if report.cached_tokens:
             line += f" ({report.cached_tokens} cached)"
         if report.calls > 1:
-            line += f"  ({report.calls} calls: repaired)"
+            repaired = report.stage in ("planner", "extractor")
+            line += f"  ({report.calls} calls{': repaired' if repaired else ''})"
     return line
 
 
