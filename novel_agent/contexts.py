@@ -99,7 +99,8 @@ def build_planner(project: Project, config: Config, counter: TokenCounter, *, st
 def build_writer(project: Project, config: Config, counter: TokenCounter, *, story: Any,
                  memory: Memory, plan: Plan, tick: int, scenes: SceneCache,
                  tool_results: Sequence[str] = (), steer: str = "",
-                 tier3: Sequence[Piece] = (), lore: Sequence[Piece] = (),
+                 tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
+                 lore: Sequence[Piece] = (),
                  retrieved: Sequence[Piece] = ()) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state."""
     budget = stage_budget(config, "writer", limits_for(config))
@@ -154,8 +155,8 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     gen = config.generation
     story, memory, tick = project.story(), load_memory(project.memory_dir), project.tick() + 1
     scenes, steer = SceneCache(project), project.steer()
-    from .summaries import tier3_docs
-    docs, overall = tier3_docs(project, config, counter.count)
+    from .summaries import tier3_selector
+    select, overall = tier3_selector(project, config, counter.count)
     planner = build_planner(project, config, counter, story=story, memory=memory, tick=tick,
                             scenes=scenes, overall=overall, steer=steer)
     if stage == "planner":
@@ -168,7 +169,7 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     plan = plan_from_json(parse_json(answer.text), max_tools=gen.max_tools_per_tick)
     tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
     tool_results += ensure_cast(memory, plan, tick)
-    tier3 = [Piece(doc.name, doc.block()) for doc in docs]
+    tier3 = lambda budget: [Piece(d.name, d.block()) for d in select(budget)]  # noqa: E731
     writer = build_writer(project, config, counter, story=story, memory=memory, plan=plan,
                           tick=tick, scenes=scenes, tool_results=tool_results, steer=steer,
                           tier3=tier3)

@@ -26,7 +26,7 @@ from .models.base import ChatModel
 from .tokens import TokenCounter
 from .project import Project
 from .scenes import Scene, load_scenes, scene_ticks, word_count
-from .summaries import tier3_docs
+from .summaries import tier3_selector
 from .stages import extract, plan as plan_stage, write
 from .stages import summarize
 from .stages.call import StageCall
@@ -89,8 +89,8 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     scenes = SceneCache(project)
     counter = counter or TokenCounter(model_name(config), config.context.encoding)
     steer = project.steer()
-    summary_docs, overall = tier3_docs(project, config, counter.count)
-    tier3 = [Piece(doc.name, doc.block()) for doc in summary_docs]
+    select, overall = tier3_selector(project, config, counter.count)
+    tier3 = lambda budget: [Piece(d.name, d.block()) for d in select(budget)]  # noqa: E731
     reports: list[StageReport] = []
     built: dict[str, Built] = {}
 

@@ -260,6 +260,18 @@ def tier3_docs(project: Project, config: Config,
     return docs, overall
 
 
+def tier3_selector(project: Project, config: Config, count: Callable[[str], int]
+                   ) -> tuple[Callable[[int], list[SummaryDoc]], str]:
+    """(a function budget -> the docs tier 3 holds within it; the planner's overall summary).
+
+    The writer's context engine calls the function once per compaction level, so a
+    tighter level gets coarser arcs rather than losing the oldest part of the book.
+    """
+    tree = load_tree(project.summaries_dir)
+    overall = tree.overall.body if tree.overall and config.generation.include_overall_summary else ""
+    return (lambda budget: select_tier3(tree, budget, count)), overall
+
+
 def tier3_text(project: Project, config: Config,
                count: Callable[[str], int] | None = None) -> tuple[str, str]:
     """(tier-3 text for the writer, overall summary for the planner): `tier3_docs` as text."""

@@ -173,3 +173,20 @@ def test_tiers_move_in_steps_and_prompts_share_a_prefix():
     steady = shares[10:]
     assert sorted(steady)[len(steady) // 2] >= 0.5  # the median prompt shares half
     assert sum(steady) / len(steady) >= 0.5
+
+
+def test_each_compaction_level_asks_tier3_for_what_fits_its_share():
+    asked = []
+
+    def tier3(budget):
+        asked.append(budget)
+        if budget >= 700:   # room for detail: the checkpoints
+            return [Piece(f"checkpoint_{i:03d}", sf.prose(40, i)) for i in (10, 20, 30, 40)]
+        return [Piece("arc_001", sf.prose(40, 99))]   # tighter: the arc that covers them
+    config = load_config(flags={"context.compaction_thresholds": [0.01, 0.02, 0.99]})
+    calm = build(sf.SyntheticScenes(12, lambda t: 120), 8000, tier3=tier3)
+    tight = build(sf.SyntheticScenes(12, lambda t: 120), 8000, config=config, tier3=tier3)
+    assert calm.context.section("tier3").items == ("checkpoint_010", "checkpoint_020",
+                                                   "checkpoint_030", "checkpoint_040")
+    assert tight.level == 2 and tight.context.section("tier3").items == ("arc_001",)
+    assert asked[0] == int(8000 * config.context.tier3_share) and min(asked) == asked[0] // 2

@@ -49,7 +49,9 @@ class WriterInputs:
     tick: int = 0
     tool_results: Sequence[str] = ()
     steer: str = ""
-    tier3: Sequence[Piece] = ()         # in layout order: arcs, checkpoints, overall
+    # In layout order (arcs, checkpoints, overall); or a function giving them for a
+    # token budget, so each compaction level gets the newest covering level that fits.
+    tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = ()
     lore: Sequence[Piece] = ()
     retrieved: Sequence[Piece] = ()
     state: Mapping[str, int] = field(default_factory=dict)
@@ -133,7 +135,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                               "older than the recent tiers: covered by tier 3 and retrieval"))
     cut = "compaction level 3: only pinned parts and the last scene"
     tier3_cap = 0 if level >= 3 else int(budget * ctx.tier3_share * (0.5 if level >= 2 else 1))
-    tier3 = _take(inputs.tier3, tier3_cap, counter, "tier3", notes,
+    offered = inputs.tier3(tier3_cap) if callable(inputs.tier3) else inputs.tier3
+    tier3 = _take(offered, tier3_cap, counter, "tier3", notes,
                   cut if level >= 3 else "over the tier-3 share", newest_first=True)
     lore_cap = 0 if level >= 3 else int(budget * ctx.cast_share)
     lore = _take(inputs.lore, lore_cap, counter, "cast", notes,
