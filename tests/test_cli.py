@@ -116,3 +116,14 @@ def test_every_command_has_help_and_is_in_readme(path):
     out = invoke(*path, "--help").output
     assert out.startswith("Usage: ")
     assert f"novel {' '.join(path)}" in README.read_text()
+
+
+def test_every_model_call_is_logged_in_the_index(projects_dir):
+    import sqlite3
+    invoke("new", "harbour", "--provider", "offline")
+    invoke("tick", "-n", "2")
+    db = sqlite3.connect(projects_dir / "harbour" / ".novel" / "index.db")
+    rows = db.execute("SELECT tick, stage, prompt_tokens > 0, completion_tokens > 0 "
+                      "FROM usage ORDER BY id").fetchall()
+    assert rows == [(1, "planner", 1, 1), (1, "writer", 1, 1), (1, "extractor", 1, 1),
+                    (2, "planner", 1, 1), (2, "writer", 1, 1), (2, "extractor", 1, 1)]

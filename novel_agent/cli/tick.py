@@ -9,6 +9,7 @@ import click
 from ..context.budget import limits_for
 from ..contexts import open_counter
 from ..models import get_model
+from ..models.recording import RecordingModel
 from ..pipeline import StageReport, run_tick
 from .common import load_config, model_options, novel_errors, open_project, project_option
 
@@ -53,11 +54,15 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
         if warning:
             click.echo(f"warning: {warning}")
         counter = open_counter(project, config)
+        model = RecordingModel(model)
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")
-            result = run_tick(project, config, model, counter=counter,
-                              on_stage=lambda r: click.echo(stage_line(r)))
-            counter.store.flush()
+            try:
+                result = run_tick(project, config, model, counter=counter,
+                                  on_stage=lambda r: click.echo(stage_line(r)))
+            finally:
+                counter.store.flush()
+                counter.store.log_usage(model.drain())
             writer = result.reports.get("writer", {})
             if writer:
                 click.echo(f"  context   {writer['tokens']:,}/{writer['budget']:,} tokens "
