@@ -30,7 +30,7 @@ from novel_agent.config import load_config  # noqa: E402
 from novel_agent.context.report import prefix_share  # noqa: E402
 from novel_agent.context.writer import Piece  # noqa: E402
 from novel_agent.contexts import SceneCache, build_writer  # noqa: E402
-from novel_agent.files import dump_yaml, write_yaml  # noqa: E402
+from novel_agent.files import write_yaml  # noqa: E402
 from novel_agent.index import Index  # noqa: E402
 from novel_agent.memory import memory_files  # noqa: E402
 from novel_agent.project import create_project  # noqa: E402
@@ -109,7 +109,7 @@ def prefix_run(project, config, memory, n, ticks=60):
     state, previous, shares = {}, None, []
     for last in range(n - ticks, n + 1):
         built = engine_build(project, config, memory, last, state, counter)
-        state = {k: v for k, v in built.state.items() if k != "events"}
+        state = built.state
         if previous is not None:
             shares.append(prefix_share(built.messages, previous, counter)[1])
         previous = built.messages
@@ -133,7 +133,7 @@ def main() -> None:
             warm = TokenCounter("gpt-4o-mini", store=index)
             first = engine_build(project, config, memory, n, {}, warm)
             index.flush()
-            state = {k: v for k, v in first.state.items() if k != "events"}
+            state = first.state
 
             def engine():
                 counter = TokenCounter("gpt-4o-mini", store=index)  # a fresh process, warm cache

@@ -120,37 +120,10 @@ class Extraction:
 FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
-def _first_object(text: str) -> str | None:
-    """The first balanced {...} in text, respecting strings."""
-    start = text.find("{")
-    while start != -1:
-        depth, in_str, esc = 0, False, False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[start:i + 1]
-        start = text.find("{", start + 1)
-    return None
-
-
 def close_truncated(text: str) -> str | None:
-    """Close a JSON object cut off mid-answer (finish_reason "length").
-
-    Keeps everything up to the last complete value inside the outermost object
-    and appends the brackets still open; None if there is no object to close.
+    """The first JSON object in `text`; if it was cut off mid-answer (finish_reason
+    "length"), closed after its last complete value by appending the brackets still
+    open. None if there is no object to close.
     """
     start = text.find("{")
     if start == -1:
@@ -210,15 +183,9 @@ def parse_json(text: str, *, stage: str = "") -> dict[str, Any]:
     """
     candidates = [text.strip()]
     candidates += [m.strip() for m in FENCE_RE.findall(text)]
-    outer = text.find("{")
-    obj = _first_object(text)
-    if obj and text.find(obj) == outer:
-        candidates.append(obj)
-    closed = close_truncated(text)
-    if closed:
-        candidates.append(closed)
-    if obj and obj not in candidates:
-        candidates.append(obj)
+    outer = close_truncated(text)   # the first object, balanced or closed
+    if outer:
+        candidates.append(outer)
     for candidate in candidates:
         for variant in (candidate, re.sub(r",\s*([}\]])", r"\1", candidate)):
             try:

@@ -90,7 +90,7 @@ def build_planner(project: Project, config: Config, counter: TokenCounter, *, st
                   steer: str = "") -> Built:
     """The planner's prompt for `tick`."""
     budget = stage_budget(config, "planner", limits_for(config))
-    ctx = planner_context(story, memory, scenes.recent(tick - 1, 3), tick=tick,
+    ctx = planner_context(story, memory, scenes.recent(tick - 1, config.generation.recent_scenes_count), tick=tick,
                           overall_summary=overall, steer=steer,
                           max_tools=config.generation.max_tools_per_tick)
     return _fit(project, config, counter, "planner", tick, propose_generic(ctx, counter), budget)
@@ -146,7 +146,7 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     give; the offline model's deterministic answers stand in for them, so the
     sizes and the layout are those of a real tick.
     """
-    from .answers import extraction_from_json, parse_json, plan_from_json  # noqa: F401
+    from .answers import parse_json, plan_from_json
     from .memory import load_memory
     from .models.base import Request
     from .models.offline import OfflineModel

@@ -25,7 +25,7 @@ from .models import model_name
 from .models.base import ChatModel
 from .tokens import TokenCounter
 from .project import Project
-from .scenes import Scene, load_scenes, scene_ticks, word_count
+from .scenes import Scene, word_count
 from .summaries import tier3_selector
 from .stages import extract, plan as plan_stage, write
 from .stages import summarize
@@ -69,12 +69,6 @@ def _report(call: StageCall, seconds: float) -> StageReport:
                        call.cached_tokens, len(call.completions))
 
 
-def recent_scenes(project: Project, count: int) -> list[Scene]:
-    """The last `count` scenes, read from their files (so hand edits are seen)."""
-    ticks = scene_ticks(project.scenes_dir)
-    return load_scenes(project.scenes_dir, ticks[-count:] if count else [])
-
-
 def run_tick(project: Project, config: Config, model: ChatModel, *,
              counter: TokenCounter | None = None,
              clock: Callable[[], float] = time.monotonic,
@@ -94,11 +88,13 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     reports: list[StageReport] = []
     built: dict[str, Built] = {}
 
-    def stage_done(call: StageCall, started: float) -> None:
-        report = _report(call, clock() - started)
+    def emit(report: StageReport | summarize.SummaryReport) -> None:
         reports.append(report)
         if on_stage:
             on_stage(report)
+
+    def stage_done(call: StageCall, started: float) -> None:
+        emit(_report(call, clock() - started))
 
     hints = {"story": story, "memory": memory, "tick": tick,
              "min_words": gen.scene_min_words, "max_words": gen.scene_max_words}
@@ -145,22 +141,17 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
                   tokens=counter.count(prose))
     plan_record = {"tick": tick, **plan.to_dict(), "tool_results": tool_results,
                    "extraction": extraction.to_dict(), "memory_changes": changes}
-    tiers = {k: v for k, v in built["writer"].state.items() if k != "events"}
-    state = {**project.state(), "tick": tick, "writer_tiers": tiers}
+    state = {**project.state(), "tick": tick, "writer_tiers": built["writer"].state}
     logs = {log_path(project, tick, stage): log_text(b) for stage, b in built.items()}
     commit_tick(project, scene, plan_record, memory, before, state, extra=logs)
-    commit_report = StageReport("commit", clock() - started, calls=0)
-    reports.append(commit_report)
-    if on_stage:
-        on_stage(commit_report)
+    emit(StageReport("commit", clock() - started, calls=0))
     # 5. checkpoint summaries: a failure leaves them pending, the tick stays committed
     started = clock()
-    summary = summarize.after_commit(project, config, model, tick, now=now, memory=memory)
+    summary = summarize.after_commit(project, config, model, tick, now=now, memory=memory,
+                                     counter=counter)
     if summary is not None:
         summary.seconds = clock() - started
-        reports.append(summary)
-        if on_stage:
-            on_stage(summary)
+        emit(summary)
     return TickResult(tick=tick, scene_path=project.scene_path(tick),
                       plan_path=project.plan_path(tick), title=scene.title, words=scene.words,
                       plan=plan, extraction=extraction, tool_results=tool_results,

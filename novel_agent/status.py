@@ -9,7 +9,7 @@ from .config import Config
 from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
-from .scenes import Scene, load_scene, load_scenes, scene_ticks
+from .scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
 from .summaries import (SummaryDoc, counter_for, doc_cost, load_tree, pending_ticks,
                         select_tier3, tier3_budget)
 
@@ -32,10 +32,8 @@ class ProjectStatus:
 
 
 def scene_words(path: Path) -> int:
-    """Words of a scene, from its front matter when present (cheap), else its body."""
-    meta, body = read_front_matter(path)
-    words = meta.get("words")
-    return int(words) if isinstance(words, int) else len(body.split())
+    """Words of a scene as its file holds it now (a hand edit counts, as in load_scene)."""
+    return word_count(read_front_matter(path)[1])
 
 
 def project_status(project: Project) -> ProjectStatus:

@@ -272,16 +272,6 @@ def tier3_selector(project: Project, config: Config, count: Callable[[str], int]
     return (lambda budget: select_tier3(tree, budget, count)), overall
 
 
-def tier3_text(project: Project, config: Config,
-               count: Callable[[str], int] | None = None) -> tuple[str, str]:
-    """(tier-3 text for the writer, overall summary for the planner): `tier3_docs` as text."""
-    docs, overall = tier3_docs(project, config, count)
-    return "\n\n".join(d.block() for d in docs), overall
-
-
-# -- writing ---------------------------------------------------------------------
-
-
 def write_doc(path: Path, meta: dict[str, Any], body: str) -> SummaryDoc:
     """Write a summary file (front matter with the body's sha1) and return it as loaded."""
     body = body.strip()

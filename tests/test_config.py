@@ -8,7 +8,6 @@ from click.testing import CliRunner
 from novel_agent.cli import cli
 from novel_agent.config import Config, load_config, load_preset, list_presets
 from novel_agent.errors import ConfigError
-from novel_agent.project import Project
 
 from conftest import snapshot
 

@@ -164,7 +164,7 @@ def test_tiers_move_in_steps_and_prompts_share_a_prefix():
     for last in range(1, 41):
         scenes = sf.SyntheticScenes(last, lambda t: 250 + (t * 37) % 200)
         fitted = build(scenes, 12000, config=config, state=state)
-        state = {k: v for k, v in fitted.state.items() if k != "events"}
+        state = fitted.state
         if previous:
             shares.append(prefix_share(fitted.messages, previous, COUNTER)[1])
         previous = fitted.messages

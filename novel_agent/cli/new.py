@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..config import list_presets, load_preset
+from ..config import load_preset
 from ..errors import ConfigError
 from ..files import read_yaml
 from ..project import NAME_RE, create_project, projects_dir
@@ -68,7 +68,3 @@ def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None
                              config={"llm": llm} if llm else None)
     click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")
     click.echo(f"Next: novel tick -p {name}")
-
-
-def preset_names() -> list[str]:
-    return list_presets()

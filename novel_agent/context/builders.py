@@ -1,9 +1,10 @@
-"""Context builders for each stage (the seed strategy's Phase 1).
+"""The sections of each stage's prompt, as text: pure functions of story data.
 
-Pure functions of story data: no files, no clock. The writer sees the last
-`full_text_scenes_count` scenes in full and the `summary_scenes_count` before
-them as bullets; the planner sees the overall summary, the last 3 scene
-summaries, open loops, active characters and relationships.
+The planner sees the overall summary, the last `recent_scenes_count` scene
+summaries, open loops, characters, places and relationships; the extractor
+the known names, open loops, the plan and the new prose; the summarizer a
+range of scenes. The writer's tiered layout is in writer.py, which uses the
+scene, cast and intention texts made here.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any, Sequence
 from ..answers import Plan
 from ..memory import Memory
 from ..scenes import Scene
-from .sections import (Context, Section, bullets, describe_character, describe_location,
+from .sections import (Context, Section, describe_character, describe_location,
                        describe_loop, describe_relationship, story_bible)
 
-PLANNER_RECENT = 3
 
 
 def scene_summary(scene: Scene) -> str:
@@ -33,7 +33,7 @@ def planner_context(story: Any, memory: Memory, recent: Sequence[Scene], *, tick
                     overall_summary: str = "", steer: str = "", max_tools: int = 3) -> Context:
     """What the planner sees before it decides the next scene."""
     active = sorted(memory.characters.values(), key=lambda c: -int(c.get("last_seen") or 0))
-    scenes = list(recent)[-PLANNER_RECENT:]
+    scenes = list(recent)
     sections = (
         Section("bible", "Story bible", story_bible(story), pinned=True),
         Section("overall", "The story so far", overall_summary),

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from ..errors import ContextOverflowError
 from ..tokens import TokenCounter
-from .sections import Context, Section
+from .sections import Context
 
 TRUNCATION_MARKER = "\n\n[… {n} tokens cut from the middle to fit the budget …]\n\n"
 
@@ -38,7 +38,8 @@ class Proposal:
     context: Context
     notes: list[ItemNote] = field(default_factory=list)
     truncatable: tuple[str, ...] = ()   # section names that may be cut middle-out
-    state: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)    # carried to the next tick (tier bounds)
+    events: list[str] = field(default_factory=list)   # what moved this time, for the report
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Fitted:
     notes: list[ItemNote]
     truncated: list[str]
     state: dict
+    events: list[str]
 
 
 Render = Callable[[Context], list[dict[str, str]]]
@@ -112,7 +114,7 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
             f"the {context.stage} prompt needs {tokens:,} tokens and cannot be cut to the "
             f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget)
     return Fitted(messages, context, tokens, level, proposal.notes, sorted(set(truncated)),
-                  proposal.state)
+                  proposal.state, proposal.events)
 
 
 def _truncate_largest(context: Context, names: Sequence[str], counter: TokenCounter,

@@ -10,7 +10,7 @@ middle-out with a note rather than failing the tick.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping
 
 from ..tokens import TokenCounter
 from .engine import ItemNote, Proposal
@@ -55,7 +55,3 @@ def propose_generic(context: Context, counter: TokenCounter) -> Callable[[int], 
         return Proposal(replace(context, sections=tuple(sections)), notes, truncatable)
 
     return propose
-
-
-def section_names(context: Context) -> Sequence[str]:
-    return [s.name for s in context.sections]

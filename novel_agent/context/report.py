@@ -79,8 +79,8 @@ def build_report(fitted: Fitted, budget: Budget, counter: TokenCounter, *, tick:
         "sections": sections,
         "items": [{"key": n.key, "section": n.section, "tokens": n.tokens,
                    "included": n.included, "reason": n.reason} for n in fitted.notes],
-        "state": {k: v for k, v in fitted.state.items() if k != "events"},
-        "events": list(fitted.state.get("events", [])),
+        "state": dict(fitted.state),
+        "events": list(fitted.events),
         "warnings": [w for w in [budget.warning, *warnings] if w],
     }
 

@@ -179,4 +179,4 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                            "max_words": inputs.max_words,
                                            "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
-                    state={**recent.state, "events": list(recent.events)})
+                    state=dict(recent.state), events=list(recent.events))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
@@ -83,7 +82,3 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
 def _done(call: StageCall) -> StageCall:
     call.seconds = sum(c.latency for c in call.completions)
     return call
-
-
-def describe_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

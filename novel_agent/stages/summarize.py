@@ -15,7 +15,6 @@ pending in `.novel/state.yaml` and is made at the next tick (or by
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
@@ -30,9 +29,10 @@ from ..models import model_name
 from ..models.base import ChatModel
 from ..project import Project
 from ..prompts import render_stage
-from ..scenes import Scene, load_scenes
+from ..scenes import load_scenes
 from ..summaries import (OVERALL, SummaryDoc, SummaryTree, counter_for, doc_cost, load_doc, load_tree,
                          pending_ticks, record_pending, tier3_budget, write_doc)
+from ..tokens import TokenCounter
 from .call import ask_text
 from .coverage import Item, arc_items, coverage, names, range_items  # noqa: F401
 from .write import clean_prose
@@ -66,11 +66,12 @@ class Summarizer:
     """Makes summary files for one project; every call is counted in `report`."""
 
     def __init__(self, project: Project, config: Config, model: ChatModel,
-                 now: Callable[[], datetime], memory: Memory | None = None):
+                 now: Callable[[], datetime], memory: Memory | None = None,
+                 counter: TokenCounter | None = None):
         self.project, self.config, self.model, self.now = project, config, model, now
         self.report = SummaryReport()
         self.story = project.story()
-        self.counter = counter_for(config)
+        self.counter = counter or counter_for(config)
         self._memory = memory
 
     @property
@@ -258,12 +259,13 @@ def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
 
 
 def after_commit(project: Project, config: Config, model: ChatModel, tick: int, *,
-                 now: Callable[[], datetime], memory: Memory | None = None) -> SummaryReport | None:
+                 now: Callable[[], datetime], memory: Memory | None = None,
+                 counter: TokenCounter | None = None) -> SummaryReport | None:
     """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
     the overall summary, roll up arcs. A model failure is recorded, not raised: the
     checkpoint stays pending. None when there was nothing to do. `memory`, the
-    memory just committed, spares reading it again."""
-    s = Summarizer(project, config, model, now, memory)
+    memory just committed, and `counter`, the tick's, spare reading and counting again."""
+    s = Summarizer(project, config, model, now, memory, counter)
     tree = load_tree(project.summaries_dir)
     owed = pending_ticks(project, config, tree)
     overall_done = tree.overall is not None and (tree.overall.edited or
