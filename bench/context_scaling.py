@@ -29,7 +29,8 @@ import story_factory as sf  # noqa: E402
 from novel_agent.config import load_config  # noqa: E402
 from novel_agent.context.report import prefix_share  # noqa: E402
 from novel_agent.context.writer import Piece  # noqa: E402
-from novel_agent.contexts import SceneCache, build_writer  # noqa: E402
+from novel_agent.scenes import SceneReader  # noqa: E402
+from novel_agent.stage_prompts import build_writer  # noqa: E402
 from novel_agent.files import write_yaml  # noqa: E402
 from novel_agent.index import Index  # noqa: E402
 from novel_agent.memory import memory_files  # noqa: E402
@@ -76,7 +77,7 @@ def tier3_for(n: int) -> list[Piece]:
 def engine_build(project, config, memory, n, state, counter):
     write_yaml(project.state_file, {"tick": n, "writer_tiers": state})
     return build_writer(project, config, counter, story=sf.story(), memory=memory,
-                        plan=sf.plan(n + 1), tick=n + 1, scenes=SceneCache(project),
+                        plan=sf.plan(n + 1), tick=n + 1, scenes=SceneReader(project.scenes_dir),
                         tool_results=["New location: the salt market"], tier3=tier3_for(n))
 
 

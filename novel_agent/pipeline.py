@@ -14,14 +14,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .answers import Extraction, Plan
+from .decisions import Extraction, Plan
 from .config import Config
 from .context.writer import Piece
-from .contexts import Built, SceneCache, build_extractor, build_planner, build_writer, log_path, log_text
+from .prompt_log import log_path, log_text
+from .scenes import SceneReader
+from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .errors import ModelError, TickError
 from .files import atomic_write
 from .memory import load_memory
-from .models import model_name
+from .models import model_id
 from .models.base import ChatModel
 from .tokens import TokenCounter
 from .project import Project
@@ -29,7 +31,7 @@ from .scenes import Scene, word_count
 from .summaries import tier3_selector
 from .stages import extract, plan as plan_stage, write
 from .stages import summarize
-from .stages.call import StageCall
+from .models.ask import StageCall
 from .stages.commit import commit_tick
 from .stages.tools import ensure_cast, run_tools
 
@@ -80,8 +82,8 @@ def run_tick(project: Project, config: Config, model: ChatModel, *,
     memory = load_memory(project.memory_dir)
     before = memory.copy()
     tick = project.tick() + 1
-    scenes = SceneCache(project)
-    counter = counter or TokenCounter(model_name(config), config.context.encoding)
+    scenes = SceneReader(project.scenes_dir)
+    counter = counter or TokenCounter(model_id(config), config.context.encoding)
     steer = project.steer()
     select, overall = tier3_selector(project, config, counter.count)
     tier3 = lambda budget: [Piece(d.name, d.block()) for d in select(budget)]  # noqa: E731

@@ -109,3 +109,21 @@ def load_scenes(scenes_dir: Path, ticks: list[int] | None = None) -> list[Scene]
         if path.is_file():
             out.append(load_scene(path))
     return out
+
+
+class SceneReader:
+    """Scenes by tick, each file read once in the reader's life (make one per tick)."""
+
+    def __init__(self, scenes_dir: Path):
+        self.scenes_dir = scenes_dir
+        self._scenes: dict[int, Scene | None] = {}
+
+    def __call__(self, tick: int) -> Scene | None:
+        if tick not in self._scenes:
+            path = self.scenes_dir / f"scene_{tick:03d}.md"
+            self._scenes[tick] = load_scene(path) if path.is_file() else None
+        return self._scenes[tick]
+
+    def recent(self, last: int, count: int) -> list[Scene]:
+        """The newest `count` scenes up to `last`, oldest first."""
+        return [s for s in (self(t) for t in range(max(1, last - count + 1), last + 1)) if s]

@@ -242,8 +242,8 @@ def _counter(model: str, encoding: str):
 
 def counter_for(config: Config):
     """The TokenCounter of the configured model (shared per process, so counts are cached)."""
-    from .models import model_name
-    return _counter(model_name(config), config.context.encoding)
+    from .models import model_id
+    return _counter(model_id(config), config.context.encoding)
 
 
 def tier3_docs(project: Project, config: Config,

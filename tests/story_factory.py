@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
-from novel_agent.answers import Plan
+from novel_agent.decisions import Plan
 from novel_agent.memory import Memory
 from novel_agent.project import Story
 from novel_agent.scenes import Scene

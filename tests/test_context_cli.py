@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.contexts import build_extractor, open_counter
+from novel_agent.stage_prompts import build_extractor, open_counter
 from novel_agent.memory import load_memory
 from novel_agent.pipeline import run_tick
 from novel_agent.models.offline import OfflineModel

@@ -9,7 +9,7 @@ import pytest
 
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Request
-from novel_agent.models.local import LocalModel, default_gguf_path, local_server, model_name
+from novel_agent.models.local import LocalModel, default_gguf_path, local_server, gguf_display_name
 
 GGUF = default_gguf_path()
 needs_gguf = pytest.mark.skipif(
@@ -27,8 +27,8 @@ def model() -> LocalModel:
 
 
 def test_model_name_drops_quantization_tag():
-    assert model_name(Path("/x/SmolLM2-135M-Instruct.Q4_1.gguf")) == "SmolLM2-135M-Instruct"
-    assert model_name(Path("mistral-7b.gguf")) == "mistral-7b"
+    assert gguf_display_name(Path("/x/SmolLM2-135M-Instruct.Q4_1.gguf")) == "SmolLM2-135M-Instruct"
+    assert gguf_display_name(Path("mistral-7b.gguf")) == "mistral-7b"
 
 
 def test_missing_gguf_says_how_to_install(tmp_path):

@@ -14,7 +14,8 @@ from novel_agent.files import read_front_matter
 from novel_agent.models.offline import OfflineModel
 from novel_agent.pipeline import run_tick
 from novel_agent.scenes import load_scenes
-from novel_agent.stages.summarize import Item, coverage, fits
+from novel_agent.faithfulness import Item, coverage
+from novel_agent.stages.summarize import fits
 from novel_agent.summaries import (SummaryDoc, SummaryTree, counter_for, load_tree,
                                    select_tier3, tier3_budget)
 from novel_agent.testing import ScriptedModel

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..context.report import render_report
-from ..contexts import open_counter, preview
+from ..stage_prompts import open_counter, preview
 from .common import load_config, novel_errors, open_project, project_option
 
 

@@ -6,7 +6,9 @@ import click
 
 from .. import __version__
 from .context_cmd import context_cmd
-from .browse import inspect_cmd, scenes_group, status_cmd
+from .inspect_cmd import inspect_cmd
+from .scenes_cmd import scenes_group
+from .status_cmd import status_cmd
 from .new import new_cmd
 from .summarize import summarize_cmd
 from .tick import tick_cmd

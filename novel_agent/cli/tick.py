@@ -7,7 +7,7 @@ import os
 import click
 
 from ..context.budget import limits_for
-from ..contexts import open_counter
+from ..stage_prompts import open_counter
 from ..models import get_model
 from ..models.recording import RecordingModel
 from ..pipeline import StageReport, run_tick

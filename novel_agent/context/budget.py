@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import Config
-from ..models import model_name, resolve_provider
+from ..models import model_id, resolve_provider
 from ..windows import ModelLimits, model_limits
 
 
@@ -32,7 +32,7 @@ def limits_for(config: Config) -> ModelLimits:
     override = config.context.window
     if not override and resolve_provider(config) == "local":
         override = config.llm.local_context
-    return model_limits(model_name(config), override)
+    return model_limits(model_id(config), override)
 
 
 def stage_budget(config: Config, stage: str, limits: ModelLimits | None = None) -> Budget:

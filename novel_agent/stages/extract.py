@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..answers import EXTRACT_SCHEMA, Extraction, extraction_from_json
+from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
 from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
 from ..models.base import ChatModel
-from .call import StageCall, ask_json
+from ..models.ask import StageCall, ask_json
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,

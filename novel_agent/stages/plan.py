@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..answers import Plan, plan_from_json, plan_schema
+from ..decisions import Plan, plan_from_json, plan_schema
 from ..models.base import ChatModel
-from .call import StageCall, ask_json
+from ..models.ask import StageCall, ask_json
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int, max_tools: int,

@@ -25,7 +25,7 @@ from ..context.budget import stage_budget
 from ..context.sections import story_bible
 from ..errors import ModelError, ProjectError
 from ..memory import Memory, load_memory
-from ..models import model_name
+from ..models import model_id
 from ..models.base import ChatModel
 from ..project import Project
 from ..prompts import render_stage
@@ -33,8 +33,8 @@ from ..scenes import load_scenes
 from ..summaries import (OVERALL, SummaryDoc, SummaryTree, counter_for, doc_cost, load_doc, load_tree,
                          pending_ticks, record_pending, tier3_budget, write_doc)
 from ..tokens import TokenCounter
-from .call import ask_text
-from .coverage import Item, arc_items, coverage, names, range_items  # noqa: F401
+from ..models.ask import ask_text
+from ..faithfulness import Item, arc_items, coverage, range_items
 from .write import clean_prose
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ class Summarizer:
         r.prompt_tokens += call.prompt_tokens
         r.completion_tokens += call.completion_tokens
         r.cached_tokens += call.cached_tokens
-        return clean_prose(text), call.completions[-1].model or model_name(self.config)
+        return clean_prose(text), call.completions[-1].model or model_id(self.config)
 
     def _meta(self, kind: str, level: int, first: int, last: int, body: str, model: str,
               **extra: Any) -> dict[str, Any]:

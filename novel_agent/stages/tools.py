@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..answers import Plan, ToolCall
+from ..decisions import Plan, ToolCall
 from ..memory import (Memory, add_relationship, open_loop, query_memory, resolve_loop,
                       upsert_character, upsert_location)
 

@@ -6,7 +6,7 @@ import re
 from typing import Any, Mapping
 
 from ..models.base import ChatModel
-from .call import StageCall, ask_text
+from ..models.ask import StageCall, ask_text
 
 
 def clean_prose(text: str) -> str:

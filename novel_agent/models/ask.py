@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..answers import parse_json
+from ..lenient_json import parse_json
 from ..errors import ModelResponseError
-from ..models.base import ChatModel, Completion, Request
+from .base import ChatModel, Completion, Request
 
 T = TypeVar("T")
 

@@ -1,14 +1,12 @@
-"""`novel status`, `novel scenes`, `novel inspect`: read a project without changing it."""
+"""`novel status`: where a project stands, and its summary tree."""
 
 from __future__ import annotations
 
 
 import click
 
-from ..errors import ProjectError
 from ..models import describe_provider
-from ..scenes import load_scene, scene_ticks
-from ..status import SummaryStatus, folder_tree, project_status, summary_status
+from ..status import SummaryStatus, project_status, summary_status
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -58,65 +56,3 @@ def summary_lines(s: SummaryStatus) -> list[str]:
         lines.append(f"pending     checkpoints at ticks {', '.join(map(str, s.pending))} "
                      "(novel summarize makes them)")
     return lines
-
-
-@click.group("scenes")
-def scenes_group() -> None:
-    """List scenes or show one."""
-
-
-@scenes_group.command("list")
-@project_option
-@novel_errors
-def scenes_list(project_spec: str | None) -> None:
-    """One line per scene: tick, words, POV, title.
-
-    \b
-    Example:
-      novel scenes list -p harbour
-    """
-    project = open_project(project_spec)
-    ticks = scene_ticks(project.scenes_dir)
-    if not ticks:
-        click.echo("no scenes yet: run `novel tick`")
-    for tick in ticks:
-        scene = load_scene(project.scene_path(tick))
-        click.echo(f"{tick:>4}  {scene.words:>5} words  {scene.pov[:18]:<18}  {scene.title}")
-
-
-@scenes_group.command("show")
-@click.argument("tick", type=int)
-@project_option
-@novel_errors
-def scenes_show(tick: int, project_spec: str | None) -> None:
-    """Print one scene: its title, summary and prose.
-
-    \b
-    Example:
-      novel scenes show 3 -p harbour
-    """
-    project = open_project(project_spec)
-    path = project.scene_path(tick)
-    if not path.is_file():
-        raise ProjectError(f"no scene {tick} in {project.name} (it has "
-                           f"{len(scene_ticks(project.scenes_dir))} scenes)")
-    scene = load_scene(path)
-    click.echo(f"# {scene.title}  (scene {scene.tick}, pov {scene.pov}, at {scene.location})")
-    click.echo(scene.summary_text())
-    click.echo("")
-    click.echo(scene.body)
-
-
-@click.command("inspect")
-@project_option
-@novel_errors
-def inspect_cmd(project_spec: str | None) -> None:
-    """Show the project's folder as a short tree with file counts.
-
-    \b
-    Example:
-      novel inspect -p harbour
-    """
-    project = open_project(project_spec)
-    for line in folder_tree(project.root):
-        click.echo(line)

@@ -29,7 +29,7 @@ TRUNCATABLE: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def propose_generic(context: Context, counter: TokenCounter) -> Callable[[int], Proposal]:
+def propose_sectioned(context: Context, counter: TokenCounter) -> Callable[[int], Proposal]:
     """A function level -> Proposal that empties sections by the stage's DROPS table."""
     drops = DROPS.get(context.stage, {})
     truncatable = TRUNCATABLE.get(context.stage, ())

@@ -8,24 +8,23 @@ the same at scene 10 and scene 10,000), the previous prompt of the same stage
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .answers import Plan
+from .decisions import Plan
 from .config import Config
 from .context import Context
 from .context.budget import Budget, limits_for, stage_budget
 from .context.builders import extractor_context, planner_context
 from .context.engine import fit
-from .context.generic import propose_generic
+from .context.sectioned import propose_sectioned
 from .context.report import build_report
 from .context.writer import Piece, WriterInputs, propose_writer
 from .memory import Memory
 from .project import Project
 from .prompts import render_stage
-from .scenes import Scene, load_scene
+from .scenes import SceneReader
+from .prompt_log import previous_messages
 from .tokens import TokenCounter
 
 
@@ -39,43 +38,6 @@ class Built:
     state: dict[str, Any]
 
 
-class SceneCache:
-    """Scenes by tick, read from their files once per tick."""
-
-    def __init__(self, project: Project):
-        self.project = project
-        self._scenes: dict[int, Scene | None] = {}
-
-    def __call__(self, tick: int) -> Scene | None:
-        if tick not in self._scenes:
-            path = self.project.scene_path(tick)
-            self._scenes[tick] = load_scene(path) if path.is_file() else None
-        return self._scenes[tick]
-
-    def recent(self, last: int, count: int) -> list[Scene]:
-        """The newest `count` scenes up to `last`, oldest first."""
-        return [s for s in (self(t) for t in range(max(1, last - count + 1), last + 1)) if s]
-
-
-def log_path(project: Project, tick: int, stage: str) -> Path:
-    return project.log_dir / f"tick_{tick:03d}_{stage}.json"
-
-
-def previous_messages(project: Project, tick: int, stage: str) -> list[dict[str, str]] | None:
-    """The messages the same stage sent at the previous tick, if logged."""
-    path = log_path(project, tick - 1, stage)
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("messages")
-    except (FileNotFoundError, ValueError, AttributeError):
-        return None
-
-
-def log_text(built: Built) -> str:
-    """The JSON saved under .novel/log/ for one stage of one tick."""
-    return json.dumps({**built.report, "messages": built.messages}, indent=1,
-                      ensure_ascii=False) + "\n"
-
-
 def _fit(project: Project, config: Config, counter: TokenCounter, stage: str, tick: int,
          propose: Callable, budget: Budget) -> Built:
     render = lambda ctx: render_stage(ctx, project.templates_dir)  # noqa: E731
@@ -86,18 +48,18 @@ def _fit(project: Project, config: Config, counter: TokenCounter, stage: str, ti
 
 
 def build_planner(project: Project, config: Config, counter: TokenCounter, *, story: Any,
-                  memory: Memory, tick: int, scenes: SceneCache, overall: str = "",
+                  memory: Memory, tick: int, scenes: SceneReader, overall: str = "",
                   steer: str = "") -> Built:
     """The planner's prompt for `tick`."""
     budget = stage_budget(config, "planner", limits_for(config))
     ctx = planner_context(story, memory, scenes.recent(tick - 1, config.generation.recent_scenes_count), tick=tick,
                           overall_summary=overall, steer=steer,
                           max_tools=config.generation.max_tools_per_tick)
-    return _fit(project, config, counter, "planner", tick, propose_generic(ctx, counter), budget)
+    return _fit(project, config, counter, "planner", tick, propose_sectioned(ctx, counter), budget)
 
 
 def build_writer(project: Project, config: Config, counter: TokenCounter, *, story: Any,
-                 memory: Memory, plan: Plan, tick: int, scenes: SceneCache,
+                 memory: Memory, plan: Plan, tick: int, scenes: SceneReader,
                  tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
                  lore: Sequence[Piece] = (),
@@ -119,7 +81,7 @@ def build_extractor(project: Project, config: Config, counter: TokenCounter, *, 
     """The extractor's prompt: a very long scene is cut middle-out, never refused."""
     budget = stage_budget(config, "extractor", limits_for(config))
     ctx = extractor_context(story, memory, plan, prose, tick=tick)
-    return _fit(project, config, counter, "extractor", tick, propose_generic(ctx, counter),
+    return _fit(project, config, counter, "extractor", tick, propose_sectioned(ctx, counter),
                 budget)
 
 
@@ -128,14 +90,14 @@ def fit_context(project: Project, config: Config, counter: TokenCounter, context
     """Fit any stage's prebuilt context (the summarizer uses this)."""
     budget = stage_budget(config, context.stage, limits_for(config))
     return _fit(project, config, counter, context.stage, tick,
-                propose_generic(context, counter), budget)
+                propose_sectioned(context, counter), budget)
 
 
 def open_counter(project: Project, config: Config) -> TokenCounter:
     """A token counter for the project's model whose counts persist in .novel/index.db."""
     from .index import Index
-    from .models import model_name
-    return TokenCounter(model_name(config), config.context.encoding,
+    from .models import model_id
+    return TokenCounter(model_id(config), config.context.encoding,
                         store=Index(project.index_db))
 
 
@@ -146,7 +108,8 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
     give; the offline model's deterministic answers stand in for them, so the
     sizes and the layout are those of a real tick.
     """
-    from .answers import parse_json, plan_from_json
+    from .decisions import plan_from_json
+    from .lenient_json import parse_json
     from .memory import load_memory
     from .models.base import Request
     from .models.offline import OfflineModel
@@ -154,7 +117,7 @@ def preview(project: Project, config: Config, stage: str, counter: TokenCounter)
 
     gen = config.generation
     story, memory, tick = project.story(), load_memory(project.memory_dir), project.tick() + 1
-    scenes, steer = SceneCache(project), project.steer()
+    scenes, steer = SceneReader(project.scenes_dir), project.steer()
     from .summaries import tier3_selector
     select, overall = tier3_selector(project, config, counter.count)
     planner = build_planner(project, config, counter, story=story, memory=memory, tick=tick,

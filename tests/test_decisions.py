@@ -7,8 +7,8 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from novel_agent.answers import (EXTRACT_SCHEMA, extraction_from_json, parse_json,
-                                 plan_from_json, plan_schema)
+from novel_agent.decisions import EXTRACT_SCHEMA, extraction_from_json, plan_from_json, plan_schema
+from novel_agent.lenient_json import parse_json
 from novel_agent.errors import ModelResponseError
 
 

@@ -1,0 +1,56 @@
+"""`novel scenes list|show`: read the scenes without changing them."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import ProjectError
+from ..scenes import load_scene, scene_ticks
+from .common import novel_errors, open_project, project_option
+
+
+@click.group("scenes")
+def scenes_group() -> None:
+    """List scenes or show one."""
+
+
+@scenes_group.command("list")
+@project_option
+@novel_errors
+def scenes_list(project_spec: str | None) -> None:
+    """One line per scene: tick, words, POV, title.
+
+    \b
+    Example:
+      novel scenes list -p harbour
+    """
+    project = open_project(project_spec)
+    ticks = scene_ticks(project.scenes_dir)
+    if not ticks:
+        click.echo("no scenes yet: run `novel tick`")
+    for tick in ticks:
+        scene = load_scene(project.scene_path(tick))
+        click.echo(f"{tick:>4}  {scene.words:>5} words  {scene.pov[:18]:<18}  {scene.title}")
+
+
+@scenes_group.command("show")
+@click.argument("tick", type=int)
+@project_option
+@novel_errors
+def scenes_show(tick: int, project_spec: str | None) -> None:
+    """Print one scene: its title, summary and prose.
+
+    \b
+    Example:
+      novel scenes show 3 -p harbour
+    """
+    project = open_project(project_spec)
+    path = project.scene_path(tick)
+    if not path.is_file():
+        raise ProjectError(f"no scene {tick} in {project.name} (it has "
+                           f"{len(scene_ticks(project.scenes_dir))} scenes)")
+    scene = load_scene(path)
+    click.echo(f"# {scene.title}  (scene {scene.tick}, pov {scene.pov}, at {scene.location})")
+    click.echo(scene.summary_text())
+    click.echo("")
+    click.echo(scene.body)
