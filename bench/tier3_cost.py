@@ -21,6 +21,7 @@ from pathlib import Path
 from novel_agent.models.offline import OfflineModel
 from novel_agent.pipeline import run_tick
 from novel_agent.project import create_project
+from novel_agent.windows import limits_for
 from novel_agent.summaries import counter_for, doc_cost, load_tree, select_tier3, tier3_budget
 
 
@@ -50,7 +51,7 @@ def main() -> None:
             "name": "bench", "premise": "A lighthouse keeper finds a drowned man's map.",
             "protagonist": "Mara Quill", "preset": args.preset}, config=settings)
         config = project.config()
-        count, budget = counter_for(config).count, tier3_budget(config)
+        count, budget = counter_for(config).count, tier3_budget(config, limits_for(config))
         print(f"preset {args.preset}: checkpoint every "
               f"{config.generation.checkpoint_summary_interval} ticks, tier-3 budget {budget} "
               f"tokens ({config.context.tier3_share:.0%} of the writer's)")

@@ -8,6 +8,7 @@
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
     ├── ContextOverflowError        the pinned sections alone exceed the budget
+    ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
     └── TickError                   a stage failed; the project is unchanged
 
 Failure data lives on attributes, so callers can test and render them.
@@ -70,6 +71,14 @@ class ContextOverflowError(NovelError):
 
     def __init__(self, message: str, *, section: str, tokens: int, budget: int):
         self.section, self.tokens, self.budget = section, tokens, budget
+        super().__init__(message)
+
+
+class VocabularyError(NovelError):
+    """A token vocabulary cannot be read or fails its hash check."""
+
+    def __init__(self, message: str, *, path: str | None):
+        self.path = path
         super().__init__(message)
 
 

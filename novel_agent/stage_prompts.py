@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 from .decisions import Plan
 from .config import Config
 from .context import Context
-from .context.budget import Budget, limits_for, stage_budget
+from .context.budget import Budget, stage_budget
+from .windows import limits_for
 from .context.builders import extractor_context, planner_context
 from .context.engine import fit
 from .context.sectioned import propose_sectioned

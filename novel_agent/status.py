@@ -10,6 +10,7 @@ from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
 from .scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
+from .windows import limits_for
 from .summaries import (SummaryDoc, counter_for, doc_cost, load_tree, pending_ticks,
                         select_tier3, tier3_budget)
 
@@ -137,7 +138,7 @@ def summary_status(project: Project, config: Config) -> SummaryStatus:
         levels.append(SummaryLevel(label, len(docs), min(d.first for d in docs),
                                    max(d.last for d in docs), sum(count(d.body) for d in docs),
                                    sum(covered(d) for d in docs)))
-    budget = tier3_budget(config)
+    budget = tier3_budget(config, limits_for(config))
     chosen = select_tier3(tree, budget, count)
     edited = [d.name for d in [*tree.docs.values(), tree.overall] if d is not None and d.edited]
     return SummaryStatus(levels, chosen, sum(doc_cost(d, count) for d in chosen), budget,

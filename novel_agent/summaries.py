@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .config import Config
+from .context.budget import ModelLimits, stage_budget
 from .errors import FileFormatError
 from .files import atomic_write, read_front_matter, render_front_matter, write_yaml
 from .project import Project
@@ -228,10 +229,9 @@ def select_tier3(tree: SummaryTree, budget_tokens: int,
                   else [])
 
 
-def tier3_budget(config: Config) -> int:
+def tier3_budget(config: Config, limits: ModelLimits) -> int:
     """Tokens tier 3 may fill: the writer's budget times `context.tier3_share`."""
-    from .context.budget import stage_budget
-    return max(0, int(stage_budget(config, "writer").tokens * config.context.tier3_share))
+    return max(0, int(stage_budget(config, "writer", limits).tokens * config.context.tier3_share))
 
 
 @functools.lru_cache(maxsize=8)
@@ -255,7 +255,8 @@ def tier3_docs(project: Project, config: Config,
     is off (tier 3 keeps it regardless).
     """
     tree = load_tree(project.summaries_dir)
-    docs = select_tier3(tree, tier3_budget(config), count or counter_for(config).count)
+    from .windows import limits_for
+    docs = select_tier3(tree, tier3_budget(config, limits_for(config)), count or counter_for(config).count)
     overall = tree.overall.body if tree.overall and config.generation.include_overall_summary else ""
     return docs, overall
 

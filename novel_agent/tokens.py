@@ -1,56 +1,20 @@
-"""Token counting: the encoding per model, cached counts, the offline vocabulary.
+"""Token counting: the encoding per model, cached counts, middle-out truncation.
 
-tiktoken downloads its vocabulary on first use, which fails offline. The
-`bpe-openai` package ships the same files gzipped (their sha256 equals what
-tiktoken expects), so `ensure_vocabulary` decompresses the one needed into
-tiktoken's cache under the name tiktoken looks for (`sha1(url)`), and tiktoken
-then loads and verifies it without touching the network.
-
-Counts are cached by content hash, in memory and in an optional `CountStore`
-(the SQLite index implements it), so a scene is counted once in its life.
+`TokenCounter` counts with one encoding (loaded offline by vocabulary.py on
+first use). Counts are cached by content hash, in memory and in an optional
+`CountStore` (the SQLite index implements it), so a scene is counted once in
+its life.
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
-import importlib.metadata
-import importlib.resources
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import tiktoken
-
-from novel_agent.errors import ConfigError, NovelError
-
-_BLOB = "https://openaipublic.blob.core.windows.net/encodings"
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """Where tiktoken fetches an encoding's ranks from, and the sha256 it expects."""
-
-    url: str
-    sha256: str
-
-    @property
-    def cache_key(self) -> str:
-        """The file name tiktoken gives this vocabulary in its cache dir."""
-        return hashlib.sha1(self.url.encode()).hexdigest()
-
-
-# Copied from tiktoken_ext/openai_public.py (tiktoken 0.7 - 0.14).
-VOCABULARIES: dict[str, Vocabulary] = {
-    "cl100k_base": Vocabulary(f"{_BLOB}/cl100k_base.tiktoken",
-                              "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
-    "o200k_base": Vocabulary(f"{_BLOB}/o200k_base.tiktoken",
-                             "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
-}
 
 # 4o, 4.1, 4.5, 5, gpt-oss (o200k ranks plus chat specials) and the o-series.
 _O200K_MODELS = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d)")
@@ -67,108 +31,6 @@ def encoding_name_for_model(model: str, override: str = "") -> str:
     name = model.strip().lower().rsplit("/", 1)[-1]
     name = name.removeprefix("ft:")
     return "o200k_base" if _O200K_MODELS.match(name) else "cl100k_base"
-
-
-# ---------------------------------------------------------------- vocabulary
-
-
-def tiktoken_cache_dir() -> Path | None:
-    """The directory tiktoken reads its cache from, by tiktoken's own rule.
-
-    TIKTOKEN_CACHE_DIR, else DATA_GYM_CACHE_DIR, else `<tempdir>/data-gym-cache`.
-    None when caching is disabled (the variable is set to "").
-    """
-    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if variable in os.environ:
-            value = os.environ[variable]
-            return Path(value) if value else None
-    return Path(tempfile.gettempdir()) / "data-gym-cache"
-
-
-def _private_cache_dir() -> Path:
-    """A per-user cache dir for when tiktoken's own is unusable."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "novel_agent" / "tiktoken"
-
-
-def _shipped_vocabulary(encoding_name: str) -> bytes:
-    """The decompressed vocabulary file that `bpe-openai` ships."""
-    relative = f"bpe_openai/data/{encoding_name}.tiktoken.gz"
-    try:
-        files = importlib.metadata.files("bpe-openai") or []
-        located = [f.locate() for f in files if str(f).replace("\\", "/") == relative]
-        path = Path(located[0]) if located else None
-        if path is None or not path.is_file():  # no RECORD: ask the import system
-            path = importlib.resources.files("bpe_openai") / "data" / f"{encoding_name}.tiktoken.gz"
-        return gzip.decompress(path.read_bytes())
-    except (importlib.metadata.PackageNotFoundError, ModuleNotFoundError, OSError) as exc:
-        raise NovelError(f"cannot read the offline vocabulary {relative} "
-                         f"(is bpe-openai installed?): {exc}") from None
-
-
-def _file_matches(path: Path, sha256: str) -> bool:
-    """True when `path` exists and holds content with this sha256."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
-    except FileNotFoundError:
-        return False
-
-
-def _seed(vocabulary: Vocabulary, encoding_name: str, cache_dir: Path) -> Path:
-    """Write the shipped vocabulary into `cache_dir` unless a good copy is there."""
-    target = cache_dir / vocabulary.cache_key
-    if _file_matches(target, vocabulary.sha256):
-        return target
-    data = _shipped_vocabulary(encoding_name)
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != vocabulary.sha256:
-        raise NovelError(f"the shipped {encoding_name} vocabulary has sha256 {actual}, "
-                         f"but tiktoken expects {vocabulary.sha256}; reinstall bpe-openai")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=cache_dir, prefix=f".{vocabulary.cache_key}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, 0o644)  # as tiktoken writes it: the default dir is shared
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def ensure_vocabulary(encoding_name: str, cache_dir: Path | None = None) -> Path:
-    """Make sure tiktoken's cache holds `encoding_name`'s vocabulary; return its path.
-
-    With `cache_dir`, seed exactly there. Without it, seed tiktoken's own cache
-    dir; when that is unwritable (or caching is disabled), seed a private dir
-    under the user's cache and point TIKTOKEN_CACHE_DIR at it, so tiktoken
-    finds the file there.
-    """
-    vocabulary = VOCABULARIES.get(encoding_name)
-    if vocabulary is None:
-        known = ", ".join(sorted(VOCABULARIES))
-        raise ConfigError(f"unknown encoding '{encoding_name}' (expected one of: {known})",
-                          key="context.encoding")
-    if cache_dir is not None:
-        return _seed(vocabulary, encoding_name, Path(cache_dir))
-    default = tiktoken_cache_dir()
-    if default is not None:
-        try:
-            return _seed(vocabulary, encoding_name, default)
-        except OSError:
-            pass
-    private = _private_cache_dir()
-    path = _seed(vocabulary, encoding_name, private)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(private)
-    return path
-
-
-@functools.lru_cache(maxsize=None)
-def get_encoding(name: str) -> tiktoken.Encoding:
-    """tiktoken's Encoding for `name`, its vocabulary seeded offline first."""
-    ensure_vocabulary(name)
-    return tiktoken.get_encoding(name)
 
 
 # ---------------------------------------------------------------- counting
@@ -216,17 +78,20 @@ DEFAULT_MARKER = "\n[… {n} tokens cut …]\n"
 class TokenCounter:
     """Counts tokens for one model's encoding, each distinct text encoded once."""
 
-    def __init__(self, model: str, encoding: str = "", store: CountStore | None = None):
+    def __init__(self, model: str, encoding: str = "", store: CountStore | None = None,
+                 load: Callable[[str], tiktoken.Encoding] | None = None):
+        from .vocabulary import load_encoding, vocabulary
         self.model = model
-        self.encoding_name = encoding_name_for_model(model, encoding)
+        self.encoding_name = vocabulary(encoding_name_for_model(model, encoding)).name
         self.store = store
+        self._load = load or load_encoding
         self.stats = CountStats()
         self._memo: dict[str, int] = {}
 
     @functools.cached_property
     def encoding(self) -> tiktoken.Encoding:
         """The tiktoken Encoding, loaded on first use."""
-        return get_encoding(self.encoding_name)
+        return self._load(self.encoding_name)
 
     def key(self, text: str) -> str:
         """The cache key of `text`: sha1 of the encoding name and the text."""

@@ -7,29 +7,16 @@ get a conservative default and a warning the caller may show.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent.config import read_yaml_with_lines
+from novel_agent.config import Config, read_yaml_with_lines
+from novel_agent.context.budget import ModelLimits
 from novel_agent.errors import ConfigError
 from novel_agent.paths import config_dir
 
 DEFAULT_WINDOW = 8192
 DEFAULT_MAX_OUTPUT = 4096
 _ENTRY_KEYS = ("window", "max_output")
-
-
-@dataclass(frozen=True)
-class ModelLimits:
-    """What one model accepts: its context window and its longest answer."""
-
-    model: str
-    window: int
-    max_output: int
-    known: bool
-    warning: str = ""
-    matched: str = ""   # the table entry that matched, "" if none
 
 
 def default_table_path() -> Path:
@@ -40,18 +27,10 @@ def default_table_path() -> Path:
 def load_model_table(path: Path) -> dict[str, tuple[int, int]]:
     """Read a models.yaml: lower-cased name -> (window, max_output).
 
-    Raises ConfigError naming the file and line of anything malformed.
+    Raises ConfigError naming the file and line of anything malformed. Read
+    anew on every call (a small file), so an edit is seen at the next tick.
     """
     path = Path(path)
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        raise ConfigError("file not found", file=str(path)) from None
-    return _load_table(path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=8)
-def _load_table(path: Path, _mtime: int, _size: int) -> dict[str, tuple[int, int]]:
     data, lines = read_yaml_with_lines(path)
     if not isinstance(data, dict) or set(data) != {"models"} or not isinstance(data["models"], dict):
         raise ConfigError("expected a single top-level key 'models' holding a mapping",
@@ -115,3 +94,12 @@ def model_limits(model: str, window_override: int = 0,
         window = window_override
     return ModelLimits(model=model, window=window, max_output=min(max_output, window),
                        known=matched is not None, warning=warning, matched=matched or "")
+
+
+def limits_for(config: Config, table_path: Path | None = None) -> ModelLimits:
+    """The configured model's limits; the local provider's window is llama.cpp's n_ctx."""
+    from novel_agent.models import model_id, resolve_provider
+    override = config.context.window
+    if not override and resolve_provider(config) == "local":
+        override = config.llm.local_context
+    return model_limits(model_id(config), override, table_path)

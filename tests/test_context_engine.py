@@ -12,12 +12,13 @@ from novel_agent.context.engine import fit
 from novel_agent.context.writer import WRITER_ORDER, Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
 from novel_agent.prompts import render_stage
-from novel_agent.tokens import TokenCounter, get_encoding
+from novel_agent.tokens import TokenCounter
+from novel_agent.vocabulary import load_encoding
 
 import story_factory as sf
 
 COUNTER = TokenCounter("gpt-4o")
-ENC = get_encoding("o200k_base")
+ENC = load_encoding("o200k_base")
 TITLES = {"bible": "Story bible", "tier3": "The story so far", "cast": "Who and where",
           "retrieved": "Earlier scenes that matter now",
           "recent_summaries": "Earlier scenes (summaries)",

@@ -16,6 +16,7 @@ from novel_agent.pipeline import run_tick
 from novel_agent.scenes import load_scenes
 from novel_agent.faithfulness import Item, coverage
 from novel_agent.stages.summarize import fits
+from novel_agent.windows import limits_for
 from novel_agent.summaries import (SummaryDoc, SummaryTree, counter_for, load_tree,
                                    select_tier3, tier3_budget)
 from novel_agent.testing import ScriptedModel
@@ -55,7 +56,7 @@ def test_sixty_ticks_grow_a_tree_whose_top_fits(project):
     configure(project, generation={"checkpoint_summary_interval": 5},
               context={"tier3_share": 0.03})
     config = project.config()
-    count, budget = counter_for(config).count, tier3_budget(config)
+    count, budget = counter_for(config).count, tier3_budget(config, limits_for(config))
     model = ScriptedModel(fallback=OfflineModel(seed=2))
     arcs_made = []
     with project:

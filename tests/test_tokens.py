@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
+import gzip
+import os
 import re
 import socket
 
 import pytest
 import tiktoken
 import tiktoken.load
-import tiktoken.registry
 import tiktoken_ext.openai_public as openai_public
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from novel_agent import tokens
-from novel_agent.errors import ConfigError, NovelError
-from novel_agent.tokens import (CountStats, DictStore, TokenCounter, encoding_name_for_model,
-                                ensure_vocabulary, tiktoken_cache_dir)
+from novel_agent.errors import ConfigError, VocabularyError
+from novel_agent.tokens import CountStats, DictStore, TokenCounter, encoding_name_for_model
+from novel_agent.vocabulary import VOCABULARIES, build_encoding, shipped_data_dir
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 SAMPLE = ("Mara Quill climbed the lighthouse stairs at dusk. «Who drew this map?» she asked "
           "the drowned man's coat — 42 steps, ünïcödé, 灯台, 🌊, <|endoftext|>.\n\n")
 MARKER = re.compile(r"\n\[… ([\d,]+) tokens cut …\]\n")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_tiktoken_cache(tmp_path_factory):
-    """Keep this module's tiktoken cache out of the machine's temp dir."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken")))
-        yield
 
 
 @pytest.fixture
@@ -43,32 +34,20 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-@pytest.fixture
-def empty_cache(tmp_path, monkeypatch):
-    """A fresh, empty tiktoken cache and no encoding loaded in this process."""
-    cache = tmp_path / "tiktoken-cache"
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
-    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
-    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
-    tokens.get_encoding.cache_clear()
-    yield cache
-    tokens.get_encoding.cache_clear()
+def tiktokens_own(monkeypatch, name: str) -> dict:
+    """What tiktoken's own constructor builds for `name`, its download answered by the
+    shipped file once the hash it asks for is checked to be ours."""
+    asked = []
 
+    def shipped(blobpath, expected_hash=None):
+        asked.append(expected_hash)
+        return gzip.decompress((shipped_data_dir() / f"{name}.tiktoken.gz").read_bytes())
 
-def tiktoken_request(monkeypatch, name: str) -> tuple[str, str]:
-    """The URL and sha256 tiktoken itself asks for when building `name`."""
-    requested = []
-    real = tiktoken.load.read_file_cached
-
-    def spy(blobpath, expected_hash=None):
-        requested.append((blobpath, expected_hash))
-        return real(blobpath, expected_hash)
-
-    monkeypatch.setattr(tiktoken.load, "read_file_cached", spy)
-    openai_public.ENCODING_CONSTRUCTORS[name]()
+    monkeypatch.setattr(tiktoken.load, "read_file_cached", shipped)
+    spec = openai_public.ENCODING_CONSTRUCTORS[name]()
     monkeypatch.undo()
-    assert len(requested) == 1
-    return requested[0]
+    assert asked == [VOCABULARIES[name].sha256]
+    return spec
 
 
 # ---------------------------------------------------------------- offline vocabulary
@@ -80,69 +59,37 @@ def test_the_network_really_is_unreachable(no_network):
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
-def test_counts_offline_from_an_empty_cache(no_network, empty_cache, name):
-    assert not empty_cache.exists()
-    counter = TokenCounter("any-model", encoding=name)
-    n = counter.count(SAMPLE)
-    # tiktoken builds its own encoding, independently, from the cache we seeded
-    reference = tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
-    assert n == len(reference.encode(SAMPLE, disallowed_special=())) > 20
-    assert [p.name for p in empty_cache.iterdir()] == [tokens.VOCABULARIES[name].cache_key]
+def test_the_encoding_is_tiktokens_own(no_network, monkeypatch, name):
+    spec = tiktokens_own(monkeypatch, name)
+    assert spec["pat_str"] == VOCABULARIES[name].pat_str
+    assert spec["special_tokens"] == dict(VOCABULARIES[name].special_tokens)
+    ours = build_encoding(name, shipped_data_dir())
+    reference = tiktoken.Encoding(**spec)
+    assert ours.encode(SAMPLE, disallowed_special=()) == reference.encode(SAMPLE, disallowed_special=())
+    assert len(ours.encode_ordinary(SAMPLE)) > 20
 
 
-@pytest.mark.parametrize("name", ENCODINGS)
-def test_seeded_file_is_the_one_tiktoken_expects(no_network, empty_cache, monkeypatch, name):
-    path = ensure_vocabulary(name)
-    url, expected_sha256 = tiktoken_request(monkeypatch, name)
-    assert path == empty_cache / hashlib.sha1(url.encode()).hexdigest()
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == expected_sha256
+def test_counting_uses_no_cache_dir_and_sets_no_environment(no_network, tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    before = dict(os.environ)
+    counter = TokenCounter("gpt-4o", load=lambda name: build_encoding(name, shipped_data_dir()))
+    assert counter.count(SAMPLE) > 20
+    assert dict(os.environ) == before
+    assert not (tmp_path / "tiktoken-cache").exists()
 
 
-def test_a_corrupt_cache_file_is_replaced(no_network, empty_cache):
-    target = empty_cache / tokens.VOCABULARIES["cl100k_base"].cache_key
-    empty_cache.mkdir()
-    target.write_bytes(b"not a vocabulary")
-    assert ensure_vocabulary("cl100k_base") == target
-    assert hashlib.sha256(target.read_bytes()).hexdigest() == tokens.VOCABULARIES["cl100k_base"].sha256
+def test_a_vocabulary_with_the_wrong_hash_is_refused(tmp_path):
+    (tmp_path / "o200k_base.tiktoken.gz").write_bytes(gzip.compress(b"dGFtcGVyZWQ= 0\n"))
+    with pytest.raises(VocabularyError, match="sha256.*reinstall bpe-openai") as info:
+        build_encoding("o200k_base", tmp_path)
+    assert info.value.path == str(tmp_path / "o200k_base.tiktoken.gz")
 
 
-def test_a_shipped_file_with_the_wrong_hash_is_refused(empty_cache, monkeypatch):
-    monkeypatch.setattr(tokens, "_shipped_vocabulary", lambda name: b"tampered")
-    with pytest.raises(NovelError, match="sha256.*reinstall bpe-openai"):
-        ensure_vocabulary("o200k_base")
-    assert not empty_cache.exists() or list(empty_cache.iterdir()) == []
-
-
-def test_an_explicit_cache_dir_is_seeded_and_nothing_else(empty_cache, tmp_path):
-    path = ensure_vocabulary("cl100k_base", cache_dir=tmp_path / "elsewhere")
-    assert path.parent == tmp_path / "elsewhere" and path.is_file()
-    assert not empty_cache.exists()
-
-
-@pytest.mark.parametrize("unusable", ["file", "disabled"])
-def test_an_unusable_cache_dir_falls_back_to_a_private_one(tmp_path, monkeypatch, unusable):
-    if unusable == "file":
-        (tmp_path / "a-file").write_text("x")
-        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
-    else:
-        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken: caching disabled
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    path = ensure_vocabulary("cl100k_base")
-    private = tmp_path / "xdg" / "novel_agent" / "tiktoken"
-    assert path == private / tokens.VOCABULARIES["cl100k_base"].cache_key and path.is_file()
-    assert tiktoken_cache_dir() == private
-
-
-def test_cache_dir_follows_tiktokens_rule(monkeypatch, tmp_path):
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
-    assert tiktoken_cache_dir().name == "data-gym-cache"
-    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path / "gym"))
-    assert tiktoken_cache_dir() == tmp_path / "gym"
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tik"))
-    assert tiktoken_cache_dir() == tmp_path / "tik"
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    assert tiktoken_cache_dir() is None
+def test_a_missing_vocabulary_file_is_named(tmp_path):
+    with pytest.raises(VocabularyError) as info:
+        build_encoding("cl100k_base", tmp_path)
+    assert info.value.path == str(tmp_path / "cl100k_base.tiktoken.gz")
+    assert "cl100k_base.tiktoken.gz" in str(info.value)
 
 
 def test_unknown_encoding_is_a_config_error():

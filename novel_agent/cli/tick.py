@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..context.budget import limits_for
+from ..windows import limits_for
 from ..stage_prompts import open_counter
 from ..models import get_model
 from ..models.recording import RecordingModel

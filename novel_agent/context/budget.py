@@ -1,12 +1,26 @@
-"""Token budgets per stage: min(window, cap) - the stage's max output - a margin."""
+"""Token budgets per stage: min(window, cap) - the stage's max output - a margin.
+
+Pure: the model's limits (`ModelLimits`) are passed in; reading the model
+table and resolving the provider happen at the edge (windows.limits_for).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..config import Config
-from ..models import model_id, resolve_provider
-from ..windows import ModelLimits, model_limits
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """What one model accepts: its context window and its longest answer."""
+
+    model: str
+    window: int
+    max_output: int
+    known: bool
+    warning: str = ""
+    matched: str = ""   # the table entry that matched, "" if none
 
 
 @dataclass(frozen=True)
@@ -27,17 +41,8 @@ class Budget:
         return min(self.window, self.cap) - self.max_output - self.margin
 
 
-def limits_for(config: Config) -> ModelLimits:
-    """The model's limits; the local provider's window is llama.cpp's n_ctx."""
-    override = config.context.window
-    if not override and resolve_provider(config) == "local":
-        override = config.llm.local_context
-    return model_limits(model_id(config), override)
-
-
-def stage_budget(config: Config, stage: str, limits: ModelLimits | None = None) -> Budget:
+def stage_budget(config: Config, stage: str, limits: ModelLimits) -> Budget:
     """The budget of `stage` ("planner", "writer", "extractor", "summarizer")."""
-    limits = limits or limits_for(config)
     return Budget(stage=stage, model=limits.model, window=limits.window,
                   cap=config.context.max_prompt_tokens,
                   max_output=min(config.max_tokens(stage), limits.max_output),

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from ..config import Config
 from ..context import Context, Section, summarizer_context
 from ..context.budget import stage_budget
+from ..windows import limits_for
 from ..context.sections import story_bible
 from ..errors import ModelError, ProjectError
 from ..memory import Memory, load_memory
@@ -72,6 +73,7 @@ class Summarizer:
         self.report = SummaryReport()
         self.story = project.story()
         self.counter = counter or counter_for(config)
+        self.limits = limits_for(config)
         self._memory = memory
 
     @property
@@ -140,7 +142,7 @@ class Summarizer:
         previous = self._overall_text(before=first)
         context = summarizer_context(self.story, scenes, first=first, last=tick,
                                      previous=previous, full_text=True)
-        budget = stage_budget(self.config, "summarizer").tokens
+        budget = stage_budget(self.config, "summarizer", self.limits).tokens
         if self.counter.count_messages(render_stage(context, self.project.templates_dir,
                                                     kind="checkpoint")) > budget:
             context = summarizer_context(self.story, scenes, first=first, last=tick,
@@ -188,7 +190,7 @@ class Summarizer:
 
     def roll_up(self, tree: SummaryTree) -> SummaryTree:
         """While tier 3's roots do not fit their budget, condense the oldest roots into arcs."""
-        budget, count = tier3_budget(self.config), self.counter.count
+        budget, count = tier3_budget(self.config, self.limits), self.counter.count
         while not fits(tree, budget, count):
             group = next_group(tree)
             if not group:
@@ -271,7 +273,7 @@ def after_commit(project: Project, config: Config, model: ChatModel, tick: int, 
     overall_done = tree.overall is not None and (tree.overall.edited or
                                                  tree.overall.last >= tree.last_tick())
     if not owed and (overall_done or tree.last_tick() == 0) and (
-            fits(tree, tier3_budget(config), s.counter.count) or not next_group(tree)):
+            fits(tree, tier3_budget(config, s.limits), s.counter.count) or not next_group(tree)):
         return None
     _run(s, owed[:MAX_PER_TICK], owed[MAX_PER_TICK:])
     return s.report
