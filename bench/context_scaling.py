@@ -30,7 +30,10 @@ from novel_agent.config import load_config  # noqa: E402
 from novel_agent.context.report import prefix_share  # noqa: E402
 from novel_agent.context.writer import Piece  # noqa: E402
 from novel_agent.scenes import SceneReader  # noqa: E402
+from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
+from novel_agent.session import Session  # noqa: E402
 from novel_agent.stage_prompts import build_writer  # noqa: E402
+from novel_agent.windows import limits_for  # noqa: E402
 from novel_agent.files import write_yaml  # noqa: E402
 from novel_agent.index import Index  # noqa: E402
 from novel_agent.memory import memory_files  # noqa: E402
@@ -74,9 +77,21 @@ def tier3_for(n: int) -> list[Piece]:
             for i in range(count)]
 
 
+_LIMITS: dict = {}
+
+
+def limits_once(config):
+    """The model's limits, read once per run (a session reads them once per command)."""
+    if "limits" not in _LIMITS:
+        _LIMITS["limits"] = limits_for(config)
+    return _LIMITS["limits"]
+
+
 def engine_build(project, config, memory, n, state, counter):
     write_yaml(project.state_file, {"tick": n, "writer_tiers": state})
-    return build_writer(project, config, counter, story=sf.story(), memory=memory,
+    session = Session(project, config, OfflineModel(), source=StorySource(), counter=counter,
+                      limits=limits_once(config))
+    return build_writer(session, story=sf.story(), memory=memory,
                         plan=sf.plan(n + 1), tick=n + 1, scenes=SceneReader(project.scenes_dir),
                         tool_results=["New location: the salt market"], tier3=tier3_for(n))
 

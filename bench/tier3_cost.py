@@ -18,11 +18,11 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import run_tick
+from novel_agent.pipeline import tick as run_tick
 from novel_agent.project import create_project
+from novel_agent.session import Session, counter_for
+from novel_agent.summaries import doc_cost, load_tree, select_tier3, tier3_budget
 from novel_agent.windows import limits_for
-from novel_agent.summaries import counter_for, doc_cost, load_tree, select_tier3, tier3_budget
 
 
 def writer_tier3_tokens(result) -> int | None:
@@ -58,11 +58,11 @@ def main() -> None:
         print(f"{'tick':>6} {'writer':>7} {'tier 3':>7} {'next':>6} {'budget':>6}  "
               f"{'next tick tier 3 holds':<24} {'summary tree':<28} {'summarizer so far':>18} "
               f"{'secs':>5}")
-        model, spent, started = OfflineModel(seed=0), [0, 0], time.monotonic()
-        with project:
+        spent, started = [0, 0], time.monotonic()
+        now = lambda: datetime(2025, 1, 1, tzinfo=timezone.utc)  # noqa: E731
+        with project, Session.open(project, config, now=now) as session:
             for tick in range(1, max(args.at) + 1):
-                result = run_tick(project, config, model,
-                                  now=lambda: datetime(2025, 1, 1, tzinfo=timezone.utc))
+                result = run_tick(session)
                 if result.summary:
                     spent[0] += result.summary.prompt_tokens
                     spent[1] += result.summary.completion_tokens

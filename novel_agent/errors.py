@@ -9,7 +9,8 @@
     │   └── ModelResponseError      the answer could not be parsed or validated
     ├── ContextOverflowError        the pinned sections alone exceed the budget
     ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
-    └── TickError                   a stage failed; the project is unchanged
+    ├── TickError                   a stage failed; the project is unchanged (cause chained)
+    └── SummarizeError              the summarizer failed; checkpoints stay pending
 
 Failure data lives on attributes, so callers can test and render them.
 """
@@ -87,4 +88,18 @@ class TickError(NovelError):
 
     def __init__(self, message: str, *, stage: str, draft_path: str | None = None):
         self.stage, self.draft_path = stage, draft_path
+        super().__init__(message)
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status of the model error behind it, if there was one."""
+        return getattr(self.__cause__, "status", None)
+
+
+class SummarizeError(NovelError):
+    """The summarizer failed (its model error is the cause); what it owes stays pending."""
+
+    def __init__(self, message: str, *, checkpoint: int | None = None,
+                 pending: list[int] | None = None):
+        self.checkpoint, self.pending = checkpoint, list(pending or [])
         super().__init__(message)

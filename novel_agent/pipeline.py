@@ -1,39 +1,38 @@
-"""One tick: plan -> tools -> write -> extract -> commit. Prints nothing.
+"""The tick's one sequence: plan -> write -> extract -> commit -> summarize. Prints nothing.
 
-`run_tick` reads the project's files, calls the model for each stage, and
-commits the scene, plan, memory and tick counter in one transaction. If any
-stage fails, nothing is committed; the writer's draft (if there is one) is
-kept under `.novel/drafts/`, and TickError says which stage failed.
+Every command that runs any of it goes through here with a Session:
+`tick(session)` (`novel tick`, and the coming `novel run` and `novel import`)
+runs the whole sequence; `preview(session, stage)` (`novel context`) runs the
+same steps up to building `stage`'s prompt, with the session's stand-in
+model answering the stages before it.
+
+Each step builds its stage's prompt (fitted by the context engine), asks the
+model, and applies the answer to the tick's draft. If a stage fails nothing
+is committed; prose already written is kept under `.novel/drafts/`, and the
+TickError says which stage failed and carries the model's error as its cause.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .decisions import Extraction, Plan
-from .config import Config
 from .context.writer import Piece
-from .prompt_log import log_path, log_text
-from .scenes import SceneReader
-from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .errors import ModelError, TickError
 from .files import atomic_write
-from .memory import load_memory
-from .models import model_id
-from .models.base import ChatModel
-from .tokens import TokenCounter
-from .project import Project
-from .scenes import Scene, word_count
-from .summaries import tier3_selector
-from .stages import extract, plan as plan_stage, write
-from .stages import summarize
+from .memory import Memory, load_memory
 from .models.ask import StageCall
+from .project import Story
+from .prompt_log import log_path, log_text
+from .scenes import Scene, SceneReader, word_count
+from .session import Session
+from .stage_prompts import Built, build_extractor, build_planner, build_writer
+from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
 from .stages.tools import ensure_cast, run_tools
+from .summaries import SummaryTree, load_tree, planner_overall, select_tier3
 
 
 @dataclass
@@ -46,6 +45,25 @@ class StageReport:
     completion_tokens: int = 0
     cached_tokens: int = 0
     calls: int = 1
+
+
+@dataclass
+class TickDraft:
+    """One tick in progress: what it read, and what each stage has made so far."""
+
+    tick: int
+    story: Story
+    memory: Memory
+    before: Memory
+    steer: str
+    scenes: SceneReader
+    tree: SummaryTree
+    plan: Plan | None = None
+    tool_results: list[str] = field(default_factory=list)
+    prose: str = ""
+    extraction: Extraction | None = None
+    changes: list[str] = field(default_factory=list)
+    built: dict[str, Built] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,105 +84,173 @@ class TickResult:
     reports: dict[str, dict] = field(default_factory=dict)
 
 
-def _report(call: StageCall, seconds: float) -> StageReport:
-    return StageReport(call.stage, seconds, call.prompt_tokens, call.completion_tokens,
-                       call.cached_tokens, len(call.completions))
+OnStage = Callable[[Any], None]
 
 
-def run_tick(project: Project, config: Config, model: ChatModel, *,
-             counter: TokenCounter | None = None,
-             clock: Callable[[], float] = time.monotonic,
-             now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-             on_stage: Callable[[StageReport], None] | None = None) -> TickResult:
-    """Run one tick on `project`. The caller holds the project's lock."""
-    gen = config.generation
-    story = project.story()
+# -- the steps ---------------------------------------------------------------------
+
+
+def begin(session: Session) -> TickDraft:
+    """Read what the next tick starts from, and point the session at it."""
+    project = session.project
     memory = load_memory(project.memory_dir)
-    before = memory.copy()
-    tick = project.tick() + 1
-    scenes = SceneReader(project.scenes_dir)
-    counter = counter or TokenCounter(model_id(config), config.context.encoding)
-    steer = project.steer()
-    select, overall = tier3_selector(project, config, counter.count)
-    tier3 = lambda budget: [Piece(d.name, d.block()) for d in select(budget)]  # noqa: E731
-    reports: list[StageReport] = []
-    built: dict[str, Built] = {}
+    draft = TickDraft(tick=project.tick() + 1, story=project.story(), memory=memory,
+                      before=memory.copy(), steer=project.steer(),
+                      scenes=SceneReader(project.scenes_dir),
+                      tree=load_tree(project.summaries_dir, session.docs))
+    session.at_tick(draft.tick)
+    session.source.story, session.source.memory = draft.story, draft.memory
+    session.source.plan, session.source.prose, session.source.summary = None, "", None
+    return draft
 
-    def emit(report: StageReport | summarize.SummaryReport) -> None:
+
+def _build_plan(session: Session, d: TickDraft) -> Built:
+    return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
+                         overall=planner_overall(d.tree, session.config), steer=d.steer)
+
+
+def _plan(session: Session, d: TickDraft) -> StageCall:
+    gen = session.config.generation
+    d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
+                                  max_tokens=session.config.max_tokens("planner"),
+                                  max_tools=gen.max_tools_per_tick)
+    d.tool_results = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick)
+    d.tool_results += ensure_cast(d.memory, d.plan, d.tick)
+    session.source.plan = d.plan
+    return call
+
+
+def _build_write(session: Session, d: TickDraft) -> Built:
+    tree = d.tree
+    tier3 = lambda budget: [Piece(doc.name, doc.block())  # noqa: E731
+                            for doc in select_tier3(tree, budget, session.counter.count)]
+    return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
+                        scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
+                        tier3=tier3)
+
+
+def _write(session: Session, d: TickDraft) -> StageCall:
+    d.prose, call = write.run(session.model, d.built["writer"].messages,
+                              max_tokens=session.config.max_tokens("writer"))
+    session.source.prose = d.prose
+    return call
+
+
+def _build_extract(session: Session, d: TickDraft) -> Built:
+    return build_extractor(session, story=d.story, memory=d.memory, plan=d.plan, prose=d.prose,
+                           tick=d.tick)
+
+
+def _extract(session: Session, d: TickDraft) -> StageCall:
+    gen = session.config.generation
+    d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
+                                     max_tokens=session.config.max_tokens("extractor"))
+    d.changes = extract.apply(d.memory, d.extraction, tick=d.tick,
+                              facts=gen.enable_fact_extraction,
+                              entities=gen.enable_entity_updates)
+    return call
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model stage of the tick: build its prompt, then ask and apply the answer."""
+
+    stage: str
+    build: Callable[[Session, TickDraft], Built]
+    answer: Callable[[Session, TickDraft], StageCall]
+
+
+STEPS = (Step("planner", _build_plan, _plan), Step("writer", _build_write, _write),
+         Step("extractor", _build_extract, _extract))
+
+
+def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
+              on_stage: OnStage | None = None) -> None:
+    """Run the model stages in order; with `until`, stop once that stage's prompt is built."""
+    for step in STEPS:
+        started = session.clock()
+        draft.built[step.stage] = step.build(session, draft)
+        if step.stage == until:
+            return
+        call = _answer(session, draft, step)
+        if on_stage:
+            on_stage(StageReport(step.stage, session.clock() - started, call.prompt_tokens,
+                                 call.completion_tokens, call.cached_tokens,
+                                 len(call.completions)))
+
+
+def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
+    """Ask the model for `step`; a model failure becomes a TickError, prose kept."""
+    try:
+        return step.answer(session, draft)
+    except ModelError as exc:
+        kept = ""
+        if draft.prose:
+            path = session.project.drafts_dir / f"draft_{draft.tick:03d}.md"
+            atomic_write(path, draft.prose + "\n")
+            kept = str(path)
+        raise TickError(f"tick {draft.tick} failed in {step.stage}: {exc}"
+                        + (f"; the draft prose is kept in {kept}" if kept else ""),
+                        stage=step.stage, draft_path=kept or None) from exc
+
+
+def commit(session: Session, draft: TickDraft) -> Scene:
+    """Land the scene, its plan, memory, the tier state and the prompt logs together."""
+    plan, extraction, project = draft.plan, draft.extraction, session.project
+    scene = Scene(tick=draft.tick, body=draft.prose, title=plan.title or f"Scene {draft.tick}",
+                  pov=plan.pov, location=plan.location, characters=list(plan.characters),
+                  summary=list(extraction.summary), words=word_count(draft.prose),
+                  tokens=session.counter.count(draft.prose))
+    record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
+              "extraction": extraction.to_dict(), "memory_changes": draft.changes}
+    state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state}
+    logs = {log_path(project, draft.tick, stage): log_text(b) for stage, b in draft.built.items()}
+    commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    return scene
+
+
+# -- the sequences -----------------------------------------------------------------
+
+
+def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
+    """Run one tick on the session's project. The caller holds the project's lock."""
+    reports: list[Any] = []
+
+    def emit(report: Any) -> None:
         reports.append(report)
         if on_stage:
             on_stage(report)
 
-    def stage_done(call: StageCall, started: float) -> None:
-        emit(_report(call, clock() - started))
-
-    hints = {"story": story, "memory": memory, "tick": tick,
-             "min_words": gen.scene_min_words, "max_words": gen.scene_max_words}
-    # 1. plan (the prompt is built, and fits, before any model is called)
-    started = clock()
-    built["planner"] = build_planner(project, config, counter, story=story, memory=memory,
-                                     tick=tick, scenes=scenes, overall=overall, steer=steer)
-    plan, call = _stage("planner", lambda: plan_stage.run(
-        model, built["planner"].messages, max_tokens=config.max_tokens("planner"),
-        max_tools=gen.max_tools_per_tick, hints=hints))
-    tool_results = run_tools(memory, plan.tool_calls, tick, gen.max_tools_per_tick)
-    tool_results += ensure_cast(memory, plan, tick)
-    stage_done(call, started)
-    # 2. write
-    started = clock()
-    built["writer"] = build_writer(project, config, counter, story=story, memory=memory,
-                                   plan=plan, tick=tick, scenes=scenes,
-                                   tool_results=tool_results, steer=steer, tier3=tier3)
-    hints = {**hints, "plan": plan}
-    prose, call = _stage("writer", lambda: write.run(
-        model, built["writer"].messages, max_tokens=config.max_tokens("writer"), hints=hints))
-    stage_done(call, started)
-    # 3. extract
-    started = clock()
-    built["extractor"] = build_extractor(project, config, counter, story=story, memory=memory,
-                                         plan=plan, prose=prose, tick=tick)
-    hints = {**hints, "prose": prose}
+    draft = begin(session)
     try:
-        extraction, call = extract.run(model, built["extractor"].messages,
-                                       max_tokens=config.max_tokens("extractor"), hints=hints)
-    except ModelError as exc:
-        draft = project.drafts_dir / f"draft_{tick:03d}.md"
-        atomic_write(draft, prose + "\n")
-        raise TickError(f"tick {tick} failed in extract: {exc}; the draft prose is kept in "
-                        f"{draft}", stage="extractor", draft_path=str(draft)) from None
-    changes = extract.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
-                            entities=gen.enable_entity_updates)
-    stage_done(call, started)
-    # 4. commit
-    started = clock()
-    scene = Scene(tick=tick, body=prose, title=plan.title or f"Scene {tick}", pov=plan.pov,
-                  location=plan.location, characters=list(plan.characters),
-                  summary=list(extraction.summary), words=word_count(prose),
-                  tokens=counter.count(prose))
-    plan_record = {"tick": tick, **plan.to_dict(), "tool_results": tool_results,
-                   "extraction": extraction.to_dict(), "memory_changes": changes}
-    state = {**project.state(), "tick": tick, "writer_tiers": built["writer"].state}
-    logs = {log_path(project, tick, stage): log_text(b) for stage, b in built.items()}
-    commit_tick(project, scene, plan_record, memory, before, state, extra=logs)
-    emit(StageReport("commit", clock() - started, calls=0))
-    # 5. checkpoint summaries: a failure leaves them pending, the tick stays committed
-    started = clock()
-    summary = summarize.after_commit(project, config, model, tick, now=now, memory=memory,
-                                     counter=counter)
-    if summary is not None:
-        summary.seconds = clock() - started
-        emit(summary)
-    return TickResult(tick=tick, scene_path=project.scene_path(tick),
-                      plan_path=project.plan_path(tick), title=scene.title, words=scene.words,
-                      plan=plan, extraction=extraction, tool_results=tool_results,
-                      memory_changes=changes, stages=reports, summary=summary,
-                      reports={stage: b.report for stage, b in built.items()})
+        run_steps(session, draft, on_stage=emit)
+        started = session.clock()
+        scene = commit(session, draft)
+        emit(StageReport("commit", session.clock() - started, calls=0))
+        started = session.clock()
+        summary = summarize.after_commit(session, draft.tick, memory=draft.memory)
+        if summary is not None:
+            summary.seconds = session.clock() - started
+            emit(summary)
+    finally:
+        session.flush()
+    project = session.project
+    return TickResult(tick=draft.tick, scene_path=project.scene_path(draft.tick),
+                      plan_path=project.plan_path(draft.tick), title=scene.title,
+                      words=scene.words, plan=draft.plan, extraction=draft.extraction,
+                      tool_results=draft.tool_results, memory_changes=draft.changes,
+                      stages=[r for r in reports], summary=summary,
+                      reports={stage: b.report for stage, b in draft.built.items()})
 
 
-def _stage(name: str, fn):
-    """Run a stage; a model failure becomes a TickError naming the stage."""
-    try:
-        return fn()
-    except ModelError as exc:
-        raise TickError(f"{name} failed: {exc}", stage=name) from None
+def preview(session: Session, stage: str) -> Built:
+    """Build the next tick's prompt for `stage` without committing anything.
 
+    The stages before `stage` are answered by the session's model: open it with
+    `stand_in=True` (the offline model) so that no LLM is called.
+    """
+    if stage not in {s.stage for s in STEPS}:
+        raise ValueError(f"no stage {stage!r}")
+    draft = begin(session)
+    run_steps(session, draft, until=stage)
+    return draft.built[stage]

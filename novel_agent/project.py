@@ -153,7 +153,25 @@ class Project:
         return int(state.get("tick", 0))
 
     def state(self) -> dict[str, Any]:
+        """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed."""
         return dict(read_yaml(self.state_file, {}) or {})
+
+    def stage_state(self, txn: Transaction, state: Mapping[str, Any]) -> None:
+        """Put `state` into a transaction: the one way state.yaml is written."""
+        txn.stage(self.state_file, dump_yaml(dict(state)))
+
+    def update_state(self, **changes: Any) -> dict[str, Any]:
+        """Change keys of state.yaml in a transaction of its own (None removes a key)."""
+        state = self.state()
+        for key, value in changes.items():
+            if value is None:
+                state.pop(key, None)
+            else:
+                state[key] = value
+        txn = self.transaction()
+        self.stage_state(txn, state)
+        txn.commit()
+        return state
 
     def steer(self) -> str:
         """The author's note for the coming scenes, if any."""
@@ -248,7 +266,7 @@ def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str,
     txn.stage(project.memory_dir / "loops.yaml", dump_yaml({"loops": []}))
     txn.stage(project.memory_dir / "relationships.yaml", dump_yaml({"relationships": []}))
     txn.stage(project.memory_dir / "facts.yaml", dump_yaml({"facts": []}))
-    txn.stage(project.state_file, dump_yaml({"tick": 0}))
+    project.stage_state(txn, {"tick": 0})
     txn.stage(project.lore_dir / "README.md",
               "Lorebook entries: one YAML file each, with `keys`, `content` and `priority`.\n")
     for folder in (project.scenes_dir, project.plans_dir, project.memory_dir / "characters",

@@ -1,7 +1,8 @@
 """The prompt log: one JSON file per stage per tick under `.novel/log/`.
 
 Each holds the context report and the messages sent; the next build of the
-same stage reads the previous one to measure the prefix it shares.
+same stage reads the previous one to measure the prefix it shares. A log that
+cannot be read is said so in the report, never taken as a 0% shared prefix.
 """
 
 from __future__ import annotations
@@ -17,16 +18,25 @@ if TYPE_CHECKING:
 
 
 def log_path(project: Project, tick: int, stage: str) -> Path:
+    """Where the prompt of `stage` at `tick` is logged (`stage` may name a summary too)."""
     return project.log_dir / f"tick_{tick:03d}_{stage}.json"
 
 
-def previous_messages(project: Project, tick: int, stage: str) -> list[dict[str, str]] | None:
-    """The messages the same stage sent at the previous tick, if logged."""
+def previous_messages(project: Project, tick: int,
+                      stage: str) -> tuple[list[dict[str, str]] | None, str]:
+    """(the messages `stage` sent at the previous tick or None, a warning if its log is
+    there but unreadable)."""
     path = log_path(project, tick - 1, stage)
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("messages")
-    except (FileNotFoundError, ValueError, AttributeError):
-        return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"{path}: unreadable ({exc}); the shared prefix is not measured"
+    messages = data.get("messages") if isinstance(data, dict) else None
+    if not isinstance(messages, list):
+        return None, f"{path}: holds no messages; the shared prefix is not measured"
+    return messages, ""
 
 
 def log_text(built: "Built") -> str:

@@ -11,7 +11,8 @@ from .memory import load_memory
 from .project import Project
 from .scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
 from .windows import limits_for
-from .summaries import (SummaryDoc, counter_for, doc_cost, load_tree, pending_ticks,
+from .session import counter_for
+from .summaries import (SummaryDoc, doc_cost, load_tree, pending_ticks,
                         select_tier3, tier3_budget)
 
 

@@ -7,15 +7,13 @@
 Files are never deleted, so the tree keeps every level. The *roots* (docs no
 arc covers) tile the summarized ticks in order: higher levels are older,
 because roll-up always condenses the oldest roots of a level. `select_tier3`
-cuts the tree for one budget (a pure function); `tier3_docs` applies it to a
-project for the prompts. Making the files is stages/summarize.py's job.
+cuts the tree for one budget (a pure function) for the writer's tier 3. Making the files is stages/summarize.py's job.
 Each file's front matter keeps the sha1 of its body: a body that no longer
 matches was edited by hand, and is respected (see stages/summarize.py).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import Any, Callable
 from .config import Config
 from .context.budget import ModelLimits, stage_budget
 from .errors import FileFormatError
-from .files import atomic_write, read_front_matter, render_front_matter, write_yaml
+from .files import atomic_write, read_front_matter, render_front_matter
 from .project import Project
 
 DOC_RE = re.compile(r"^(checkpoint|arc)_(\d+)\.md$")
@@ -102,21 +100,32 @@ def _int(meta: dict[str, Any], key: str, default: int | None, path: Path) -> int
     return value
 
 
-_CACHE: dict[Path, tuple[tuple[int, ...], SummaryDoc]] = {}
+class DocCache:
+    """Parsed summary files, each kept while its inode, size and mtime stay the same.
+
+    Owned by whoever reads the tree repeatedly (a session); one entry per file,
+    replaced when the file changes, so it never outgrows the summaries folder.
+    """
+
+    def __init__(self) -> None:
+        self._docs: dict[Path, tuple[tuple[int, ...], SummaryDoc]] = {}
+
+    def get(self, path: Path, previous_last: int) -> SummaryDoc:
+        """The doc at `path`, parsed again only if the file changed."""
+        stat = path.stat()
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, previous_last)
+        cached = self._docs.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        doc = _parse_doc(path, previous_last)
+        self._docs[path] = (key, doc)
+        return doc
 
 
-def load_doc(path: Path, previous_last: int = 0) -> SummaryDoc:
+def load_doc(path: Path, previous_last: int = 0, cache: DocCache | None = None) -> SummaryDoc:
     """Read one summary file. Missing range keys default from the file name (a
-    hand-made checkpoint_030.md covers the ticks after the previous checkpoint).
-    Parsed docs are kept while the file's inode, size and mtime stay the same."""
-    stat = path.stat()
-    key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, previous_last)
-    cached = _CACHE.get(path)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    doc = _parse_doc(path, previous_last)
-    _CACHE[path] = (key, doc)
-    return doc
+    hand-made checkpoint_030.md covers the ticks after the previous checkpoint)."""
+    return cache.get(path, previous_last) if cache is not None else _parse_doc(path, previous_last)
 
 
 def _parse_doc(path: Path, previous_last: int) -> SummaryDoc:
@@ -138,7 +147,7 @@ def _parse_doc(path: Path, previous_last: int) -> SummaryDoc:
     return SummaryDoc(path.stem, kind, first, last, body, level, tuple(covers), meta, path)
 
 
-def load_tree(summaries_dir: Path) -> SummaryTree:
+def load_tree(summaries_dir: Path, cache: DocCache | None = None) -> SummaryTree:
     """Read summaries/; a broken or inconsistent file is a FileFormatError naming it."""
     tree = SummaryTree()
     paths = sorted(summaries_dir.glob("*.md")) if summaries_dir.is_dir() else []
@@ -146,12 +155,12 @@ def load_tree(summaries_dir: Path) -> SummaryTree:
     checkpoints = sorted((int(m.group(2)), p) for m, p in found if m and m.group(1) == "checkpoint")
     last = 0
     for _, path in checkpoints:
-        doc = load_doc(path, last)
+        doc = load_doc(path, last, cache)
         if doc.first <= last:
             raise FileFormatError(f"ticks {doc.first}–{doc.last} overlap an earlier checkpoint "
                                   f"(which ends at {last})", file=str(path))
         tree.docs[doc.name], last = doc, doc.last
-    arcs = [load_doc(p) for m, p in found if m and m.group(1) == "arc"]
+    arcs = [load_doc(p, 0, cache) for m, p in found if m and m.group(1) == "arc"]
     for arc in sorted(arcs, key=lambda a: int(a.name.split("_")[1])):
         tree.docs[arc.name] = arc
     for arc in arcs:
@@ -165,7 +174,7 @@ def load_tree(summaries_dir: Path) -> SummaryTree:
     for arc in arcs:
         tree.docs[arc.name] = _settle_arc(tree, arc, set())
     if (summaries_dir / "overall.md").is_file():
-        tree.overall = load_doc(summaries_dir / "overall.md")
+        tree.overall = load_doc(summaries_dir / "overall.md", 0, cache)
     return tree
 
 
@@ -234,43 +243,12 @@ def tier3_budget(config: Config, limits: ModelLimits) -> int:
     return max(0, int(stage_budget(config, "writer", limits).tokens * config.context.tier3_share))
 
 
-@functools.lru_cache(maxsize=8)
-def _counter(model: str, encoding: str):
-    from .tokens import TokenCounter
-    return TokenCounter(model, encoding)
-
-
-def counter_for(config: Config):
-    """The TokenCounter of the configured model (shared per process, so counts are cached)."""
-    from .models import model_id
-    return _counter(model_id(config), config.context.encoding)
-
-
-def tier3_docs(project: Project, config: Config,
-               count: Callable[[str], int] | None = None) -> tuple[list[SummaryDoc], str]:
-    """(the docs tier 3 holds, in layout order; the overall summary for the planner).
-
-    The docs are `select_tier3` of the project's tree within the tier-3 budget.
-    The planner's overall summary is "" when `generation.include_overall_summary`
-    is off (tier 3 keeps it regardless).
-    """
-    tree = load_tree(project.summaries_dir)
-    from .windows import limits_for
-    docs = select_tier3(tree, tier3_budget(config, limits_for(config)), count or counter_for(config).count)
-    overall = tree.overall.body if tree.overall and config.generation.include_overall_summary else ""
-    return docs, overall
-
-
-def tier3_selector(project: Project, config: Config, count: Callable[[str], int]
-                   ) -> tuple[Callable[[int], list[SummaryDoc]], str]:
-    """(a function budget -> the docs tier 3 holds within it; the planner's overall summary).
-
-    The writer's context engine calls the function once per compaction level, so a
-    tighter level gets coarser arcs rather than losing the oldest part of the book.
-    """
-    tree = load_tree(project.summaries_dir)
-    overall = tree.overall.body if tree.overall and config.generation.include_overall_summary else ""
-    return (lambda budget: select_tier3(tree, budget, count)), overall
+def planner_overall(tree: SummaryTree, config: Config) -> str:
+    """The overall summary the planner sees ("" when include_overall_summary is off;
+    tier 3 keeps it regardless)."""
+    if tree.overall is None or not config.generation.include_overall_summary:
+        return ""
+    return tree.overall.body
 
 
 def write_doc(path: Path, meta: dict[str, Any], body: str) -> SummaryDoc:
@@ -301,11 +279,5 @@ def pending_ticks(project: Project, config: Config, tree: SummaryTree | None = N
 
 def record_pending(project: Project, ticks: list[int]) -> None:
     """Keep the checkpoints still owed in `.novel/state.yaml` (`pending_checkpoints`)."""
-    state = project.state()
-    if sorted(ticks) == sorted(state.get("pending_checkpoints") or []):
-        return
-    if ticks:
-        state["pending_checkpoints"] = sorted(ticks)
-    else:
-        state.pop("pending_checkpoints", None)
-    write_yaml(project.state_file, state)
+    if sorted(ticks) != sorted(project.state().get("pending_checkpoints") or []):
+        project.update_state(pending_checkpoints=sorted(ticks) or None)

@@ -7,8 +7,9 @@
     ...
     model.requests  # every Request received, in order
 
-A stage with nothing queued falls back to `fallback` (an OfflineModel by default),
-so a test scripts only the answers it cares about.
+A call to a stage with nothing queued fails loudly (ScriptExhausted), unless the
+test names a model to answer the rest (`otherwise=`, e.g. an OfflineModel), so a
+test that scripts only the answers it cares about says so.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ from collections import defaultdict, deque
 from typing import Any
 
 from .models.base import ChatModel, Completion, Request, Usage
-from .models.offline import OfflineModel
+
+
+class ScriptExhausted(AssertionError):
+    """A ScriptedModel was called for a stage it had no answer queued for."""
 
 
 class ScriptedModel:
     """A ChatModel that answers from queues, per stage."""
 
-    def __init__(self, fallback: ChatModel | None = None):
+    def __init__(self, otherwise: ChatModel | None = None):
         self.queues: dict[str, deque[Any]] = defaultdict(deque)
         self.requests: list[Request] = []
-        self.fallback = fallback if fallback is not None else OfflineModel(seed=0)
+        self.otherwise = otherwise
 
     def describe(self) -> str:
         return "scripted test model"
@@ -49,7 +53,11 @@ class ScriptedModel:
         self.requests.append(request)
         queue = self.queues.get(request.stage)
         if not queue:
-            return self.fallback.complete(request)
+            if self.otherwise is None:
+                raise ScriptExhausted(f"ScriptedModel: no answer queued for a {request.stage} "
+                                      f"call (call {len(self.requests)}); queue one with "
+                                      f"add() or pass otherwise=")
+            return self.otherwise.complete(request)
         answer = queue.popleft()
         if isinstance(answer, Exception):
             raise answer

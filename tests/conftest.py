@@ -59,8 +59,14 @@ def project(projects_dir) -> Project:
         config={"llm": {"provider": "offline"}})
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
+def files_of(root: Path) -> dict[str, bytes]:
     """Every file under root with its bytes, to prove nothing changed. The lock and
     the index (a cache of token counts that a failed tick may still fill) are left out."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and p.name != "lock" and not p.name.startswith("index.db")}
+
+
+@pytest.fixture
+def snapshot():
+    """snapshot(root): every file under root with its bytes (see files_of)."""
+    return files_of

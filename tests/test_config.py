@@ -9,7 +9,6 @@ from novel_agent.cli import cli
 from novel_agent.config import Config, load_config, load_preset, list_presets
 from novel_agent.errors import ConfigError
 
-from conftest import snapshot
 
 
 def test_presets_carry_the_seed_strategy_values():
@@ -86,7 +85,7 @@ def test_range_errors_point_at_their_layer():
     assert info.value.file == "p.yaml" and info.value.line == 4
 
 
-def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_dir):
+def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_dir, snapshot):
     project.project_file.write_text(project.project_file.read_text() + "generation: [1, 2\n")
     before = snapshot(project.root)
     result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
@@ -96,7 +95,7 @@ def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_
     assert snapshot(project.root) == before
 
 
-def test_unknown_key_via_cli_changes_nothing(project):
+def test_unknown_key_via_cli_changes_nothing(project, snapshot):
     project.project_file.write_text(project.project_file.read_text() + "llm:\n  temprature: 1\n")
     before = snapshot(project.root)
     result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])

@@ -7,14 +7,13 @@ import json
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.stage_prompts import build_extractor, open_counter
 from novel_agent.memory import load_memory
-from novel_agent.pipeline import run_tick
-from novel_agent.models.offline import OfflineModel
+from novel_agent.session import Session
+from novel_agent.stage_prompts import build_extractor
 from novel_agent.tokens import TokenCounter
 
 import story_factory as sf
-from conftest import snapshot
+from ticking import run_ticks
 
 
 def invoke(*args):
@@ -23,15 +22,8 @@ def invoke(*args):
     return result.output
 
 
-def ticks(project, n):
-    with project:
-        config = project.config()
-        for _ in range(n):
-            run_tick(project, config, OfflineModel(seed=5))
-
-
-def test_context_report_as_table_and_json_changes_nothing(project):
-    ticks(project, 4)
+def test_context_report_as_table_and_json_changes_nothing(project, snapshot):
+    run_ticks(project, 4, offline_seed=5)
     before = snapshot(project.root)
     out = invoke("context", "-p", "harbour")
     lines = out.splitlines()
@@ -56,9 +48,10 @@ def test_extractor_cuts_a_very_long_scene_middle_out(project):
                                     + "context:\n  window: 4000\n")
     config = project.config()
     prose = sf.prose(6000, 2)
-    built = build_extractor(project, config, open_counter(project, config),
-                            story=project.story(), memory=load_memory(project.memory_dir),
-                            plan=sf.plan(1), prose=prose, tick=1)
+    with Session.open(project, config, stand_in=True) as session:
+        built = build_extractor(session, story=project.story(),
+                                memory=load_memory(project.memory_dir), plan=sf.plan(1),
+                                prose=prose, tick=1)
     assert built.report["tokens"] <= built.report["budget"]
     assert built.report["truncated"] == ["scene"]
     user = built.messages[-1]["content"]

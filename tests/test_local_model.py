@@ -9,7 +9,7 @@ import pytest
 
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Request
-from novel_agent.models.local import LocalModel, default_gguf_path, local_server, gguf_display_name
+from novel_agent.models.local import LocalModel, default_gguf_path, gguf_display_name
 
 GGUF = default_gguf_path()
 needs_gguf = pytest.mark.skipif(
@@ -72,7 +72,8 @@ def test_json_schema_completion_parses(model):
 
 @pytest.mark.local_model
 @needs_gguf
-def test_two_models_share_one_server(model):
+def test_each_model_owns_its_server_and_close_stops_it(model):
     other = LocalModel(GGUF, n_ctx=2048, timeout=60.0, max_retries=0, temperature=0.5)
-    assert other.server is model.server is local_server(GGUF, 2048)
-    assert other.describe() == model.describe()
+    assert other.server is not model.server and not other.server.closed
+    other.close()
+    assert other.server.closed and not model.server.closed

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import datetime, timezone
-
 import yaml
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.errors import ModelError
 from novel_agent.files import read_front_matter
-from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import run_tick
 from novel_agent.scenes import load_scenes
 from novel_agent.faithfulness import Item, coverage
 from novel_agent.stages.summarize import fits
 from novel_agent.windows import limits_for
-from novel_agent.summaries import (SummaryDoc, SummaryTree, counter_for, load_tree,
+from novel_agent.session import counter_for
+from novel_agent.summaries import (SummaryDoc, SummaryTree, load_tree,
                                    select_tier3, tier3_budget)
 from novel_agent.testing import ScriptedModel
 
-NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+from ticking import NOW, run_ticks
 
 
 def configure(project, **sections):
@@ -32,10 +30,10 @@ def configure(project, **sections):
     project.project_file.write_text(yaml.safe_dump(data))
 
 
-def ticks(project, model, n):
-    config = project.config()
-    with project:
-        return [run_tick(project, config, model, now=lambda: NOW) for _ in range(n)]
+def ticks(project, model, n, seed=0):
+    """n ticks: `model` (a ScriptedModel) answers what it has queued, the offline model
+    of `seed` the rest; a model of None is the offline model alone."""
+    return run_ticks(project, n, model, offline_seed=seed)
 
 
 def invoke(*args):
@@ -57,22 +55,20 @@ def test_sixty_ticks_grow_a_tree_whose_top_fits(project):
               context={"tier3_share": 0.03})
     config = project.config()
     count, budget = counter_for(config).count, tier3_budget(config, limits_for(config))
-    model = ScriptedModel(fallback=OfflineModel(seed=2))
-    arcs_made = []
-    with project:
-        for _ in range(60):
-            result = run_tick(project, config, model, now=lambda: NOW)
-            made = [d.name for d in result.summary.made] if result.summary else []
-            points = [n for n in made if n.startswith("checkpoint_")]
-            assert points == ([f"checkpoint_{result.tick:03d}"] if result.tick % 5 == 0 else [])
-            tree = load_tree(project.summaries_dir)
-            assert fits(tree, budget, count)                 # the top always fits ...
-            arcs = [n for n in made if n.startswith("arc_")]
-            if arcs:                                          # ... and needed each new arc
-                assert not fits(without(tree, arcs[-1:]), budget, count)
-                arcs_made.append(result.tick)
-            if result.tick == 59:
-                before_last = select_tier3(tree, budget, count)
+    model, arcs_made = ScriptedModel(), []
+    for _ in range(60):
+        (result,) = ticks(project, model, 1, seed=2)
+        made = [d.name for d in result.summary.made] if result.summary else []
+        points = [n for n in made if n.startswith("checkpoint_")]
+        assert points == ([f"checkpoint_{result.tick:03d}"] if result.tick % 5 == 0 else [])
+        tree = load_tree(project.summaries_dir)
+        assert fits(tree, budget, count)                 # the top always fits ...
+        arcs = [n for n in made if n.startswith("arc_")]
+        if arcs:                                          # ... and needed each new arc
+            assert not fits(without(tree, arcs[-1:]), budget, count)
+            arcs_made.append(result.tick)
+        if result.tick == 59:
+            before_last = select_tier3(tree, budget, count)
     assert arcs_made and arcs_made[0] > 5
     tree = load_tree(project.summaries_dir)
     assert [d.name for d in tree.checkpoints()] == [f"checkpoint_{t:03d}" for t in range(5, 61, 5)]
@@ -121,16 +117,19 @@ def test_select_tier3_takes_the_newest_covering_level_that_fits():
 
 def test_a_failed_summarizer_leaves_the_checkpoint_pending(project):
     configure(project, generation={"checkpoint_summary_interval": 2})
-    model = ScriptedModel(fallback=OfflineModel(seed=1)).fail("summarizer",
+    model = ScriptedModel().fail("summarizer",
                                                               ModelError("server down"))
-    first, second = ticks(project, model, 2)
+    first, second = ticks(project, model, 2, seed=1)
     assert first.summary is None
     assert project.tick() == 2 and project.scene_path(2).is_file()
     assert not (project.summaries_dir / "checkpoint_002.md").exists()
     assert project.state()["pending_checkpoints"] == [2]
-    assert second.summary.error == "checkpoint 2 is pending: the summarizer failed: server down"
+    failure = second.summary.failure
+    assert str(failure) == "checkpoint 2 is pending: the summarizer failed: server down"
+    assert failure.checkpoint == 2 and failure.pending == [2]
+    assert isinstance(failure.__cause__, ModelError)
     assert "pending     checkpoints at ticks 2" in invoke("status", "-p", "harbour").output
-    [third] = ticks(project, model, 1)
+    [third] = ticks(project, model, 1, seed=1)
     assert [d.name for d in third.summary.made] == ["checkpoint_002", "overall"]
     assert "pending_checkpoints" not in project.state()
     meta, _ = read_front_matter(project.summaries_dir / "checkpoint_002.md")
@@ -151,13 +150,16 @@ def test_novel_summarize_makes_what_is_pending(project):
 
 def test_a_summary_that_leaves_things_out_is_asked_again(project):
     configure(project, generation={"checkpoint_summary_interval": 3})
-    model = ScriptedModel(fallback=OfflineModel(seed=4)).add("summarizer", "- Things happen.")
-    ticks(project, model, 3)
-    retry = model.calls("summarizer")[1].messages
-    assert retry[-2] == {"role": "assistant", "content": "- Things happen."}
-    assert retry[-1]["content"].startswith("Your summary leaves out: ")
+    model = ScriptedModel().add("summarizer", "- Things happen.")
+    ticks(project, model, 3, seed=4)
+    retry = model.calls("summarizer")[1].messages[-1]["content"]
+    assert "## Your summary\n- Things happen." in retry
+    missing = retry.split("## What it must also name\n", 1)[1]
+    assert missing.startswith("It leaves out: ")
     for scene in load_scenes(project.scenes_dir):
-        assert scene.pov in retry[-1]["content"]
+        assert scene.pov in missing
+    log = project.log_dir / "tick_003_summarizer_checkpoint_003_retry.json"
+    assert json.loads(log.read_text())["tokens"] <= json.loads(log.read_text())["budget"]
     meta, body = read_front_matter(project.summaries_dir / "checkpoint_003.md")
     assert meta["coverage"] == 1.0 and meta["missing"] == []
     assert body != "- Things happen."
@@ -165,9 +167,9 @@ def test_a_summary_that_leaves_things_out_is_asked_again(project):
 
 def test_low_coverage_is_recorded_and_warned(project):
     configure(project, generation={"checkpoint_summary_interval": 3})
-    model = (ScriptedModel(fallback=OfflineModel(seed=4)).add("summarizer", "- Things happen.")
+    model = (ScriptedModel().add("summarizer", "- Things happen.")
              .add("summarizer", "- Still vague."))
-    *_, last = ticks(project, model, 3)
+    *_, last = ticks(project, model, 3, seed=4)
     meta, body = read_front_matter(project.summaries_dir / "checkpoint_003.md")
     assert body == "- Still vague." and meta["coverage"] == 0.0 and meta["missing"]
     [warning] = last.summary.warnings
@@ -188,7 +190,7 @@ def test_coverage_names_characters_loops_and_facts():
 
 def test_hand_edited_summaries_are_kept_until_rebuilt(project):
     configure(project, generation={"checkpoint_summary_interval": 3})
-    ticks(project, OfflineModel(seed=5), 3)
+    ticks(project, None, 3, seed=5)
     path = project.summaries_dir / "checkpoint_003.md"
     head, body = path.read_text().split("---\n\n")
     edited = f"{head}---\n\n(edited) {body}"
@@ -204,7 +206,7 @@ def test_hand_edited_summaries_are_kept_until_rebuilt(project):
 
 def test_broken_summary_front_matter_is_one_line_naming_the_file(project):
     configure(project, generation={"checkpoint_summary_interval": 3})
-    ticks(project, OfflineModel(seed=5), 3)
+    ticks(project, None, 3, seed=5)
     path = project.summaries_dir / "checkpoint_003.md"
     path.write_text(path.read_text().replace("first: 1", "first: [1", 1))
     for args in (["status"], ["summarize"], ["tick"]):
@@ -216,7 +218,7 @@ def test_broken_summary_front_matter_is_one_line_naming_the_file(project):
 def test_status_shows_the_tree_and_its_compression(project):
     configure(project, generation={"checkpoint_summary_interval": 2},
               context={"tier3_share": 0.01})
-    ticks(project, OfflineModel(seed=6), 12)
+    ticks(project, None, 12, seed=6)
     lines = invoke("status", "-p", "harbour").output.splitlines()
     tree = lines[lines.index(next(l for l in lines if l.startswith("summaries"))):]
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import ModelError, TickError
-from novel_agent.pipeline import run_tick
 from novel_agent.testing import ScriptedModel
 
-from conftest import snapshot
+from ticking import run_ticks
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
 
 
-def run(project, model):
-    with project:
-        return run_tick(project, project.config(), model)
+def run(project, model=None):
+    """One tick: `model` answers what it has queued, the offline model the rest."""
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    return result
 
 
 def test_garbage_plan_is_repaired_once(project):
@@ -28,7 +28,7 @@ def test_garbage_plan_is_repaired_once(project):
     assert repair[-2] == {"role": "assistant", "content": "I think the scene should be nice."}
 
 
-def test_garbage_twice_fails_cleanly(project):
+def test_garbage_twice_fails_cleanly(project, snapshot):
     before = snapshot(project.root)
     model = ScriptedModel().add("planner", "nope").add("planner", {"pov": ""})
     with pytest.raises(TickError, match="planner") as info:
@@ -37,7 +37,7 @@ def test_garbage_twice_fails_cleanly(project):
     assert snapshot(project.root) == before
 
 
-def test_failed_extraction_keeps_the_draft_and_commits_nothing(project):
+def test_failed_extraction_keeps_the_draft_and_commits_nothing(project, snapshot):
     before = snapshot(project.root)
     model = (ScriptedModel().add("planner", PLAN).add("writer", "The tower was cold.")
              .fail("extractor", ModelError("server exploded", stage="extractor")))
@@ -53,19 +53,22 @@ def test_failed_extraction_keeps_the_draft_and_commits_nothing(project):
 
 
 def test_writer_failure_names_the_stage(project):
-    model = ScriptedModel().add("planner", PLAN).fail("writer", ModelError("timed out after 5s"))
-    with pytest.raises(TickError, match="writer failed: timed out"):
+    cause = ModelError("timed out after 5s", status=504)
+    model = ScriptedModel().add("planner", PLAN).fail("writer", cause)
+    with pytest.raises(TickError, match="tick 1 failed in writer: timed out") as info:
         run(project, model)
+    assert info.value.stage == "writer" and info.value.draft_path is None
+    assert info.value.__cause__ is cause and info.value.status == 504
     assert project.tick() == 0
 
 
-def test_hand_broken_scene_front_matter_is_a_clear_error(project):
-    run(project, ScriptedModel())
+def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
+    run(project)
     path = project.scene_path(1)
     path.write_text("---\ntick: [1\n---\nprose\n")
     before = snapshot(project.root)
     with pytest.raises(Exception) as info:
-        run(project, ScriptedModel())
+        run(project)
     assert "scene_001.md" in str(info.value)
     assert snapshot(project.root) == before
 

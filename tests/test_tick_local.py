@@ -7,12 +7,10 @@ import yaml
 
 from novel_agent.errors import TickError
 from novel_agent.memory import load_memory
-from novel_agent.models import get_model
 from novel_agent.models.local import default_gguf_path
-from novel_agent.pipeline import run_tick
+from novel_agent.pipeline import tick
 from novel_agent.scenes import load_scene
-
-from conftest import snapshot
+from novel_agent.session import Session
 
 pytestmark = [
     pytest.mark.local_model,
@@ -21,16 +19,15 @@ pytestmark = [
 ]
 
 
-def test_one_real_tick_commits_or_fails_cleanly(project):
+def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     project.project_file.write_text(project.project_file.read_text().replace(
         "provider: offline", "provider: local"))
     config = project.config()
-    model = get_model(config, {})
-    assert model.describe().startswith("local model SmolLM2-135M-Instruct")
     before = snapshot(project.root)
-    with project:
+    with project, Session.open(project, config, {}) as session:
+        assert session.model.describe().startswith("local model SmolLM2-135M-Instruct")
         try:
-            result = run_tick(project, config, model)
+            result = tick(session)
         except TickError as exc:  # a 135M model may fail; then nothing may have changed
             after = snapshot(project.root)
             for key in [k for k in after if k.startswith(".novel/drafts/")]:

@@ -8,24 +8,15 @@ import yaml
 
 from novel_agent.files import read_front_matter
 from novel_agent.memory import load_memory
-from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import run_tick
 from novel_agent.scenes import load_scene
 from novel_agent.testing import ScriptedModel
 
-
-def tick(project, model, n=1):
-    config = project.config()
-    results = []
-    with project:
-        for _ in range(n):
-            results.append(run_tick(project, config, model))
-    return results
+from ticking import run_ticks
 
 
 def test_three_ticks_write_scenes_plans_memory(project):
-    model = ScriptedModel(fallback=OfflineModel(seed=7))
-    results = tick(project, model, 3)
+    model, seed = ScriptedModel(), 7
+    results = run_ticks(project, 3, model, offline_seed=seed)
     assert [r.tick for r in results] == [1, 2, 3]
     assert project.tick() == 3
     for r in results:
@@ -53,10 +44,10 @@ def test_three_ticks_write_scenes_plans_memory(project):
 
 
 def test_fourth_tick_sees_the_earlier_scenes(project):
-    model = ScriptedModel(fallback=OfflineModel(seed=1))
-    first = tick(project, model, 3)
+    model, seed = ScriptedModel(), 1
+    first = run_ticks(project, 3, model, offline_seed=seed)
     model.requests.clear()
-    tick(project, model, 1)
+    run_ticks(project, 1, model, offline_seed=seed)
     writer_prompt = model.calls("writer")[0].messages[-1]["content"]
     scene3 = load_scene(first[2].scene_path)
     scene2 = load_scene(first[1].scene_path)
@@ -72,10 +63,10 @@ def test_fourth_tick_sees_the_earlier_scenes(project):
 def test_small_window_sends_older_scenes_as_summaries(project):
     project.project_file.write_text(project.project_file.read_text()
                                     + "context:\n  window: 5000\n")
-    model = ScriptedModel(fallback=OfflineModel(seed=1))
-    first = tick(project, model, 4)
+    model, seed = ScriptedModel(), 1
+    first = run_ticks(project, 4, model, offline_seed=seed)
     model.requests.clear()
-    (fifth,) = tick(project, model, 1)
+    (fifth,) = run_ticks(project, 1, model, offline_seed=seed)
     writer_prompt = model.calls("writer")[0].messages[-1]["content"]
     report = fifth.reports["writer"]
     full = next(s for s in report["sections"] if s["name"] == "recent_full")["items"]
@@ -99,34 +90,34 @@ def test_offline_model_is_deterministic_and_follows_the_story(projects_dir):
     for name in ("a", "b"):
         p = create_project(projects_dir / name, {"name": "same", "premise": "x"},
                            config={"llm": {"provider": "offline"}})
-        texts.append([r.scene_path.read_text() for r in tick(p, OfflineModel(seed=3), 2)])
+        texts.append([r.scene_path.read_text() for r in run_ticks(p, 2, offline_seed=3)])
     assert texts[0] == texts[1]
     assert texts[0][0].split("---", 2)[2] != texts[0][1].split("---", 2)[2]
 
 
 def test_a_hand_edited_character_reaches_the_next_prompt(project):
-    model = ScriptedModel(fallback=OfflineModel(seed=2))
-    (first,) = tick(project, model, 1)
+    model, seed = ScriptedModel(), 2
+    (first,) = run_ticks(project, 1, model, offline_seed=seed)
     pov = load_memory(project.memory_dir).find_character(first.plan.pov)
     path = project.memory_dir / "characters" / f"{pov['id']}.yaml"
     data = yaml.safe_load(path.read_text())
     data["traits"] = ["afraid of deep water"]
     path.write_text(yaml.safe_dump(data))
-    tick(project, model, 1)
+    run_ticks(project, 1, model, offline_seed=seed)
     assert "afraid of deep water" in model.calls("planner")[-1].messages[-1]["content"]
 
 
 def test_disabled_fact_extraction_records_no_facts(project):
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  enable_fact_extraction: false\n")
-    tick(project, OfflineModel(), 2)
+    run_ticks(project, 2)
     assert load_memory(project.memory_dir).facts == []
 
 
 def test_steer_note_reaches_planner_and_writer(project):
     project.steer_file.write_text("Make it snow.")
     model = ScriptedModel()
-    tick(project, model, 1)
+    run_ticks(project, 1, model, offline_seed=0)
     assert "Make it snow." in model.calls("planner")[0].messages[-1]["content"]
     assert "Make it snow." in model.calls("writer")[0].messages[-1]["content"]
 
@@ -136,7 +127,7 @@ def test_project_template_overrides_the_packaged_one(project):
     (project.templates_dir / "write.j2").write_text(
         "{% set system %}Write like a sailor.{% endset %}Scene {{ tick }}, please.")
     model = ScriptedModel()
-    tick(project, model, 1)
+    run_ticks(project, 1, model, offline_seed=0)
     messages = model.calls("writer")[0].messages
     assert messages[0] == {"role": "system", "content": "Write like a sailor."}
     assert messages[1]["content"] == "Scene 1, please."

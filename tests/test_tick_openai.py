@@ -111,13 +111,12 @@ def test_server_that_rejects_json_schema_falls_back(openai_project):
     assert (openai_project / "scenes" / "scene_001.md").is_file()
 
 
-def test_server_error_fails_the_tick_and_changes_nothing(openai_project):
-    from conftest import snapshot
+def test_server_error_fails_the_tick_and_changes_nothing(openai_project, snapshot):
     before = snapshot(openai_project)
     with FakeOpenAIServer(story_responder, fail_first=[500] * 10) as server:
         result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
                                           server.base_url], env={"NOVEL_LLM_MAX_RETRIES": "1"})
     assert result.exit_code == 1
-    assert "planner failed" in result.output and "HTTP 500" in result.output
+    assert "failed in planner" in result.output and "HTTP 500" in result.output
     assert KEY not in result.output
     assert snapshot(openai_project) == before

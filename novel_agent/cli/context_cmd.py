@@ -7,7 +7,8 @@ import json
 import click
 
 from ..context.report import render_report
-from ..stage_prompts import open_counter, preview
+from ..pipeline import preview
+from ..session import Session
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -31,9 +32,8 @@ def context_cmd(project_spec: str | None, stage: str, as_json: bool, show_prompt
     """
     project = open_project(project_spec)
     config = load_config(project)
-    counter = open_counter(project, config)
-    built = preview(project, config, stage, counter)
-    counter.store.flush()
+    with Session.open(project, config, stand_in=True) as session:
+        built = preview(session, stage)
     if as_json:
         payload = dict(built.report)
         if show_prompt:

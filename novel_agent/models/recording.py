@@ -1,8 +1,9 @@
 """RecordingModel: wraps any ChatModel and keeps one usage row per call.
 
-The CLI writes the rows to `.novel/index.db` (table `usage`) after each tick,
-failed ones included, so tokens, cached tokens, latency and the JSON format
-that worked are logged per call whatever the provider.
+The session writes the rows to `.novel/index.db` (table `usage`) after each
+tick, failed ones included, so tokens, cached tokens, latency and the JSON
+format that worked are logged per call whatever the provider. Whoever drives
+the model says which tick the calls are for (`tick`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from .base import ChatModel, Completion, Request
 class RecordingModel:
     """A ChatModel that records what each call cost, then passes the answer on."""
 
-    def __init__(self, inner: ChatModel):
+    def __init__(self, inner: ChatModel, tick: int = 0):
         self.inner = inner
+        self.tick = tick
         self.rows: list[dict[str, Any]] = []
 
     def describe(self) -> str:
@@ -25,7 +27,7 @@ class RecordingModel:
     def complete(self, request: Request) -> Completion:
         completion = self.inner.complete(request)
         self.rows.append({
-            "tick": int((request.hints or {}).get("tick") or 0),
+            "tick": self.tick,
             "stage": request.stage,
             "model": completion.model,
             "prompt_tokens": completion.usage.prompt_tokens,

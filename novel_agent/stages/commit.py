@@ -23,5 +23,5 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
         txn.stage(path, text)
     for path, text in (extra or {}).items():
         txn.stage(path, text)
-    txn.stage(project.state_file, dump_yaml(state))
+    project.stage_state(txn, state)
     txn.commit()

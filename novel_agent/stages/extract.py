@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
 from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
 from ..models.base import ChatModel
 from ..models.ask import StageCall, ask_json
 
 
-def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        hints: Mapping[str, Any] | None = None) -> tuple[Extraction, StageCall]:
+def run(model: ChatModel, messages: list[dict[str, str]], *,
+        max_tokens: int) -> tuple[Extraction, StageCall]:
     """Extract what the scene established, from the extractor's prompt."""
     return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
-                    extraction_from_json, hints)
+                    extraction_from_json)
 
 
 def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = True,

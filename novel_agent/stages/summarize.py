@@ -15,28 +15,27 @@ pending in `.novel/state.yaml` and is made at the next tick (or by
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import Config
 from ..context import Context, Section, summarizer_context
-from ..context.budget import stage_budget
-from ..windows import limits_for
 from ..context.sections import story_bible
-from ..errors import ModelError, ProjectError
+from ..errors import ModelError, ProjectError, SummarizeError
+from ..faithfulness import Item, arc_items, coverage, range_items
+from ..files import atomic_write
 from ..memory import Memory, load_memory
-from ..models import model_id
-from ..models.base import ChatModel
-from ..project import Project
+from ..models.ask import ask_text
+from ..models.offline import SummaryJob
+from ..prompt_log import log_path, log_text
 from ..prompts import render_stage
 from ..scenes import load_scenes
-from ..summaries import (OVERALL, SummaryDoc, SummaryTree, counter_for, doc_cost, load_doc, load_tree,
+from ..stage_prompts import Built, build_summary
+from ..summaries import (OVERALL, SummaryDoc, SummaryTree, doc_cost, load_doc, load_tree,
                          pending_ticks, record_pending, tier3_budget, write_doc)
-from ..tokens import TokenCounter
-from ..models.ask import ask_text
-from ..faithfulness import Item, arc_items, coverage, range_items
 from .write import clean_prose
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 log = logging.getLogger(__name__)
 ARC_FANOUT = 4        # an arc condenses this many of the oldest roots of one level
@@ -60,20 +59,19 @@ class SummaryReport:
     skipped: list[str] = field(default_factory=list)      # hand-edited, respected
     pending: list[int] = field(default_factory=list)      # checkpoints still owed
     warnings: list[str] = field(default_factory=list)
-    error: str = ""
+    failure: SummarizeError | None = None                 # why it stopped, if it did
 
 
 class Summarizer:
     """Makes summary files for one project; every call is counted in `report`."""
 
-    def __init__(self, project: Project, config: Config, model: ChatModel,
-                 now: Callable[[], datetime], memory: Memory | None = None,
-                 counter: TokenCounter | None = None):
-        self.project, self.config, self.model, self.now = project, config, model, now
+    def __init__(self, session: "Session", memory: Memory | None = None):
+        self.session = session
+        self.project, self.config = session.project, session.config
+        self.counter, self.now = session.counter, session.now
         self.report = SummaryReport()
-        self.story = project.story()
-        self.counter = counter or counter_for(config)
-        self.limits = limits_for(config)
+        self.story = self.project.story()
+        self.tick = self.project.tick()
         self._memory = memory
 
     @property
@@ -82,21 +80,21 @@ class Summarizer:
             self._memory = load_memory(self.project.memory_dir)
         return self._memory
 
-    def _ask(self, context: Context, kind: str, hints: dict[str, Any],
+    def tree(self) -> SummaryTree:
+        """The summary tree as the files hold it now (parsed files cached by the session)."""
+        return load_tree(self.project.summaries_dir, self.session.docs)
+
+    def _ask(self, context: Context, name: str, job: SummaryJob,
              items: list[Item]) -> tuple[str, float, list[Item], str]:
-        """Ask for a summary; if it leaves items out, ask once more naming them."""
-        messages = render_stage(context, self.project.templates_dir, kind=kind)
-        first, last = context.values["first"], context.values["last"]
-        hints = {"story": self.story, "kind": kind, "tick": last, "first": first, "last": last,
-                 "items": [(i.kind, i.label) for i in items], **hints}
-        text, model = self._call(messages, hints)
+        """Ask for a summary; if it leaves items out, ask once more naming them.
+        Both prompts are fitted to the summarizer's budget and logged."""
+        self.session.source.summary = job
+        text, model = self._call(context, name)
         share, missing = coverage(text, items)
         if missing:
-            retry = messages + [{"role": "assistant", "content": text}, {"role": "user", "content":
-                    "Your summary leaves out: " + "; ".join(i.label for i in missing) +
-                    ". Write it again, 3 to 5 bullets, naming each of them."}]
+            retry = _with_feedback(context, text, missing)
             try:
-                again, model = self._call(retry, hints)
+                again, model = self._call(retry, name + "_retry")
             except ModelError as exc:
                 self.report.warnings.append(f"second summarizer call failed: {exc}")
             else:
@@ -105,15 +103,20 @@ class Summarizer:
                     text, share, missing = again, share2, missing2
         return text, share, missing, model
 
-    def _call(self, messages: list[dict[str, str]], hints: dict[str, Any]) -> tuple[str, str]:
-        text, call = ask_text(self.model, "summarizer", messages,
-                              self.config.max_tokens("summarizer"), hints)
+    def _call(self, context: Context, name: str) -> tuple[str, str]:
+        built = build_summary(self.session, context, self.tick)
+        self._log(built, name)
+        text, call = ask_text(self.session.model, "summarizer", built.messages,
+                              self.config.max_tokens("summarizer"))
         r = self.report
         r.calls += len(call.completions)
         r.prompt_tokens += call.prompt_tokens
         r.completion_tokens += call.completion_tokens
         r.cached_tokens += call.cached_tokens
-        return clean_prose(text), call.completions[-1].model or model_id(self.config)
+        return clean_prose(text), call.completions[-1].model or self.session.limits.model
+
+    def _log(self, built: Built, name: str) -> None:
+        atomic_write(log_path(self.project, self.tick, f"summarizer_{name}"), log_text(built))
 
     def _meta(self, kind: str, level: int, first: int, last: int, body: str, model: str,
               **extra: Any) -> dict[str, Any]:
@@ -140,15 +143,10 @@ class Summarizer:
             raise ProjectError(f"no scenes in ticks {first}–{tick} to summarize")
         items = range_items(self.memory, scenes, first, tick)
         previous = self._overall_text(before=first)
-        context = summarizer_context(self.story, scenes, first=first, last=tick,
-                                     previous=previous, full_text=True)
-        budget = stage_budget(self.config, "summarizer", self.limits).tokens
-        if self.counter.count_messages(render_stage(context, self.project.templates_dir,
-                                                    kind="checkpoint")) > budget:
-            context = summarizer_context(self.story, scenes, first=first, last=tick,
-                                         previous=previous)
-        text, share, missing, model = self._ask(context, "checkpoint", {}, items)
         name = f"checkpoint_{tick:03d}"
+        context = self._scenes_context(scenes, first, tick, previous)
+        job = SummaryJob("checkpoint", first, tick, [(i.kind, i.label) for i in items])
+        text, share, missing, model = self._ask(context, name, job, items)
         source = sum(self.counter.count(s.body) for s in scenes)
         meta = self._meta("checkpoint", 0, first, tick, text, model, source_tokens=source,
                           **self._check(name, share, missing))
@@ -159,11 +157,13 @@ class Summarizer:
         first, last = children[0].first, children[-1].last
         scenes = load_scenes(self.project.scenes_dir, list(range(first, last + 1)))
         items = arc_items(range_items(self.memory, scenes, first, last), children)
-        context = _docs_context(self.story, children, first, last, self._overall_text(before=first))
-        text, share, missing, model = self._ask(context, "arc", {}, items)
+        context = _docs_context(self.story, children, first, last,
+                                self._overall_text(before=first), "arc")
         if name is None:
             numbers = [int(d.name.split("_")[1]) for d in tree.docs.values() if d.kind == "arc"]
             name = f"arc_{max(numbers, default=0) + 1:03d}"
+        job = SummaryJob("arc", first, last, [(i.kind, i.label) for i in items])
+        text, share, missing, model = self._ask(context, name, job, items)
         level = max(c.level for c in children) + 1
         source = sum(int(c.meta.get("source_tokens") or 0) for c in children)
         meta = self._meta("arc", level, first, last, text, model, covers=[c.name for c in children],
@@ -180,17 +180,18 @@ class Summarizer:
             self.report.skipped.append("overall")
             return None
         new = [d for d in tree.roots() if d.last > done]
-        context = _docs_context(self.story, new, done + 1, tree.last_tick(),
-                                current.body if current else "")
-        text, _, _, model = self._ask(context, OVERALL, {
-            "previous": current.body if current else "", "new": [d.body for d in new]}, [])
+        previous = current.body if current else ""
+        context = _docs_context(self.story, new, done + 1, tree.last_tick(), previous, OVERALL)
+        job = SummaryJob(OVERALL, done + 1, tree.last_tick(), [], previous,
+                         [d.body for d in new])
+        text, _, _, model = self._ask(context, OVERALL, job, [])
         meta = self._meta(OVERALL, -1, 1, tree.last_tick(), text, model)
         meta.pop("scenes")
         return self._made(write_doc(self.project.summaries_dir / "overall.md", meta, text))
 
     def roll_up(self, tree: SummaryTree) -> SummaryTree:
         """While tier 3's roots do not fit their budget, condense the oldest roots into arcs."""
-        budget, count = tier3_budget(self.config, self.limits), self.counter.count
+        budget, count = tier3_budget(self.config, self.session.limits), self.counter.count
         while not fits(tree, budget, count):
             group = next_group(tree)
             if not group:
@@ -198,22 +199,34 @@ class Summarizer:
                                             "as one summary")
                 break
             self.arc(tree, group)
-            tree = load_tree(self.project.summaries_dir)
+            tree = self.tree()
         return tree
 
     def _overall_text(self, before: int) -> str:
         """The overall summary, if it ends before tick `before` (else it would tell the future)."""
         path = self.project.summaries_dir / "overall.md"
-        doc = load_doc(path) if path.is_file() else None
+        doc = load_doc(path, 0, self.session.docs) if path.is_file() else None
         return doc.body if doc is not None and doc.last < before else ""
 
     def _made(self, doc: SummaryDoc) -> SummaryDoc:
         self.report.made.append(doc)
         return doc
 
+    def _scenes_context(self, scenes: list, first: int, last: int, previous: str) -> Context:
+        """The scenes in full text when they fit the summarizer's budget whole, else
+        their summary bullets (the engine cuts either middle-out as a last resort)."""
+        full = summarizer_context(self.story, scenes, first=first, last=last,
+                                  previous=previous, full_text=True)
+        full = replace(full, values={**full.values, "kind": "checkpoint"})
+        budget = self.session.budget("summarizer").tokens
+        if self.counter.count_messages(render_stage(full, self.project.templates_dir)) <= budget:
+            return full
+        bullets = summarizer_context(self.story, scenes, first=first, last=last, previous=previous)
+        return replace(bullets, values={**bullets.values, "kind": "checkpoint"})
+
 
 def _docs_context(story: Any, docs: list[SummaryDoc], first: int, last: int,
-                  previous: str) -> Context:
+                  previous: str, kind: str) -> Context:
     """The summarizer's context for condensing summaries (arcs, the overall summary)."""
     sections = (
         Section("bible", "Story bible", story_bible(story), pinned=True),
@@ -221,7 +234,16 @@ def _docs_context(story: Any, docs: list[SummaryDoc], first: int, last: int,
         Section("scenes", f"Scenes {first}–{last}", "\n\n".join(d.block() for d in docs),
                 pinned=True, items=tuple(d.name for d in docs)),
     )
-    return Context("summarizer", sections, {"first": first, "last": last})
+    return Context("summarizer", sections, {"first": first, "last": last, "kind": kind})
+
+
+def _with_feedback(context: Context, draft: str, missing: list[Item]) -> Context:
+    """The same context, with the first answer and what it left out, for one more try."""
+    note = ("It leaves out: " + "; ".join(i.label for i in missing) +
+            ". Write it again, 3 to 5 bullets, naming each of them.")
+    return replace(context, sections=context.sections + (
+        Section("draft", "Your summary", draft.strip(), pinned=True),
+        Section("missing", "What it must also name", note, pinned=True)))
 
 
 def fits(tree: SummaryTree, budget: int, count: Callable[[str], int]) -> bool:
@@ -245,47 +267,60 @@ def next_group(tree: SummaryTree) -> list[SummaryDoc]:
     return roots[:2] if len(roots) >= 2 else []
 
 
+def _failed(s: Summarizer, message: str, exc: ModelError, *, checkpoint: int | None = None,
+            pending: list[int] | None = None) -> None:
+    """Record why the summarizer stopped, the model's error chained as the cause."""
+    failure = SummarizeError(f"{message}: {exc}", checkpoint=checkpoint,
+                             pending=pending if pending is not None else s.report.pending)
+    failure.__cause__ = exc
+    s.report.failure = failure
+    log.warning("%s", failure)
+
+
 def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
     """Make the checkpoints at `ticks` in order; return those still owed after a failure."""
     for index, tick in enumerate(ticks):
-        tree = load_tree(s.project.summaries_dir)
+        tree = s.tree()
         if tick <= tree.last_tick():
             continue
         first = tree.last_tick() + 1
         try:
             s.checkpoint(tick, first)
         except ModelError as exc:
-            s.report.error = f"checkpoint {tick} is pending: the summarizer failed: {exc}"
+            _failed(s, f"checkpoint {tick} is pending: the summarizer failed", exc,
+                    checkpoint=tick, pending=ticks[index:])
             return ticks[index:]
     return []
 
 
-def after_commit(project: Project, config: Config, model: ChatModel, tick: int, *,
-                 now: Callable[[], datetime], memory: Memory | None = None,
-                 counter: TokenCounter | None = None) -> SummaryReport | None:
+def after_commit(session: "Session", tick: int, *,
+                 memory: Memory | None = None) -> SummaryReport | None:
     """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
-    the overall summary, roll up arcs. A model failure is recorded, not raised: the
-    checkpoint stays pending. None when there was nothing to do. `memory`, the
-    memory just committed, and `counter`, the tick's, spare reading and counting again."""
-    s = Summarizer(project, config, model, now, memory, counter)
-    tree = load_tree(project.summaries_dir)
-    owed = pending_ticks(project, config, tree)
+    the overall summary, roll up arcs. A model failure is recorded in the report
+    (`failure`), not raised: the checkpoint stays pending. None when there was nothing
+    to do. `memory`, the memory just committed, spares reading it again."""
+    s = Summarizer(session, memory)
+    tree = s.tree()
+    owed = pending_ticks(s.project, s.config, tree)
     overall_done = tree.overall is not None and (tree.overall.edited or
                                                  tree.overall.last >= tree.last_tick())
+    budget = tier3_budget(s.config, session.limits)
     if not owed and (overall_done or tree.last_tick() == 0) and (
-            fits(tree, tier3_budget(config, s.limits), s.counter.count) or not next_group(tree)):
+            fits(tree, budget, s.counter.count) or not next_group(tree)):
         return None
     _run(s, owed[:MAX_PER_TICK], owed[MAX_PER_TICK:])
     return s.report
 
 
-def summarize_project(project: Project, config: Config, model: ChatModel, *,
-                      now: Callable[[], datetime], checkpoint: int | None = None,
+def summarize_project(session: "Session", *, checkpoint: int | None = None,
                       rebuild: bool = False) -> SummaryReport:
     """`novel summarize`: make the owed checkpoints (default), remake one checkpoint
-    (`checkpoint`), or rebuild every summary, hand edits included (`rebuild`)."""
-    s = Summarizer(project, config, model, now)
-    tree = load_tree(project.summaries_dir)
+    (`checkpoint`), or rebuild every summary, hand edits included (`rebuild`).
+    A model failure stops it and is in the report's `failure`."""
+    s = Summarizer(session)
+    session.at_tick(s.tick)
+    project, config = session.project, session.config
+    tree = s.tree()
     if checkpoint is not None:
         if not _remake_checkpoint(s, tree, checkpoint):
             s.report.pending = pending_ticks(project, config)
@@ -296,8 +331,8 @@ def summarize_project(project: Project, config: Config, model: ChatModel, *,
         try:
             _rebuild(s, tree)
         except ModelError as exc:
-            s.report.error = f"rebuild stopped: the summarizer failed: {exc}"
             s.report.pending = pending_ticks(project, config)
+            _failed(s, "rebuild stopped: the summarizer failed", exc)
             return s.report
     _run(s, pending_ticks(project, config), [], rebuild=rebuild)
     return s.report
@@ -307,14 +342,13 @@ def _run(s: Summarizer, now_ticks: list[int], later: list[int], rebuild: bool = 
     still = make_checkpoints(s, now_ticks) + later
     record_pending(s.project, still)
     s.report.pending = still
-    if s.report.error:
+    if s.report.failure is not None:
         return
     try:
-        tree = load_tree(s.project.summaries_dir)
-        s.overall(tree, rebuild=rebuild)
-        s.roll_up(load_tree(s.project.summaries_dir))
+        s.overall(s.tree(), rebuild=rebuild)
+        s.roll_up(s.tree())
     except ModelError as exc:
-        s.report.error = f"the summarizer failed (retried at the next tick): {exc}"
+        _failed(s, "the summarizer failed (retried at the next tick)", exc)
 
 
 def _remake_checkpoint(s: Summarizer, tree: SummaryTree, tick: int) -> bool:
@@ -333,7 +367,7 @@ def _remake_checkpoint(s: Summarizer, tree: SummaryTree, tick: int) -> bool:
     try:
         s.checkpoint(tick, first)
     except ModelError as exc:
-        s.report.error = f"checkpoint {tick} failed: {exc}"
+        _failed(s, f"checkpoint {tick} failed", exc, checkpoint=tick)
         return False
     return True
 
@@ -345,5 +379,5 @@ def _rebuild(s: Summarizer, tree: SummaryTree) -> None:
     arcs = sorted((d for d in tree.docs.values() if d.kind == "arc"),
                   key=lambda d: (d.level, d.first))
     for arc in arcs:
-        fresh = load_tree(s.project.summaries_dir)
+        fresh = s.tree()
         s.arc(fresh, fresh.children(fresh.docs[arc.name]), name=arc.name)

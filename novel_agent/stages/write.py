@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
-
 from ..models.base import ChatModel
 from ..models.ask import StageCall, ask_text
 
@@ -19,8 +17,8 @@ def clean_prose(text: str) -> str:
     return text.strip()
 
 
-def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        hints: Mapping[str, Any] | None = None) -> tuple[str, StageCall]:
+def run(model: ChatModel, messages: list[dict[str, str]], *,
+        max_tokens: int) -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt."""
-    text, call = ask_text(model, "writer", messages, max_tokens, hints)
+    text, call = ask_text(model, "writer", messages, max_tokens)
     return clean_prose(text), call

@@ -1,0 +1,125 @@
+"""A session: one command's working set on one project.
+
+Every command that calls a model or builds a prompt opens one (`novel tick`,
+`novel context`, `novel summarize`, and the coming `run` and `import`), so
+the things a tick needs are made in exactly one place:
+
+- the model, built by `models.get_model` and wrapped in a RecordingModel that
+  keeps one usage row per call, told which tick it is working for;
+- the story source the offline model draws on (kept current by the pipeline);
+- the token counter (`counter_for`, the one counter factory), its counts
+  persisted in `.novel/index.db`;
+- the model's limits, read once from the model table;
+- the summary-file cache, owned here so it lives as long as the session;
+- the clocks (`now` for timestamps written to files, `clock` for durations).
+
+`flush()` writes the buffered counts and usage rows (the pipeline calls it
+after every tick, failed ones included); `close()` flushes, closes the index
+and stops the model (a local llama.cpp server with it).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
+
+from .config import Config
+from .context.budget import Budget, ModelLimits, stage_budget
+from .index import Index
+from .models import get_model, model_id
+from .models.base import ChatModel
+from .models.offline import OfflineModel, StorySource
+from .models.recording import RecordingModel
+from .project import Project
+from .summaries import DocCache
+from .tokens import CountStore, TokenCounter
+from .windows import limits_for
+
+ModelFactory = Callable[[StorySource], ChatModel]
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC (for timestamps written into files)."""
+    return datetime.now(timezone.utc)
+
+
+def counter_for(config: Config, store: CountStore | None = None) -> TokenCounter:
+    """The token counter of the configured model: the one place a counter is made."""
+    return TokenCounter(model_id(config), config.context.encoding, store=store)
+
+
+class Session:
+    """The model, counter, limits and clocks one command uses on one project."""
+
+    def __init__(self, project: Project, config: Config, model: ChatModel, *,
+                 source: StorySource, counter: TokenCounter, limits: ModelLimits,
+                 index: Index | None = None, record: bool = True,
+                 now: Callable[[], datetime] = utc_now,
+                 clock: Callable[[], float] = time.monotonic):
+        self.project, self.config, self.source = project, config, source
+        self.model = RecordingModel(model)
+        self.counter, self.limits, self.index = counter, limits, index
+        self.record, self.now, self.clock = record, now, clock
+        self.docs = DocCache()
+
+    @classmethod
+    def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
+             make_model: ModelFactory | None = None, stand_in: bool = False,
+             now: Callable[[], datetime] = utc_now,
+             clock: Callable[[], float] = time.monotonic) -> "Session":
+        """Open a session: the model from `config` (or `make_model(source)`), the counter
+        on the project's index, the model's limits.
+
+        `stand_in=True` answers with the offline model instead of the configured one
+        and records no usage (for `novel context`, which must call no LLM); the
+        counter and the limits stay those of the configured model.
+        """
+        source = StorySource(min_words=config.generation.scene_min_words,
+                             max_words=config.generation.scene_max_words)
+        if stand_in:
+            model: ChatModel = OfflineModel(seed=config.llm.seed, source=source)
+        elif make_model is not None:
+            model = make_model(source)
+        else:
+            model = get_model(config, env or {}, source=source)
+        index = Index(project.index_db)
+        return cls(project, config, model, source=source, counter=counter_for(config, index),
+                   limits=limits_for(config), index=index, record=not stand_in, now=now,
+                   clock=clock)
+
+    def budget(self, stage: str) -> Budget:
+        """The prompt budget of `stage` for this session's model."""
+        return stage_budget(self.config, stage, self.limits)
+
+    def at_tick(self, tick: int) -> None:
+        """Say which tick the next model calls work for (their usage rows carry it)."""
+        self.model.tick = tick
+        self.source.tick = tick
+
+    def flush(self) -> None:
+        """Write the buffered token counts and usage rows to the index."""
+        rows = self.model.drain()
+        if self.index is None:
+            return
+        self.index.flush()
+        if self.record and rows:
+            self.index.log_usage(rows)
+
+    def close(self) -> None:
+        """Flush, close the index and stop the model (a local server with it)."""
+        try:
+            self.flush()
+        finally:
+            if self.index is not None:
+                self.index.close()
+                self.index = None
+            close = getattr(self.model.inner, "close", None)
+            if callable(close):
+                close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

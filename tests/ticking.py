@@ -1,0 +1,34 @@
+"""Running ticks in tests: one session per call, the model chosen explicitly."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from novel_agent.models.offline import OfflineModel
+from novel_agent.pipeline import TickResult, tick
+from novel_agent.session import Session
+from novel_agent.testing import ScriptedModel
+
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def run_ticks(project, n: int = 1, model=None, *, offline_seed: int | None = None,
+              config=None, now=NOW) -> list[TickResult]:
+    """Run `n` ticks on `project` in one session, holding its lock.
+
+    `model` None: the offline model (seed `offline_seed` or 0). A ScriptedModel with
+    `offline_seed`: the offline model of that seed answers what it has nothing queued
+    for (fed by the session's story source, as in the product).
+    """
+    config = config or project.config()
+
+    def make(source):
+        seed = offline_seed or 0
+        if model is None:
+            return OfflineModel(seed=seed, source=source)
+        if isinstance(model, ScriptedModel) and offline_seed is not None:
+            model.otherwise = OfflineModel(seed=seed, source=source)
+        return model
+
+    with project, Session.open(project, config, make_model=make, now=lambda: now) as session:
+        return [tick(session) for _ in range(n)]
