@@ -2,7 +2,7 @@
 
     NovelError                      root: every error the CLI turns into one line
     ├── ConfigError                 a bad configuration value (file, key, line)
-    ├── ProjectError                a missing, broken or locked project
+    ├── ProjectError                a missing, broken or locked project (path)
     │   └── LockError               another process is ticking this project
     ├── FileFormatError             a project file that cannot be read (file, line)
     ├── ModelError                  an LLM call failed (after retries)
@@ -35,7 +35,11 @@ class ConfigError(NovelError):
 
 
 class ProjectError(NovelError):
-    """A project cannot be found, created or opened."""
+    """A project cannot be found, created or opened; `path` is the folder or file at issue."""
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(message)
 
 
 class LockError(ProjectError):

@@ -84,6 +84,30 @@ def read_yaml(path: Path, default: Any = None) -> Any:
     return default if data is None else data
 
 
+def yaml_line(path: Path, *keys: str | int) -> int | None:
+    """The 1-based line of the node at `keys` (mapping keys, list indices) in a YAML file:
+    the deepest that exists, for pointing an error at the right line."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"),
+                            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(key)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+            node = node.value[key] if 0 <= key < len(node.value) else None
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
 def write_yaml(path: Path, data: Any) -> None:
     """Atomically write `data` as YAML."""
     atomic_write(path, dump_yaml(data))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FileFormatError
-from .files import dump_yaml, read_yaml
+from .files import dump_yaml, read_yaml, yaml_line
 
 
 def slug(text: str) -> str:
@@ -93,9 +93,15 @@ def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
     items = data.get(key, []) if isinstance(data, dict) else data
     if items is None:
         return []
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise FileFormatError(f"expected '{key}:' followed by a list of mappings", file=str(path),
-                              line=1)
+    if not isinstance(items, list):
+        raise FileFormatError(f"expected '{key}:' followed by a list of mappings",
+                              file=str(path), line=yaml_line(path, key))
+    for number, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise FileFormatError(f"item {number + 1} of '{key}' is {item!r}, not a mapping "
+                                  f"of fields", file=str(path),
+                                  line=yaml_line(path, *([key] if isinstance(data, dict) else []),
+                                                 number))
     return items
 
 

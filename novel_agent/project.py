@@ -129,7 +129,8 @@ class Project:
     def story_data(self) -> dict[str, Any]:
         data = read_yaml(self.project_file, {})
         if not isinstance(data, dict):
-            raise ProjectError(f"{self.project_file}: expected a mapping at the top level")
+            raise ProjectError(f"{self.project_file}: expected a mapping at the top level",
+                               path=str(self.project_file))
         return data
 
     def story(self) -> Story:
@@ -194,7 +195,8 @@ class Project:
         except BlockingIOError:
             handle.close()
             raise LockError(f"project '{self.name}' is busy: another novel process is "
-                            f"ticking it ({self.novel_dir / 'lock'})") from None
+                            f"ticking it ({self.novel_dir / 'lock'})",
+                            path=str(self.novel_dir / "lock")) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -234,7 +236,7 @@ def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project
             if (candidate / PROJECT_FILE).is_file():
                 return Project(candidate)
         raise ProjectError(f"no project '{spec}': neither a folder with {PROJECT_FILE} nor a "
-                           f"name under {base}")
+                           f"name under {base}", path=spec)
     for folder in (Path(cwd), *Path(cwd).parents):
         if (folder / PROJECT_FILE).is_file():
             return Project(folder)
@@ -243,9 +245,10 @@ def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project
         return Project(found[0])
     if not found:
         raise ProjectError(f"no project here and none under {base}: create one with "
-                           "`novel new NAME`")
+                           "`novel new NAME`", path=str(base))
     names = ", ".join(p.name for p in found)
-    raise ProjectError(f"several projects under {base} ({names}): choose one with -p NAME")
+    raise ProjectError(f"several projects under {base} ({names}): choose one with -p NAME",
+                       path=str(base))
 
 
 def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str, Any] | None = None) -> Project:
@@ -255,9 +258,11 @@ def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str,
     """
     root = Path(root)
     if (root / PROJECT_FILE).exists():
-        raise ProjectError(f"{root} already holds a project; choose another name")
+        raise ProjectError(f"{root} already holds a project; choose another name",
+                           path=str(root))
     if root.exists() and any(root.iterdir()):
-        raise ProjectError(f"{root} exists and is not empty; choose another name")
+        raise ProjectError(f"{root} exists and is not empty; choose another name",
+                           path=str(root))
     project = Project(root)
     data = {k: v for k, v in story.items() if v not in (None, "")}
     data.update({k: v for k, v in (config or {}).items() if v})

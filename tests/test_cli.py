@@ -87,6 +87,18 @@ def test_missing_project_is_one_clear_line(projects_dir):
         f"{projects_dir}"]
 
 
+def test_project_errors_carry_the_path(projects_dir):
+    from novel_agent.errors import ProjectError
+    from novel_agent.project import create_project, find_project
+    with pytest.raises(ProjectError) as info:
+        find_project(None, projects_dir, {"NOVEL_PROJECTS_DIR": str(projects_dir)})
+    assert info.value.path == str(projects_dir)
+    create_project(projects_dir / "one", {"name": "one"})
+    with pytest.raises(ProjectError) as info:
+        create_project(projects_dir / "one", {"name": "one"})
+    assert info.value.path == str(projects_dir / "one")
+
+
 def test_several_projects_need_a_choice(projects_dir):
     invoke("new", "a")
     invoke("new", "b")

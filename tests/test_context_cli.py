@@ -67,3 +67,15 @@ def test_unknown_model_warns_in_one_line(project, projects_dir):
     assert warnings == ["warning: unknown model 'my-own-model': assuming an 8,192-token window "
                         "(set context.window in project.yaml)"]
     assert "window 8,192" in out
+
+
+def test_an_unreadable_previous_log_is_reported_not_read_as_no_prefix(project):
+    run_ticks(project, 2, offline_seed=5)
+    (project.log_dir / "tick_002_writer.json").write_text("{not json")
+    report = json.loads(invoke("context", "-p", "harbour", "--json"))
+    assert report["prefix_share"] == 0
+    [warning] = [w for w in report["warnings"] if "tick_002_writer.json" in w]
+    assert "unreadable" in warning and "shared prefix is not measured" in warning
+    out = invoke("context", "-p", "harbour")
+    assert any(line.startswith("warning: ") and "tick_002_writer.json" in line
+               for line in out.splitlines())

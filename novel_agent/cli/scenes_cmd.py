@@ -47,8 +47,9 @@ def scenes_show(tick: int, project_spec: str | None) -> None:
     project = open_project(project_spec)
     path = project.scene_path(tick)
     if not path.is_file():
-        raise ProjectError(f"no scene {tick} in {project.name} (it has "
-                           f"{len(scene_ticks(project.scenes_dir))} scenes)")
+        count = len(scene_ticks(project.scenes_dir))
+        raise ProjectError(f"no scene {tick} in {project.name} (it has {count} scenes)",
+                           path=str(path))
     scene = load_scene(path)
     click.echo(f"# {scene.title}  (scene {scene.tick}, pov {scene.pov}, at {scene.location})")
     click.echo(scene.summary_text())

@@ -140,7 +140,8 @@ class Summarizer:
         """Condense scenes first..tick into summaries/checkpoint_TTT.md."""
         scenes = load_scenes(self.project.scenes_dir, list(range(first, tick + 1)))
         if not scenes:
-            raise ProjectError(f"no scenes in ticks {first}–{tick} to summarize")
+            raise ProjectError(f"no scenes in ticks {first}–{tick} to summarize",
+                               path=str(self.project.scenes_dir))
         items = range_items(self.memory, scenes, first, tick)
         previous = self._overall_text(before=first)
         name = f"checkpoint_{tick:03d}"
@@ -353,12 +354,13 @@ def _run(s: Summarizer, now_ticks: list[int], later: list[int], rebuild: bool = 
 
 def _remake_checkpoint(s: Summarizer, tree: SummaryTree, tick: int) -> bool:
     if not 1 <= tick <= s.project.tick():
-        raise ProjectError(f"no tick {tick} to summarize: the last tick is {s.project.tick()}")
+        raise ProjectError(f"no tick {tick} to summarize: the last tick is {s.project.tick()}",
+                           path=str(s.project.scenes_dir))
     existing = tree.docs.get(f"checkpoint_{tick:03d}")
     inside = [d for d in tree.checkpoints() if d.first <= tick <= d.last and d is not existing]
     if inside:
         raise ProjectError(f"tick {tick} is inside {inside[0].name} (ticks "
-                           f"{inside[0].first}–{inside[0].last})")
+                           f"{inside[0].first}–{inside[0].last})", path=str(inside[0].path))
     if existing is not None and existing.edited:
         s.report.skipped.append(existing.name)
         return True
