@@ -140,11 +140,11 @@ def test_json_call_retries_5xx_before_any_fallback(fake_openai):
 
 
 def test_slow_answer_times_out():
-    with FakeOpenAIServer(delay=1.0) as server:
-        model, slept = make_model(server, timeout=0.3, max_retries=1)
+    with FakeOpenAIServer(delay=0.5) as server:   # the server's wait ends when it stops
+        model, slept = make_model(server, timeout=0.05, max_retries=1)
         with pytest.raises(ModelError) as info:
             model.complete(ask())
-    assert "timed out after 0.3s" in str(info.value)
+    assert "timed out after 0.05s" in str(info.value)
     assert info.value.status is None and len(slept) == 1
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.errors import ModelError, TickError
+from novel_agent.errors import FileFormatError, ModelError, TickError
 from novel_agent.testing import ScriptedModel
 
 from ticking import run_ticks
@@ -67,8 +67,10 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
     path = project.scene_path(1)
     path.write_text("---\ntick: [1\n---\nprose\n")
     before = snapshot(project.root)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(FileFormatError) as info:
         run(project)
+    # the unclosed list runs into the closing "---": the parser stops there, on line 3
+    assert info.value.file == str(path) and info.value.line == 3
     assert "scene_001.md" in str(info.value)
     assert snapshot(project.root) == before
 
