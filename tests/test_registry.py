@@ -69,6 +69,7 @@ def test_install_joins_the_chunks_in_order_and_verifies(site, tmp_path):
         .startswith("assembled chunk 3/3: 1.1 MB of 1.1 MB")
     assert f"sha256 verified: {hashlib.sha256(WHOLE).hexdigest()}" in lines
     assert list(cache.iterdir()) == [path]          # no temp file left behind
+    assert path.stat().st_mode & 0o777 == 0o644
     assert registry.installed(fake_entry(), cache_dir=cache, locate=site.locate) == path
 
 

@@ -266,6 +266,7 @@ def _assemble(entry: ModelEntry, chunks: list[Path], cache_dir: Path,
             out.flush()
             os.fsync(out.fileno())
         _check_hash(entry, digest.hexdigest(), target, kept=False)
+        os.chmod(tmp, 0o644)           # mkstemp makes it 0600; a model file is not a secret
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
