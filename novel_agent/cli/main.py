@@ -7,8 +7,8 @@ import click
 from .. import __version__
 from .context_cmd import context_cmd
 from .browse import inspect_cmd, scenes_group, status_cmd
-from .models_cmd import models_group
 from .new import new_cmd
+from .models_cmd import models_group
 from .summarize import summarize_cmd
 from .tick import tick_cmd
 
