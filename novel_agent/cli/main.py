@@ -10,6 +10,7 @@ from .inspect_cmd import inspect_cmd
 from .scenes_cmd import scenes_group
 from .status_cmd import status_cmd
 from .new import new_cmd
+from .models_cmd import models_group
 from .summarize import summarize_cmd
 from .tick import tick_cmd
 
@@ -34,3 +35,4 @@ cli.add_command(scenes_group)
 cli.add_command(inspect_cmd)
 cli.add_command(context_cmd)
 cli.add_command(summarize_cmd)
+cli.add_command(models_group)

@@ -1,0 +1,147 @@
+"""Is this a name? Plausibility checks for the names and bullets a small model proposes.
+
+A 135M-parameter model, asked for a new character or place, answers things like
+"you guys know what makes my job incredible", "lamp opened in scene 1" or
+"location_id: 3227718265#abc". `name_problem` says why such a string is not a name
+(or None when it is plausible), `normalize_name` gives the key two spellings of one
+name share, and `clean_bullets` keeps only summary bullets that are prose. Pure
+functions of their arguments: no I/O, no configuration.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_NAME_WORDS = 6
+_PRONOUNS = {"i", "you", "we", "they", "he", "she", "it", "this", "that", "there", "these",
+             "those", "my", "our", "your", "their", "what", "who", "why", "how"}
+# Clauses a name never holds: contractions and common verbs of a sentence.
+_CLAUSE = re.compile(
+    r"\b(?:\w+n't|i'm|you're|we're|they're|it's|know|knows|knew|makes|made|is|are|was|"
+    r"were|does|did|have|has|had|would|could|should|went|"
+    r"opened|closed|resolved|introduced|appears|appeared)\b",
+    re.IGNORECASE)
+_MARKERS = [
+    (re.compile(r"\(?\b(?:opened|introduced|resolved|seen|closed) in scene\b", re.I),
+     "a prompt marker (\"opened in scene N\")"),
+    (re.compile(r"\b[a-z]+_[a-z_]*\b|\b[a-z]+_\d+\b", re.I), "an identifier (snake_case)"),
+    (re.compile(r"\b\w+_?id\s*:", re.I), "a key: value pair"),
+    (re.compile(r"[\[\]{}<>#|`*=_~\\]"), "markup or brackets"),
+    (re.compile(r"\d"), "digits"),
+    (re.compile(r"^\s*(?:[-+]|\d+\.)\s"), "a list marker"),
+    (re.compile(r"\w\s*:\s*\S"), "a key: value pair"),
+]
+_SENTENCE_END = re.compile(r"[!?]\s*$|\S\s+\S+\s+\S+\.\s*$")   # !, ?, or 3+ words and "."
+_TITLES = re.compile(r"^(?:dr|mr|mrs|ms|st|mt|prof|capt|col|gen|sgt|lt|rev|fr|sr|jr)\.$",
+                     re.IGNORECASE)
+
+
+def name_problem(name: str, *, title: str = "", premise: str = "") -> str | None:
+    """Why `name` is not a plausible character or place name, or None if it is.
+
+    >>> name_problem("Dr. Aris Thorne") is None
+    True
+    >>> name_problem("They didn't know what to do")
+    'a sentence, not a name'
+    """
+    text = " ".join(name.split())
+    if not text:
+        return "empty"
+    for check in (_copied(text, title, premise), _marker(text), _script(text),
+                  _shape(text)):
+        if check:
+            return check
+    return None
+
+
+def _copied(text: str, title: str, premise: str) -> str | None:
+    key = _fold(text)
+    if title and key == _fold(title):
+        return "the book's title"
+    folded_premise = _fold(premise)
+    # A short place named in the premise ("the harbour archive") is a name; four words
+    # or thirty letters of it copied out are the premise echoed back.
+    long_piece = len(key.split()) >= 4 or len(key) >= 30
+    if folded_premise and (key == folded_premise or folded_premise in key
+                           or (long_piece and key in folded_premise)):
+        return "the premise, not a name"
+    return None
+
+
+def _marker(text: str) -> str | None:
+    for pattern, reason in _MARKERS:
+        if pattern.search(text):
+            return reason
+    return None
+
+
+def _script(text: str) -> str | None:
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < max(1, len(text.replace(" ", "")) * 0.7):
+        return "mostly not letters"
+    scripts = {_script_of(c) for c in letters}
+    if len(scripts) > 1:
+        return f"a mixture of scripts ({', '.join(sorted(scripts))})"
+    return None
+
+
+def _shape(text: str) -> str | None:
+    words = text.split()
+    if len(words) > MAX_NAME_WORDS:
+        return f"more than {MAX_NAME_WORDS} words"
+    if _SENTENCE_END.search(text) and not _TITLES.match(words[-1]) and not (
+            len(words[-1]) <= 2 and words[-1][0].isupper()):   # "Jon Q. R." keeps its initial
+        return "a sentence, not a name"
+    if len(words) > 1 and words[0].lower() in _PRONOUNS:
+        return "a sentence, not a name"
+    if _CLAUSE.search(text):
+        return "a sentence, not a name"
+    return None
+
+
+def _script_of(char: str) -> str:
+    """The Unicode script of a letter, by the first word of its name (LATIN, HEBREW, …)."""
+    try:
+        return unicodedata.name(char).split()[0]
+    except ValueError:
+        return "UNKNOWN"
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", text.casefold()).split())
+
+
+def normalize_name(name: str) -> str:
+    """The key for deduplication: case-folded, whitespace collapsed, punctuation trimmed
+    at the ends, a leading "the " dropped ("The Harbour Archive." → "harbour archive")."""
+    text = " ".join(name.casefold().split())
+    text = text.strip(" \t.,;:!?\"'()[]{}*_-–—")
+    if text.startswith("the "):
+        text = text[4:].lstrip()
+    return text
+
+
+_KEY_VALUE = re.compile(r"^\s*[\w\s]{1,30}:\s*\S")
+
+
+def clean_bullets(bullets: list[str]) -> list[str]:
+    """The summary bullets that are prose: drops key: value pairs, ids, mostly digits or
+    symbols, and anything under three words. Keeps order; strips list markers."""
+    kept = []
+    for bullet in bullets:
+        text = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", str(bullet)).strip()
+        if _bullet_problem(text) is None:
+            kept.append(text)
+    return kept
+
+
+def _bullet_problem(text: str) -> str | None:
+    if len(text.split()) < 3:
+        return "under three words"
+    if _KEY_VALUE.match(text) or re.search(r"\b\w+_id\b|#\w", text):
+        return "a key: value pair or an id"
+    letters = sum(c.isalpha() for c in text)
+    if letters < len(text.replace(" ", "")) * 0.6:
+        return "mostly digits or symbols"
+    return None

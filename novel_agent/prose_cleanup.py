@@ -1,0 +1,105 @@
+"""Prose out of a small model's answer: scaffolding removed, length cut at a sentence.
+
+Small models wrap a scene in markdown: a "# Scene 3: The Lamp" heading, a restated
+"Title:" line, a code fence, a table of characters, a `---` before and after, a
+"Word count: 350" at the end. `clean_scaffolding` takes those off and leaves the
+scene's own paragraphs (a `***` break inside the scene stays). `cut_to_sentence`
+shortens an over-long answer at the last complete sentence within the limit.
+Pure functions of their arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
+_LABEL = re.compile(r"^\W*(?:scene|chapter|part|title|scene title|pov|location|setting|"
+                    r"characters|summary|words|word count)\b\s*(?:\d+|[ivxlc]+)?\s*[:.\-–—]",
+                    re.IGNORECASE)
+_NUMBERED = re.compile(r"^\W*(?:scene|chapter|part)\s+(?:\d+|[ivxlc]+)\W*$", re.IGNORECASE)
+_BOLD_LINE = re.compile(r"^\s*(\*\*|__)[^*_]+\1\s*$")
+_TRAILER = re.compile(r"^\W*(?:word count\W*\d+|\d+\s+words|end of (?:the )?scene\b.*|"
+                      r"the end|\(?continued\)?)\W*$", re.IGNORECASE)
+_LABEL_MAX_WORDS = 12
+
+
+def clean_scaffolding(text: str, title: str = "") -> str:
+    """The prose of `text` without the markdown a model put around it.
+
+    Drops code fences (keeping what they held), headings, table rows, rules at the
+    start or end, and leading lines that restate the scene ("Scene 3:", "Title: …",
+    the title itself, a lone bold line) or trail it ("Word count: 350"). Blank
+    runs collapse to one blank line.
+
+    >>> clean_scaffolding("# Scene 3: The Lamp\\n---\\nMara lit the lamp.\\n---")
+    'Mara lit the lamp.'
+    """
+    lines = [line for line in text.replace("\r\n", "\n").split("\n")
+             if not (_FENCE.match(line) or _HEADING.match(line) or _TABLE_ROW.match(line))]
+    lines = _trim(lines, lambda line: _is_leading_scaffold(line, title))
+    lines = _trim(lines[::-1], _is_trailing_scaffold)[::-1]
+    return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", "\n".join(lines)).strip()
+
+
+def _trim(lines: list[str], is_scaffold) -> list[str]:
+    """Drop blank and scaffold lines from the front until the first line of prose."""
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or is_scaffold(lines[start])):
+        start += 1
+    return lines[start:]
+
+
+def _is_leading_scaffold(line: str, title: str) -> bool:
+    short = len(line.split()) <= _LABEL_MAX_WORDS
+    return bool(_RULE.match(line) or (short and (
+        _LABEL.match(line) or _NUMBERED.match(line) or _BOLD_LINE.match(line)
+        or (title and _bare(line) == _bare(title)))))
+
+
+def _is_trailing_scaffold(line: str) -> bool:
+    return bool(_RULE.match(line) or _TRAILER.match(line))
+
+
+def _bare(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", text.casefold()).split())
+
+
+class Cut(NamedTuple):
+    """What `cut_to_sentence` returns: the text, and whether it ends mid-sentence."""
+
+    text: str
+    mid_sentence: bool     # True only when no sentence ended within the limit
+
+
+_WORD = re.compile(r"\S+")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+_ABBREVIATION = re.compile(r"(?:^|\s)[\"'“‘(]*(?:Dr|Mr|Mrs|Ms|St|Mt|Prof|Capt|Col|Gen|Sgt|Lt|"
+                           r"Rev|Fr|Sr|Jr|vs|etc|e\.g|i\.e|[A-Z])\.$")
+
+
+def cut_to_sentence(text: str, max_words: int) -> Cut:
+    """`text` cut to at most `max_words` words, at the last sentence that ends within them.
+
+    Text within the limit comes back unchanged (`mid_sentence` False). If no sentence
+    ends within the limit, the cut falls between words and `mid_sentence` is True, so
+    the caller can say so or ask for more. Paragraph breaks are kept; a word is never
+    split; "Dr." or an initial is not taken for a sentence's end.
+
+    >>> cut_to_sentence("She ran. He hid in the dark.", 4)
+    Cut(text='She ran.', mid_sentence=False)
+    """
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, not {max_words}")
+    words = list(_WORD.finditer(text))
+    if len(words) <= max_words:
+        return Cut(text, False)
+    limit = words[max_words - 1].end()
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit)
+            if not _ABBREVIATION.search(text, max(0, m.start() - 12), m.start() + 1)]
+    if ends:
+        return Cut(text[:ends[-1]].rstrip(), False)
+    return Cut(text[:limit].rstrip(), True)

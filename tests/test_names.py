@@ -1,0 +1,89 @@
+"""names: what a small model proposes as a name, and which of it is one."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.names import clean_bullets, name_problem, normalize_name
+
+TITLE = "The Drowned Man's Map"
+PREMISE = "A lighthouse keeper finds a drowned man's map in the harbour archive."
+
+
+@pytest.mark.parametrize("name", [
+    "Mara", "Mara Voss", "Edda Lorn", "Dr. Aris Thorne", "the harbour archive",
+    "Skerry Light", "O'Brien", "Jean-Luc", "Zoë Ångström", "Søren Dahl", "Éloïse",
+    "Will Turner", "Said Hassan", "Mara.", "Jon Q. Public", "Mrs. Dalloway",
+])
+def test_plausible_names_pass(name):
+    assert name_problem(name, title=TITLE, premise=PREMISE) is None
+
+
+@pytest.mark.parametrize("junk, reason", [
+    ("you guys know what makes my job incredible", "more than 6 words"),
+    ("you know what", "a sentence, not a name"),
+    ("They didn't know what to do", "a sentence, not a name"),
+    ("Mara didn't", "a sentence, not a name"),
+    ("The keeper was here.", "a sentence, not a name"),
+    ("Who is she?", "a sentence, not a name"),
+    ("lamp opened in scene 1", "a prompt marker (\"opened in scene N\")"),
+    ("Mara (opened in scene 1)", "a prompt marker (\"opened in scene N\")"),
+    ("opened_in", "an identifier (snake_case)"),
+    ("scene_3", "an identifier (snake_case)"),
+    ("location_id: 3227718265#abc", "an identifier (snake_case)"),
+    ("locationid: harbour", "a key: value pair"),
+    ("[loop_id]", "an identifier (snake_case)"),
+    ("[Mara]", "markup or brackets"),
+    ("{name}", "markup or brackets"),
+    ("# Mara", "markup or brackets"),
+    ("**Mara Voss**", "markup or brackets"),
+    ("Agent 47", "digits"),
+    ("Name: Mara", "a key: value pair"),
+    ("- Mara", "a list marker"),
+    ("--- ...", "mostly not letters"),
+    ("Mara שלום Voss", "a mixture of scripts (HEBREW, LATIN)"),
+    ("", "empty"),
+    ("   ", "empty"),
+])
+def test_junk_is_refused_with_its_reason(junk, reason):
+    assert name_problem(junk, title=TITLE, premise=PREMISE) == reason
+
+
+def test_the_title_and_the_premise_are_not_names():
+    assert name_problem("the drowned man's map", title=TITLE) == "the book's title"
+    assert name_problem(PREMISE, premise=PREMISE) == "the premise, not a name"
+    assert name_problem("a drowned man's map", premise=PREMISE) == "the premise, not a name"
+    assert name_problem("lighthouse keeper finds a drowned", premise=PREMISE) == \
+        "the premise, not a name"
+    # a place the premise names is still a name
+    assert name_problem("the harbour archive", premise=PREMISE) is None
+    assert name_problem(TITLE) is None            # without the title, it could be a name
+
+
+def test_normalize_name_folds_spellings_together():
+    assert normalize_name("  The  Harbour   Archive. ") == "harbour archive"
+    assert normalize_name("harbour archive") == normalize_name("THE HARBOUR ARCHIVE")
+    assert normalize_name("Mara Voss,") == "mara voss"
+    assert normalize_name("O'Brien") == "o'brien"
+    assert normalize_name("Theodora") == "theodora"     # "the" only as a word
+    assert normalize_name("Straße") == normalize_name("STRASSE")
+
+
+def test_clean_bullets_keeps_prose_only():
+    bullets = [
+        "Mara finds the map in the harbour archive.",
+        "location_id: 3227718265#abc",
+        "- Edda lies about the drowned man.",
+        "mood: tense and quiet",
+        "12 / 44 -- 99 ## 3",
+        "Mara",
+        "Yes indeed",
+        "3227718265#abc loop",
+        "1. The lamp goes out at midnight.",
+    ]
+    assert clean_bullets(bullets) == [
+        "Mara finds the map in the harbour archive.",
+        "Edda lies about the drowned man.",
+        "The lamp goes out at midnight.",
+    ]
+    assert clean_bullets([]) == []

@@ -1,0 +1,87 @@
+"""prose_cleanup: the scene without a small model's markdown, cut at a sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.prose_cleanup import Cut, clean_scaffolding, cut_to_sentence
+
+PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
+         "***\n\n"
+         "By morning the map was gone.")
+
+
+def test_scaffolding_around_a_scene_is_removed_and_the_scene_kept():
+    answer = ("```markdown\n"
+              "# Scene 3: The Lamp\n"
+              "Title: The Drowned Man's Map\n"
+              "**The Lamp**\n"
+              "---\n\n"
+              f"{PROSE}\n\n"
+              "| character | role |\n|---|---|\n| Mara | keeper |\n"
+              "---\n"
+              "Word count: 312\n"
+              "```\n")
+    assert clean_scaffolding(answer, title="The Drowned Man's Map") == PROSE
+
+
+@pytest.mark.parametrize("leading", [
+    "Scene 3:", "SCENE 3 — The Lamp", "Scene 12", "Chapter IV.", "## The Lamp",
+    "Title: The Lamp", "*** ", "- - -", "POV: Mara", "The Drowned Man's Map",
+    "**The Drowned Man's Map**",
+])
+def test_each_kind_of_leading_line_goes(leading):
+    assert clean_scaffolding(f"{leading}\n\n{PROSE}", title="The Drowned Man's Map") == PROSE
+
+
+@pytest.mark.parametrize("trailing", ["---", "(312 words)", "End of Scene 3.", "THE END",
+                                      "Word count: 312", "___"])
+def test_each_kind_of_trailing_line_goes(trailing):
+    assert clean_scaffolding(f"{PROSE}\n\n{trailing}\n") == PROSE
+
+
+def test_prose_that_looks_like_a_label_is_kept():
+    text = ("Part of her wanted to run.\n\nScene after scene, the tide returned.\n\n"
+            "The Drowned Man's Map was a lie, she said.")
+    assert clean_scaffolding(text, title="The Drowned Man's Map") == text
+    assert clean_scaffolding("Mara looked up. **Run,** she thought.") == \
+        "Mara looked up. **Run,** she thought."
+
+
+def test_blank_runs_collapse_and_a_scene_break_inside_stays():
+    assert clean_scaffolding("One.\n\n\n\n***\n\n\n\nTwo.") == "One.\n\n***\n\nTwo."
+    assert clean_scaffolding("---\n---\n") == ""
+
+
+def test_cut_keeps_the_last_complete_sentence_within_the_limit():
+    text = "She ran. He hid in the dark. They waited for the tide to turn again."
+    assert cut_to_sentence(text, 8) == Cut("She ran. He hid in the dark.", False)
+    assert cut_to_sentence(text, 7) == Cut("She ran. He hid in the dark.", False)
+    assert cut_to_sentence(text, 6) == Cut("She ran.", False)
+    assert cut_to_sentence(text, 100) == Cut(text, False)
+    assert cut_to_sentence(text, 15) == Cut(text, False)
+    assert cut_to_sentence(text, 14) == Cut("She ran. He hid in the dark.", False)
+
+
+def test_cut_sees_quotes_questions_and_keeps_paragraphs():
+    text = '"Who is there?" Mara asked.\n\n"Nobody!" The door shut behind him and'
+    assert cut_to_sentence(text, 6).text == '"Who is there?" Mara asked.\n\n"Nobody!"'
+    assert cut_to_sentence(text, 3) == Cut('"Who is there?"', False)
+
+
+def test_abbreviations_and_initials_do_not_end_a_sentence():
+    text = "Dr. Thorne met J. Vance at St. Brigid's well and they talked for hours"
+    assert cut_to_sentence(text, 5) == Cut("Dr. Thorne met J. Vance", True)
+    text = "She met Dr. Thorne. Then Mr. Vance came in and sat down"
+    assert cut_to_sentence(text, 7) == Cut("She met Dr. Thorne.", False)
+
+
+def test_no_sentence_end_cuts_at_a_word_boundary_and_says_so():
+    text = "the tide kept rising over the harbour wall without a pause"
+    cut = cut_to_sentence(text, 4)
+    assert cut == Cut("the tide kept rising", True)
+    assert cut.mid_sentence
+    assert cut_to_sentence("Unbelievably-long-hyphenated-word and more", 1) == \
+        Cut("Unbelievably-long-hyphenated-word", True)
+    with pytest.raises(ValueError):
+        cut_to_sentence(text, 0)
