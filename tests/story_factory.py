@@ -70,3 +70,28 @@ def plan(tick: int = 1) -> Plan:
     return Plan(intention=f"Mara confronts Tobin about the map (scene {tick}).",
                 pov="Mara Quill", location="The harbour",
                 title=f"Scene {tick}", characters=["Mara Quill", "Tobin Keel"])
+
+
+def big_memory(characters: int, loops: int, relationships: int, facts: int,
+               seed: int = 0) -> Memory:
+    """A memory of the given sizes, every entry with text of realistic length."""
+    rng = random.Random(seed)
+    m = memory()
+    for i in range(characters):
+        cid = f"person_{i}"
+        m.characters[cid] = {"id": cid, "name": f"Person {i} {rng.choice(WORDS).title()}",
+                             "description": prose(rng.randint(4, 20), seed + i),
+                             "traits": [rng.choice(WORDS)], "goals": [prose(6, i)],
+                             "state": prose(5, i + 1), "first_seen": i % 50 + 1,
+                             "last_seen": i % 90 + 1}
+    names = [c["name"] for c in m.characters.values()]
+    m.loops = [{"id": f"loop_{i}", "description": prose(rng.randint(6, 18), seed + 7 * i),
+                "status": "open" if i % 4 else "resolved", "opened_in": i % 80 + 1,
+                "resolved_in": None, "scenes": [i % 80 + 1]} for i in range(loops)]
+    m.relationships = [{"a": rng.choice(names), "b": rng.choice(names),
+                        "kind": rng.choice(["rivals", "siblings", "old friends"]),
+                        "description": prose(rng.randint(0, 12), i), "since": i % 70 + 1}
+                       for i in range(relationships)]
+    m.facts = [{"text": prose(rng.randint(5, 15), seed + 11 * i), "scene": i % 90 + 1}
+               for i in range(facts)]
+    return m

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from novel_agent.decisions import EXTRACT_SCHEMA, extraction_from_json, plan_from_json, plan_schema
-from novel_agent.lenient_json import parse_json
+from novel_agent.lenient_json import close_truncated, parse_json
 from novel_agent.errors import ModelResponseError
 
 
@@ -99,3 +99,31 @@ def test_any_cut_of_a_valid_answer_parses_or_fails_cleanly(bullets, at):
     assert set(data) <= {"summary", "facts"}
     for key, values in data.items():
         assert all(v in bullets for v in values)
+
+
+@pytest.mark.parametrize("text, closed", [
+    ('{"a": 1, "b": [1, 2', '{"a": 1, "b": [1]}'),
+    ('{"title": "A", "summary": ["one", "tw', '{"title": "A", "summary": ["one"]}'),
+    ('noise {"a": {"b": true}} tail {"c": 2}', '{"a": {"b": true}}'),
+    ('{"a": "x\\"y", "b": nul', '{"a": "x\\"y"}'),
+    ('{"title": "The Ke', None),
+    ('no object here', None),
+])
+def test_close_truncated_keeps_every_complete_value(text, closed):
+    assert close_truncated(text) == closed
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=3), max_leaves=10)
+
+
+@given(st.dictionaries(st.text(max_size=6), json_values, min_size=1, max_size=4), st.data())
+def test_any_prefix_of_an_object_closes_to_an_object_or_nothing(data, draw):
+    text = json.dumps(data)
+    assert close_truncated(text) == text
+    cut = draw.draw(st.integers(min_value=1, max_value=len(text) - 1))
+    closed = close_truncated(text[:cut])
+    if closed is not None:
+        assert isinstance(json.loads(closed), dict)

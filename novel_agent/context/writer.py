@@ -101,62 +101,103 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     return propose
 
 
+LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
+               2: "compaction level 2: fewer tier-2 summaries",
+               3: "compaction level 3: only pinned parts and the last scene"}
+
+
 def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
               recent: RecentSelection, level: int) -> Proposal:
+    """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
+    full, summarized = _recent_at_level(recent, level, notes)
+    scenes_full = _recent_scenes(inputs, full, "recent_full", scene_full, counter, notes,
+                                 "tier 1: recent scene in full")
+    scenes_sum = _recent_scenes(inputs, summarized, "recent_summaries", scene_summary, counter,
+                                notes, "tier 2: recent summary")
+    _note_older((summarized or full)[:1], notes)
+    caps = _caps(budget, ctx, level)
+    why = (lambda share: LEVEL_NOTES[3] if level >= 3 else f"over the {share} share")
+    offered = inputs.tier3(caps["tier3"]) if callable(inputs.tier3) else inputs.tier3
+    tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
+                  newest_first=True)
+    lore = _take(inputs.lore, caps["lore"], counter, "cast", notes, why("cast"))
+    retrieved = _take(inputs.retrieved, caps["retrieved"], counter, "retrieved", notes,
+                      why("retrieval"))
+    cast = _cast(inputs, recent, gen, lore, level)
+    context = Context("writer", _sections(inputs, tier3, cast, retrieved, scenes_sum,
+                                          scenes_full),
+                      {"tick": inputs.tick, "min_words": inputs.min_words,
+                       "max_words": inputs.max_words, "title": inputs.plan.title})
+    return Proposal(context, notes, truncatable=("recent_full",),
+                    state=dict(recent.state), events=list(recent.events))
+
+
+def _recent_at_level(recent: RecentSelection, level: int,
+                     notes: list[ItemNote]) -> tuple[list[int], list[int]]:
+    """Ticks in full and in summary at `level`: level 1 shows older full text as
+    summaries, level 2 halves the summaries, level 3 keeps only the newest scene."""
     full, summarized = list(recent.full), list(recent.summarized)
     if level >= 1 and len(full) > 1:
-        for tick in full[:-1]:
-            notes.append(ItemNote(f"scene_{tick:03d}", "recent_full", 0, False,
-                                  f"compaction level {level}: shown as its summary"))
+        notes += [ItemNote(f"scene_{t:03d}", "recent_full", 0, False, LEVEL_NOTES[1])
+                  for t in full[:-1]]
         summarized, full = summarized + full[:-1], full[-1:]
     if level >= 2 and summarized:
-        keep = max(1, len(summarized) // 2)
-        for tick in summarized[:-keep]:
-            notes.append(ItemNote(f"scene_{tick:03d}", "recent_summaries", 0, False,
-                                  "compaction level 2: fewer tier-2 summaries"))
-        summarized = summarized[-keep:]
-    if level >= 3:
-        for tick in summarized:
-            notes.append(ItemNote(f"scene_{tick:03d}", "recent_summaries", 0, False,
-                                  "compaction level 3: only pinned parts and the last scene"))
-        summarized = []
-    scenes_full = [s for s in (inputs.scene(t) for t in full) if s]
-    scenes_sum = [s for s in (inputs.scene(t) for t in summarized) if s]
-    for s in scenes_full:
-        notes.append(ItemNote(f"scene_{s.tick:03d}", "recent_full", counter.count(scene_full(s)),
-                              True, "tier 1: recent scene in full"))
-    for s in scenes_sum:
-        notes.append(ItemNote(f"scene_{s.tick:03d}", "recent_summaries",
-                              counter.count(scene_summary(s)), True, "tier 2: recent summary"))
-    older = summarized[0] - 1 if summarized else (full[0] - 1 if full else 0)
+        keep = 0 if level >= 3 else max(1, len(summarized) // 2)
+        dropped, summarized = summarized[:len(summarized) - keep], summarized[len(summarized) - keep:]
+        notes += [ItemNote(f"scene_{t:03d}", "recent_summaries", 0, False,
+                           LEVEL_NOTES[min(level, 3)]) for t in dropped]
+    return full, summarized
+
+
+def _recent_scenes(inputs: WriterInputs, ticks: list[int], section: str,
+                   form: Callable[[Scene], str], counter: TokenCounter,
+                   notes: list[ItemNote], why: str) -> list[Scene]:
+    """The scenes of `ticks` that exist, each noted as included in `section`."""
+    scenes = [s for s in (inputs.scene(t) for t in ticks) if s]
+    notes += [ItemNote(f"scene_{s.tick:03d}", section, counter.count(form(s)), True, why)
+              for s in scenes]
+    return scenes
+
+
+def _note_older(first_recent: list[int], notes: list[ItemNote]) -> None:
+    """Say that the scenes before the recent tiers are left to tier 3 and retrieval."""
+    older = first_recent[0] - 1 if first_recent else 0
     if older > 0:
         notes.append(ItemNote(f"scene_001..scene_{older:03d}", "recent_summaries", 0, False,
                               "older than the recent tiers: covered by tier 3 and retrieval"))
-    cut = "compaction level 3: only pinned parts and the last scene"
-    tier3_cap = 0 if level >= 3 else int(budget * ctx.tier3_share * (0.5 if level >= 2 else 1))
-    offered = inputs.tier3(tier3_cap) if callable(inputs.tier3) else inputs.tier3
-    tier3 = _take(offered, tier3_cap, counter, "tier3", notes,
-                  cut if level >= 3 else "over the tier-3 share", newest_first=True)
-    lore_cap = 0 if level >= 3 else int(budget * ctx.cast_share)
-    lore = _take(inputs.lore, lore_cap, counter, "cast", notes,
-                 cut if level >= 3 else "over the cast share")
-    retrieved_cap = 0 if level >= 3 else int(budget * ctx.retrieved_share)
-    retrieved = _take(inputs.retrieved, retrieved_cap, counter, "retrieved", notes,
-                      cut if level >= 3 else "over the retrieval share")
-    # The cast is anchored on scenes that change only when a tier compacts, so it
-    # stays a stable prefix; whoever else is in this scene is described in the tail.
+
+
+def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
+    """Token caps of tier 3, lore and retrieval at `level` (none at level 3; tier 3
+    halved at level 2)."""
+    if level >= 3:
+        return {"tier3": 0, "lore": 0, "retrieved": 0}
+    return {"tier3": int(budget * ctx.tier3_share * (0.5 if level >= 2 else 1)),
+            "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share)}
+
+
+def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, lore: list[Piece],
+          level: int) -> Section:
+    """Who and where, anchored on scenes that change only when a tier compacts, so it
+    stays a stable prefix; whoever else is in this scene is described in the tail."""
+    if level >= 3:
+        return Section("cast", "Who and where", "", items=())
     first = recent.state.get("tier2_start", 1)
     last = min(recent.state.get("tier1_start", 0), first + max(1, gen.summary_scenes_count))
     anchor = [s for s in (inputs.scene(t) for t in range(first, last + 1)) if s]
     cast = cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
                         places=[s.location for s in anchor])
-    if lore:
-        cast = Section(cast.name, cast.title, cast.text + "\n\nLore:\n" +
-                       "\n".join(p.text for p in lore), items=cast.items + tuple(p.key for p in lore))
-    if level >= 3:
-        cast = Section(cast.name, cast.title, "", items=())
-    sections = (
+    if not lore:
+        return cast
+    return Section(cast.name, cast.title, cast.text + "\n\nLore:\n" +
+                   "\n".join(p.text for p in lore), items=cast.items + tuple(p.key for p in lore))
+
+
+def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
+              summarized: list[Scene], full: list[Scene]) -> tuple[Section, ...]:
+    """The writer's sections in WRITER_ORDER."""
+    return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
                 items=tuple(p.key for p in tier3)),
@@ -164,19 +205,14 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
         Section("retrieved", "Earlier scenes that matter now",
                 "\n\n".join(p.text for p in retrieved), items=tuple(p.key for p in retrieved)),
         Section("recent_summaries", "Earlier scenes (summaries)",
-                "\n\n".join(scene_summary(s) for s in scenes_sum),
-                items=tuple(f"scene_{s.tick:03d}" for s in scenes_sum)),
+                "\n\n".join(scene_summary(s) for s in summarized),
+                items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
         Section("recent_full", "The last scenes in full",
-                "\n\n".join(scene_full(s) for s in scenes_full),
-                items=tuple(f"scene_{s.tick:03d}" for s in scenes_full)),
+                "\n\n".join(scene_full(s) for s in full),
+                items=tuple(f"scene_{s.tick:03d}" for s in full)),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",
                 intention_text(inputs.plan, inputs.memory, described=cast.items), pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )
-    context = Context("writer", sections, {"tick": inputs.tick, "min_words": inputs.min_words,
-                                           "max_words": inputs.max_words,
-                                           "title": inputs.plan.title})
-    return Proposal(context, notes, truncatable=("recent_full",),
-                    state=dict(recent.state), events=list(recent.events))

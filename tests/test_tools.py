@@ -1,0 +1,32 @@
+"""The planner's tools: one entry per tool the schema offers, each changing memory."""
+
+from __future__ import annotations
+
+from novel_agent.decisions import TOOLS, ToolCall
+from novel_agent.memory import Memory
+from novel_agent.stages.tools import TOOL_TABLE, run_tool
+
+
+def test_every_tool_the_schema_offers_has_an_entry():
+    assert sorted(TOOL_TABLE) == sorted(TOOLS)
+
+
+def test_tools_change_memory_and_say_what_they_did():
+    memory = Memory()
+    assert run_tool(memory, ToolCall("create_character", "Mara Quill", "", "a keeper"), 1) == \
+        "New character: Mara Quill — a keeper"
+    assert run_tool(memory, ToolCall("create_character", "mara quill"), 2) == \
+        "Known character: Mara Quill"
+    assert run_tool(memory, ToolCall("update_character", "Mara Quill", "", "soaked"), 2) == \
+        "Mara Quill now: soaked"
+    assert memory.find_character("Mara Quill")["state"] == "soaked"
+    assert run_tool(memory, ToolCall("update_character", "Nobody"), 2) == \
+        "update_character skipped: no character named 'Nobody'"
+    opened = run_tool(memory, ToolCall("open_loop", "", "", "who drew the map"), 2)
+    assert opened.startswith("Opened loop [who_drew_the_map]")
+    assert run_tool(memory, ToolCall("resolve_loop", "who_drew_the_map", "", "Tobin did"), 3) == \
+        "Resolved loop [who_drew_the_map]: who drew the map — Tobin did"
+    assert memory.loops[0]["status"] == "resolved" and memory.loops[0]["resolved_in"] == 3
+    assert run_tool(memory, ToolCall("add_relationship", "Mara Quill"), 3) == \
+        "add_relationship skipped: it needs two characters"
+    assert run_tool(memory, ToolCall("teleport", "x"), 3) == "unknown tool 'teleport'"
