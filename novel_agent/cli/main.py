@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .context_cmd import context_cmd
+from .export_cmd import export_cmd
 from .browse import inspect_cmd, scenes_group, status_cmd
 from .new import new_cmd
 from .summarize import summarize_cmd
@@ -32,3 +33,4 @@ cli.add_command(scenes_group)
 cli.add_command(inspect_cmd)
 cli.add_command(context_cmd)
 cli.add_command(summarize_cmd)
+cli.add_command(export_cmd)
