@@ -9,6 +9,8 @@
     │   └── ModelResponseError      the answer could not be parsed or validated
     ├── ContextOverflowError        the pinned sections alone exceed the budget
     ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
+    ├── ExportError                 the book cannot be exported (range, format, no scenes)
+    ├── ManuscriptError             a manuscript to import cannot be read or split
     ├── TickError                   a stage failed; the project is unchanged (cause chained)
     └── SummarizeError              the summarizer failed; checkpoints stay pending
 
@@ -107,3 +109,11 @@ class SummarizeError(NovelError):
                  pending: list[int] | None = None):
         self.checkpoint, self.pending = checkpoint, list(pending or [])
         super().__init__(message)
+
+
+class ExportError(NovelError):
+    """The book cannot be made: no scenes, a bad range, format or chapter spec."""
+
+
+class ManuscriptError(NovelError):
+    """A manuscript cannot be read or split (a missing or non-UTF-8 file, a bad mode)."""

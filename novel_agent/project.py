@@ -18,7 +18,7 @@ from .config import Config, Layer, load_config, load_yaml_layer
 from .errors import LockError, ProjectError
 from .files import Transaction, dump_yaml, read_yaml, recover
 
-STORY_KEYS = ("name", "title", "premise", "genre", "tone", "setting", "protagonist",
+STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
 PROJECT_FILE = "project.yaml"
 
@@ -29,6 +29,7 @@ class Story:
 
     name: str
     title: str = ""
+    author: str = ""
     premise: str = ""
     genre: str = ""
     tone: str = ""
