@@ -16,9 +16,7 @@ written unless the whole book rendered.
 from __future__ import annotations
 
 import html
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -236,20 +234,6 @@ def default_path(project: Project, fmt: str) -> Path:
     return project.root / "export" / f"{project.name}.{fmt}"
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def export(project: Project, fmt: str = "md", out: Path | str | None = None,
            chapters: str = "checkpoints", scene_range: str | None = None) -> ExportResult:
     """Make the book and write it to `out` (a file, or a folder to put <name>.<fmt> in;
@@ -261,8 +245,5 @@ def export(project: Project, fmt: str = "md", out: Path | str | None = None,
     path = Path(out).expanduser() if out else default_path(project, fmt)
     if path.is_dir():
         path = path / f"{project.name}.{fmt}"
-    if isinstance(data, bytes):
-        _write_bytes(path, data)
-    else:
-        atomic_write(path, data)
+    atomic_write(path, data)
     return ExportResult(path, len(manuscript.scenes), manuscript.words, len(manuscript.chapters))

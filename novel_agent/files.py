@@ -28,14 +28,16 @@ def _load(text: str) -> Any:
     return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half."""
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` so a reader sees the old file or the new one,
+    never half."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
