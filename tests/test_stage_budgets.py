@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from novel_agent.config import load_config
-from novel_agent.context.builders import extractor_context, planner_context, summarizer_context
+from novel_agent.context.briefing import propose_briefing
+from novel_agent.context.builders import extractor_briefing, planner_briefing, summarizer_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.sectioned import propose_sectioned
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
 from novel_agent.prompts import render_stage
@@ -32,20 +32,21 @@ def as_sent(messages) -> int:
 def propose(stage: str, memory, scenes: sf.SyntheticScenes, budget: int):
     last = scenes.count
     recent = [s for s in (scenes(t) for t in range(max(1, last - 2), last + 1)) if s]
+    ctx = CONFIG.context
     if stage == "planner":
-        ctx = planner_context(sf.story(), memory, recent, tick=last + 1,
-                              overall_summary=sf.prose(300, 4))
+        briefing = planner_briefing(sf.story(), memory, recent, tick=last + 1,
+                                    shares=ctx.planner_shares, overall_summary=sf.prose(300, 4))
     elif stage == "extractor":
-        ctx = extractor_context(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
-                                tick=last + 1)
+        briefing = extractor_briefing(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
+                                      tick=last + 1, shares=ctx.extractor_shares)
     elif stage == "summarizer":
-        ctx = summarizer_context(sf.story(), recent, first=max(1, last - 2), last=last,
-                                 previous=sf.prose(200, 6), full_text=True)
+        briefing = summarizer_briefing(sf.story(), recent, first=max(1, last - 2), last=last,
+                                       shares=ctx.summarizer_shares, previous=sf.prose(200, 6))
     else:
         inputs = WriterInputs(story=sf.story(), memory=memory, plan=sf.plan(last + 1),
                               last_tick=last, scene=scenes, tick=last + 1)
-        return propose_writer(inputs, COUNTER, budget, CONFIG.context, CONFIG.generation)
-    return propose_sectioned(ctx, COUNTER)
+        return propose_writer(inputs, COUNTER, budget, ctx, CONFIG.generation)
+    return propose_briefing(briefing, COUNTER, budget)
 
 
 @pytest.mark.parametrize("stage", STAGES)
