@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
+from .context.relevance import overdue
 from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
@@ -31,6 +32,7 @@ class ProjectStatus:
     resolved_loops: int
     facts: int
     last_scene: Scene | None
+    overdue: list[dict] = field(default_factory=list)   # open loops past loop_overdue_after
 
 
 def scene_words(path: Path) -> int:
@@ -38,8 +40,9 @@ def scene_words(path: Path) -> int:
     return word_count(read_front_matter(path)[1])
 
 
-def project_status(project: Project) -> ProjectStatus:
-    """Count what the project's files hold."""
+def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
+    """Count what the project's files hold; list the loops open for more than
+    `overdue_after` ticks, oldest first."""
     ticks = scene_ticks(project.scenes_dir)
     memory = load_memory(project.memory_dir)
     words = sum(scene_words(project.scene_path(t)) for t in ticks)
@@ -49,7 +52,10 @@ def project_status(project: Project) -> ProjectStatus:
         words=words, characters=len(memory.characters), locations=len(memory.locations),
         open_loops=len(memory.open_loops()),
         resolved_loops=sum(1 for l in memory.loops if l.get("status") == "resolved"),
-        facts=len(memory.facts), last_scene=last)
+        facts=len(memory.facts), last_scene=last,
+        overdue=sorted((l for l in memory.open_loops() if overdue(l, project.tick() + 1,
+                                                                   overdue_after)),
+                       key=lambda l: int(l.get("opened_in") or 0)))
 
 
 def folder_tree(root: Path, *, max_files: int = 3) -> list[str]:
