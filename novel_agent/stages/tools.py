@@ -24,12 +24,15 @@ def rejected(name: str, why: str) -> str:
     return f"{REJECTED} {name[:80]!r}: {why}"
 
 
-def _create_character(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
-    if not name:
-        return "create_character skipped: no name"
-    c, created = upsert_character(memory, name, tick=tick, description=detail)
-    return f"{'New character' if created else 'Known character'}: {c['name']}" + (
-        f" — {detail}" if detail else "")
+def _creator(kind: str, upsert: Callable, new: str, known: str) -> "Tool":
+    """create_character / create_location: make it (or find it) and say which."""
+    def create(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+        if not name:
+            return f"create_{kind} skipped: no name"
+        entity, created = upsert(memory, name, tick=tick, description=detail)
+        return f"{new if created else known}: {entity['name']}" + (
+            f" — {detail}" if detail else "")
+    return create
 
 
 def _update_character(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
@@ -38,14 +41,6 @@ def _update_character(memory: Memory, name: str, target: str, detail: str, tick:
         return f"update_character skipped: no character named {name!r}"
     upsert_character(memory, name, tick=tick, state=detail)
     return f"{c['name']} now: {detail}"
-
-
-def _create_location(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
-    if not name:
-        return "create_location skipped: no name"
-    loc, created = upsert_location(memory, name, tick=tick, description=detail)
-    return f"{'New location' if created else 'Location'}: {loc['name']}" + (
-        f" — {detail}" if detail else "")
 
 
 def _add_relationship(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
@@ -78,8 +73,11 @@ def _query_memory(memory: Memory, name: str, target: str, detail: str, tick: int
 
 Tool = Callable[[Memory, str, str, str, int], str]
 TOOL_TABLE: dict[str, Tool] = {
-    "create_character": _create_character, "update_character": _update_character,
-    "create_location": _create_location, "add_relationship": _add_relationship,
+    "create_character": _creator("character", upsert_character, "New character",
+                                 "Known character"),
+    "update_character": _update_character,
+    "create_location": _creator("location", upsert_location, "New location", "Location"),
+    "add_relationship": _add_relationship,
     "open_loop": _open_loop, "resolve_loop": _resolve_loop, "query_memory": _query_memory,
 }
 
