@@ -34,7 +34,9 @@ from novel_agent.decisions import plan_from_json  # noqa: E402
 from novel_agent.lenient_json import parse_json  # noqa: E402
 from novel_agent.memory import load_memory  # noqa: E402
 from novel_agent.models.base import Request  # noqa: E402
-from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
+from novel_agent.faithfulness import range_items  # noqa: E402
+from novel_agent.models.offline import OfflineModel, StorySource, SummaryJob  # noqa: E402
+from novel_agent.scenes import load_scenes  # noqa: E402
 from novel_agent.pipeline import tick  # noqa: E402
 from novel_agent.project import Project, create_project  # noqa: E402
 from novel_agent.session import Session  # noqa: E402
@@ -65,12 +67,28 @@ class StoryServer:
             user = body["messages"][-1]["content"]
             found = re.search(r"^## Scene \d+\n(.*)", user, re.S | re.M)
             source.prose = found.group(1) if found else user
+        if stage == "summarizer":
+            source.summary = self.summary_job(body["messages"][-1]["content"])
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         request = Request(stage, body["messages"], body.get("max_tokens") or 600, schema)
         text = self.model.complete(request).text
         if stage == "planner":
             self.plan = plan_from_json(parse_json(text), max_tools=5)
         return text
+
+
+    def summary_job(self, user: str) -> SummaryJob:
+        """What the summarizer is asked, read from its prompt as a real model would."""
+        found = re.search(r"scenes (\d+) to (\d+)", user)
+        first, last = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+        kind = ("overall" if 'Rewrite "Summary so far"' in user else
+                "arc" if "Condense the summaries" in user else "checkpoint")
+        previous = re.search(r"^## Summary so far\n(.*?)(?=^## |\Z)", user, re.S | re.M)
+        blocks = re.findall(r"^### Scenes [^\n]*\n(.*?)(?=^### |^## |\Z)", user, re.S | re.M)
+        scenes = load_scenes(self.project.scenes_dir, list(range(first, last + 1)))
+        items = [(i.kind, i.label) for i in range_items(self.source.memory, scenes, first, last)]
+        return SummaryJob(kind, first, last, items if kind != "overall" else [],
+                          previous.group(1).strip() if previous else "", blocks)
 
 
 def main() -> None:
