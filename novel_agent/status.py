@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config
+from .errors import FileFormatError
+from .steer import describe as describe_steer, read_steer
 from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
@@ -50,6 +52,15 @@ def project_status(project: Project) -> ProjectStatus:
         open_loops=len(memory.open_loops()),
         resolved_loops=sum(1 for l in memory.loops if l.get("status") == "resolved"),
         facts=len(memory.facts), last_scene=last)
+
+
+def steer_status(project: Project) -> str:
+    """The author's note as the next tick will see it (or why it cannot be read)."""
+    try:
+        note = read_steer(project.steer_file)
+    except FileFormatError as exc:
+        return f"unreadable: {exc}"
+    return describe_steer(note, project.tick() + 1, project.state())
 
 
 def folder_tree(root: Path, *, max_files: int = 3) -> list[str]:
