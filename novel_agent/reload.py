@@ -121,4 +121,6 @@ class Reloader:
         except jinja2.TemplateSyntaxError as exc:
             err = ConfigError(f"template error: {exc.message}", file=str(path), line=exc.lineno)
             return Reload(f"invalid edit: {err}", error=err)
+        if kind == "lore":
+            return Reload(f"{name} changed (valid YAML)")
         return Reload(f"{name} changed; the next tick reads it")

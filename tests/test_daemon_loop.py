@@ -227,3 +227,18 @@ def test_a_stop_request_cuts_a_wait_short(project, kind):
     daemon, *_ = make(project, [stop_soon], flags={"daemon.interval": 3600})
     summary = daemon.run()
     assert summary.reason == "stopped by SIGTERM"
+
+
+def test_lore_and_template_edits_are_checked_and_reported(project):
+    project.templates_dir.mkdir()
+    (project.templates_dir / "write.j2").write_text("{% if %}\n")
+    (project.lore_dir / "tower.yaml").write_text("keys: [tower\n")
+    reloader = Reloader(project, {})
+    paths = {project.templates_dir / "write.j2": "templates",
+             project.lore_dir / "tower.yaml": "lore"}
+    lore, template = reloader.apply(set(paths), paths)
+    assert template.error.line == 1 and f"{project.templates_dir / 'write.j2'}:1:" in template.message
+    assert f"{project.lore_dir / 'tower.yaml'}:" in lore.message and lore.error is not None
+    (project.lore_dir / "tower.yaml").write_text("keys: [tower]\n")
+    (lore,) = reloader.apply({project.lore_dir / "tower.yaml"}, paths)
+    assert lore.message == "lore/tower.yaml changed (valid YAML)" and lore.error is None
