@@ -25,6 +25,14 @@ PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 
 
+PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
+                  "relationships": 0.05, "locations": 0.03}
+EXTRACTOR_SHARES = {"plan": 0.04, "loops": 0.08, "characters": 0.04}
+SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
+SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,
+              "summarizer_shares": SUMMARIZER_SHARES}
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """Which model answers, and how."""
@@ -59,6 +67,7 @@ class GenerationConfig:
     enable_entity_updates: bool = True
     scene_min_words: int = 200
     scene_max_words: int = 400
+    loop_overdue_after: int = 30    # a loop open longer than this many ticks is overdue
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,11 @@ class ContextConfig:
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
     summary_min_coverage: float = 0.8
+    # Shares of the other stages' budgets for their memory sections, filled item by item
+    # (best first); what a section leaves unused flows to the next (in this order).
+    planner_shares: dict[str, float] = field(default_factory=lambda: dict(PLANNER_SHARES))
+    extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
+    summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
 
 
 @dataclass(frozen=True)
@@ -199,6 +213,11 @@ def _type_name(tp: Any) -> str:
 def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
     """Check (and gently coerce: int to float) one value against a field type."""
     origin = typing.get_origin(tp)
+    if origin is dict:
+        _, value_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ValueError(f"{where} must be a mapping of {_type_name(value_tp)}, not {value!r}")
+        return {str(k): coerce_value(v, value_tp, where=f"{where}.{k}") for k, v in value.items()}
     if origin is list:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -274,6 +293,16 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
             fail(f"context.{key}", "must be a share between 0 and 1")
     if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
         fail("context.tier1_share", "the tier shares add up to more than the whole budget")
+    for key, defaults in SHARE_KEYS.items():
+        shares = getattr(ctx, key)
+        unknown = sorted(set(shares) - set(defaults))
+        if unknown:
+            fail(f"context.{key}", f"unknown section '{unknown[0]}' (sections: "
+                                   f"{', '.join(defaults)})")
+        if not all(0 <= v <= 1 for v in shares.values()) or sum(shares.values()) > 1:
+            fail(f"context.{key}", "must be shares between 0 and 1 adding up to at most 1")
+    if gen.loop_overdue_after < 1:
+        fail("generation.loop_overdue_after", "must be at least 1")
     if ctx.max_full_text_scenes < 1:
         fail("context.max_full_text_scenes", "must be at least 1")
     daemon = config.daemon
@@ -296,6 +325,9 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
                 raise ConfigError(f"unknown section '{section}'", file=layer.source, key=section,
                                   line=layer.line(section))
             checked = _validate_section(section, values, layer)
+            for key, value in checked.items():   # a mapping overrides key by key
+                if key in SHARE_KEYS:
+                    checked[key] = {**SHARE_KEYS[key], **merged[section].get(key, {}), **value}
             merged[section].update(checked)
             for key in checked:
                 origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))

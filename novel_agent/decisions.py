@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ModelResponseError
+from .names import clean_bullets, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
          "open_loop", "resolve_loop", "query_memory")
@@ -162,7 +163,7 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
     if problems:
         raise ModelResponseError("plan: " + "; ".join(problems), stage="planner",
                                  raw=json.dumps(data)[:2000])
-    characters = _text_list(data.get("characters"))
+    characters = [c for c in _text_list(data.get("characters")) if not name_problem(c)]
     if pov and pov.lower() not in (c.lower() for c in characters):
         characters.insert(0, pov)
     return Plan(intention=intention, pov=pov, location=location,
@@ -172,10 +173,10 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
 
 def extraction_from_json(data: dict[str, Any]) -> Extraction:
     """Validate an extractor answer: at least one summary bullet is required."""
-    summary = _text_list(data.get("summary"))
+    summary = clean_bullets(_text_list(data.get("summary")))
     if not summary:
-        raise ModelResponseError("extraction: 'summary' has no bullets", stage="extractor",
-                                 raw=json.dumps(data)[:2000])
+        raise ModelResponseError("extraction: 'summary' has no bullets that are prose",
+                                 stage="extractor", raw=json.dumps(data)[:2000])
 
     def records(key: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
         out = []

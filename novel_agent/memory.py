@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import FileFormatError
 from .files import dump_yaml, read_yaml, yaml_line
+from .names import normalize_name
 
 
 def slug(text: str) -> str:
@@ -60,17 +61,40 @@ class Memory:
         return None
 
 
+def _names_of(entity: dict[str, Any]) -> set[str]:
+    """The normalized name and aliases of a character or place."""
+    return {normalize_name(str(n)) for n in [entity.get("name", ""), *(entity.get("aliases") or [])]
+            if str(n).strip()}
+
+
 def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any] | None:
-    if not name_or_id:
+    """By id, else by normalized name or alias ("The Harbour." finds "harbour")."""
+    if not name_or_id or not str(name_or_id).strip():
         return None
     key = slug(name_or_id)
     if key in entities:
         return entities[key]
-    lowered = str(name_or_id).strip().lower()
+    wanted = normalize_name(str(name_or_id))
     for entity in entities.values():
-        if str(entity.get("name", "")).lower() == lowered:
+        if wanted in _names_of(entity):
             return entity
     return None
+
+
+def same_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+    """The one character `name` is a shorter or fuller form of ("Mara" and "Mara Voss"):
+    a first name alone matching exactly one character's first name, or a full name
+    whose first word is exactly one single-word character. None when no one or several
+    match (two Maras: "Mara" alone names neither)."""
+    words = normalize_name(name).split()
+    if not words:
+        return None
+    found = []
+    for c in memory.characters.values():
+        theirs = normalize_name(str(c.get("name", ""))).split()
+        if theirs and theirs[0] == words[0] and (len(words) == 1 or len(theirs) == 1):
+            found.append(c)
+    return found[0] if len(found) == 1 else None
 
 
 def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
@@ -141,9 +165,13 @@ def _clean_list(value: Any) -> list[str]:
 
 def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None,
                      goals: Any = None, state: str = "", description: str = "") -> tuple[dict, bool]:
-    """Create a character or update the one of that name; returns (character, created)."""
-    existing = memory.find_character(name)
+    """Create a character or update the one of that name (or alias, or shorter or fuller
+    form: see same_person); returns (character, created). A fuller name becomes the
+    name and the shorter one an alias; the id, and so the file, stay."""
+    existing = memory.find_character(name) or same_person(memory, name)
     created = existing is None
+    if existing is not None:
+        _learn_name(existing, str(name).strip())
     if created:
         existing = {"id": slug(name), "name": str(name).strip(), "description": "",
                     "traits": [], "goals": [], "state": "", "first_seen": tick, "last_seen": tick}
@@ -162,6 +190,20 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     return existing, created
 
 
+def _learn_name(entity: dict[str, Any], name: str) -> None:
+    """A new form of an entity's name: a fuller one becomes the name (the old one an
+    alias); a shorter or other one becomes an alias."""
+    current = str(entity.get("name", ""))
+    if not name or normalize_name(name) in _names_of(entity):
+        return
+    aliases = list(entity.get("aliases") or [])
+    if len(name.split()) > len(current.split()):
+        entity["name"], name = name, current
+    if normalize_name(name) not in {normalize_name(a) for a in aliases}:
+        aliases.append(name)
+    entity["aliases"] = aliases
+
+
 def upsert_location(memory: Memory, name: str, *, tick: int, description: str = "") -> tuple[dict, bool]:
     """Create a location or update the one of that name; returns (location, created)."""
     existing = memory.find_location(name)
@@ -172,6 +214,7 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
         memory.locations[existing["id"]] = existing
     if description and not existing.get("description"):
         existing["description"] = str(description).strip()
+    existing["last_seen"] = max(int(existing.get("last_seen") or 0), tick)
     return existing, created
 
 
@@ -204,12 +247,21 @@ def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -
     return loop
 
 
+def _person_key(memory: Memory, name: str) -> str:
+    """Who `name` is, for pairing: the character's id when known, else the name."""
+    c = memory.find_character(name) or same_person(memory, name)
+    return str(c.get("id")) if c is not None else normalize_name(str(name))
+
+
 def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
                      description: str = "") -> tuple[dict, bool]:
-    """Record or update the relationship between two characters (unordered pair)."""
+    """Record or update the relationship between two characters: one entry per pair of
+    people (by id, so "Mara" and "Mara Voss" are one), updated in place."""
     pair = sorted([str(a).strip(), str(b).strip()], key=str.lower)
+    people = {_person_key(memory, a), _person_key(memory, b)}
     for rel in memory.relationships:
-        if sorted([rel.get("a", ""), rel.get("b", "")], key=str.lower) == pair:
+        if {_person_key(memory, rel.get("a", "")), _person_key(memory, rel.get("b", ""))} == people:
+            rel["a"], rel["b"] = pair
             rel["kind"] = str(kind).strip() or rel.get("kind", "")
             if description:
                 rel["description"] = str(description).strip()

@@ -24,6 +24,7 @@ from .errors import ModelError, TickError
 from .files import atomic_write
 from .memory import Memory, load_memory
 from .models.ask import StageCall
+from .names import name_problem
 from .project import Story
 from .prompt_log import log_path, log_text
 from .scenes import Scene, SceneReader, word_count
@@ -31,7 +32,7 @@ from .session import Session
 from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
-from .stages.tools import ensure_cast, run_tools
+from .stages.tools import REJECTED, ensure_cast, run_tools
 from .steer import read_steer
 from .summaries import SummaryTree, load_tree, planner_overall, select_tier3
 
@@ -66,6 +67,7 @@ class TickDraft:
     extraction: Extraction | None = None
     changes: list[str] = field(default_factory=list)
     built: dict[str, Built] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +86,7 @@ class TickResult:
     stages: list[StageReport] = field(default_factory=list)
     summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
     reports: dict[str, dict] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # names rejected, ...
 
 
 OnStage = Callable[[Any], None]
@@ -120,8 +123,16 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
                                   max_tokens=session.config.max_tokens("planner"),
                                   max_tools=gen.max_tools_per_tick)
-    d.tool_results = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick)
-    d.tool_results += ensure_cast(d.memory, d.plan, d.tick)
+    check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
+                                      premise=d.story.premise)
+    last = d.scenes(d.tick - 1)
+    d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
+                                                            d.story.protagonist.split(",")[0]])
+    d.warnings += [warning] if warning else []
+    lines = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick, check)
+    lines += ensure_cast(d.memory, d.plan, d.tick, check)
+    d.tool_results = [line for line in lines if not line.startswith(REJECTED)]
+    d.warnings += [line for line in lines if line.startswith(REJECTED)]
     session.source.plan = d.plan
     return call
 
@@ -208,6 +219,7 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   summary=list(extraction.summary), words=word_count(draft.prose),
                   tokens=session.counter.count(draft.prose))
     record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
+              "warnings": draft.warnings,
               "extraction": extraction.to_dict(), "memory_changes": draft.changes}
     state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state,
              "steer": draft.steer_mark}
@@ -249,7 +261,8 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
                       words=scene.words, plan=draft.plan, extraction=draft.extraction,
                       tool_results=draft.tool_results, memory_changes=draft.changes,
                       stages=[r for r in reports], summary=summary,
-                      reports={stage: b.report for stage, b in draft.built.items()})
+                      reports={stage: b.report for stage, b in draft.built.items()},
+                      warnings=list(draft.warnings))
 
 
 def preview(session: Session, stage: str) -> Built:

@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .context import Context
-from .context.builders import extractor_context, planner_context
+from .context.briefing import Briefing, propose_briefing
+from .context.builders import extractor_briefing, planner_briefing
 from .context.engine import Proposal, fit
 from .context.report import build_report
-from .context.sectioned import propose_sectioned
 from .context.writer import Piece, WriterInputs, propose_writer
 from .decisions import Plan
 from .memory import Memory
@@ -57,10 +56,12 @@ def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "") -> Built:
     """The planner's prompt for `tick`."""
     gen = session.config.generation
-    ctx = planner_context(story, memory, scenes.recent(tick - 1, gen.recent_scenes_count),
-                          tick=tick, overall_summary=overall, steer=steer,
-                          max_tools=gen.max_tools_per_tick)
-    return fit_prompt(session, "planner", tick, propose_sectioned(ctx, session.counter))
+    briefing = planner_briefing(story, memory, scenes.recent(tick - 1, gen.recent_scenes_count),
+                                tick=tick, shares=session.config.context.planner_shares,
+                                overall_summary=overall, steer=steer,
+                                max_tools=gen.max_tools_per_tick,
+                                overdue_after=gen.loop_overdue_after)
+    return fit_briefing(session, briefing, tick)
 
 
 def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, tick: int,
@@ -83,11 +84,19 @@ def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, 
 def build_extractor(session: "Session", *, story: Any, memory: Memory, plan: Plan, prose: str,
                     tick: int) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused."""
-    ctx = extractor_context(story, memory, plan, prose, tick=tick)
-    return fit_prompt(session, "extractor", tick, propose_sectioned(ctx, session.counter))
+    briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
+                                  shares=session.config.context.extractor_shares)
+    return fit_briefing(session, briefing, tick)
 
 
-def build_summary(session: "Session", context: Context, tick: int) -> Built:
+def fit_briefing(session: "Session", briefing: Briefing, tick: int, *,
+                 compare: bool = True) -> Built:
+    """Fit a planner, extractor or summarizer briefing to its stage's budget."""
+    budget = session.budget(briefing.stage).tokens
+    return fit_prompt(session, briefing.stage, tick,
+                      propose_briefing(briefing, session.counter, budget), compare=compare)
+
+
+def build_summary(session: "Session", briefing: Briefing, tick: int) -> Built:
     """A summarizer prompt (a checkpoint, an arc, the overall summary), fitted like the rest."""
-    return fit_prompt(session, "summarizer", tick, propose_sectioned(context, session.counter),
-                      compare=False)
+    return fit_briefing(session, briefing, tick, compare=False)

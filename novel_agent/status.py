@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
+from .context.relevance import overdue
 from .errors import FileFormatError
 from .steer import describe as describe_steer, read_steer
 from .files import read_front_matter
@@ -33,6 +34,7 @@ class ProjectStatus:
     resolved_loops: int
     facts: int
     last_scene: Scene | None
+    overdue: list[dict] = field(default_factory=list)   # open loops past loop_overdue_after
 
 
 def scene_words(path: Path) -> int:
@@ -40,8 +42,9 @@ def scene_words(path: Path) -> int:
     return word_count(read_front_matter(path)[1])
 
 
-def project_status(project: Project) -> ProjectStatus:
-    """Count what the project's files hold."""
+def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
+    """Count what the project's files hold; list the loops open for more than
+    `overdue_after` ticks, oldest first."""
     ticks = scene_ticks(project.scenes_dir)
     memory = load_memory(project.memory_dir)
     words = sum(scene_words(project.scene_path(t)) for t in ticks)
@@ -51,7 +54,10 @@ def project_status(project: Project) -> ProjectStatus:
         words=words, characters=len(memory.characters), locations=len(memory.locations),
         open_loops=len(memory.open_loops()),
         resolved_loops=sum(1 for l in memory.loops if l.get("status") == "resolved"),
-        facts=len(memory.facts), last_scene=last)
+        facts=len(memory.facts), last_scene=last,
+        overdue=sorted((l for l in memory.open_loops() if overdue(l, project.tick() + 1,
+                                                                   overdue_after)),
+                       key=lambda l: int(l.get("opened_in") or 0)))
 
 
 def steer_status(project: Project) -> str:

@@ -118,3 +118,26 @@ def test_unknown_preset_lists_the_known_ones():
         load_preset("turbo")
 
 
+
+
+def test_the_readme_project_yaml_is_a_valid_configuration(tmp_path):
+    """Every key the README's project.yaml example shows is one the loader knows."""
+    import re
+    from pathlib import Path
+    from novel_agent.project import Project
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```yaml\n# project.yaml\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / "project.yaml").write_text(block.replace("premise: ...", "premise: x"))
+    config = Project(tmp_path).config()
+    assert config.context.planner_shares["loops"] == 0.10
+    assert config.generation.loop_overdue_after == 30
+
+
+def test_a_share_mapping_overrides_key_by_key_and_is_checked():
+    config = load_config(flags={"context.planner_shares": {"loops": 0.2}})
+    assert config.context.planner_shares["loops"] == 0.2
+    assert config.context.planner_shares["characters"] == 0.08    # the default, kept
+    with pytest.raises(ConfigError, match="unknown section 'villains'"):
+        load_config(flags={"context.planner_shares": {"villains": 0.1}})
+    with pytest.raises(ConfigError, match="adding up to at most 1"):
+        load_config(flags={"context.extractor_shares": {"plan": 0.9, "loops": 0.5}})

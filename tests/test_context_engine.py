@@ -103,7 +103,9 @@ def test_dynamic_sizing_short_scenes_all_whole_long_scene_pushes_older_out():
 
 
 def test_compaction_level_1_turns_older_full_text_into_summaries():
-    config = load_config(flags={"context.tier1_share": 0.7, "context.tier2_share": 0.05,
+    # 800-word scenes are of typical length here, so tier 1 takes two of them
+    config = load_config(flags={"generation.scene_max_words": 800,
+                                "context.tier1_share": 0.7, "context.tier2_share": 0.05,
                                 "context.tier3_share": 0.05, "context.cast_share": 0.05,
                                 "context.retrieved_share": 0.05})
     fitted = build(sf.SyntheticScenes(6, lambda t: 800), 4000, config=config)
@@ -191,3 +193,20 @@ def test_each_compaction_level_asks_tier3_for_what_fits_its_share():
                                                    "checkpoint_030", "checkpoint_040")
     assert tight.level == 2 and tight.context.section("tier3").items == ("arc_001",)
     assert asked[0] == int(8000 * config.context.tier3_share) and min(asked) == asked[0] // 2
+
+
+@pytest.mark.parametrize("preset, full, summaries", [
+    ("conservative", 1, 2), ("balanced", 2, 3), ("aggressive", 3, 5)])
+def test_presets_set_the_tiers_on_scenes_of_typical_length(preset, full, summaries):
+    config = load_config(preset=preset)
+    words = config.generation.scene_max_words           # typical length
+    scenes = sf.SyntheticScenes(60, lambda t: words)
+    sizes1, sizes2, state = [], [], {}
+    for last in range(20, 61):
+        scenes.count = last
+        fitted = build(scenes, 31000, config=config, state=state)
+        state = fitted.state
+        sizes1.append(len(fitted.context.section("recent_full").items))
+        sizes2.append(len(fitted.context.section("recent_summaries").items))
+    assert (min(sizes1), max(sizes1)) == (full, full + 1)     # low water, high water
+    assert min(sizes2) == summaries and max(sizes2) <= 2 * summaries

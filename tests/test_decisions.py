@@ -52,8 +52,37 @@ def test_plan_validation_lists_every_problem():
 def test_extraction_needs_a_summary():
     with pytest.raises(ModelResponseError, match="summary"):
         extraction_from_json({"facts": ["a"]})
-    ex = extraction_from_json({"summary": "One line.", "characters": [{"name": "A", "state": 3}]})
-    assert ex.summary == ["One line."] and ex.characters == [{"name": "A", "state": "3"}]
+    ex = extraction_from_json({"summary": "Mara finds the map.",
+                               "characters": [{"name": "A", "state": 3}]})
+    assert ex.summary == ["Mara finds the map."] and ex.characters == [{"name": "A", "state": "3"}]
+
+
+def test_bullets_that_are_not_prose_are_dropped_and_none_left_is_an_error():
+    ex = extraction_from_json({"summary": ["location_id: 3227718265#abc", "Mara climbs the stair.",
+                                           "3 4 5 6 7 8 ## %%"]})
+    assert ex.summary == ["Mara climbs the stair."]
+    with pytest.raises(ModelResponseError, match="no bullets that are prose"):
+        extraction_from_json({"summary": ["location_id: 3227718265#abc"]})
+
+
+def test_a_pov_that_is_not_a_name_gives_way_to_a_fallback_with_a_warning():
+    from novel_agent.names import name_problem
+    from novel_agent.stages.plan import settle_pov
+    junk = plan_from_json({"intention": "Something happens here.", "location": "the tower",
+                           "pov": "They didn't know what to do", "tool_calls": []}, max_tools=3)
+    plan, warning = settle_pov(junk, name_problem, ["", "Edda Lorn"])
+    assert plan.pov == "Edda Lorn" and plan.characters[0] == "Edda Lorn"
+    assert "They didn't know what to do" not in plan.characters
+    assert warning.startswith("the planner's POV \"They didn't know what to do\" is not a name")
+    same, none = settle_pov(plan, name_problem, ["Other"])
+    assert same is plan and none == ""
+
+
+def test_cast_names_that_are_not_names_are_dropped():
+    plan = plan_from_json({"intention": "Something happens here.", "pov": "Mara Voss",
+                           "location": "the tower", "tool_calls": [],
+                           "characters": ["Mara Voss", "lamp opened in scene 1"]}, max_tools=3)
+    assert plan.characters == ["Mara Voss"]
 
 
 def test_schemas_bound_every_string():

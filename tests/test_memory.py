@@ -6,6 +6,7 @@ import pytest
 
 from novel_agent.errors import FileFormatError
 from novel_agent.memory import load_memory
+from novel_agent.names import name_problem
 
 
 @pytest.mark.parametrize("name, text, line, says", [
@@ -22,3 +23,41 @@ def test_a_broken_memory_list_names_its_file_and_line(tmp_path, name, text, line
     assert info.value.file == str(tmp_path / name) and info.value.line == line
     assert says in str(info.value)
     assert str(info.value).startswith(f"{tmp_path / name}:{line}: ")
+
+
+def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
+    from novel_agent.testing import ScriptedModel
+    from ticking import run_ticks
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "generation:\n  max_tools_per_tick: 5\n")
+    calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
+             for n in ("Mara", "mara", "Mara Voss")]
+    calls += [{"tool": "create_character", "name": "They didn't know what to do",
+               "target": "", "detail": "x"},
+              {"tool": "add_relationship", "name": "Mara", "target": "Tobin Keel",
+               "detail": "rivals"}]
+    plan = {"title": "The Map", "intention": "Mara Voss finds the map in the tower.",
+            "pov": "Mara Voss", "location": "the tower", "characters": ["Mara", "Tobin Keel"],
+            "tool_calls": calls}
+    model = ScriptedModel().add("planner", plan)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    memory = load_memory(project.memory_dir)
+    maras = [c for c in memory.characters.values() if c["name"].lower().startswith("mara")]
+    assert [(c["id"], c["name"], c["aliases"]) for c in maras] == [("mara", "Mara Voss", ["Mara"])]
+    assert sorted(p.name for p in (project.memory_dir / "characters").glob("*.yaml")) == \
+        ["mara.yaml", "tobin_keel.yaml"]
+    [warning] = result.warnings
+    assert warning.startswith("rejected name \"They didn't know what to do\": ")
+    assert warning.endswith(name_problem("They didn't know what to do"))
+    assert len(memory.relationships) == 1
+
+
+def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
+    from novel_agent.memory import Memory, add_relationship, upsert_character
+    memory = Memory()
+    upsert_character(memory, "Mara Voss", tick=1)
+    upsert_character(memory, "Tobin Keel", tick=1)
+    add_relationship(memory, "Mara Voss", "Tobin Keel", "rivals", tick=2)
+    rel, created = add_relationship(memory, "Tobin Keel", "Mara", "allies", tick=5)
+    assert not created and memory.relationships == [rel]
+    assert (rel["kind"], rel["since"], rel["updated_in"]) == ("allies", 2, 5)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from novel_agent.config import load_config
-from novel_agent.context.builders import extractor_context, planner_context, summarizer_context
+from novel_agent.context.briefing import propose_briefing
+from novel_agent.context.builders import extractor_briefing, planner_briefing, summarizer_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.sectioned import propose_sectioned
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
 from novel_agent.prompts import render_stage
@@ -29,23 +29,41 @@ def as_sent(messages) -> int:
                    for m in messages)
 
 
+def briefing_of(stage: str, memory, scenes: sf.SyntheticScenes):
+    """The planner's, extractor's or summarizer's briefing (None for the writer)."""
+    last = scenes.count
+    recent = [s for s in (scenes(t) for t in range(max(1, last - 2), last + 1)) if s]
+    ctx = CONFIG.context
+    if stage == "planner":
+        return planner_briefing(sf.story(), memory, recent, tick=last + 1,
+                                shares=ctx.planner_shares, overall_summary=sf.prose(300, 4))
+    if stage == "extractor":
+        return extractor_briefing(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
+                                  tick=last + 1, shares=ctx.extractor_shares)
+    if stage == "summarizer":
+        return summarizer_briefing(sf.story(), recent, first=max(1, last - 2), last=last,
+                                   shares=ctx.summarizer_shares, previous=sf.prose(200, 6))
+    return None
+
+
 def propose(stage: str, memory, scenes: sf.SyntheticScenes, budget: int):
     last = scenes.count
     recent = [s for s in (scenes(t) for t in range(max(1, last - 2), last + 1)) if s]
+    ctx = CONFIG.context
     if stage == "planner":
-        ctx = planner_context(sf.story(), memory, recent, tick=last + 1,
-                              overall_summary=sf.prose(300, 4))
+        briefing = planner_briefing(sf.story(), memory, recent, tick=last + 1,
+                                    shares=ctx.planner_shares, overall_summary=sf.prose(300, 4))
     elif stage == "extractor":
-        ctx = extractor_context(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
-                                tick=last + 1)
+        briefing = extractor_briefing(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
+                                      tick=last + 1, shares=ctx.extractor_shares)
     elif stage == "summarizer":
-        ctx = summarizer_context(sf.story(), recent, first=max(1, last - 2), last=last,
-                                 previous=sf.prose(200, 6), full_text=True)
+        briefing = summarizer_briefing(sf.story(), recent, first=max(1, last - 2), last=last,
+                                       shares=ctx.summarizer_shares, previous=sf.prose(200, 6))
     else:
         inputs = WriterInputs(story=sf.story(), memory=memory, plan=sf.plan(last + 1),
                               last_tick=last, scene=scenes, tick=last + 1)
-        return propose_writer(inputs, COUNTER, budget, CONFIG.context, CONFIG.generation)
-    return propose_sectioned(ctx, COUNTER)
+        return propose_writer(inputs, COUNTER, budget, ctx, CONFIG.generation)
+    return propose_briefing(briefing, COUNTER, budget)
 
 
 @pytest.mark.parametrize("stage", STAGES)
@@ -63,3 +81,34 @@ def test_every_stage_prompt_as_sent_fits_its_budget(stage, size, scenes, words, 
         assert budget <= 900, "only a tiny budget may be too small for the pinned parts"
         return
     assert as_sent(fitted.messages) == fitted.tokens <= budget
+    briefing = briefing_of(stage, memory, story)
+    if briefing is not None and fitted.tokens < budget and not fitted.truncated:
+        for pool in briefing.pools:
+            if pool.items:    # a section with items is never emptied while there is room
+                assert fitted.context.text(pool.name), pool.name
+
+
+def test_a_huge_memory_at_8k_still_briefs_the_planner_on_what_matters():
+    memory = sf.big_memory(200, 500, 2000, 0, seed=3)
+    for number, loop in enumerate(memory.loops):
+        loop["opened_in"] = 280 + number % 20            # recent, not overdue ...
+    late = [l for l in memory.loops if l["status"] == "open"][:2]
+    for loop in late:
+        loop["opened_in"] = 5                            # ... but these two
+    memory.relationships.append({"a": "Mara Quill", "b": "Tobin Keel", "kind": "siblings",
+                                 "description": "they share a secret", "since": 3})
+    scenes = sf.SyntheticScenes(300, lambda t: 350)
+    config = load_config(flags={"context.window": 8192})
+    budget = 8192 - config.llm.planner_max_tokens - config.context.margin
+    briefing = briefing_of("planner", memory, scenes)
+    fitted = fit(propose_briefing(briefing, COUNTER, budget), render_stage, COUNTER, budget,
+                 config.context.compaction_thresholds)
+    prompt = fitted.messages[-1]["content"]
+    assert fitted.tokens <= budget
+    assert sf.prose(300, 4)[:200] in prompt                           # the story so far
+    assert "Mara Quill — the keeper (traits: stubborn" in prompt        # the POV's card
+    assert "Mara Quill & Tobin Keel: siblings — they share a secret" in prompt
+    for loop in late:
+        assert f"[{loop['id']}] {loop['description']}" in prompt and "OVERDUE" in prompt
+    loops = fitted.context.section("loops").items
+    assert loops and len(loops) <= 12 and len(fitted.context.section("relationships").items) <= 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import yaml
 from click.testing import CliRunner
 
@@ -144,6 +145,10 @@ def test_novel_summarize_makes_what_is_pending(project):
     assert re.fullmatch(r"checkpoint_002   ticks 1–2 +\d+ tokens  coverage 100%", out[0])
     assert re.fullmatch(r"overall          ticks 1–2 +\d+ tokens", out[1])
     assert len(out) == 2 and "pending_checkpoints" not in project.state()
+    with sqlite3.connect(project.index_db) as db:    # novel summarize records its calls too
+        rows = db.execute("SELECT tick, COUNT(*), SUM(prompt_tokens) FROM usage "
+                          "WHERE stage = 'summarizer' GROUP BY tick").fetchall()
+    assert [(tick, n) for tick, n, _ in rows] == [(2, 2)] and rows[0][2] > 0
     assert invoke("summarize", "-p", "harbour").output == (
         "nothing to summarize: every checkpoint owed is made\n")
 

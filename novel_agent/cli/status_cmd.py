@@ -25,12 +25,21 @@ def status_cmd(project_spec: str | None) -> None:
     """
     project = open_project(project_spec)
     config = load_config(project)
-    s = project_status(project)
+    s = project_status(project, config.generation.loop_overdue_after)
     summaries = summary_status(project, config)  # before printing: a broken file is one error
     click.echo(f"project     {s.name}  ({s.root})")
     click.echo(f"ticks       {s.tick}  ({s.scenes} scenes, {s.words:,} words)")
     click.echo(f"characters  {s.characters}    locations {s.locations}    facts {s.facts}")
     click.echo(f"loops       {s.open_loops} open, {s.resolved_loops} resolved")
+    if s.overdue:
+        click.echo(f"overdue     {len(s.overdue)} open more than "
+                   f"{config.generation.loop_overdue_after} ticks (the planner is asked to pay "
+                   "them off):")
+        for loop in s.overdue[:5]:
+            click.echo(f"            [{loop.get('id')}] {str(loop.get('description'))[:70]} "
+                       f"(since scene {loop.get('opened_in')})")
+        if len(s.overdue) > 5:
+            click.echo(f"            … and {len(s.overdue) - 5} more")
     if s.last_scene:
         click.echo(f"last scene  {s.last_scene.tick}: \"{s.last_scene.title}\"  "
                    f"(pov {s.last_scene.pov}, at {s.last_scene.location})")

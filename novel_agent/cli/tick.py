@@ -66,6 +66,8 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")
             result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
+            for warning in result.warnings:
+                click.echo(f"  warning: {warning}")
             if "writer" in result.reports:
                 click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)

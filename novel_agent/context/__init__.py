@@ -1,7 +1,8 @@
 """The context engine: what goes into each stage's prompt, and in which order."""
 
+from .briefing import Briefing
+from .builders import extractor_briefing, planner_briefing, summarizer_briefing
 from .sections import Context, Section
-from .builders import extractor_context, planner_context, summarizer_context
 
-__all__ = ["Context", "Section", "planner_context", "extractor_context",
-           "summarizer_context"]
+__all__ = ["Briefing", "Context", "Section", "planner_briefing", "extractor_briefing",
+           "summarizer_briefing"]

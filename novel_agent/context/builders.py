@@ -1,22 +1,43 @@
-"""The sections of each stage's prompt, as text: pure functions of story data.
+"""What each stage's prompt is made of: pure functions of story data.
 
-The planner sees the overall summary, the last `recent_scenes_count` scene
-summaries, open loops, characters, places and relationships; the extractor
-the known names, open loops, the plan and the new prose; the summarizer a
-range of scenes. The writer's tiered layout is in writer.py, which uses the
-scene, cast and intention texts made here.
+The planner, extractor and summarizer get a `Briefing` (briefing.py): fixed
+sections plus pools of scored items (relevance.py) that the engine fills
+best-first within their shares. The planner sees the story so far, the open
+loops (overdue ones marked), the characters, places and relationships that
+matter to the last scenes, and those scenes' summaries; the extractor the
+plan, the names and loops it may match, and the new prose; the summarizer a
+range of scenes (or summaries) and the summary so far. The writer's tiered
+layout is in writer.py, which uses the scene, cast and intention texts made
+here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import re
+from typing import Any, Mapping, Sequence
 
 from ..decisions import Plan
 from ..memory import Memory
 from ..scenes import Scene
-from .sections import (Context, Section, describe_character, describe_location,
-                       describe_loop, describe_relationship, story_bible)
+from .briefing import Briefing
+from .items import Item, Pool
+from .relevance import (Focus, character_items, location_items, loop_items, overdue,
+                        relationship_items)
+from .sections import (Section, describe_character, describe_location, story_bible)
 
+PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "loops",
+                  "recent", "steer")
+EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
+SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
+# The most relevant items a planner section holds, whatever the budget: a briefing on
+# the scene at hand, not a dump of memory (without these the planner's prompt grows
+# with the book). Items neither in focus nor seen in the last ~20 ticks score under
+# RELEVANT and are left out unless a section would otherwise be empty.
+PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations": 8}
+RELEVANT = 0.25
+EXTRACTOR_LIMITS = {"loops": 16, "characters": 40}
+OVERDUE_HEADER = ("(Loops marked OVERDUE have been open too long: this scene should pay one "
+                  "off, or a tool call should resolve it.)")
 
 
 def scene_summary(scene: Scene) -> str:
@@ -24,32 +45,65 @@ def scene_summary(scene: Scene) -> str:
     return f"{head}\n{scene.summary_text() or '(no summary)'}"
 
 
+def scene_title(scene: Scene) -> str:
+    return f"Scene {scene.tick}" + (f" — {scene.title}" if scene.title else "")
+
+
 def scene_full(scene: Scene) -> str:
     head = f"### Scene {scene.tick}" + (f" — {scene.title}" if scene.title else "")
     return f"{head}\n\n{scene.body.strip()}"
 
 
-def planner_context(story: Any, memory: Memory, recent: Sequence[Scene], *, tick: int,
-                    overall_summary: str = "", steer: str = "", max_tools: int = 3) -> Context:
+def shortened(text: str, words: int) -> str:
+    """The first and last sentences of `text` within about `words` words."""
+    sentences = [t for t in re.split(r"(?<=[.!?])\s+", text.strip()) if t]
+    if len(text.split()) <= words or len(sentences) < 3:
+        return " ".join(text.split()[:words]) + (" …" if len(text.split()) > words else "")
+    return f"{sentences[0]} … {sentences[-1]}"
+
+
+def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
+                  overdue_after: int) -> Focus:
+    """The planner's focus: who and where the last scenes were, the loops they touched."""
+    ticks = {s.tick for s in recent}
+    loops = [l.get("id") for l in memory.open_loops()
+             if ticks & {t for t in l.get("scenes") or [] if isinstance(t, int)}]
+    return Focus.of(tick, [n for s in recent for n in (s.pov, *s.characters)],
+                    [s.location for s in recent], loops, overdue_after)
+
+
+def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tick: int,
+                     shares: Mapping[str, float], overall_summary: str = "", steer: str = "",
+                     max_tools: int = 3, overdue_after: int = 30) -> Briefing:
     """What the planner sees before it decides the next scene."""
-    active = sorted(memory.characters.values(), key=lambda c: -int(c.get("last_seen") or 0))
-    scenes = list(recent)
-    sections = (
-        Section("bible", "Story bible", story_bible(story), pinned=True),
-        Section("overall", "The story so far", overall_summary),
-        Section("characters", "Characters", "\n".join(describe_character(c) for c in active),
-                items=tuple(c.get("id", "") for c in active)),
-        Section("locations", "Known locations",
-                "\n".join(describe_location(l) for l in memory.locations.values())),
-        Section("relationships", "Relationships",
-                "\n".join(describe_relationship(r) for r in memory.relationships)),
-        Section("loops", "Open plot loops", "\n".join(describe_loop(l) for l in memory.open_loops())),
-        Section("recent", "Recent scenes", "\n\n".join(scene_summary(s) for s in scenes),
-                items=tuple(f"scene_{s.tick:03d}" for s in scenes)),
-        Section("steer", "Author's note", steer, pinned=True),
+    focus = planner_focus(memory, recent, tick, overdue_after)
+    scenes = [Item(f"scene_{s.tick:03d}", (scene_summary(s), scene_title(s)), float(s.tick),
+                   (s.tick,), why="recent scene") for s in recent]
+    overall = [Item("overall", (overall_summary, shortened(overall_summary, 80)), 10.0,
+                    keep=True, why="the story so far")] if overall_summary.strip() else []
+    pools = (
+        Pool("overall", "The story so far", tuple(overall), shares["overall"]),
+        Pool("loops", "Open plot loops", tuple(loop_items(memory, focus)), shares["loops"],
+             min_items=3, header=OVERDUE_HEADER if _any_overdue(memory, tick, overdue_after)
+             else "", limit=PLANNER_LIMITS["loops"], min_score=RELEVANT),
+        Pool("characters", "Characters", tuple(character_items(memory, focus)),
+             shares["characters"], limit=PLANNER_LIMITS["characters"], min_score=RELEVANT),
+        Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
+        Pool("relationships", "Relationships", tuple(relationship_items(memory, focus)),
+             shares["relationships"], limit=PLANNER_LIMITS["relationships"],
+             min_score=RELEVANT),
+        Pool("locations", "Known locations", tuple(location_items(memory, focus)),
+             shares["locations"], limit=PLANNER_LIMITS["locations"], min_score=RELEVANT),
     )
-    return Context("planner", sections, {"tick": tick, "max_tools": max_tools,
-                                         "first_scene": tick == 1})
+    fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
+             Section("steer", "Author's note", steer, pinned=True))
+    return Briefing("planner", fixed, pools, PLANNER_LAYOUT,
+                    {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1},
+                    truncatable=("overall",))
+
+
+def _any_overdue(memory: Memory, tick: int, after: int) -> bool:
+    return any(overdue(l, tick, after) for l in memory.open_loops())
 
 
 def _first_seen(entity: dict) -> tuple[int, str]:
@@ -110,26 +164,59 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
     return "\n".join(lines)
 
 
-def extractor_context(story: Any, memory: Memory, plan: Plan, prose: str, *, tick: int) -> Context:
-    """What the extractor sees: known names and open loops (to match against) and the prose."""
-    sections = (
-        Section("characters", "Known characters",
-                ", ".join(str(c.get("name")) for c in memory.characters.values())),
-        Section("loops", "Open plot loops", "\n".join(describe_loop(l) for l in memory.open_loops())),
-        Section("plan", "What the scene was meant to do", intention_text(plan)),
-        Section("scene", f"Scene {tick}", prose.strip(), pinned=True),
+def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, tick: int,
+                       shares: Mapping[str, float]) -> Briefing:
+    """What the extractor sees: the plan, the known names and open loops it may match
+    (those of the scene first), and the prose."""
+    words = set(re.findall(r"[a-z]{5,}", prose.lower()))
+    focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
+    names = [Item(i.key, (i.forms[-1],), i.score, i.rank) for i in character_items(memory, focus)]
+    loops = []
+    for item in loop_items(memory, focus):
+        overlap = len(words & set(re.findall(r"[a-z]{5,}", item.forms[0].lower())))
+        loops.append(Item(item.key, item.forms, item.score + overlap, item.rank,
+                          why="shares words with the scene" if overlap else item.why))
+    pools = (
+        Pool("plan", "What the scene was meant to do",
+             (Item("plan", (intention_text(plan), plan.intention), 10.0, keep=True,
+                   why="the plan"),), shares["plan"]),
+        Pool("loops", "Open plot loops", tuple(loops), shares["loops"], min_items=3,
+             limit=EXTRACTOR_LIMITS["loops"]),
+        Pool("characters", "Known characters", tuple(names), shares["characters"],
+             joiner=", ", limit=EXTRACTOR_LIMITS["characters"]),
     )
-    return Context("extractor", sections, {"tick": tick})
+    fixed = (Section("scene", f"Scene {tick}", prose.strip(), pinned=True),)
+    return Briefing("extractor", fixed, pools, EXTRACTOR_LAYOUT, {"tick": tick},
+                    truncatable=("scene",))
 
 
-def summarizer_context(story: Any, scenes: Sequence[Scene], *, first: int, last: int,
-                       previous: str = "", full_text: bool = False) -> Context:
-    """What the summarizer sees: the scenes of a range, as bullets or in full."""
-    body = "\n\n".join(scene_full(s) if full_text else scene_summary(s) for s in scenes)
-    sections = (
-        Section("bible", "Story bible", story_bible(story), pinned=True),
-        Section("previous", "Summary so far", previous),
-        Section("scenes", f"Scenes {first}–{last}", body, pinned=True,
-                items=tuple(f"scene_{s.tick:03d}" for s in scenes)),
-    )
-    return Context("summarizer", sections, {"first": first, "last": last})
+def summarizer_briefing(story: Any, scenes: Sequence[Scene], *, first: int, last: int,
+                        shares: Mapping[str, float], previous: str = "",
+                        kind: str = "checkpoint") -> Briefing:
+    """What the summarizer sees: the scenes of a range, each in full text if the share
+    allows, else as its bullets, else its title; and the summary so far."""
+    items = tuple(Item(f"scene_{s.tick:03d}", (scene_full(s), scene_summary(s), scene_title(s)),
+                       1.0, (s.tick,), keep=True, why="in the range") for s in scenes)
+    return _summary_briefing(story, items, first, last, shares, previous, kind)
+
+
+def summaries_briefing(story: Any, docs: Sequence[Any], *, first: int, last: int,
+                       shares: Mapping[str, float], previous: str = "",
+                       kind: str = "arc") -> Briefing:
+    """What the summarizer sees to condense summaries (arcs, the overall summary)."""
+    items = tuple(Item(d.name, (d.block(), d.block().splitlines()[0]), 1.0, (d.first,),
+                       keep=True, why="in the range") for d in docs)
+    return _summary_briefing(story, items, first, last, shares, previous, kind)
+
+
+def _summary_briefing(story: Any, items: tuple[Item, ...], first: int, last: int,
+                      shares: Mapping[str, float], previous: str, kind: str) -> Briefing:
+    before = (Item("previous", (previous, shortened(previous, 80)), 1.0, keep=True,
+                   why="the summary so far"),) if previous.strip() else ()
+    pools = (Pool("scenes", f"Scenes {first}–{last}", items, shares["scenes"],
+                  joiner="\n\n"),
+             Pool("previous", "Summary so far", before, shares["previous"]))
+    fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),)
+    return Briefing("summarizer", fixed, pools, SUMMARIZER_LAYOUT,
+                    {"first": first, "last": last, "kind": kind},
+                    truncatable=("scenes", "previous"))

@@ -22,13 +22,15 @@ TRUNCATION_MARKER = "\n\n[â€¦ {n} tokens cut from the middle to fit the budget â
 
 @dataclass(frozen=True)
 class ItemNote:
-    """One candidate item: whether it went in, where, and why."""
+    """One candidate item: whether it went in, where, in which form, and why."""
 
     key: str
     section: str
     tokens: int
     included: bool
     reason: str
+    score: float | None = None    # its relevance, for items chosen by score
+    form: str = ""                # "full", "line" or "name": how much of it went in
 
 
 @dataclass

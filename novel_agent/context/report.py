@@ -78,7 +78,8 @@ def build_report(fitted: Fitted, budget: Budget, counter: TokenCounter, *, tick:
         "prefix_share": round(share, 4),
         "sections": sections,
         "items": [{"key": n.key, "section": n.section, "tokens": n.tokens,
-                   "included": n.included, "reason": n.reason} for n in fitted.notes],
+                   "included": n.included, "reason": n.reason, "score": n.score,
+                   "form": n.form} for n in fitted.notes],
         "state": dict(fitted.state),
         "events": list(fitted.events),
         "warnings": [w for w in [budget.warning, *warnings] if w],
@@ -126,9 +127,18 @@ def render_report(report: dict[str, Any], *, items: bool = True) -> list[str]:
         lines.append("left out:")
         for item in left[:20]:
             size = f" ({item['tokens']:,} tokens)" if item["tokens"] else ""
-            lines.append(f"  {item['key']}{size}: {item['reason']}")
+            score = f" score {item['score']:.2f}" if item.get("score") is not None else ""
+            lines.append(f"  {item['key']}{size}{score}: {item['reason']}")
         if len(left) > 20:
             lines.append(f"  … {len(left) - 20} more")
+    leaner = [i for i in r["items"] if i["included"] and i.get("form") not in (None, "", "full")]
+    if items and leaner:
+        lines.append("")
+        lines.append("shown leaner:")
+        for item in leaner[:10]:
+            lines.append(f"  {item['key']}: as its {item['form']} (score {item['score']:.2f})")
+        if len(leaner) > 10:
+            lines.append(f"  … {len(leaner) - 10} more")
     for event in r.get("events", []):
         lines.append(f"note: {event}")
     for warning in r["warnings"]:

@@ -6,37 +6,62 @@ tier passes its high-water mark (its token cap, or its scene count), then one
 compaction brings it down to its low-water mark. The boundaries are the
 state carried from one tick to the next (`tier1_start`, `tier2_start`).
 
-Dynamic sizing: tier 1 holds as many of the newest scenes as fit its token
-cap, so three short scenes may all go in whole while one 3,000-word scene
-pushes the older full text down to its summary. The newest scene is always in
-full (the engine truncates it middle-out as the last resort).
+Sizes follow the preset: after a compaction tier 1 holds the newest scenes
+within `full_text_scenes_count` scenes of typical length (`scene_max_words`),
+and it grows to one typical scene more before compacting again; tier 2 holds
+`summary_scenes_count` summaries after a compaction and twice that before the
+next. Dynamic sizing: the sizes are in tokens, so short scenes fit more,
+while one 3,000-word scene pushes the older full text down to its summary.
+The newest scene is always in full (the engine truncates it middle-out as the
+last resort). A small window's share caps both tiers first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
+
+
+TOKENS_PER_WORD = 1.4   # an upper estimate for English prose (cl100k/o200k: ~1.3)
+
+
+def typical_scene_tokens(max_words: int) -> int:
+    """The tokens of a scene of typical length (`scene_max_words`), heading included."""
+    return int(max_words * TOKENS_PER_WORD) + 12
 
 
 @dataclass(frozen=True)
 class TierLimits:
     """Caps of the two recent tiers."""
 
-    tier1_tokens: int
+    tier1_tokens: int      # tier 1's high-water mark in tokens
+    tier1_low: int         # tier 1's low-water mark in tokens (what a compaction keeps)
     tier2_tokens: int
-    full_count: int        # scenes kept in full after a compaction (if they fit)
+    full_count: int        # the preset's full-text scenes (of typical length)
     summary_count: int     # summaries kept after a compaction
-    max_full: int          # tier 1 high-water in scenes
-    low_water: float       # share of a token cap a tier refills from after compaction
+    max_full: int          # tier 1 never holds more scenes than this
 
-    @property
-    def after_compaction(self) -> int:
-        """Tier 1's low-water mark in scenes: room to grow before the next compaction."""
-        return max(self.full_count, self.max_full // 3)
+    @classmethod
+    def for_preset(cls, budget: int, ctx: Any, gen: Any) -> "TierLimits":
+        """Tier 1: `full_text_scenes_count` typical scenes after a compaction, one more at
+        its high-water mark, both within `tier1_share` of the budget (refilling from
+        `low_water` of it when that share binds first); tier 2 within `tier2_share`."""
+        typical = typical_scene_tokens(gen.scene_max_words)
+        count = max(1, gen.full_text_scenes_count)
+        share = int(budget * ctx.tier1_share)
+        if (count + 1) * typical <= share:
+            high, low = (count + 1) * typical, count * typical
+        else:
+            high, low = share, int(ctx.low_water * share)
+        return cls(tier1_tokens=high, tier1_low=max(1, low),
+                   tier2_tokens=int(budget * ctx.tier2_share), full_count=count,
+                   summary_count=gen.summary_scenes_count,
+                   max_full=max(ctx.max_full_text_scenes, count))
 
     @property
     def max_summaries(self) -> int:
-        return 4 * self.summary_count
+        """Tier 2's high-water mark in summaries."""
+        return 2 * self.summary_count
 
 
 @dataclass(frozen=True)
@@ -50,15 +75,13 @@ class RecentSelection:
 
 
 def _compact_full(last: int, tokens: Callable[[int], int], limits: TierLimits) -> int:
-    """Newest-first down to the low-water mark: `after_compaction` scenes at most, within
-    `low_water` of the cap (but `full_count` of them if they fit the whole cap)."""
+    """Newest-first down to the low-water mark: the newest scene, then older ones while
+    they fit `tier1_low` tokens (or, up to `full_count` scenes, the whole cap)."""
     start, used = last, tokens(last)
-    while start > 1 and last - start + 1 < limits.after_compaction:
+    while start > 1 and last - start + 1 < limits.max_full:
         nxt = tokens(start - 1)
-        count = last - start + 1
-        within_floor = count < limits.full_count and used + nxt <= limits.tier1_tokens
-        within_low = used + nxt <= limits.low_water * limits.tier1_tokens
-        if not (within_floor or within_low):
+        floor = last - start + 1 < limits.full_count and used + nxt <= limits.tier1_tokens
+        if not (floor or used + nxt <= limits.tier1_low):
             break
         start, used = start - 1, used + nxt
     return start

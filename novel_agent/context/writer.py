@@ -78,12 +78,7 @@ def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str
 def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any,
                    gen: Any) -> Callable[[int], Proposal]:
     """A function level -> Proposal for the writer (ctx: ContextConfig, gen: GenerationConfig)."""
-    limits = TierLimits(tier1_tokens=int(budget * ctx.tier1_share),
-                        tier2_tokens=int(budget * ctx.tier2_share),
-                        full_count=max(1, gen.full_text_scenes_count),
-                        summary_count=gen.summary_scenes_count,
-                        max_full=max(ctx.max_full_text_scenes, gen.full_text_scenes_count),
-                        low_water=ctx.low_water)
+    limits = TierLimits.for_preset(budget, ctx, gen)
 
     def full_tokens(tick: int) -> int:
         scene = inputs.scene(tick)

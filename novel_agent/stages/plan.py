@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Callable, Sequence
+
 from ..decisions import Plan, plan_from_json, plan_schema
 from ..models.base import ChatModel
 from ..models.ask import StageCall, ask_json
@@ -12,3 +15,20 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     """Plan the next scene from the planner's prompt."""
     return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
                     lambda data: plan_from_json(data, max_tools=max_tools))
+
+
+def settle_pov(plan: Plan, check: Callable[[str], "str | None"],
+               fallbacks: Sequence[str]) -> tuple[Plan, str]:
+    """A plan whose POV is a name: if the planner's is not one (a small model may answer
+    a sentence or the premise), the first plausible fallback (the last scene's POV, the
+    protagonist) takes its place. Returns (plan, a warning or "")."""
+    why = check(plan.pov)
+    if not why:
+        return plan, ""
+    for name in fallbacks:
+        if name and not check(name):
+            cast = [name] + [c for c in plan.characters if c != plan.pov and c != name]
+            return (replace(plan, pov=name, characters=cast),
+                    f"the planner's POV {plan.pov[:60]!r} is not a name ({why}); {name} "
+                    "tells the scene instead")
+    return plan, f"the planner's POV {plan.pov[:60]!r} is not a name ({why})"

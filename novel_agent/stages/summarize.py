@@ -15,11 +15,11 @@ pending in `.novel/state.yaml` and is made at the next tick (or by
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..context import Context, Section, summarizer_context
-from ..context.sections import story_bible
+from ..context import Briefing, Section
+from ..context.builders import summaries_briefing, summarizer_briefing
 from ..errors import ModelError, ProjectError, SummarizeError
 from ..faithfulness import Item, arc_items, coverage, range_items
 from ..files import atomic_write
@@ -27,7 +27,6 @@ from ..memory import Memory, load_memory
 from ..models.ask import ask_text
 from ..models.offline import SummaryJob
 from ..prompt_log import log_path, log_text
-from ..prompts import render_stage
 from ..scenes import load_scenes
 from ..stage_prompts import Built, build_summary
 from ..summaries import (OVERALL, SummaryDoc, SummaryTree, doc_cost, load_doc, load_tree,
@@ -84,7 +83,7 @@ class Summarizer:
         """The summary tree as the files hold it now (parsed files cached by the session)."""
         return load_tree(self.project.summaries_dir, self.session.docs)
 
-    def _ask(self, context: Context, name: str, job: SummaryJob,
+    def _ask(self, context: Briefing, name: str, job: SummaryJob,
              items: list[Item]) -> tuple[str, float, list[Item], str]:
         """Ask for a summary; if it leaves items out, ask once more naming them.
         Both prompts are fitted to the summarizer's budget and logged."""
@@ -103,7 +102,7 @@ class Summarizer:
                     text, share, missing = again, share2, missing2
         return text, share, missing, model
 
-    def _call(self, context: Context, name: str) -> tuple[str, str]:
+    def _call(self, context: Briefing, name: str) -> tuple[str, str]:
         built = build_summary(self.session, context, self.tick)
         self._log(built, name)
         text, call = ask_text(self.session.model, "summarizer", built.messages,
@@ -158,8 +157,8 @@ class Summarizer:
         first, last = children[0].first, children[-1].last
         scenes = load_scenes(self.project.scenes_dir, list(range(first, last + 1)))
         items = arc_items(range_items(self.memory, scenes, first, last), children)
-        context = _docs_context(self.story, children, first, last,
-                                self._overall_text(before=first), "arc")
+        context = self._docs_context(children, first, last, self._overall_text(before=first),
+                                     "arc")
         if name is None:
             numbers = [int(d.name.split("_")[1]) for d in tree.docs.values() if d.kind == "arc"]
             name = f"arc_{max(numbers, default=0) + 1:03d}"
@@ -182,7 +181,7 @@ class Summarizer:
             return None
         new = [d for d in tree.roots() if d.last > done]
         previous = current.body if current else ""
-        context = _docs_context(self.story, new, done + 1, tree.last_tick(), previous, OVERALL)
+        context = self._docs_context(new, done + 1, tree.last_tick(), previous, OVERALL)
         job = SummaryJob(OVERALL, done + 1, tree.last_tick(), [], previous,
                          [d.body for d in new])
         text, _, _, model = self._ask(context, OVERALL, job, [])
@@ -213,38 +212,27 @@ class Summarizer:
         self.report.made.append(doc)
         return doc
 
-    def _scenes_context(self, scenes: list, first: int, last: int, previous: str) -> Context:
-        """The scenes in full text when they fit the summarizer's budget whole, else
-        their summary bullets (the engine cuts either middle-out as a last resort)."""
-        full = summarizer_context(self.story, scenes, first=first, last=last,
-                                  previous=previous, full_text=True)
-        full = replace(full, values={**full.values, "kind": "checkpoint"})
-        budget = self.session.budget("summarizer").tokens
-        if self.counter.count_messages(render_stage(full, self.project.templates_dir)) <= budget:
-            return full
-        bullets = summarizer_context(self.story, scenes, first=first, last=last, previous=previous)
-        return replace(bullets, values={**bullets.values, "kind": "checkpoint"})
+    def _scenes_context(self, scenes: list, first: int, last: int, previous: str) -> Briefing:
+        """The scenes of the range: each in full text where the share allows, else its
+        bullets (the engine degrades the items, then cuts middle-out as a last resort)."""
+        return summarizer_briefing(self.story, scenes, first=first, last=last,
+                                   shares=self.config.context.summarizer_shares,
+                                   previous=previous)
+
+    def _docs_context(self, docs: list[SummaryDoc], first: int, last: int, previous: str,
+                      kind: str) -> Briefing:
+        """Summaries to condense into an arc or the overall summary."""
+        return summaries_briefing(self.story, docs, first=first, last=last,
+                                  shares=self.config.context.summarizer_shares,
+                                  previous=previous, kind=kind)
 
 
-def _docs_context(story: Any, docs: list[SummaryDoc], first: int, last: int,
-                  previous: str, kind: str) -> Context:
-    """The summarizer's context for condensing summaries (arcs, the overall summary)."""
-    sections = (
-        Section("bible", "Story bible", story_bible(story), pinned=True),
-        Section("previous", "Summary so far", previous),
-        Section("scenes", f"Scenes {first}–{last}", "\n\n".join(d.block() for d in docs),
-                pinned=True, items=tuple(d.name for d in docs)),
-    )
-    return Context("summarizer", sections, {"first": first, "last": last, "kind": kind})
-
-
-def _with_feedback(context: Context, draft: str, missing: list[Item]) -> Context:
-    """The same context, with the first answer and what it left out, for one more try."""
+def _with_feedback(context: Briefing, draft: str, missing: list[Item]) -> Briefing:
+    """The same briefing, with the first answer and what it left out, for one more try."""
     note = ("It leaves out: " + "; ".join(i.label for i in missing) +
             ". Write it again, 3 to 5 bullets, naming each of them.")
-    return replace(context, sections=context.sections + (
-        Section("draft", "Your summary", draft.strip(), pinned=True),
-        Section("missing", "What it must also name", note, pinned=True)))
+    return context.with_fixed(Section("draft", "Your summary", draft.strip(), pinned=True),
+                              Section("missing", "What it must also name", note, pinned=True))
 
 
 def fits(tree: SummaryTree, budget: int, count: Callable[[str], int]) -> bool:

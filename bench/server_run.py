@@ -1,0 +1,118 @@
+"""A long run through the real openai SDK against the OpenAI-compatible test server.
+
+    .venv/bin/python bench/server_run.py --ticks 300            # 8,192-token window
+    .venv/bin/python bench/server_run.py --ticks 300 --keep /tmp/run   # keep the project
+
+The server (tests/fake_openai.py, on 127.0.0.1) answers like the offline model:
+its story source is read from the project's files at each request, the plan
+it gave is remembered for the writer and the extractor, and the prose is read
+back from the extractor's prompt. The model name is one the model table does
+not know, so the window is the 8,192-token default, as for a small local
+model. Prints each stage's prompt tokens, budget and compaction level at the
+last tick, the sections emptied although they had items, and the median
+shared-prefix share of consecutive planner and writer prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from fake_openai import FakeOpenAIServer  # noqa: E402
+
+from novel_agent.decisions import plan_from_json  # noqa: E402
+from novel_agent.lenient_json import parse_json  # noqa: E402
+from novel_agent.memory import load_memory  # noqa: E402
+from novel_agent.models.base import Request  # noqa: E402
+from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
+from novel_agent.pipeline import tick  # noqa: E402
+from novel_agent.project import Project, create_project  # noqa: E402
+from novel_agent.session import Session  # noqa: E402
+
+STAGE_WORDS = (("planner", "planner"), ("writer", "writer"),
+               ("record what it establishes", "extractor"))
+
+
+class StoryServer:
+    """A responder that answers like the offline model, from the project's files."""
+
+    def __init__(self, project: Project):
+        self.project, self.source = project, StorySource()
+        self.model = OfflineModel(seed=0, source=self.source)
+        self.plan = None
+
+    def stage(self, body: dict) -> str:
+        system = body["messages"][0]["content"]
+        return next((stage for word, stage in STAGE_WORDS if word in system), "summarizer")
+
+    def __call__(self, body: dict) -> str:
+        stage = self.stage(body)
+        source = self.source
+        source.story, source.tick = self.project.story(), self.project.tick() + 1
+        source.memory, source.plan, source.summary = load_memory(self.project.memory_dir), \
+            self.plan, None
+        if stage == "extractor":
+            user = body["messages"][-1]["content"]
+            found = re.search(r"^## Scene \d+\n(.*)", user, re.S | re.M)
+            source.prose = found.group(1) if found else user
+        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
+        request = Request(stage, body["messages"], body.get("max_tokens") or 600, schema)
+        text = self.model.complete(request).text
+        if stage == "planner":
+            self.plan = plan_from_json(parse_json(text), max_tools=5)
+        return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=300)
+    parser.add_argument("--keep", type=Path, default=None, help="copy the project here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        project = create_project(Path(folder) / "served", {
+            "name": "served", "premise": "A lighthouse keeper finds a drowned man's map.",
+            "protagonist": "Mara Quill"},
+            config={"llm": {"provider": "openai", "model": "small-local-model"}})
+        shares: dict[str, list[float]] = {"planner": [], "writer": []}
+        empty, started = 0, time.monotonic()
+        with FakeOpenAIServer(StoryServer(project)) as server:
+            config = project.config(flags={"llm.base_url": server.base_url})
+            with project, Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
+                for _ in range(args.ticks):
+                    result = tick(s)
+                    for stage in shares:
+                        if result.tick > 1:
+                            shares[stage].append(result.reports[stage]["prefix_share"])
+                    for report in result.reports.values():
+                        candidates = {i["section"] for i in report["items"]
+                                      if i.get("score") is not None}
+                        empty += sum(1 for sec in report["sections"]
+                                     if not sec["tokens"] and sec["name"] in candidates)
+            requests = len(server.requests)
+        print(f"{args.ticks} ticks through the test server in {time.monotonic() - started:.0f} s, "
+              f"{requests} requests")
+        for stage, report in result.reports.items():
+            print(f"  {stage:<10} tick {report['tick']}: {report['tokens']:,} of "
+                  f"{report['budget']:,} tokens, level {report['compaction_level']}")
+        print(f"  sections emptied although they had items: {empty}")
+        for stage, values in shares.items():
+            print(f"  {stage} prefix shared with the previous prompt: median "
+                  f"{statistics.median(values):.0%}, mean {statistics.mean(values):.0%}")
+        if args.keep:
+            shutil.rmtree(args.keep, ignore_errors=True)
+            shutil.copytree(project.root, args.keep)
+            print(f"  project kept in {args.keep} (novel context -p {args.keep} --show-prompt)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""The prompts of the planner, extractor and summarizer: fixed sections plus item pools.
+
+A `Briefing` is a stage's draft before selection: its fixed sections (the
+story bible, the scene to read, the author's note: pinned), its pools of
+scored items in priority order (see items.py), and the layout order of all
+its sections. `propose_briefing` gives the context engine a draft per
+compaction level: the pools filled by `items.select` at that level, every
+section then laid out in the fixed order. Sections named `truncatable` may be
+cut middle-out by the engine as the last resort.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..tokens import TokenCounter
+from .engine import ItemNote, Proposal
+from .items import Pool, select
+from .sections import Context, Section
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """A stage's sections before selection."""
+
+    stage: str
+    fixed: tuple[Section, ...]
+    pools: tuple[Pool, ...]            # in priority order
+    layout: tuple[str, ...]            # every section's name, in prompt order
+    values: dict[str, Any] = field(default_factory=dict)
+    truncatable: tuple[str, ...] = ()
+
+    def with_values(self, **values: Any) -> "Briefing":
+        """The same briefing with more template values."""
+        return Briefing(self.stage, self.fixed, self.pools, self.layout,
+                        {**self.values, **values}, self.truncatable)
+
+    def with_fixed(self, *sections: Section) -> "Briefing":
+        """The same briefing with more fixed sections, laid out after the rest."""
+        return Briefing(self.stage, self.fixed + sections, self.pools,
+                        self.layout + tuple(s.name for s in sections), self.values,
+                        self.truncatable)
+
+
+def propose_briefing(briefing: Briefing, counter: TokenCounter,
+                     budget: int) -> Callable[[int], Proposal]:
+    """A function level -> Proposal: the pools filled at that level, laid out in order."""
+    fixed_notes = [ItemNote(s.name, s.name, counter.count(s.text), True, "pinned"
+                            if s.pinned else "fixed") for s in briefing.fixed if s.text]
+
+    def propose(level: int) -> Proposal:
+        chosen = select(list(briefing.pools), budget, level, counter.count)
+        by_name = {s.name: s for s in (*briefing.fixed, *chosen.sections)}
+        sections = tuple(by_name[name] for name in briefing.layout if name in by_name)
+        context = Context(briefing.stage, sections, dict(briefing.values))
+        return Proposal(context, fixed_notes + chosen.notes, truncatable=briefing.truncatable)
+
+    return propose

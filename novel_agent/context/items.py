@@ -1,0 +1,140 @@
+"""Selection by item: every memory section is a pool of scored items, taken best-first.
+
+An `Item` has forms from rich to bare (a character: full card -> one line ->
+name). A `Pool` is a section's candidates and its share of the budget. For a
+compaction level, `select` walks the pools in priority order: each gets its
+share plus what the pools before it left unused; its items are taken
+best-first, each in the richest form the level allows that still fits, else
+a leaner one; what fits in no form is left out, with the reason. Higher levels
+start the less relevant items at leaner forms, so detail goes before anything
+is dropped. A pool keeps at least `min_items` (its best, in its barest form)
+whatever its share, so no section with items is ever emptied, and items marked
+`keep` are never dropped. The chosen items are laid out in their `rank` order
+(stable from tick to tick, for prompt caching), not by score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .engine import ItemNote
+from .sections import Section
+
+FORM_NAMES = ("full", "line", "name")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One candidate: a character, a loop, a relationship, a scene summary..."""
+
+    key: str
+    forms: tuple[str, ...]       # rich -> bare; every form non-empty
+    score: float = 0.0           # relevance to the scene at hand
+    rank: tuple = ()             # layout order within the section (stable)
+    keep: bool = False           # never dropped (may still be shown leaner)
+    why: str = ""                # what the score is made of, for the report
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A section's candidate items and the share of the budget they may fill."""
+
+    name: str
+    title: str
+    items: tuple[Item, ...]
+    share: float
+    min_items: int = 1
+    joiner: str = "\n"
+    header: str = ""             # a line before the items (shown only with items)
+    limit: int = 0               # at most this many items (0 = no limit)
+    min_score: float = 0.0       # items scoring under this are not relevant enough
+
+
+@dataclass
+class Selection:
+    """What `select` chose: sections in pool order, a note per candidate, tokens used."""
+
+    sections: list[Section] = field(default_factory=list)
+    notes: list[ItemNote] = field(default_factory=list)
+    used: int = 0
+
+
+def start_form(position: int, count: int, level: int) -> int:
+    """The richest form index the item at `position` (0 = most relevant of `count`) may
+    take at compaction `level`: all rich at 0; the less relevant half one step leaner
+    at 1; at 2 the top half one step and the rest two; at 3 all bare but the best."""
+    lower_half = position >= max(1, (count + 1) // 2)
+    if level <= 0:
+        return 0
+    if level == 1:
+        return 1 if lower_half else 0
+    if level == 2:
+        return 2 if lower_half else 1
+    return 1 if position == 0 else 2
+
+
+def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) -> int | None:
+    """The richest form from `first` on that fits `room` tokens (None if none does)."""
+    for index in range(min(first, len(item.forms) - 1), len(item.forms)):
+        if count(item.forms[index]) + 1 <= room:
+            return index
+    return None
+
+
+def choose(pool: Pool, cap: int, level: int,
+           count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
+    """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
+    ranked = sorted(pool.items, key=lambda i: (-i.score, i.rank))
+    taken: list[tuple[Item, int]] = []
+    notes: list[ItemNote] = []
+    used = 0
+    for position, item in enumerate(ranked):
+        form = None
+        full = bool(pool.limit) and len(taken) >= pool.limit
+        weak = item.score < pool.min_score
+        if not full and not weak:
+            form = _fit_form(item, start_form(position, len(ranked), level), cap - used, count)
+        must = item.keep or len(taken) < pool.min_items
+        if form is None and must:
+            form = len(item.forms) - 1
+        if form is None:
+            why = (f"the {pool.limit} most relevant are taken" if full else
+                   f"not relevant to this scene (score under {pool.min_score})" if weak else
+                   f"over the {pool.name} share ({cap:,} tokens) at compaction level {level}")
+            notes.append(ItemNote(item.key, pool.name, count(item.forms[0]), False, why,
+                                  round(item.score, 3), FORM_NAMES[0]))
+            continue
+        n = count(item.forms[form]) + 1
+        used += n
+        taken.append((item, form))
+        reason = "kept: the section is never emptied" if must and n > cap else (
+            item.why or "relevant")
+        notes.append(ItemNote(item.key, pool.name, n, True, reason, round(item.score, 3),
+                              FORM_NAMES[min(form, 2)]))
+    return taken, notes, used
+
+
+def render_pool(pool: Pool, taken: list[tuple[Item, int]]) -> Section:
+    """The section text: the chosen items in layout (rank) order."""
+    ordered = sorted(taken, key=lambda t: t[0].rank)
+    text = pool.joiner.join(item.forms[form] for item, form in ordered)
+    if text and pool.header:
+        text = pool.header + "\n" + text
+    return Section(pool.name, pool.title, text, items=tuple(i.key for i, _ in ordered))
+
+
+def select(pools: list[Pool], budget: int, level: int,
+           count: Callable[[str], int]) -> Selection:
+    """Fill the pools in priority order, each within its share plus what earlier ones
+    left unused."""
+    out = Selection()
+    carry = 0
+    for pool in pools:
+        cap = int(pool.share * budget) + carry
+        taken, notes, used = choose(pool, cap, level, count)
+        carry = max(0, cap - used)
+        out.sections.append(render_pool(pool, taken))
+        out.notes += notes
+        out.used += used
+    return out

@@ -1,0 +1,144 @@
+"""How relevant each memory item is to the scene at hand, and its forms rich -> bare.
+
+A `Focus` says what the next scene is about: who (the POV and characters
+present, or for the planner those of the last scenes and of the loops they
+touch), where, which loops, and the tick. Each `*_items` function turns a kind
+of memory into scored `Item`s with their forms. Scores add up small signals:
+being in focus, how recently the item appeared (halving every 10 ticks), an
+overdue loop, an explicit `pinned: true`. Pure functions of their arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..memory import Memory
+from ..names import normalize_name
+from .items import Item
+from .sections import describe_character, describe_location, describe_loop, describe_relationship
+
+HALF_LIFE = 10      # ticks after which an item's recency counts half
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What the scene at hand is about."""
+
+    tick: int
+    names: frozenset[str] = frozenset()     # normalized names of who is in focus
+    places: frozenset[str] = frozenset()    # normalized place names
+    loops: frozenset[str] = frozenset()     # loop ids in focus
+    overdue_after: int = 30
+
+    @classmethod
+    def of(cls, tick: int, names: Iterable[str] = (), places: Iterable[str] = (),
+           loops: Iterable[str] = (), overdue_after: int = 30) -> "Focus":
+        """A focus from plain names (normalized here)."""
+        return cls(tick, frozenset(normalize_name(n) for n in names if n),
+                   frozenset(normalize_name(p) for p in places if p),
+                   frozenset(str(i) for i in loops), overdue_after)
+
+    def has(self, name: Any) -> bool:
+        return normalize_name(str(name or "")) in self.names
+
+
+def recency(tick: int, seen: Any) -> float:
+    """1.0 for an item seen at the last tick, halving every HALF_LIFE ticks."""
+    try:
+        age = max(0, tick - 1 - int(seen))
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.5 ** (age / HALF_LIFE)
+
+
+def _pin(entity: dict[str, Any]) -> float:
+    return 5.0 if entity.get("pinned") is True else 0.0
+
+
+def _first_words(text: str, n: int = 8) -> str:
+    words = str(text).split()
+    return " ".join(words[:n]) + (" …" if len(words) > n else "")
+
+
+def character_items(memory: Memory, focus: Focus) -> list[Item]:
+    """Characters: full card -> name, role and state -> name."""
+    items = []
+    for c in memory.characters.values():
+        name = str(c.get("name", c.get("id", "?")))
+        in_focus = 3.0 if focus.has(name) or any(focus.has(a) for a in c.get("aliases") or []) else 0
+        score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
+        role = _first_words(c.get("description") or "", 6)
+        line = name + (f" — {role}" if role else "") + (f" (now: {_first_words(c['state'], 10)})"
+                                                         if c.get("state") else "")
+        items.append(Item(f"character:{c.get('id')}", (describe_character(c), line, name),
+                          score, (int(c.get("first_seen") or 0), str(c.get("id"))),
+                          why="in the scene" if in_focus else "seen recently"))
+    return items
+
+
+def location_items(memory: Memory, focus: Focus) -> list[Item]:
+    """Places: name and description -> name."""
+    items = []
+    for loc in memory.locations.values():
+        name = str(loc.get("name", loc.get("id", "?")))
+        here = 3.0 if normalize_name(name) in focus.places else 0
+        score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
+        items.append(Item(f"location:{loc.get('id')}", (describe_location(loc), name), score,
+                          (int(loc.get("first_seen") or 0), str(loc.get("id"))),
+                          why="the scene's place" if here else "seen recently"))
+    return items
+
+
+def relationship_items(memory: Memory, focus: Focus) -> list[Item]:
+    """Relationships: a sentence -> "A — kind — B"."""
+    items = []
+    for number, rel in enumerate(memory.relationships):
+        both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
+        score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
+        bare = f"{rel.get('a')} — {rel.get('kind')} — {rel.get('b')}"
+        items.append(Item(f"relationship:{rel.get('a')}|{rel.get('b')}",
+                          (describe_relationship(rel), bare), score,
+                          (int(rel.get("since") or 0), number),
+                          why=("between characters in focus" if both == 2 else
+                               "involves a character in focus" if both else "recent")))
+    return items
+
+
+def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:
+    """Open for more than `after` ticks."""
+    try:
+        return loop.get("status", "open") == "open" and tick - int(loop.get("opened_in")) > after
+    except (TypeError, ValueError):
+        return False
+
+
+def loop_text(loop: dict[str, Any], tick: int, after: int) -> str:
+    """A loop as the planner reads it, with an overdue mark it is asked to act on."""
+    text = describe_loop(loop)
+    if overdue(loop, tick, after):
+        text += (f" — OVERDUE: open for {tick - int(loop['opened_in'])} scenes; pay it off "
+                 "or close it")
+    return text
+
+
+def loop_items(memory: Memory, focus: Focus) -> list[Item]:
+    """Open loops: the whole question -> its first words -> its id. Overdue loops and
+    loops in focus (touched by the last scenes, or naming who is in focus) score high."""
+    items = []
+    for number, loop in enumerate(memory.open_loops()):
+        late = overdue(loop, focus.tick, focus.overdue_after)
+        touched = str(loop.get("id")) in focus.loops
+        names = any(n and n in normalize_name(str(loop.get("description", "")))
+                    for n in focus.names)
+        last = max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
+                   [int(loop.get("opened_in") or 0)])
+        score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last) + _pin(loop)
+        bare = f"[{loop.get('id')}] {_first_words(loop.get('description', ''))}"
+        items.append(Item(f"loop:{loop.get('id')}",
+                          (loop_text(loop, focus.tick, focus.overdue_after), bare,
+                           f"[{loop.get('id')}]"), score,
+                          (int(loop.get("opened_in") or 0), number),
+                          why="overdue" if late else "touched by the last scenes" if touched
+                          else "names a character in focus" if names else "recent"))
+    return items
