@@ -10,6 +10,7 @@ files are read through `load_yaml_layer`.
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,11 +97,13 @@ class ContextConfig:
 
 @dataclass(frozen=True)
 class DaemonConfig:
-    """How `novel run` paces itself."""
+    """How `novel run` paces itself: the defaults of its flags."""
 
-    interval: float = 0.0
-    max_ticks: int = 0
-    stop_at_words: int = 0
+    interval: float = 0.0           # seconds between ticks (--interval)
+    max_ticks: int = 0              # ticks per run, 0 = no limit (--ticks)
+    stop_at_words: int = 0          # stop once the book holds this many words, 0 = never
+    max_failures: int = 5           # failed ticks in a row before the daemon gives up
+    failure_backoff: float = 5.0    # seconds before the first retry; doubles per failure
 
 
 @dataclass(frozen=True)
@@ -159,21 +162,29 @@ def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("file not found", file=str(path)) from None
+    return parse_yaml_with_lines(text, str(path))
+
+
+def parse_yaml_with_lines(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Parse YAML text (errors name `source`); return its data and every key's line."""
     try:
         data = yaml.safe_load(text)
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"invalid YAML: {problem}", file=str(path),
+        raise ConfigError(f"invalid YAML: {problem}", file=source,
                           line=mark.line + 1 if mark else None) from None
     return data, (_key_lines(node) if node is not None else {})
 
 
-def load_yaml_layer(path: Path, *, extra_keys: tuple[str, ...] = ()) -> Layer:
+def load_yaml_layer(path: Path, *, extra_keys: tuple[str, ...] = (),
+                    text: str | None = None) -> Layer:
     """Read a preset or project.yaml as a layer; `extra_keys` are allowed top-level keys
-    that are not configuration (a project's premise, genre, ...)."""
-    data, lines = read_yaml_with_lines(path)
+    that are not configuration (a project's premise, genre, ...). With `text`, that text
+    is read as if it were the file (to check an edit before it is saved)."""
+    data, lines = (read_yaml_with_lines(path) if text is None
+                   else parse_yaml_with_lines(text, str(path)))
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -294,6 +305,12 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         fail("generation.loop_overdue_after", "must be at least 1")
     if ctx.max_full_text_scenes < 1:
         fail("context.max_full_text_scenes", "must be at least 1")
+    daemon = config.daemon
+    for key in ("interval", "max_ticks", "stop_at_words", "failure_backoff"):
+        if getattr(daemon, key) < 0:
+            fail(f"daemon.{key}", "must be 0 or more")
+    if daemon.max_failures < 1:
+        fail("daemon.max_failures", "must be at least 1")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
         fail("context.window", "must be 0 (from the model table) or positive")
 
@@ -354,34 +371,80 @@ def flags_layer(flags: Mapping[str, Any]) -> Layer:
     return Layer("command line", values)
 
 
+PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+def check_preset_name(name: str) -> str:
+    """A preset is named, never pathed: letters, digits, '-' and '_' (not 'models')."""
+    if not PRESET_NAME.match(name or "") or name == "models":
+        raise ConfigError(f"'{name}' is not a preset name (use letters, digits, '-' or '_'; "
+                          "a name, not a file or a path)", key="preset")
+    return name
+
+
 def preset_path(name: str, directory: Path | None = None) -> Path:
-    """The file of a named preset."""
-    return (directory or config_dir()) / f"{name}.yaml"
+    """The file of a named preset in `directory` (default: the built-in configs/)."""
+    return (directory or config_dir()) / f"{check_preset_name(name)}.yaml"
 
 
 def list_presets(directory: Path | None = None) -> list[str]:
-    """Names of the presets shipped in configs/ (every YAML there but models.yaml)."""
+    """Names of the presets in a folder (default: the built-in configs/; every YAML there
+    with a preset's name, models.yaml aside)."""
     d = directory or config_dir()
-    return sorted(p.stem for p in d.glob("*.yaml") if p.stem != "models")
+    return sorted(p.stem for p in d.glob("*.yaml") if PRESET_NAME.match(p.stem)
+                  and p.stem != "models") if d.is_dir() else []
 
 
-def load_preset(name: str, directory: Path | None = None) -> Layer:
+def user_presets_dir(env: Mapping[str, str], projects_folder: Path) -> Path:
+    """Where the user's own presets live: $NOVEL_PRESETS_DIR, else `presets/` in the
+    folder that holds the projects."""
+    configured = env.get("NOVEL_PRESETS_DIR")
+    return Path(configured).expanduser() if configured else Path(projects_folder) / "presets"
+
+
+def find_preset(name: str, directory: Path | None = None, user_dir: Path | None = None) -> Path:
+    """The file of preset `name`: built in first, then the user's presets folder."""
+    for folder in (directory or config_dir(), user_dir):
+        if folder is not None and preset_path(name, folder).is_file():
+            return preset_path(name, folder)
+    names = ", ".join(sorted({*list_presets(directory), *list_presets(user_dir)})) or "none"
+    raise ConfigError(f"unknown preset '{name}' (available: {names})", key="preset")
+
+
+def load_preset(name: str, directory: Path | None = None, user_dir: Path | None = None) -> Layer:
     """Read a preset as a layer; an unknown name lists the ones there are."""
-    path = preset_path(name, directory)
-    if not path.is_file():
-        names = ", ".join(list_presets(directory)) or "none"
-        raise ConfigError(f"unknown preset '{name}' (available: {names})", key="preset")
-    return load_yaml_layer(path)
+    return load_yaml_layer(find_preset(name, directory, user_dir))
 
 
-def load_config(project_layer: Layer | None = None, *, preset: str | None = None,
-                env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
-                preset_dir: Path | None = None) -> Config:
-    """Build a Config from every layer. `preset` defaults to balanced."""
+def config_layers(project_layer: Layer | None = None, *, preset: str | None = None,
+                  env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
+                  preset_dir: Path | None = None, user_presets: Path | None = None
+                  ) -> tuple[str, list[Layer]]:
+    """The preset's name and every layer in order: preset, project, environment, flags."""
     name = preset or "balanced"
-    layers = [load_preset(name, preset_dir)]
+    layers = [load_preset(name, preset_dir, user_presets)]
     if project_layer is not None:
         layers.append(project_layer)
     layers.append(env_layer(env or {}))
     layers.append(flags_layer(flags or {}))
+    return name, layers
+
+
+def load_config(project_layer: Layer | None = None, *, preset: str | None = None,
+                env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
+                preset_dir: Path | None = None, user_presets: Path | None = None) -> Config:
+    """Build a Config from every layer. `preset` defaults to balanced."""
+    name, layers = config_layers(project_layer, preset=preset, env=env, flags=flags,
+                                 preset_dir=preset_dir, user_presets=user_presets)
     return merge_layers(layers, preset=name)
+
+
+def sources(layers: list[Layer]) -> dict[str, tuple[str, int | None]]:
+    """Which layer set each dotted key last, with its line: what `config show --sources`
+    prints (keys no layer sets come from the built-in defaults)."""
+    origin: dict[str, tuple[str, int | None]] = {}
+    for layer in layers:
+        for section, values in layer.values.items():
+            for key in values:
+                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+    return origin

@@ -3,7 +3,7 @@
     NovelError                      root: every error the CLI turns into one line
     ├── ConfigError                 a bad configuration value (file, key, line)
     ├── ProjectError                a missing, broken or locked project (path)
-    │   └── LockError               another process is ticking this project
+    │   └── LockError               another process is ticking this project (pid, since)
     ├── FileFormatError             a project file that cannot be read (file, line)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
@@ -45,7 +45,12 @@ class ProjectError(NovelError):
 
 
 class LockError(ProjectError):
-    """Another process holds the project's lock."""
+    """Another process holds the project's lock; `pid` and `since` say which, from when."""
+
+    def __init__(self, message: str, *, path: str | None = None, pid: int | None = None,
+                 since: str = ""):
+        self.pid, self.since = pid, since
+        super().__init__(message, path=path)
 
 
 class FileFormatError(NovelError):

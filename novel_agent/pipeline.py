@@ -33,6 +33,7 @@ from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
 from .stages.tools import REJECTED, ensure_cast, run_tools
+from .steer import read_steer
 from .summaries import SummaryTree, load_tree, planner_overall, select_tier3
 
 
@@ -56,9 +57,10 @@ class TickDraft:
     story: Story
     memory: Memory
     before: Memory
-    steer: str
+    steer: str                       # the author's note, "" when none is in force
     scenes: SceneReader
     tree: SummaryTree
+    steer_mark: dict | None = None   # what state.yaml keeps of a `ticks:` note
     plan: Plan | None = None
     tool_results: list[str] = field(default_factory=list)
     prose: str = ""
@@ -97,12 +99,16 @@ def begin(session: Session) -> TickDraft:
     """Read what the next tick starts from, and point the session at it."""
     project = session.project
     memory = load_memory(project.memory_dir)
-    draft = TickDraft(tick=project.tick() + 1, story=project.story(), memory=memory,
-                      before=memory.copy(), steer=project.steer(),
+    tick_no, state, note = project.tick() + 1, project.state(), read_steer(project.steer_file)
+    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
+                      before=memory.copy(),
+                      steer=note.text if note.active(tick_no, state) else "",
                       scenes=SceneReader(project.scenes_dir),
-                      tree=load_tree(project.summaries_dir, session.docs))
+                      tree=load_tree(project.summaries_dir, session.docs),
+                      steer_mark=note.mark(tick_no, state))
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
+    session.source.steer = draft.steer
     session.source.plan, session.source.prose, session.source.summary = None, "", None
     return draft
 
@@ -215,7 +221,10 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
               "warnings": draft.warnings,
               "extraction": extraction.to_dict(), "memory_changes": draft.changes}
-    state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state}
+    state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state,
+             "steer": draft.steer_mark}
+    if draft.steer_mark is None:
+        del state["steer"]
     logs = {log_path(project, draft.tick, stage): log_text(b) for stage, b in draft.built.items()}
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
     return scene

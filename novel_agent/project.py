@@ -10,17 +10,25 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from .config import Config, Layer, load_config, load_yaml_layer
+from .config import (Config, Layer, config_layers, load_yaml_layer, merge_layers,
+                     user_presets_dir)
 from .errors import LockError, ProjectError
 from .files import Transaction, dump_yaml, read_yaml, recover
 
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
 PROJECT_FILE = "project.yaml"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -145,9 +153,21 @@ class Project:
     def config(self, env: Mapping[str, str] | None = None,
                flags: Mapping[str, Any] | None = None, preset: str | None = None) -> Config:
         """The merged configuration: defaults < preset < project.yaml < env < flags."""
+        name, layers = self.config_layers(env, flags, preset)
+        return merge_layers(layers, preset=name)
+
+    def config_layers(self, env: Mapping[str, str] | None = None,
+                      flags: Mapping[str, Any] | None = None,
+                      preset: str | None = None) -> tuple[str, list[Layer]]:
+        """The preset's name and the layers the configuration is merged from."""
         layer = self.config_layer()
         name = preset or str(self.story_data().get("preset") or "balanced")
-        return load_config(layer, preset=name, env=env, flags=flags)
+        return config_layers(layer, preset=name, env=env, flags=flags,
+                             user_presets=self.presets_dir(env or {}))
+
+    def presets_dir(self, env: Mapping[str, str]) -> Path:
+        """The user's presets folder for this project (see config.user_presets_dir)."""
+        return user_presets_dir(env, self.root.parent)
 
     def tick(self) -> int:
         """The number of the last committed tick (0 for a new project)."""
@@ -175,40 +195,70 @@ class Project:
         txn.commit()
         return state
 
-    def steer(self) -> str:
-        """The author's note for the coming scenes, if any."""
-        try:
-            return self.steer_file.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            return ""
-
     def recover(self) -> bool:
         """Finish or drop a commit that a crash interrupted."""
         return recover(self.root, self.novel_dir / "txn")
 
     # -- lock --------------------------------------------------------------
-    def acquire_lock(self) -> None:
-        """Take the project's lock, or raise LockError if another process has it."""
+    @property
+    def lock_file(self) -> Path:
+        return self.novel_dir / "lock"
+
+    def acquire_lock(self, wait: float = 0.0, *, clock: Callable[[], float] = time.monotonic,
+                     sleep: Callable[[float], None] = time.sleep,
+                     now: Callable[[], datetime] = _utc_now) -> None:
+        """Take the project's lock (an fcntl lock: it dies with its process), waiting up
+        to `wait` seconds; else raise LockError naming the holder's pid and since when."""
         self.novel_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.novel_dir / "lock", "a+")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise LockError(f"project '{self.name}' is busy: another novel process is "
-                            f"ticking it ({self.novel_dir / 'lock'})",
-                            path=str(self.novel_dir / "lock")) from None
+        handle = open(self.lock_file, "a+")
+        deadline = clock() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if clock() >= deadline:
+                    handle.close()
+                    raise self._busy(wait) from None
+                sleep(min(0.1, max(0.0, deadline - clock())))
         handle.seek(0)
         handle.truncate()
-        handle.write(str(os.getpid()))
+        handle.write(f"{os.getpid()} {now().isoformat(timespec='seconds')}\n")
         handle.flush()
         self._lock_handle = handle
+
+    def lock_holder(self) -> tuple[int | None, str]:
+        """(pid, since) as the lock's holder wrote them into the lock file."""
+        try:
+            pid, _, since = self.lock_file.read_text(encoding="utf-8").strip().partition(" ")
+            return int(pid), since
+        except (OSError, ValueError):
+            return None, ""
+
+    def _busy(self, wait: float) -> LockError:
+        pid, since = self.lock_holder()
+        who = f"process {pid}" if pid else "another novel process"
+        waited = f" (waited {wait:g}s)" if wait else ""
+        return LockError(f"project '{self.name}' is busy: {who} has been ticking it"
+                         f"{' since ' + since if since else ''}{waited}; stop it with "
+                         f"`novel stop -p {self.name}` or try again with --wait",
+                         path=str(self.lock_file), pid=pid, since=since)
 
     def release_lock(self) -> None:
         if self._lock_handle is not None:
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()
             self._lock_handle = None
+
+    @contextmanager
+    def locked(self, wait: float = 0.0) -> Iterator["Project"]:
+        """Hold the lock (waiting up to `wait` s) with an interrupted commit recovered."""
+        self.acquire_lock(wait)
+        try:
+            self.recover()
+            yield self
+        finally:
+            self.release_lock()
 
     def __enter__(self) -> "Project":
         self.acquire_lock()

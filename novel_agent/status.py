@@ -7,6 +7,8 @@ from pathlib import Path
 
 from .config import Config
 from .context.relevance import overdue
+from .errors import FileFormatError
+from .steer import describe as describe_steer, read_steer
 from .files import read_front_matter
 from .memory import load_memory
 from .project import Project
@@ -56,6 +58,15 @@ def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
         overdue=sorted((l for l in memory.open_loops() if overdue(l, project.tick() + 1,
                                                                    overdue_after)),
                        key=lambda l: int(l.get("opened_in") or 0)))
+
+
+def steer_status(project: Project) -> str:
+    """The author's note as the next tick will see it (or why it cannot be read)."""
+    try:
+        note = read_steer(project.steer_file)
+    except FileFormatError as exc:
+        return f"unreadable: {exc}"
+    return describe_steer(note, project.tick() + 1, project.state())
 
 
 def folder_tree(root: Path, *, max_files: int = 3) -> list[str]:

@@ -14,6 +14,10 @@ from .new import new_cmd
 from .models_cmd import models_group
 from .summarize import summarize_cmd
 from .tick import tick_cmd
+from .run_cmd import run_cmd
+from .stop_cmd import stop_cmd
+from .preset_cmd import preset_group
+from .config_cmd import config_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,6 +35,8 @@ def cli() -> None:
 
 cli.add_command(new_cmd)
 cli.add_command(tick_cmd)
+cli.add_command(run_cmd)
+cli.add_command(stop_cmd)
 cli.add_command(status_cmd)
 cli.add_command(scenes_group)
 cli.add_command(inspect_cmd)
@@ -38,3 +44,5 @@ cli.add_command(context_cmd)
 cli.add_command(summarize_cmd)
 cli.add_command(models_group)
 cli.add_command(export_cmd)
+cli.add_command(preset_group)
+cli.add_command(config_group)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..config import load_preset
+from ..config import load_preset, user_presets_dir
 from ..errors import ConfigError
 from ..files import read_yaml
 from ..project import NAME_RE, create_project, projects_dir
@@ -36,7 +36,8 @@ def read_foundation(path: Path) -> dict[str, str]:
 @click.command("new")
 @click.argument("name")
 @click.option("--preset", default="balanced", show_default=True,
-              help="Configuration preset from configs/ (conservative, balanced, aggressive, ...).")
+              help="Configuration preset: built in (conservative, balanced, aggressive) or your own "
+                   "(novel preset list).")
 @click.option("--premise", default=None, help="One or two sentences: what the book is about.")
 @click.option("--foundation", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A YAML file with premise, genre, tone, setting, protagonist.")
@@ -57,13 +58,16 @@ def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None
         raise click.UsageError("give --premise or --foundation, not both")
     if not NAME_RE.match(name):
         raise click.BadParameter("use letters, digits, '.', '_' or '-'", param_hint="NAME")
-    load_preset(preset)  # an unknown preset fails before anything is written
+    if name == "presets":
+        raise click.BadParameter("'presets' is the folder of your own presets", param_hint="NAME")
+    folder = projects_dir(Path.cwd(), os.environ)
+    load_preset(preset, user_dir=user_presets_dir(os.environ, folder))  # fails before writing
     story = read_foundation(foundation) if foundation else {}
     if premise:
         story["premise"] = premise.strip()
     story.setdefault("premise", "An unnamed story, waiting for its first scene.")
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    root = projects_dir(Path.cwd(), os.environ) / name
+    root = folder / name
     project = create_project(root, {"name": name, **story, "preset": preset},
                              config={"llm": llm} if llm else None)
     click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 
 from ..models import describe_provider
-from ..status import SummaryStatus, project_status, summary_status
+from ..heartbeat import read_heartbeat, status_lines
+from ..status import SummaryStatus, project_status, steer_status, summary_status
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -14,7 +15,8 @@ from .common import load_config, novel_errors, open_project, project_option
 @project_option
 @novel_errors
 def status_cmd(project_spec: str | None) -> None:
-    """Show ticks, words, characters, open loops, the last scene, the model, and the
+    """Show ticks, words, characters, open loops, the last scene, the model, the daemon
+    (running or not, since, pace, last error), the author's note in force, and the
     summary tree (levels, ranges, tokens, compression) with what tier 3 takes from it.
 
     \b
@@ -42,6 +44,9 @@ def status_cmd(project_spec: str | None) -> None:
         click.echo(f"last scene  {s.last_scene.tick}: \"{s.last_scene.title}\"  "
                    f"(pov {s.last_scene.pov}, at {s.last_scene.location})")
     click.echo(f"model       {describe_provider(config)}  (preset {config.preset})")
+    for line in status_lines(read_heartbeat(project)):
+        click.echo(line)
+    click.echo(f"steer       {steer_status(project)}")
     for line in summary_lines(summaries):
         click.echo(line)
 

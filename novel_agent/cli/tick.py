@@ -43,10 +43,13 @@ def context_line(writer: dict) -> str:
 @project_option
 @click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
               help="How many ticks (scenes) to run.")
+@click.option("--wait", type=click.FloatRange(0, None), default=0.0, show_default=True,
+              metavar="S", help="Wait up to S seconds for another process (a running "
+                                "`novel run`) to release the project.")
 @model_options
 @novel_errors
-def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_flag: str | None,
-             base_url: str | None) -> None:
+def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | None,
+             model_flag: str | None, base_url: str | None) -> None:
     """Write the next scene: plan, write, extract, commit.
 
     \b
@@ -56,7 +59,7 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
     """
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project, Session.open(project, config, os.environ) as session:
+    with project.locked(wait), Session.open(project, config, os.environ) as session:
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -65,13 +66,15 @@ class StorySource:
     min_words: int = 200
     max_words: int = 400
     summary: SummaryJob | None = None
+    steer: str = ""                  # the author's note in force for this tick
 
     def view(self) -> dict[str, Any]:
         """The source as the plain values the answer builders read."""
         job = self.summary
         out: dict[str, Any] = {"story": self.story, "memory": self.memory, "tick": self.tick,
                                "plan": self.plan, "prose": self.prose,
-                               "min_words": self.min_words, "max_words": self.max_words}
+                               "min_words": self.min_words, "max_words": self.max_words,
+                               "steer": self.steer}
         if job is not None:
             out.update(kind=job.kind, first=job.first, last=job.last, items=job.items,
                        previous=job.previous, new=job.new)
@@ -175,9 +178,10 @@ class OfflineModel:
                           "detail": rng.choice(["uneasy allies", "old friends", "rivals",
                                                 "creditor and debtor", "siblings"])})
         title = f"{rng.choice(['The', 'A'])} {rng.choice(['Lantern', 'Ledger', 'Tide', 'Key', 'Map', 'Bell', 'Letter'])} at {location.split()[-1].capitalize()}"
+        intention = f"{pov} meets {', '.join(cast[1:]) or 'no one'} at {location} to {goal}"
+        asked = first_sentence(str(hints.get("steer") or ""))
         return {"title": title,
-                "intention": f"{pov} meets {', '.join(cast[1:]) or 'no one'} at {location} to "
-                             f"{goal}.",
+                "intention": intention + (f", as the author asks: {asked}" if asked else "."),
                 "pov": pov, "location": location, "characters": cast,
                 "tool_calls": calls[:max_tools]}
 
@@ -254,6 +258,15 @@ class OfflineModel:
         sentences = previous[:1] + previous[1:][-3:] + new[-2:]
         text = ". ".join(s.rstrip(".") for s in sentences if s)
         return (text + ".") if text else "The story has begun."
+
+
+def first_sentence(note: str, limit: int = 200) -> str:
+    """The first sentence of an author's note (headings skipped), ending in punctuation."""
+    lines = [l.strip() for l in note.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+    if not lines:
+        return ""
+    sentence = re.split(r"(?<=[.!?])\s", " ".join(lines), maxsplit=1)[0][:limit].strip()
+    return sentence if sentence[-1:] in ".!?" else sentence + "."
 
 
 def _join(names: list[str]) -> str:

@@ -1,0 +1,61 @@
+"""`novel config show`: the configuration in force, and where each value came from."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..config import merge_layers, sources
+from ..reload import flatten
+from .common import novel_errors, open_project, project_option
+
+
+def source_label(key: str, source: tuple[str, int | None] | None, root) -> str:
+    """A layer's name as `config show --sources` prints it: a file (and line), relative to
+    the project when it is in it, the environment variable, or "built-in default"."""
+    if source is None:
+        return "built-in default"
+    name, line = source
+    if name == "environment":
+        return f"environment (NOVEL_{key.replace('.', '_').upper()})"
+    if name.startswith(str(root)):
+        name = name[len(str(root)) + 1:]
+    return f"{name}:{line}" if line else name
+
+
+@click.group("config")
+def config_group() -> None:
+    """The merged configuration of a project.
+
+    \b
+    Example:
+      novel config show -p harbour --sources
+    """
+
+
+@config_group.command("show")
+@project_option
+@click.option("--sources", "with_sources", is_flag=True,
+              help="Say which layer set each value (preset, project.yaml, environment, ...).")
+@novel_errors
+def show_cmd(project_spec: str | None, with_sources: bool) -> None:
+    """Print every setting in force: defaults < preset < project.yaml < environment.
+    API keys are never shown: the configuration holds only the variable's name.
+
+    \b
+    Example:
+      novel config show -p harbour
+      novel config show --sources
+    """
+    project = open_project(project_spec)
+    name, layers = project.config_layers(os.environ)
+    config, origin = merge_layers(layers, preset=name), sources(layers)
+    for key, value in flatten(config).items():
+        line = f"{key} = {json.dumps(value)}"
+        if with_sources:
+            where = ("project.yaml" if project.story_data().get("preset") else "built-in default"
+                     ) if key == "preset" else source_label(key, origin.get(key), project.root)
+            line = f"{line:<52} {where}"
+        click.echo(line)

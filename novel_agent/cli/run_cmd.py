@@ -1,0 +1,114 @@
+"""`novel run`: the daemon in the foreground, one status line per tick."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import click
+
+from ..daemon import Event, book_words, serve
+from ..daemon_log import close_log, open_log
+from ..reload import Reloader
+from ..signals import signal_name
+from .common import flags, model_options, novel_errors, open_project, project_option
+from .tick import stage_line
+
+
+def notify(signum: int, level: int) -> None:
+    """Said at once when a stop signal comes (os.write: safe in a signal handler)."""
+    name = signal_name(signum)
+    text = (f"\n{name}: finishing the tick in flight, then stopping ({name} again stops now)\n"
+            if level == 1 else f"\n{name} again: stopping at the next safe point\n")
+    os.write(sys.stderr.fileno(), text.encode())
+
+
+class Console:
+    """Log lines and the progress bar on one terminal: a line clears the bar, then the
+    bar is drawn again below it."""
+
+    def __init__(self, bar=None, by_words: bool = False):
+        self.bar, self.by_words = bar, by_words
+        self.tty = sys.stdout.isatty()
+
+    def echo(self, line: str) -> None:
+        if self.bar is not None and self.tty:
+            click.echo("\r\033[K", nl=False)
+        click.echo(line)
+        if self.bar is not None and self.tty:
+            self.bar.render_progress()
+
+    def advance(self, event: Event) -> None:
+        if self.bar is not None and event.kind == "tick":
+            self.bar.update(event.data.words if self.by_words else 1)
+
+
+def progress(reloader: Reloader):
+    """A progress bar with an ETA when the run is bounded (by ticks, else by words)."""
+    d = reloader.config.daemon
+    book = book_words(reloader.project) if d.stop_at_words else 0
+    if d.max_ticks:
+        return click.progressbar(length=d.max_ticks, label=f"writing {d.max_ticks} tick{'s' if d.max_ticks != 1 else ''}",
+                                 show_eta=True), False
+    if d.stop_at_words and d.stop_at_words > book:
+        return click.progressbar(length=d.stop_at_words - book, label=f"writing to {d.stop_at_words:,} words",
+                                 show_eta=True), True
+    return contextlib.nullcontext(), False
+
+
+@click.command("run")
+@project_option
+@click.option("--ticks", type=click.IntRange(0, None), default=None, metavar="N",
+              help="Stop after N ticks (daemon.max_ticks; 0 = no limit).")
+@click.option("--until-words", type=click.IntRange(0, None), default=None, metavar="W",
+              help="Stop once the book holds W words (daemon.stop_at_words).")
+@click.option("--interval", type=click.FloatRange(0, None), default=None, metavar="S",
+              help="Seconds between ticks (daemon.interval).")
+@click.option("--max-failures", type=click.IntRange(1, None), default=None, metavar="K",
+              help="Give up (exit 3) after K failed ticks in a row (daemon.max_failures).")
+@click.option("--wait", type=click.FloatRange(0, None), default=0.0, show_default=True,
+              metavar="S", help="Wait up to S seconds for another process to release the "
+                                "project.")
+@click.option("-v", "--verbose", is_flag=True, help="Also show each stage of each tick.")
+@click.option("-q", "--quiet", is_flag=True, help="Only warnings, errors and the last line.")
+@model_options
+@novel_errors
+def run_cmd(project_spec, ticks, until_words, interval, max_failures, wait, verbose, quiet,
+            provider, model_flag, base_url) -> None:
+    """Write scene after scene until a bound, Ctrl-C or `novel stop`; take edits live.
+
+    Edits of project.yaml, the preset, configs/models.yaml, lore/, templates/ and
+    steer.md take effect from the next tick. Ctrl-C (or SIGTERM) finishes the tick
+    in flight and exits 0; a second one stops at once, nothing half-written. After
+    --max-failures failed ticks in a row it exits 3.
+
+    \b
+    Example:
+      novel run -p harbour                         # until Ctrl-C or `novel stop`
+      novel run -p harbour --ticks 20 --interval 60
+      novel run -p harbour --until-words 50000
+    """
+    project = open_project(project_spec)
+    layer = {"daemon.max_ticks": ticks, "daemon.stop_at_words": until_words,
+             "daemon.interval": interval, "daemon.max_failures": max_failures,
+             **flags(provider, model_flag, base_url)}
+    reloader = Reloader(project, os.environ, layer)
+    bar, by_words = (contextlib.nullcontext(), False) if quiet else progress(reloader)
+    with bar as shown:
+        console = Console(shown, by_words)
+        log = open_log(project, console.echo, verbose=verbose, quiet=quiet)
+        try:
+            summary = serve(project, reloader, os.environ, wait=wait, notify=notify,
+                            on_event=lambda e: _report(log, console, e))
+            log.info(summary.line())
+        finally:
+            close_log(log)
+    if quiet:
+        click.echo(summary.line())
+    sys.exit(summary.exit_code)
+
+
+def _report(log, console: Console, event: Event) -> None:
+    log.log(event.level, stage_line(event.data) if event.kind == "stage" else event.message)
+    console.advance(event)
