@@ -103,8 +103,9 @@ def test_dynamic_sizing_short_scenes_all_whole_long_scene_pushes_older_out():
 
 
 def test_compaction_level_1_turns_older_full_text_into_summaries():
-    # 800-word scenes are of typical length here, so tier 1 takes two of them
-    config = load_config(flags={"generation.scene_max_words": 800,
+    # 800-word scenes, and a tier-1 share that holds three 600-word (typical) scenes:
+    # tier 1 takes two of them
+    config = load_config(flags={"generation.scene_max_words": 600,
                                 "context.tier1_share": 0.7, "context.tier2_share": 0.05,
                                 "context.tier3_share": 0.05, "context.cast_share": 0.05,
                                 "context.retrieved_share": 0.05})

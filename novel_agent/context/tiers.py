@@ -40,6 +40,7 @@ class TierLimits:
     full_count: int        # the preset's full-text scenes (of typical length)
     summary_count: int     # summaries kept after a compaction
     max_full: int          # tier 1 never holds more scenes than this
+    floor: int = 1         # scenes a compaction keeps if they fit the whole cap
 
     @classmethod
     def for_preset(cls, budget: int, ctx: Any, gen: Any) -> "TierLimits":
@@ -50,13 +51,13 @@ class TierLimits:
         count = max(1, gen.full_text_scenes_count)
         share = int(budget * ctx.tier1_share)
         if (count + 1) * typical <= share:
-            high, low = (count + 1) * typical, count * typical
-        else:
-            high, low = share, int(ctx.low_water * share)
+            high, low, floor = (count + 1) * typical, count * typical, count
+        else:    # a small window: refill from low_water of the share, for a wide band
+            high, low, floor = share, int(ctx.low_water * share), 1
         return cls(tier1_tokens=high, tier1_low=max(1, low),
                    tier2_tokens=int(budget * ctx.tier2_share), full_count=count,
                    summary_count=gen.summary_scenes_count,
-                   max_full=max(ctx.max_full_text_scenes, count))
+                   max_full=max(ctx.max_full_text_scenes, count), floor=floor)
 
     @property
     def max_summaries(self) -> int:
@@ -76,11 +77,11 @@ class RecentSelection:
 
 def _compact_full(last: int, tokens: Callable[[int], int], limits: TierLimits) -> int:
     """Newest-first down to the low-water mark: the newest scene, then older ones while
-    they fit `tier1_low` tokens (or, up to `full_count` scenes, the whole cap)."""
+    they fit `tier1_low` tokens (or, up to `floor` scenes, the whole cap)."""
     start, used = last, tokens(last)
     while start > 1 and last - start + 1 < limits.max_full:
         nxt = tokens(start - 1)
-        floor = last - start + 1 < limits.full_count and used + nxt <= limits.tier1_tokens
+        floor = last - start + 1 < limits.floor and used + nxt <= limits.tier1_tokens
         if not (floor or used + nxt <= limits.tier1_low):
             break
         start, used = start - 1, used + nxt
