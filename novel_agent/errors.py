@@ -11,6 +11,7 @@
     ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
     ├── ExportError                 the book cannot be exported (range, format, no scenes)
     ├── ManuscriptError             a manuscript to import cannot be read or split
+    ├── ImportStoppedError          an import stopped (a model failure); what landed stays
     ├── TickError                   a stage failed; the project is unchanged (cause chained)
     └── SummarizeError              the summarizer failed; checkpoints stay pending
 
@@ -122,3 +123,12 @@ class ExportError(NovelError):
 
 class ManuscriptError(NovelError):
     """A manuscript cannot be read or split (a missing or non-UTF-8 file, a bad mode)."""
+
+
+class ImportStoppedError(NovelError):
+    """An import stopped part way (its model error chained): `done` of `total` pieces are
+    imported, each committed whole; the same import run again resumes after them."""
+
+    def __init__(self, message: str, *, done: int, total: int):
+        self.done, self.total = done, total
+        super().__init__(message)

@@ -7,6 +7,7 @@ import click
 from .. import __version__
 from .context_cmd import context_cmd
 from .export_cmd import export_cmd
+from .import_cmd import import_cmd
 from .inspect_cmd import inspect_cmd
 from .scenes_cmd import scenes_group
 from .status_cmd import status_cmd
@@ -46,3 +47,4 @@ cli.add_command(models_group)
 cli.add_command(export_cmd)
 cli.add_command(preset_group)
 cli.add_command(config_group)
+cli.add_command(import_cmd)

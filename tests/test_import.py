@@ -1,0 +1,267 @@
+"""`novel import` and novel_agent.importer: a manuscript in, then `novel tick` goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from fake_openai import FakeOpenAIServer
+from story_factory import prose
+from test_tick_openai import KEY, stage_of
+from ticking import run_ticks
+from novel_agent.cli import cli
+from novel_agent.errors import ImportStoppedError, ModelError
+from novel_agent.importer import import_manuscript, load_manuscript
+from novel_agent.memory import load_memory
+from novel_agent.models.offline import OfflineModel
+from novel_agent.scenes import load_scene, load_scenes, scene_ticks
+from novel_agent.session import Session
+from novel_agent.testing import ScriptedModel
+
+PEOPLE = ("Mara Quill", "Tobin Keel", "Ilse Varga")
+
+
+def scene_text(chapter: int, scene: int) -> str:
+    """~120 words that name one of PEOPLE and end with a marker sentence."""
+    who = PEOPLE[(chapter + scene) % 3]
+    return (f"{who} came down to the harbour in chapter {chapter}. "
+            + prose(110, chapter * 10 + scene) + f"\n\nThis is scene {chapter}.{scene}.")
+
+
+def write_book(path, chapters: int = 3, scenes: int = 3):
+    """A manuscript of `chapters` chapters of `scenes` scenes between `* * *` breaks."""
+    parts = []
+    for c in range(1, chapters + 1):
+        parts.append(f"# Chapter {c}")
+        parts.append("\n\n* * *\n\n".join(scene_text(c, s) for s in range(1, scenes + 1)))
+    path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
+def import_responder(body):
+    """Valid extractor JSON naming who the scene names; bullets for the summarizer."""
+    stage = stage_of(body)
+    text = body["messages"][-1]["content"]
+    if stage == "extractor":
+        marker = re.findall(r"This is scene (\d+\.\d+)\.", text)[-1]
+        present = re.findall(r"(\w+ \w+) came down to the harbour", text)
+        return json.dumps({
+            "summary": [f"Bullet one of scene {marker}.", f"{present[0]} walks the quay.",
+                        "The harbour bell rings twice."],
+            "facts": [f"Scene {marker} happened at the harbour"],
+            "characters": [{"name": p, "state": f"seen in scene {marker}"} for p in present],
+            "loops_opened": ["who rang the harbour bell"] if marker == "1.1" else [],
+            "loops_resolved": [], "relationships": []})
+    # the summarizer: bullets naming what its range established, so coverage is full
+    facts = [f"- Scene {m} happened at the harbour." for m in
+             dict.fromkeys(re.findall(r"This is scene (\d\.\d)\.", text))]
+    return "\n".join(["- Mara Quill, Tobin Keel and Ilse Varga meet at the harbour.",
+                      "- They ask who rang the harbour bell.", *facts])
+
+
+def cli_env(**extra):
+    env = {k: None for k in os.environ if k.startswith("NOVEL_") and k != "NOVEL_PROJECTS_DIR"}
+    return {**env, "OPENAI_API_KEY": KEY, **extra}
+
+
+@pytest.fixture
+def openai_project(projects_dir):
+    result = CliRunner().invoke(cli, ["new", "harbour", "--premise", "A keeper finds a map.",
+                                      "--provider", "openai"], env=cli_env(),
+                                catch_exceptions=False)
+    assert result.exit_code == 0
+    return projects_dir / "harbour"
+
+
+def test_import_then_tick_continues(openai_project, tmp_path):
+    book = write_book(tmp_path / "book.md")
+    env = cli_env(NOVEL_GENERATION_CHECKPOINT_SUMMARY_INTERVAL="4")
+    with FakeOpenAIServer(import_responder) as server:
+        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
+                                          server.base_url, "--model", "gpt-4o-mini"],
+                                    env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-3:] == [
+        "imported 9 scenes as ticks 1–9 (1,125 words)",
+        "memory: 3 characters; summaries made: checkpoint_004, overall, checkpoint_008",
+        "Next: novel tick -p harbour"]
+    stages = [stage_of(r["json"]) for r in server.requests]
+    assert stages.count("extractor") == 9
+    # scenes in manuscript order, with front matter and the extractor's bullets
+    scenes = load_scenes(openai_project / "scenes")
+    assert [s.tick for s in scenes] == list(range(1, 10))
+    assert [s.title for s in scenes][:4] == ["Chapter 1", "Chapter 1 (2)", "Chapter 1 (3)",
+                                             "Chapter 2"]
+    assert [re.findall(r"scene (\d\.\d)\.$", s.body)[0] for s in scenes] == [
+        f"{c}.{s}" for c in (1, 2, 3) for s in (1, 2, 3)]
+    assert scenes[4].summary[0] == "Bullet one of scene 2.2."
+    assert scenes[4].tokens > 100 and scenes[4].words > 100
+    assert scenes[4].pov in PEOPLE and scenes[4].pov in scenes[4].body
+    # memory: characters created from the extraction, facts and the loop recorded
+    memory = load_memory(openai_project / "memory")
+    assert sorted(c["name"] for c in memory.characters.values()) == sorted(PEOPLE)
+    assert memory.find_character("Ilse Varga")["first_seen"] == 1   # scene 1.1 names her
+    assert memory.find_character("Mara Quill")["first_seen"] == 2
+    assert memory.open_loops()[0]["description"] == "who rang the harbour bell"
+    assert {"text": "Scene 3.3 happened at the harbour", "scene": 9} in memory.facts
+    # checkpoints at the interval; usage recorded per call
+    summaries = {p.name for p in (openai_project / "summaries").iterdir()}
+    assert {"checkpoint_004.md", "checkpoint_008.md"} <= summaries
+    import sqlite3
+    with sqlite3.connect(openai_project / ".novel" / "index.db") as db:
+        rows = db.execute("SELECT tick, stage FROM usage WHERE stage = 'extractor'").fetchall()
+    assert sorted(rows) == [(t, "extractor") for t in range(1, 10)]
+    # one offline tick continues at 10, and the writer sees the last imported scene
+    result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--provider", "offline"],
+                                env=cli_env(), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "tick 10 of harbour" in result.output
+    assert (openai_project / "scenes" / "scene_010.md").is_file()
+    log = json.loads((openai_project / ".novel" / "log" / "tick_010_writer.json").read_text())
+    prompt = "\n".join(m["content"] for m in log["messages"])
+    tier3, tier2, tier1 = (prompt.split("## The story so far")[1].split("## Who and where")[0],
+                           prompt.split("## Earlier scenes")[1].split("## The last scenes")[0],
+                           prompt.split("## The last scenes in full")[1])
+    assert "### Scenes 1–4" in tier3 and "### Scenes 5–8" in tier3     # the checkpoints
+    assert "Scene 2 — Chapter 1 (2)\n- Bullet one of scene 1.2." in tier2  # bullets
+    assert "### Scene 9 — Chapter 3 (3)" in tier1 and scenes[-1].body.strip() in tier1
+
+
+def offline_session(project, model):
+    return Session.open(project, project.config(), make_model=lambda source: model)
+
+
+def answer(text: str) -> dict:
+    return {"summary": [text, "Then more.", "And more."], "facts": [], "characters": [],
+            "loops_opened": [], "loops_resolved": [], "relationships": []}
+
+
+class Interrupted(OfflineModel):
+    """The offline model, until Ctrl-C arrives during the third extraction."""
+
+    extractions = 0
+
+    def complete(self, request):
+        if request.stage == "extractor":
+            self.extractions += 1
+            if self.extractions == 3:
+                raise KeyboardInterrupt
+        return super().complete(request)
+
+
+def failing_third(kind: str):
+    """A model whose third extraction fails: a ModelError (scripted), or Ctrl-C."""
+    if kind == "ctrl-c":
+        return Interrupted(seed=1), KeyboardInterrupt
+    model = ScriptedModel(otherwise=OfflineModel(seed=1))
+    model.add("extractor", answer("One happens here.")).add("extractor", answer("Two happens here."))
+    model.fail("extractor", ModelError("boom: the server went away"))
+    return model, ImportStoppedError
+
+
+@pytest.mark.parametrize("kind", ["model error", "ctrl-c"])
+def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
+    book = write_book(tmp_path / "book.md")
+    manuscript = load_manuscript(book, "auto", 400)
+    model, raised = failing_third(kind)
+    with project, offline_session(project, model) as session:
+        with pytest.raises(raised) as caught:
+            import_manuscript(session, manuscript)
+    if raised is ImportStoppedError:
+        assert caught.value.done == 2 and caught.value.total == 9
+        assert "2 of 9 pieces are imported" in str(caught.value)
+        assert "run the same `novel import` again to resume" in str(caught.value)
+    assert scene_ticks(project.scenes_dir) == [1, 2]
+    assert project.tick() == 2 and project.state()["import"]["done"] == 2
+    assert not (project.log_dir / "tick_003_extractor.json").exists()
+    with project, offline_session(project, OfflineModel(seed=1)) as session:
+        result = import_manuscript(session, manuscript)
+    assert result.skipped == 2 and result.ticks == list(range(3, 10))
+    scenes = load_scenes(project.scenes_dir)
+    assert [s.tick for s in scenes] == list(range(1, 10)) and project.tick() == 9
+    assert [s.body for s in scenes] == [p.body for p in manuscript.pieces]
+    assert scenes[1].summary[0] == ("Two happens here." if kind == "model error"
+                                    else "Someone is at somewhere.")   # offline, no source
+    # a third run of the same import changes nothing
+    with project, offline_session(project, OfflineModel(seed=1)) as session:
+        again = import_manuscript(session, manuscript)
+    assert again.ticks == [] and scene_ticks(project.scenes_dir) == list(range(1, 10))
+
+
+def test_model_failure_through_the_cli_is_one_line(openai_project, tmp_path, snapshot):
+    book = write_book(tmp_path / "book.md", chapters=1)
+    calls = []
+
+    def failing(body):
+        if stage_of(body) == "extractor":
+            calls.append(1)
+            if len(calls) == 2:
+                return {"status": 401, "error": "invalid api key"}
+        return import_responder(body)
+
+    with FakeOpenAIServer(failing) as server:
+        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
+                                          server.base_url], env=cli_env())
+    assert result.exit_code == 1
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and "import stopped at piece 2 of 3" in error[0]
+    assert "1 of 3 pieces are imported" in error[0]
+    assert scene_ticks(openai_project / "scenes") == [1]
+
+
+def test_no_extract_then_tick(project, tmp_path):
+    book = write_book(tmp_path / "book.md")
+    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--no-extract"],
+                                env=cli_env(), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "imported 9 scenes as ticks 1–9" in result.output
+    scenes = load_scenes(project.scenes_dir)
+    assert [s.summary for s in scenes][:2] == [["Chapter 1"], ["Chapter 1 (2)"]]
+    assert not list(project.log_dir.glob("*.json"))        # no model was asked
+    assert load_memory(project.memory_dir).characters == {}
+    assert project.tick() == 9
+    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"], env=cli_env(),
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "tick 10 of harbour" in result.output
+    log = json.loads((project.log_dir / "tick_010_writer.json").read_text())
+    prompt = "\n".join(m["content"] for m in log["messages"])
+    assert scenes[-1].body.strip() in prompt and "Chapter 1 (2)" in prompt
+
+
+def test_import_is_appended_after_existing_scenes(project, tmp_path):
+    run_ticks(project, 2)
+    first = load_manuscript(write_book(tmp_path / "one.md", chapters=1), "auto", 400)
+    with project, offline_session(project, OfflineModel()) as session:
+        import_manuscript(session, first, extract=False)
+    assert scene_ticks(project.scenes_dir) == [1, 2, 3, 4, 5] and project.tick() == 5
+    # a scene dropped in by hand, past the tick counter, is not overwritten
+    dropped = project.scene_path(6)
+    dropped.write_text("---\ntitle: By hand\n---\nWritten by hand.\n", encoding="utf-8")
+    second = load_manuscript(write_book(tmp_path / "two.md", chapters=1, scenes=2), "auto", 400)
+    with project, offline_session(project, OfflineModel()) as session:
+        result = import_manuscript(session, second)
+    assert result.ticks == [7, 8] and project.tick() == 8
+    assert load_scene(dropped).body.strip() == "Written by hand."
+    assert load_scene(project.scene_path(7)).body == second.pieces[0].body
+    assert project.state()["import"]["first_tick"] == 7
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("latin1.txt", "Caf\xe9 au lait.\n".encode("latin-1"), "not UTF-8 text"),
+    ("missing.md", None, "no such file or folder"),
+    ("empty.md", b"\n\n* * *\n", "no text to import"),
+])
+def test_unreadable_manuscript_writes_nothing(project, tmp_path, snapshot, name, data, message):
+    path = tmp_path / name
+    if data is not None:
+        path.write_bytes(data)
+    before = snapshot(project.root)
+    result = CliRunner().invoke(cli, ["import", str(path), "-p", "harbour"], env=cli_env())
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and message in result.output
+    assert snapshot(project.root) == before
