@@ -14,6 +14,7 @@ from .new import new_cmd
 from .models_cmd import models_group
 from .summarize import summarize_cmd
 from .tick import tick_cmd
+from .usage_cmd import usage_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,3 +39,4 @@ cli.add_command(context_cmd)
 cli.add_command(summarize_cmd)
 cli.add_command(models_group)
 cli.add_command(export_cmd)
+cli.add_command(usage_cmd)

@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..costs import cost_guard
 from ..pipeline import StageReport, tick
 from ..session import Session
 from ..stages.summarize import SummaryReport
@@ -49,6 +50,9 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
              base_url: str | None) -> None:
     """Write the next scene: plan, write, extract, commit.
 
+    With llm.max_cost set, a tick whose estimated cost would take the project's
+    spending past it is not started (exit code 4).
+
     \b
     Example:
       novel tick -p harbour -n 3
@@ -60,7 +64,9 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
+        guard = cost_guard(session)
         for _ in range(count):
+            guard()
             click.echo(f"tick {project.tick() + 1} of {project.name}")
             result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
             if "writer" in result.reports:
