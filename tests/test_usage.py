@@ -260,3 +260,13 @@ def test_offline_costs_nothing_and_says_so(project):
     result = invoke("usage", "-p", "harbour")
     assert "price: 0 (offline model)" in result.output
     assert [l for l in result.output.splitlines() if l.startswith("total")][0].endswith("$0")
+
+
+def test_novel_summarize_records_its_calls_too(project):
+    set_llm(project.root, generation__checkpoint_summary_interval=3)
+    run_ticks(project, 3)
+    before = len(read_rows(ledger_path(project)))
+    result = invoke("summarize", "-p", "harbour", "--rebuild")
+    assert result.exit_code == 0, result.output
+    rows = read_rows(ledger_path(project))[before:]
+    assert rows and {(r["stage"], r["tick"]) for r in rows} == {("summarizer", 3)}

@@ -9,6 +9,7 @@ from .context_cmd import context_cmd
 from .export_cmd import export_cmd
 from .inspect_cmd import inspect_cmd
 from .scenes_cmd import scenes_group
+from .stats_cmd import stats_cmd
 from .status_cmd import status_cmd
 from .new import new_cmd
 from .models_cmd import models_group
@@ -40,3 +41,4 @@ cli.add_command(summarize_cmd)
 cli.add_command(models_group)
 cli.add_command(export_cmd)
 cli.add_command(usage_cmd)
+cli.add_command(stats_cmd)
