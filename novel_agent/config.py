@@ -51,6 +51,9 @@ class LLMConfig:
     writer_max_tokens: int = 700
     extractor_max_tokens: int = 800
     summarizer_max_tokens: int = 400
+    # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
+    prices: dict[str, float] = field(default_factory=dict)
+    max_cost: float = 0.0           # dollars this project may spend in all; 0 = no ceiling
 
 
 @dataclass(frozen=True)
@@ -214,10 +217,11 @@ def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
     """Check (and gently coerce: int to float) one value against a field type."""
     origin = typing.get_origin(tp)
     if origin is dict:
-        _, value_tp = typing.get_args(tp)
+        key_tp, item_tp = typing.get_args(tp)
         if not isinstance(value, dict):
-            raise ValueError(f"{where} must be a mapping of {_type_name(value_tp)}, not {value!r}")
-        return {str(k): coerce_value(v, value_tp, where=f"{where}.{k}") for k, v in value.items()}
+            raise ValueError(f"{where} must be a mapping of {_type_name(item_tp)}, not {value!r}")
+        return {coerce_value(k, key_tp, where=where): coerce_value(v, item_tp, where=f"{where}.{k}")
+                for k, v in value.items()}
     if origin is list:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -274,6 +278,11 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         fail("llm.timeout", "must be positive")
     if config.llm.max_retries < 0:
         fail("llm.max_retries", "must be 0 or more")
+    if config.llm.max_cost < 0:
+        fail("llm.max_cost", "must be 0 (no ceiling) or a positive number of dollars")
+    problem = price_problem(config.llm.prices)
+    if problem:
+        fail("llm.prices", problem)
     gen = config.generation
     for key in ("max_tools_per_tick", "recent_scenes_count", "full_text_scenes_count",
                 "summary_scenes_count"):
@@ -313,6 +322,19 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         fail("daemon.max_failures", "must be at least 1")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
         fail("context.window", "must be 0 (from the model table) or positive")
+
+
+def price_problem(prices: Mapping[str, float]) -> str:
+    """What is wrong with an `llm.prices` mapping ("" when nothing is, or it is empty)."""
+    if not prices:
+        return ""
+    unknown = [k for k in prices if k not in ("input", "cached_input", "output")]
+    if unknown:
+        return f"unknown key '{unknown[0]}' (expected input, cached_input, output)"
+    if "input" not in prices or "output" not in prices:
+        return "needs input and output (dollars per million tokens; cached_input optional)"
+    negative = [k for k, v in prices.items() if v < 0]
+    return f"'{negative[0]}' must be 0 or more" if negative else ""
 
 
 def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:

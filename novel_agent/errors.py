@@ -13,9 +13,12 @@
     ├── ManuscriptError             a manuscript to import cannot be read or split
     ├── ImportStoppedError          an import stopped (a model failure); what landed stays
     ├── TickError                   a stage failed; the project is unchanged (cause chained)
-    └── SummarizeError              the summarizer failed; checkpoints stay pending
+    ├── SummarizeError              the summarizer failed; checkpoints stay pending
+    ├── CostCeilingError            the next tick would pass the cost ceiling (exit code 4)
+    └── MissingExtraError           an optional extra is not installed (`pip install ...`)
 
-Failure data lives on attributes, so callers can test and render them.
+Failure data lives on attributes, so callers can test and render them. An
+error whose `exit_code` is not 1 asks the CLI to exit with it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 class NovelError(Exception):
     """Root of every error novel_agent raises on purpose."""
+
+    exit_code = 1
 
 
 class ConfigError(NovelError):
@@ -64,19 +69,26 @@ class FileFormatError(NovelError):
 
 
 class ModelError(NovelError):
-    """An LLM call failed: network, HTTP status, timeout, or a server refusal."""
+    """An LLM call failed: network, HTTP status, timeout, or a server refusal.
 
-    def __init__(self, message: str, *, stage: str | None = None, status: int | None = None):
+    `attempts` is how many requests the client made; `usage` what the server
+    reported for the failed call (a models.base.Usage), None if it said nothing.
+    """
+
+    def __init__(self, message: str, *, stage: str | None = None, status: int | None = None,
+                 attempts: int = 1, usage: object = None):
         self.stage, self.status = stage, status
+        self.attempts, self.usage = attempts, usage
         super().__init__(message)
 
 
 class ModelResponseError(ModelError):
     """The model answered, but the answer is unusable (not JSON, wrong shape)."""
 
-    def __init__(self, message: str, *, stage: str | None = None, raw: str = ""):
+    def __init__(self, message: str, *, stage: str | None = None, raw: str = "",
+                 usage: object = None):
         self.raw = raw
-        super().__init__(message, stage=stage)
+        super().__init__(message, stage=stage, usage=usage)
 
 
 class ContextOverflowError(NovelError):
@@ -131,4 +143,23 @@ class ImportStoppedError(NovelError):
 
     def __init__(self, message: str, *, done: int, total: int):
         self.done, self.total = done, total
+        super().__init__(message)
+
+
+class CostCeilingError(NovelError):
+    """The next tick's estimated cost would take the spending past a ceiling (dollars)."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, spent: float, estimate: float, ceiling: float,
+                 tick: int | None = None):
+        self.spent, self.estimate, self.ceiling, self.tick = spent, estimate, ceiling, tick
+        super().__init__(message)
+
+
+class MissingExtraError(NovelError):
+    """A feature needs an optional extra that is not installed (`extra`, `package`)."""
+
+    def __init__(self, message: str, *, extra: str, package: str):
+        self.extra, self.package = extra, package
         super().__init__(message)

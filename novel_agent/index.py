@@ -1,8 +1,10 @@
 """`.novel/index.db`: a SQLite cache beside the files (token counts, usage log).
 
 The files are the truth; this database only remembers what is costly to
-recompute. It migrates itself: each named migration runs once, in order, and
-is recorded in `_migrations`. Multi-row writes go in one transaction.
+recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py). It
+migrates itself: each named migration (one statement or a list) runs once, in
+order, in one transaction, and is recorded in `_migrations`. Multi-row writes
+go in one transaction.
 """
 
 from __future__ import annotations
@@ -11,14 +13,22 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: list[tuple[str, str | list[str]]] = [
     ("001_token_counts",
      "CREATE TABLE token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL)"),
     ("002_usage",
      "CREATE TABLE usage (id INTEGER PRIMARY KEY, tick INTEGER, stage TEXT, model TEXT, "
      "prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, "
      "latency REAL, response_format TEXT)"),
+    ("003_usage_ledger", [
+        f"ALTER TABLE usage ADD COLUMN {column}" for column in (
+            "provider TEXT", "attempts INTEGER", "finish_reason TEXT", "cost REAL",
+            "error TEXT", "at TEXT")]),
 ]
+# The columns of a usage row, in the order `novel usage --json` and usage.jsonl give them.
+USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_tokens",
+                 "completion_tokens", "latency", "attempts", "finish_reason", "cost", "error",
+                 "response_format", "at")
 
 
 class Index:
@@ -41,7 +51,8 @@ class Index:
             if name in done:
                 continue
             with self.db:
-                self.db.execute(sql)
+                for statement in [sql] if isinstance(sql, str) else sql:
+                    self.db.execute(statement)
                 self.db.execute("INSERT INTO _migrations (name) VALUES (?)", (name,))
             applied.append(name)
         return applied
@@ -67,13 +78,32 @@ class Index:
 
     # -- usage log -------------------------------------------------------------
     def log_usage(self, rows: list[dict[str, Any]]) -> None:
-        """Record model calls (tick, stage, model, tokens, latency) in one transaction."""
+        """Record model calls (see USAGE_COLUMNS; a missing key is NULL) in one transaction."""
         with self.db:
-            self.db.executemany(
-                "INSERT INTO usage (tick, stage, model, prompt_tokens, completion_tokens, "
-                "cached_tokens, latency, response_format) VALUES (:tick, :stage, :model, "
-                ":prompt_tokens, :completion_tokens, :cached_tokens, :latency, :response_format)",
-                rows)
+            self._insert_usage(rows)
+
+    def _insert_usage(self, rows: list[dict[str, Any]]) -> None:
+        names = ", ".join(USAGE_COLUMNS)
+        marks = ", ".join(f":{c}" for c in USAGE_COLUMNS)
+        self.db.executemany(f"INSERT INTO usage ({names}) VALUES ({marks})",
+                            [{c: row.get(c) for c in USAGE_COLUMNS} for row in rows])
+
+    def usage_rows(self, after_id: int = 0) -> list[dict[str, Any]]:
+        """Every usage row (with its `id`) after `after_id`, oldest first."""
+        cursor = self.db.execute(f"SELECT id, {', '.join(USAGE_COLUMNS)} FROM usage "
+                                 "WHERE id > ? ORDER BY id", (after_id,))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor]
+
+    def last_usage_id(self) -> int:
+        """The id of the newest usage row (0 when there is none)."""
+        return self.db.execute("SELECT COALESCE(MAX(id), 0) FROM usage").fetchone()[0]
+
+    def replace_usage(self, rows: list[dict[str, Any]]) -> None:
+        """Empty the usage table and fill it with `rows`, in one transaction."""
+        with self.db:
+            self.db.execute("DELETE FROM usage")
+            self._insert_usage(rows)
 
     def close(self) -> None:
         self.flush()

@@ -5,7 +5,8 @@ Every command that calls a model or builds a prompt opens one (`novel tick`,
 the things a tick needs are made in exactly one place:
 
 - the model, built by `models.get_model` and wrapped in a RecordingModel that
-  keeps one usage row per call, told which tick it is working for;
+  keeps one usage row per call, told which tick it is working for, and priced
+  at `price` (prices.price_for: None when unknown);
 - the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory), its counts
   persisted in `.novel/index.db`;
@@ -13,9 +14,10 @@ the things a tick needs are made in exactly one place:
 - the summary-file cache, owned here so it lives as long as the session;
 - the clocks (`now` for timestamps written to files, `clock` for durations).
 
-`flush()` writes the buffered counts and usage rows (the pipeline calls it
-after every tick, failed ones included); `close()` flushes, closes the index
-and stops the model (a local llama.cpp server with it).
+`flush()` writes the buffered counts and usage rows (to the index and to
+`.novel/usage.jsonl`, see ledger.py; the pipeline calls it after every tick,
+failed ones included); `close()` flushes, closes the index and stops the model
+(a local llama.cpp server with it).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from typing import Any, Callable, Mapping
 from .config import Config
 from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
-from .models import get_model, model_id
+from .ledger import record
+from .models import get_model, model_id, resolve_provider
 from .models.base import ChatModel
 from .models.offline import OfflineModel, StorySource
 from .models.recording import RecordingModel
+from .prices import Price, price_for
 from .project import Project
 from .summaries import DocCache
 from .tokens import CountStore, TokenCounter
@@ -55,10 +59,13 @@ class Session:
     def __init__(self, project: Project, config: Config, model: ChatModel, *,
                  source: StorySource, counter: TokenCounter, limits: ModelLimits,
                  index: Index | None = None, record: bool = True,
+                 price: Price | None = None, provider: str = "",
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.project, self.config, self.source = project, config, source
-        self.model = RecordingModel(model)
+        self.price = price
+        self.model = RecordingModel(model, model=limits.model, provider=provider, price=price,
+                                    now=now, clock=clock)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
@@ -73,7 +80,7 @@ class Session:
 
         `stand_in=True` answers with the offline model instead of the configured one
         and records no usage (for `novel context`, which must call no LLM); the
-        counter and the limits stay those of the configured model.
+        counter, the limits and the price stay those of the configured model.
         """
         source = StorySource(min_words=config.generation.scene_min_words,
                              max_words=config.generation.scene_max_words)
@@ -85,7 +92,8 @@ class Session:
             model = get_model(config, env or {}, source=source)
         index = Index(project.index_db)
         return cls(project, config, model, source=source, counter=counter_for(config, index),
-                   limits=limits_for(config), index=index, record=not stand_in, now=now,
+                   limits=limits_for(config), index=index, record=not stand_in,
+                   price=price_for(config), provider=resolve_provider(config), now=now,
                    clock=clock)
 
     def budget(self, stage: str) -> Budget:
@@ -98,13 +106,14 @@ class Session:
         self.source.tick = tick
 
     def flush(self) -> None:
-        """Write the buffered token counts and usage rows to the index."""
+        """Write the buffered token counts to the index, and the usage rows to
+        `.novel/usage.jsonl` and the index."""
         rows = self.model.drain()
         if self.index is None:
             return
         self.index.flush()
-        if self.record and rows:
-            self.index.log_usage(rows)
+        if self.record:
+            record(self.project, self.index, rows)
 
     def close(self) -> None:
         """Flush, close the index and stop the model (a local server with it)."""

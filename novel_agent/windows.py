@@ -1,8 +1,10 @@
 """Model context windows: the table in `configs/models.yaml` and its lookup.
 
-A name is matched exactly first, then by the longest table prefix after
-stripping a provider prefix ("openai/") and an Ollama ":tag". Unknown models
-get a conservative default and a warning the caller may show.
+The file holds two tables: `models` (windows, read here) and `prices` (read by
+prices.py); `read_table` checks the file's shape for both. A name is matched
+exactly first, then by the longest table prefix after stripping a provider
+prefix ("openai/") and an Ollama ":tag". Unknown models get a conservative
+default and a warning the caller may show.
 """
 
 from __future__ import annotations
@@ -17,11 +19,26 @@ from novel_agent.paths import config_dir
 DEFAULT_WINDOW = 8192
 DEFAULT_MAX_OUTPUT = 4096
 _ENTRY_KEYS = ("window", "max_output")
+TABLES = ("models", "prices")     # the top-level keys of models.yaml; `models` is required
 
 
 def default_table_path() -> Path:
     """Where the package's model table lives."""
     return config_dir() / "models.yaml"
+
+
+def read_table(path: Path) -> tuple[dict, dict]:
+    """Read a models.yaml: its data and key lines, checked to hold a `models` mapping and,
+    optionally, a `prices` mapping (ConfigError naming the file and line otherwise)."""
+    path = Path(path)
+    data, lines = read_yaml_with_lines(path)
+    if (not isinstance(data, dict) or "models" not in data or set(data) - set(TABLES)
+            or not all(isinstance(data[key], dict) for key in data)):
+        extra = next((k for k in data if k not in TABLES), None) if isinstance(data, dict) else None
+        raise ConfigError("expected a top-level key 'models' (and optionally 'prices') "
+                          "holding a mapping", file=str(path),
+                          line=lines.get((str(extra),), lines.get(("models",), 1)))
+    return data, lines
 
 
 def load_model_table(path: Path) -> dict[str, tuple[int, int]]:
@@ -31,10 +48,7 @@ def load_model_table(path: Path) -> dict[str, tuple[int, int]]:
     anew on every call (a small file), so an edit is seen at the next tick.
     """
     path = Path(path)
-    data, lines = read_yaml_with_lines(path)
-    if not isinstance(data, dict) or set(data) != {"models"} or not isinstance(data["models"], dict):
-        raise ConfigError("expected a single top-level key 'models' holding a mapping",
-                          file=str(path), line=lines.get(("models",), 1))
+    data, lines = read_table(path)
     table: dict[str, tuple[int, int]] = {}
     for name, entry in data["models"].items():
         table[str(name).lower()] = _entry(path, lines, str(name), entry)

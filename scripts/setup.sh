@@ -1,5 +1,5 @@
 # Sourced by scripts/demo and scripts/test: make .venv and install what novel_agent needs.
-# Usage: source scripts/setup.sh [test]
+# Usage: source scripts/setup.sh [EXTRAS]   (e.g. test,plot: installs novel_agent[test,plot])
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${NOVEL_VENV:-$ROOT/.venv}"

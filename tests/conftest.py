@@ -60,10 +60,12 @@ def project(projects_dir) -> Project:
 
 
 def files_of(root: Path) -> dict[str, bytes]:
-    """Every file under root with its bytes, to prove nothing changed. The lock and
-    the index (a cache of token counts that a failed tick may still fill) are left out."""
+    """Every file under root with its bytes, to prove nothing changed. The lock, the
+    index (a cache of token counts that a failed tick may still fill) and the usage
+    ledger (a failed tick's calls were still made, and are paid for) are left out."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != "lock" and not p.name.startswith("index.db")}
+            if p.is_file() and p.name not in ("lock", "usage.jsonl")
+            and not p.name.startswith("index.db")}
 
 
 @pytest.fixture

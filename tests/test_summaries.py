@@ -147,8 +147,10 @@ def test_novel_summarize_makes_what_is_pending(project):
     assert len(out) == 2 and "pending_checkpoints" not in project.state()
     with sqlite3.connect(project.index_db) as db:    # novel summarize records its calls too
         rows = db.execute("SELECT tick, COUNT(*), SUM(prompt_tokens) FROM usage "
-                          "WHERE stage = 'summarizer' GROUP BY tick").fetchall()
+                          "WHERE stage = 'summarizer' AND error = '' GROUP BY tick").fetchall()
+        failed = db.execute("SELECT COUNT(*) FROM usage WHERE error != ''").fetchone()[0]
     assert [(tick, n) for tick, n, _ in rows] == [(2, 2)] and rows[0][2] > 0
+    assert failed == 1                               # the tick's failed call is in the ledger
     assert invoke("summarize", "-p", "harbour").output == (
         "nothing to summarize: every checkpoint owed is made\n")
 

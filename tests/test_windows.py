@@ -128,7 +128,7 @@ def test_shipped_windows(model, window, max_output):
      5, "unknown key 'colour'"),
     ("models:\n  gpt-4o: {window: 128000}\n", 2, "'gpt-4o.max_output' must be a positive integer"),
     ("models:\n  gpt-4o: 128000\n", 2, "'gpt-4o' must be a mapping"),
-    ("gpt-4o: {window: 128000, max_output: 16384}\n", 1, "single top-level key 'models'"),
+    ("gpt-4o: {window: 128000, max_output: 16384}\n", 1, "top-level key 'models' (and optionally 'prices')"),
 ])
 def test_a_broken_table_names_file_and_line(tmp_path, text, line, message):
     path = tmp_path / "models.yaml"

@@ -44,13 +44,16 @@ def load_config(project: Project, **flag_values: Any) -> Config:
 
 
 def novel_errors(fn: Callable) -> Callable:
-    """Turn a NovelError into a one-line ClickException."""
+    """Turn a NovelError into a one-line ClickException, exiting with the error's
+    `exit_code` (1, or 4 for a cost ceiling)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except NovelError as exc:
-            raise click.ClickException(str(exc)) from None
+            error = click.ClickException(str(exc))
+            error.exit_code = exc.exit_code
+            raise error from None
 
     return wrapper

@@ -10,6 +10,7 @@ from .export_cmd import export_cmd
 from .import_cmd import import_cmd
 from .inspect_cmd import inspect_cmd
 from .scenes_cmd import scenes_group
+from .stats_cmd import stats_cmd
 from .status_cmd import status_cmd
 from .new import new_cmd
 from .models_cmd import models_group
@@ -19,6 +20,7 @@ from .run_cmd import run_cmd
 from .stop_cmd import stop_cmd
 from .preset_cmd import preset_group
 from .config_cmd import config_group
+from .usage_cmd import usage_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,3 +50,5 @@ cli.add_command(export_cmd)
 cli.add_command(preset_group)
 cli.add_command(config_group)
 cli.add_command(import_cmd)
+cli.add_command(usage_cmd)
+cli.add_command(stats_cmd)

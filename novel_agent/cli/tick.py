@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..costs import cost_guard
 from ..pipeline import StageReport, tick
 from ..session import Session
 from ..stages.summarize import SummaryReport
@@ -52,6 +53,9 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
              model_flag: str | None, base_url: str | None) -> None:
     """Write the next scene: plan, write, extract, commit.
 
+    With llm.max_cost set, a tick whose estimated cost would take the project's
+    spending past it is not started (exit code 4).
+
     \b
     Example:
       novel tick -p harbour -n 3
@@ -63,7 +67,9 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
+        guard = cost_guard(session)
         for _ in range(count):
+            guard()
             click.echo(f"tick {project.tick() + 1} of {project.name}")
             result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
             for warning in result.warnings:

@@ -42,6 +42,7 @@ class Completion:
     latency: float = 0.0
     # How the JSON was asked for: "json_schema", "json_object", "text" or "" (prose).
     response_format: str = ""
+    attempts: int = 1        # requests the client made for it (retries and fallbacks included)
 
 
 @runtime_checkable

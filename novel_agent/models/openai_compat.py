@@ -10,6 +10,7 @@ exceptions into one-line ModelErrors that never carry the API key.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 import openai
@@ -58,6 +59,7 @@ class OpenAICompatModel:
         self._level = 0              # index into FORMAT_LEVELS: where JSON requests start
         self._level_known = False    # True once a JSON request succeeded at that level
         self._token_param = "max_tokens"
+        self._requests = 0           # requests made for the call in progress
 
     @property
     def response_format_level(self) -> str:
@@ -69,7 +71,18 @@ class OpenAICompatModel:
         return f"{self.label} model {self.model} at {self.base_url}"
 
     def complete(self, request: Request) -> Completion:
-        """Answer one request; JSON requests walk down the response-format ladder once."""
+        """Answer one request; the completion (or the ModelError) says how many requests
+        it took."""
+        self._requests = 0
+        try:
+            completion = self._complete(request)
+        except ModelError as exc:
+            exc.attempts = max(self._requests, 1)
+            raise
+        return replace(completion, attempts=self._requests)
+
+    def _complete(self, request: Request) -> Completion:
+        """JSON requests walk down the response-format ladder once."""
         if request.json_schema is None:
             return self._call(request, "")
         level = self._level
@@ -121,6 +134,7 @@ class OpenAICompatModel:
 
     def _once(self, request: Request, level: str, started: float) -> Completion:
         kwargs = self._arguments(request, level)
+        self._requests += 1
         if self.stream:
             text, usage, finish, model = self._streamed(kwargs)
         else:
@@ -132,7 +146,8 @@ class OpenAICompatModel:
         if not text.strip():
             raise ModelResponseError(
                 f"{request.stage}: {self.label} model {self.model} returned an empty answer "
-                f"(finish_reason={finish or 'none'})", stage=request.stage, raw=text)
+                f"(finish_reason={finish or 'none'})", stage=request.stage, raw=text,
+                usage=usage)
         return Completion(text=text, usage=usage, finish_reason=finish or "stop",
                           model=model or self.model, latency=self._clock() - started,
                           response_format=level)

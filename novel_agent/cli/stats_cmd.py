@@ -1,0 +1,84 @@
+"""`novel stats`: the story's numbers per tick, as text, JSON or a page of charts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..costs import money
+from ..stats import STAGES, Stats, collect_stats, summary
+from ..usage_report import project_rows
+from .common import load_config, novel_errors, open_project, project_option
+
+
+def _spread(values: dict, unit: str = "") -> str:
+    if values["mean"] is None:
+        return "none yet"
+    return (f"mean {values['mean']:,.0f}{unit}, min {values['min']:,}, max {values['max']:,}, "
+            f"last {values['last']:,}")
+
+
+def stats_lines(stats: Stats) -> list[str]:
+    """What `novel stats` prints: one line per measure."""
+    s = summary(stats)
+    lines = [f"stats of {stats.project}: {s['scenes']} scenes, {s['words']:,} words",
+             f"words per scene   {_spread(s['words_per_scene'])}"]
+    for stage in STAGES:
+        values = s["prompt_tokens_per_tick"][stage]
+        if values["mean"] is not None:
+            lines.append(f"{stage + ' prompt':<17} {_spread(values)} tokens")
+    shares = sorted(s["writer_sections_last_tick"].items(), key=lambda kv: -kv[1])
+    if shares:
+        lines.append("writer sections   " + ", ".join(f"{name} {share:.0%}"
+                                                      for name, share in shares if share))
+    levels = s["compaction_levels"]
+    if levels:
+        lines.append("compaction        " + ", ".join(f"level {k}: {n} ticks"
+                                                      for k, n in levels.items()))
+    prefix = s["prefix_share"]
+    if prefix["mean"] is not None:
+        lines.append(f"prefix shared     mean {prefix['mean']:.0%}, last {prefix['last']:.0%}")
+    for level in stats.levels:
+        docs = f"{level.docs} doc{'s' if level.docs != 1 else ''}"
+        lines.append(f"summaries         {level.label:<12} {docs:>8}  "
+                     f"{level.tokens:>7,} tokens  compression {level.compression:.1f}×")
+    cost = s["cost_per_tick"]
+    if cost["mean"] is not None or cost["unknown_ticks"]:
+        lines.append(f"cost per tick     mean {money(cost['mean'])}, last {money(cost['last'])}, "
+                     f"total {money(cost['total'])}"
+                     + (f" ({cost['unknown_ticks']} ticks of unknown price)"
+                        if cost["unknown_ticks"] else ""))
+    return lines
+
+
+@click.command("stats")
+@project_option
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE.png|FILE.svg",
+              help="Draw a page of charts (needs: pip install 'novel_agent[plot]').")
+@click.option("--json", "as_json", is_flag=True, help="Print every tick's numbers as JSON.")
+@novel_errors
+def stats_cmd(project_spec: str | None, plot_file: Path | None, as_json: bool) -> None:
+    """The story's numbers: words, prompt tokens by stage and section, compaction,
+    shared prefix, summary compression and cost, per tick.
+
+    \b
+    Example:
+      novel stats -p harbour
+      novel stats -p harbour --plot harbour.png
+      novel stats -p harbour --json
+    """
+    if plot_file is not None and plot_file.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("give a .png or .svg file", param_hint="--plot")
+    project = open_project(project_spec)
+    stats = collect_stats(project, load_config(project), project_rows(project))
+    if as_json:
+        click.echo(json.dumps(stats.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        for line in stats_lines(stats):
+            click.echo(line)
+    if plot_file is not None:
+        from ..plot import plot_stats
+        click.echo(f"wrote {plot_stats(stats, plot_file)}", err=as_json)
