@@ -10,6 +10,7 @@ files are read through `load_yaml_layer`.
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ import yaml
 from .errors import ConfigError
 from .paths import config_dir
 
+PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 
@@ -335,6 +337,10 @@ def list_presets(directory: Path | None = None) -> list[str]:
 
 def load_preset(name: str, directory: Path | None = None) -> Layer:
     """Read a preset as a layer; an unknown name lists the ones there are."""
+    if not PRESET_NAME.match(str(name)):
+        raise ConfigError(f"'{name}' is not a preset name: a preset is named, not given by "
+                          f"path (available: {', '.join(list_presets(directory)) or 'none'})",
+                          key="preset")
     path = preset_path(name, directory)
     if not path.is_file():
         names = ", ".join(list_presets(directory)) or "none"

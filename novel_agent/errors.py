@@ -3,7 +3,8 @@
     NovelError                      root: every error the CLI turns into one line
     ├── ConfigError                 a bad configuration value (file, key, line)
     ├── ProjectError                a missing, broken or locked project (path)
-    │   └── LockError               another process is ticking this project
+    │   ├── LockError               another process is ticking this project
+    │   └── OverwriteError          a commit would replace a file it did not write (path)
     ├── FileFormatError             a project file that cannot be read (file, line)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
@@ -46,6 +47,10 @@ class ProjectError(NovelError):
 
 class LockError(ProjectError):
     """Another process holds the project's lock."""
+
+
+class OverwriteError(ProjectError):
+    """A commit found a scene, plan or summary it did not write where it meant to write one."""
 
 
 class FileFormatError(NovelError):

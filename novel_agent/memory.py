@@ -82,6 +82,11 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
         if not isinstance(data, dict):
             raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
                                   line=1)
+        if "id" in data and str(data["id"]) != path.stem:
+            raise FileFormatError(f"id '{data['id']}' disagrees with the file name: the file "
+                                  f"name is the id; rename the file to {data['id']}.yaml or "
+                                  f"set 'id: {path.stem}'", file=str(path),
+                                  line=yaml_line(path, "id"))
         data.setdefault("id", path.stem)
         data.setdefault("name", path.stem.replace("_", " ").title())
         out[str(data["id"])] = data

@@ -64,6 +64,7 @@ class TickDraft:
     extraction: Extraction | None = None
     changes: list[str] = field(default_factory=list)
     built: dict[str, Built] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -82,6 +83,7 @@ class TickResult:
     stages: list[StageReport] = field(default_factory=list)
     summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
     reports: dict[str, dict] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
 
 
 OnStage = Callable[[Any], None]
@@ -97,7 +99,9 @@ def begin(session: Session) -> TickDraft:
     draft = TickDraft(tick=project.tick() + 1, story=project.story(), memory=memory,
                       before=memory.copy(), steer=project.steer(),
                       scenes=SceneReader(project.scenes_dir),
-                      tree=load_tree(project.summaries_dir, session.docs))
+                      tree=load_tree(project.summaries_dir, session.docs),
+                      notices=list(project.notices))
+    project.notices.clear()
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.plan, session.source.prose, session.source.summary = None, "", None
@@ -186,7 +190,7 @@ def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
     except ModelError as exc:
         kept = ""
         if draft.prose:
-            path = session.project.drafts_dir / f"draft_{draft.tick:03d}.md"
+            path = draft_path(session.project, draft.tick)
             atomic_write(path, draft.prose + "\n")
             kept = str(path)
         raise TickError(f"tick {draft.tick} failed in {step.stage}: {exc}"
@@ -206,7 +210,13 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state}
     logs = {log_path(project, draft.tick, stage): log_text(b) for stage, b in draft.built.items()}
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     return scene
+
+
+def draft_path(project: Any, tick: int) -> Path:
+    """Where a failed tick keeps its prose."""
+    return project.drafts_dir / f"draft_{tick:03d}.md"
 
 
 # -- the sequences -----------------------------------------------------------------
@@ -240,7 +250,8 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
                       words=scene.words, plan=draft.plan, extraction=draft.extraction,
                       tool_results=draft.tool_results, memory_changes=draft.changes,
                       stages=[r for r in reports], summary=summary,
-                      reports={stage: b.report for stage, b in draft.built.items()})
+                      reports={stage: b.report for stage, b in draft.built.items()},
+                      notices=draft.notices)
 
 
 def preview(session: Session, stage: str) -> Built:

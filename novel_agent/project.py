@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .config import Config, Layer, load_config, load_yaml_layer
-from .errors import LockError, ProjectError
-from .files import Transaction, dump_yaml, read_yaml, recover
+from .errors import ConfigError, LockError, ProjectError
+from .files import Transaction, dump_yaml, read_text, read_yaml, recover, yaml_line
+from .scenes import last_tick
+from .state import check_state
 
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
@@ -52,6 +54,7 @@ class Project:
 
     root: Path
     _lock_handle: Any = field(default=None, repr=False, compare=False)
+    notices: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
@@ -135,8 +138,15 @@ class Project:
         return data
 
     def story(self) -> Story:
-        """The story bible from project.yaml."""
-        return Story.from_mapping(self.story_data(), self.name)
+        """The story bible from project.yaml; a story key that is not text names its line."""
+        data = self.story_data()
+        for key in STORY_KEYS:
+            value = data.get(key)
+            if isinstance(value, (list, dict, bool)):
+                raise ConfigError(f"'{key}' must be text, not {value!r} (quote it, or join the "
+                                  "items into one line)", file=str(self.project_file), key=key,
+                                  line=yaml_line(self.project_file, key))
+        return Story.from_mapping(data, self.name)
 
     def config_layer(self) -> Layer:
         """project.yaml as a configuration layer (story keys are not settings)."""
@@ -147,16 +157,25 @@ class Project:
         """The merged configuration: defaults < preset < project.yaml < env < flags."""
         layer = self.config_layer()
         name = preset or str(self.story_data().get("preset") or "balanced")
-        return load_config(layer, preset=name, env=env, flags=flags)
+        try:
+            return load_config(layer, preset=name, env=env, flags=flags)
+        except ConfigError as exc:
+            if exc.key != "preset" or exc.file or preset:
+                raise
+            raise ConfigError(str(exc), file=str(self.project_file), key="preset",
+                              line=yaml_line(self.project_file, "preset")) from None
 
     def tick(self) -> int:
-        """The number of the last committed tick (0 for a new project)."""
-        state = read_yaml(self.state_file, {}) or {}
-        return int(state.get("tick", 0))
+        """The number of the last committed tick (0 for a new project): the highest scene
+        on disk, or in a commit journal not yet finished. state.yaml's counter is only a
+        cache of it (recovery.reconcile keeps it in step)."""
+        from .recovery import journal_tick
+        return max(last_tick(self.scenes_dir), journal_tick(self) or 0)
 
     def state(self) -> dict[str, Any]:
-        """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed."""
-        return dict(read_yaml(self.state_file, {}) or {})
+        """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed
+        (checked: a wrong type is a FileFormatError naming the line)."""
+        return check_state(self.state_file, read_yaml(self.state_file, {}))
 
     def stage_state(self, txn: Transaction, state: Mapping[str, Any]) -> None:
         """Put `state` into a transaction: the one way state.yaml is written."""
@@ -178,7 +197,7 @@ class Project:
     def steer(self) -> str:
         """The author's note for the coming scenes, if any."""
         try:
-            return self.steer_file.read_text(encoding="utf-8").strip()
+            return read_text(self.steer_file).strip()
         except FileNotFoundError:
             return ""
 
@@ -189,8 +208,13 @@ class Project:
     # -- lock --------------------------------------------------------------
     def acquire_lock(self) -> None:
         """Take the project's lock, or raise LockError if another process has it."""
-        self.novel_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.novel_dir / "lock", "a+")
+        try:
+            self.novel_dir.mkdir(parents=True, exist_ok=True)
+            handle = open(self.novel_dir / "lock", "a+")
+        except PermissionError:
+            raise ProjectError(f"cannot write to {self.novel_dir}: permission denied (a "
+                               "read-only project?); make the folder writable and run again",
+                               path=str(self.novel_dir)) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -211,8 +235,15 @@ class Project:
             self._lock_handle = None
 
     def __enter__(self) -> "Project":
+        """Take the lock, then reconcile (finish an interrupted commit, remove temp files,
+        re-count); what was done is in `notices`."""
+        from .recovery import reconcile
         self.acquire_lock()
-        self.recover()
+        try:
+            self.notices += reconcile(self)
+        except BaseException:
+            self.release_lock()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

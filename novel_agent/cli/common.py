@@ -10,7 +10,7 @@ from typing import Any, Callable
 import click
 
 from ..config import Config
-from ..errors import NovelError
+from ..errors import NovelError, ProjectError
 from ..project import Project, find_project
 
 project_option = click.option(
@@ -35,8 +35,19 @@ def flags(provider: str | None = None, model: str | None = None,
 
 
 def open_project(spec: str | None) -> Project:
-    """The project `-p` names (see project.find_project)."""
-    return find_project(spec, Path.cwd(), os.environ)
+    """The project `-p` names (see project.find_project), reconciled with its files when
+    no other process holds it: an interrupted commit finished, temp files removed, the
+    tick counter re-counted, each said in one line (on stderr)."""
+    project = find_project(spec, Path.cwd(), os.environ)
+    try:
+        with project:
+            notices = list(project.notices)
+            project.notices.clear()
+    except ProjectError:
+        return project    # busy (a tick in flight) or read-only: read it as it is
+    for notice in notices:
+        click.echo(f"note: {notice}", err=True)
+    return project
 
 
 def load_config(project: Project, **flag_values: Any) -> Config:

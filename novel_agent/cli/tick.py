@@ -60,9 +60,14 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
+        for notice in project.notices:
+            click.echo(f"note: {notice}")
+        project.notices.clear()
         for _ in range(count):
             click.echo(f"tick {project.tick() + 1} of {project.name}")
             result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
+            for notice in result.notices:
+                click.echo(f"  note: {notice}")
             if "writer" in result.reports:
                 click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)
