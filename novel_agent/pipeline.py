@@ -137,6 +137,10 @@ def _write(session: Session, d: TickDraft) -> StageCall:
     d.prose, call = write.run(session.model, d.built["writer"].messages,
                               max_tokens=session.config.max_tokens("writer"))
     session.source.prose = d.prose
+    least, words = session.config.generation.scene_min_words, word_count(d.prose)
+    if words < least:
+        d.notices.append(f"scene {d.tick} has {words} words, under "
+                         f"generation.scene_min_words ({least})")
     return call
 
 
@@ -186,7 +190,10 @@ def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
 def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
     """Ask the model for `step`; a model failure becomes a TickError, prose kept."""
     try:
-        return step.answer(session, draft)
+        call = step.answer(session, draft)
+        if call.warning:
+            draft.notices.append(call.warning)
+        return call
     except ModelError as exc:
         kept = ""
         if draft.prose:

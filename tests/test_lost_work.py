@@ -113,3 +113,53 @@ def test_drafts_are_removed_once_the_tick_lands(project):
     (project.drafts_dir / "draft_001.md").write_text("an earlier try\n")
     run_ticks(project, 1)
     assert not (project.drafts_dir / "draft_001.md").exists()
+
+
+# -- defect 3: an answer cut off by the token limit ------------------------------------
+
+from novel_agent.models.base import Completion  # noqa: E402
+from novel_agent.testing import ScriptedModel  # noqa: E402
+
+PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
+        "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+
+
+def cut(text: str) -> Completion:
+    return Completion(text=text, finish_reason="length")
+
+
+def test_a_cut_off_scene_is_continued_and_joined(project):
+    model = (ScriptedModel().add("planner", PLAN)
+             .add("writer", cut("Mara climbed the stair. The road l"))
+             .add("writer", Completion(text="ay below, silver. She smiled.")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    body = result.scene_path.read_text()
+    assert body.rstrip().endswith("The road lay below, silver. She smiled.")
+    again = model.calls("writer")[1].messages
+    assert again[-2] == {"role": "assistant", "content": "Mara climbed the stair. The road l"}
+    assert "cut off" in again[-1]["content"]
+
+
+def test_a_scene_still_cut_off_is_trimmed_to_a_sentence_and_said(project):
+    model = (ScriptedModel().add("planner", PLAN)
+             .add("writer", cut("Mara climbed the stair. The road l"))
+             .add("writer", cut("ay below. It shone and the"))
+             .add("writer", cut(" wind ro")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert len(model.calls("writer")) == 3
+    assert result.scene_path.read_text().rstrip().endswith("The road lay below.")
+    assert any("trimmed to its last complete sentence" in n for n in result.notices)
+    assert any("under generation.scene_min_words (200)" in n for n in result.notices)
+
+
+def test_a_cut_off_plan_is_repaired_not_committed_with_less(project):
+    full = dict(PLAN, tool_calls=[{"tool": "open_loop", "name": "", "target": "",
+                                   "detail": "Who drew the map?"}])
+    import json
+    text = json.dumps(full)
+    model = (ScriptedModel().add("planner", cut(text[:text.index('"tool_calls"') + 20]))
+             .add("planner", full))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert len(model.calls("planner")) == 2
+    assert "cut off" in model.calls("planner")[1].messages[-1]["content"]
+    assert result.plan.tool_calls and result.plan.tool_calls[0].detail == "Who drew the map?"
