@@ -12,7 +12,9 @@
     ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
     ├── ExportError                 the book cannot be exported (range, format, no scenes)
     ├── ManuscriptError             a manuscript to import cannot be read or split
+    ├── StorageError                the disk refused a write: full, read-only, name too long
     ├── TickError                   a stage failed; the project is unchanged (cause chained)
+    ├── CommittedError              the tick landed, something after its commit failed
     └── SummarizeError              the summarizer failed; checkpoints stay pending
 
 Failure data lives on attributes, so callers can test and render them.
@@ -122,3 +124,20 @@ class ExportError(NovelError):
 
 class ManuscriptError(NovelError):
     """A manuscript cannot be read or split (a missing or non-UTF-8 file, a bad mode)."""
+
+
+class StorageError(NovelError):
+    """The disk refused a read or write (ENOSPC, EACCES, EROFS, ENAMETOOLONG...);
+    `path` is the file and `errno` the reason."""
+
+    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None):
+        self.path, self.errno = path, errno
+        super().__init__(message)
+
+
+class CommittedError(NovelError):
+    """Tick `tick` is committed (its scene is on disk); what ran after the commit failed."""
+
+    def __init__(self, message: str, *, tick: int):
+        self.tick = tick
+        super().__init__(message)

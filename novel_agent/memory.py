@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import FileFormatError
 from .files import dump_yaml, read_yaml, yaml_line
+from .memory_check import check_entity, check_items
 
 
 def slug(text: str) -> str:
@@ -87,6 +88,7 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
                                   f"name is the id; rename the file to {data['id']}.yaml or "
                                   f"set 'id: {path.stem}'", file=str(path),
                                   line=yaml_line(path, "id"))
+        check_entity(folder.name, data, path)
         data.setdefault("id", path.stem)
         data.setdefault("name", path.stem.replace("_", " ").title())
         out[str(data["id"])] = data
@@ -107,6 +109,7 @@ def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
                                   f"of fields", file=str(path),
                                   line=yaml_line(path, *([key] if isinstance(data, dict) else []),
                                                  number))
+    check_items(key, items, path, key if isinstance(data, dict) else None)
     return items
 
 

@@ -14,20 +14,23 @@ TickError says which stage failed and carries the model's error as its cause.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .decisions import Extraction, Plan
 from .context.writer import Piece
-from .errors import ModelError, TickError
+from .errors import CommittedError, ModelError, NovelError, TickError
 from .files import atomic_write
 from .memory import Memory, load_memory
 from .models.ask import StageCall
 from .project import Story
+from .prompts import check_templates
 from .prompt_log import log_path, log_text
 from .scenes import Scene, SceneReader, word_count
 from .session import Session
+from .storage import explain
 from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
@@ -95,6 +98,7 @@ OnStage = Callable[[Any], None]
 def begin(session: Session) -> TickDraft:
     """Read what the next tick starts from, and point the session at it."""
     project = session.project
+    check_templates(project.templates_dir)   # a broken template fails before any call
     memory = load_memory(project.memory_dir)
     draft = TickDraft(tick=project.tick() + 1, story=project.story(), memory=memory,
                       before=memory.copy(), steer=project.steer(),
@@ -244,13 +248,20 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         started = session.clock()
         scene = commit(session, draft)
         emit(StageReport("commit", session.clock() - started, calls=0))
+    except BaseException:
+        _flush_quietly(session)    # a second failure must not hide the first
+        raise
+    try:
         started = session.clock()
         summary = summarize.after_commit(session, draft.tick, memory=draft.memory)
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summary)
-    finally:
         session.flush()
+    except (OSError, sqlite3.Error, NovelError) as exc:
+        raise CommittedError(f"tick {draft.tick} is committed "
+                             f"(scenes/{session.project.scene_path(draft.tick).name}); what "
+                             f"failed after it: {explain(exc)}", tick=draft.tick) from exc
     project = session.project
     return TickResult(tick=draft.tick, scene_path=project.scene_path(draft.tick),
                       plan_path=project.plan_path(draft.tick), title=scene.title,
@@ -259,6 +270,13 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
                       stages=[r for r in reports], summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
                       notices=draft.notices)
+
+
+def _flush_quietly(session: Session) -> None:
+    try:
+        session.flush()
+    except (OSError, sqlite3.Error):
+        pass
 
 
 def preview(session: Session, stage: str) -> Built:

@@ -71,4 +71,5 @@ def sync_counter(project: "Project") -> list[str]:
 
 def reconcile(project: "Project") -> list[str]:
     """Finish, clean and re-count (the caller holds the lock); the notices, in order."""
-    return finish_commit(project) + remove_temp_files(project) + sync_counter(project)
+    cleaned = remove_temp_files(project)   # first: the journal never names a temp file
+    return finish_commit(project) + cleaned + sync_counter(project)

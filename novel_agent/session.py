@@ -20,6 +20,7 @@ and stops the model (a local llama.cpp server with it).
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
@@ -84,6 +85,8 @@ class Session:
         else:
             model = get_model(config, env or {}, source=source)
         index = Index(project.index_db)
+        if index.rebuilt:
+            project.notices.append(index.rebuilt)
         return cls(project, config, model, source=source, counter=counter_for(config, index),
                    limits=limits_for(config), index=index, record=not stand_in, now=now,
                    clock=clock)
@@ -112,8 +115,8 @@ class Session:
             self.flush()
         finally:
             if self.index is not None:
-                self.index.close()
-                self.index = None
+                index, self.index = self.index, None
+                index.db.close()     # flushed above
             close = getattr(self.model.inner, "close", None)
             if callable(close):
                 close()
@@ -121,5 +124,9 @@ class Session:
     def __enter__(self) -> "Session":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            self.close()
+        except (OSError, sqlite3.Error):
+            if exc_type is None:
+                raise        # else the error in flight is the one to report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,6 +13,7 @@ import click
 from ..config import Config
 from ..errors import NovelError, ProjectError
 from ..project import Project, find_project
+from ..storage import explain
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",
@@ -55,7 +57,8 @@ def load_config(project: Project, **flag_values: Any) -> Config:
 
 
 def novel_errors(fn: Callable) -> Callable:
-    """Turn a NovelError into a one-line ClickException."""
+    """Turn a NovelError (or what the disk said, see storage.explain) into a one-line
+    ClickException: exit 1, no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -63,5 +66,7 @@ def novel_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except NovelError as exc:
             raise click.ClickException(str(exc)) from None
+        except (OSError, sqlite3.Error) as exc:   # the disk: full, read-only, ...
+            raise click.ClickException(str(explain(exc))) from None
 
     return wrapper
