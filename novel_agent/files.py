@@ -13,10 +13,11 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
+from . import crashpoints
 from .errors import FileFormatError, OverwriteError
 
 FRONT = "---"
@@ -218,8 +219,9 @@ class Transaction:
             staged = self.work_dir / f"{number:04d}.staged"
             atomic_write(staged, text)
             entries.append({"staged": staged.name, "target": str(target.relative_to(self.root))})
+        crashpoints.hit("before_journal")
         atomic_write(self.work_dir / "journal.json", json.dumps(entries, indent=1))
-        recover(self.root, self.work_dir)
+        recover(self.root, self.work_dir, midway=lambda: crashpoints.hit("mid_commit"))
 
 
 def journal_targets(work_dir: Path) -> list[str]:
@@ -243,7 +245,7 @@ def temp_files(root: Path, folders: list[Path]) -> list[Path]:
     return sorted(found)
 
 
-def recover(root: Path, work_dir: Path) -> bool:
+def recover(root: Path, work_dir: Path, midway: Callable[[], None] | None = None) -> bool:
     """Finish a transaction whose journal was written; drop one that never got that far.
 
     Returns True when a journal was rolled forward.
@@ -266,6 +268,9 @@ def recover(root: Path, work_dir: Path) -> bool:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staged, target)
                 _fsync_dir(target.parent)
+                if midway is not None:
+                    midway()
+                    midway = None
         journal.unlink()
         rolled = True
     for leftover in [*work_dir.glob("*.staged"), *temp_files(root, [work_dir])]:

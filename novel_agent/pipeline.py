@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import crashpoints
 from .decisions import Extraction, Plan
 from .context.writer import Piece
 from .errors import CommittedError, ModelError, NovelError, TickError
@@ -172,6 +173,7 @@ class Step:
     answer: Callable[[Session, TickDraft], StageCall]
 
 
+STAGE_VERBS = {"planner": "plan", "writer": "write", "extractor": "extract"}
 STEPS = (Step("planner", _build_plan, _plan), Step("writer", _build_write, _write),
          Step("extractor", _build_extract, _extract))
 
@@ -185,6 +187,7 @@ def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
         if step.stage == until:
             return
         call = _answer(session, draft, step)
+        crashpoints.hit(f"after_{STAGE_VERBS[step.stage]}")
         if on_stage:
             on_stage(StageReport(step.stage, session.clock() - started, call.prompt_tokens,
                                  call.completion_tokens, call.cached_tokens,
@@ -248,6 +251,7 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         started = session.clock()
         scene = commit(session, draft)
         emit(StageReport("commit", session.clock() - started, calls=0))
+        crashpoints.hit("after_commit")
     except BaseException:
         _flush_quietly(session)    # a second failure must not hide the first
         raise

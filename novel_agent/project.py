@@ -230,6 +230,7 @@ class Project:
 
     def release_lock(self) -> None:
         if self._lock_handle is not None:
+            self._lock_handle.truncate(0)   # a pid left in the file means a killed process
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()
             self._lock_handle = None

@@ -54,6 +54,14 @@ def word_count(text: str) -> int:
     return len(re.findall(r"[\w'’-]+", text))
 
 
+def scene_files(scenes_dir: Path) -> list[Path]:
+    """The scene files present (any number of digits), in tick order."""
+    if not scenes_dir.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in scenes_dir.iterdir() if (m := SCENE_RE.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
 def scene_ticks(scenes_dir: Path) -> list[int]:
     """Ticks of the scene files present, in order."""
     if not scenes_dir.is_dir():

@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .context_cmd import context_cmd
+from .doctor_cmd import doctor_cmd
 from .export_cmd import export_cmd
 from .inspect_cmd import inspect_cmd
 from .scenes_cmd import scenes_group
@@ -38,3 +39,4 @@ cli.add_command(context_cmd)
 cli.add_command(summarize_cmd)
 cli.add_command(models_group)
 cli.add_command(export_cmd)
+cli.add_command(doctor_cmd)

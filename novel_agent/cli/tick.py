@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import click
 
+from .. import crashpoints
 from ..pipeline import StageReport, tick
 from ..session import Session
 from ..stages.summarize import SummaryReport
@@ -39,6 +41,12 @@ def context_line(writer: dict) -> str:
             f"prefix shared {writer['prefix_share']:.0%}")
 
 
+def arm_test_crash(point: str | None) -> None:
+    """Test only (the crash matrix): die by SIGKILL at the named point of the tick."""
+    if point:
+        crashpoints.arm(point, lambda: os.kill(os.getpid(), signal.SIGKILL))
+
+
 @click.command("tick")
 @project_option
 @click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
@@ -54,6 +62,7 @@ def tick_cmd(project_spec: str | None, count: int, provider: str | None, model_f
       novel tick -p harbour -n 3
       novel tick --provider openai --base-url http://localhost:11434/v1 --model llama3.1
     """
+    arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     with project, Session.open(project, config, os.environ) as session:
