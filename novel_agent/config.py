@@ -147,6 +147,10 @@ def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("file not found", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError("not UTF-8 text: re-save the file as UTF-8", file=str(path),
+                          line=line) from None
     try:
         data = yaml.safe_load(text)
         node = yaml.compose(text)
