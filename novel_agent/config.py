@@ -80,6 +80,7 @@ class ContextConfig:
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
     summary_min_coverage: float = 0.8
+    keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
             fail(f"context.{key}", "must be a share between 0 and 1")
     if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
         fail("context.tier1_share", "the tier shares add up to more than the whole budget")
+    if ctx.keep_prompt_logs < 1:
+        fail("context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)")
     if ctx.max_full_text_scenes < 1:
         fail("context.max_full_text_scenes", "must be at least 1")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:

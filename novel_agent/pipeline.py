@@ -28,7 +28,7 @@ from .memory import Memory, load_memory
 from .models.ask import StageCall
 from .project import Story
 from .prompts import check_templates
-from .prompt_log import log_path, log_text
+from .prompt_log import log_path, log_text, stripped_logs
 from .scenes import Scene, SceneReader, word_count
 from .session import Session
 from .storage import explain
@@ -222,7 +222,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
               "extraction": extraction.to_dict(), "memory_changes": draft.changes}
     state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state}
-    logs = {log_path(project, draft.tick, stage): log_text(b) for stage, b in draft.built.items()}
+    logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
+    logs.update({log_path(project, draft.tick, stage): log_text(b)
+                 for stage, b in draft.built.items()})
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     return scene

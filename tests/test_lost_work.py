@@ -163,3 +163,25 @@ def test_a_cut_off_plan_is_repaired_not_committed_with_less(project):
     assert len(model.calls("planner")) == 2
     assert "cut off" in model.calls("planner")[1].messages[-1]["content"]
     assert result.plan.tool_calls and result.plan.tool_calls[0].detail == "Who drew the map?"
+
+
+# -- item 9: prompt logs stop growing with the story -----------------------------------
+
+def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
+    import json
+    text = project.project_file.read_text() + "context:\n  keep_prompt_logs: 2\n"
+    project.project_file.write_text(text)
+    run_ticks(project, 5)
+    has = {t: "messages" in json.loads((project.log_dir / f"tick_{t:03d}_writer.json")
+                                       .read_text()) for t in range(1, 6)}
+    assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
+    report = json.loads((project.log_dir / "tick_001_planner.json").read_text())
+    assert report["budget"] > 0 and "sections" in report or "tokens" in report
+
+
+def test_keep_prompt_logs_is_validated(project):
+    from novel_agent.errors import ConfigError
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "context:\n  keep_prompt_logs: 0\n")
+    with pytest.raises(ConfigError, match="project.yaml:.*keep_prompt_logs: must be at least 1"):
+        project.config()
