@@ -21,6 +21,7 @@ import yaml
 from .errors import ConfigError
 from .paths import config_dir
 
+PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 
@@ -96,6 +97,7 @@ class ContextConfig:
     planner_shares: dict[str, float] = field(default_factory=lambda: dict(PLANNER_SHARES))
     extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
     summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
+    keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,10 @@ def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("file not found", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError("not UTF-8 text: re-save the file as UTF-8", file=str(path),
+                          line=line) from None
     return parse_yaml_with_lines(text, str(path))
 
 
@@ -312,6 +318,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
             fail(f"context.{key}", "must be shares between 0 and 1 adding up to at most 1")
     if gen.loop_overdue_after < 1:
         fail("generation.loop_overdue_after", "must be at least 1")
+    if ctx.keep_prompt_logs < 1:
+        fail("context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)")
     if ctx.max_full_text_scenes < 1:
         fail("context.max_full_text_scenes", "must be at least 1")
     daemon = config.daemon

@@ -3,7 +3,8 @@
     NovelError                      root: every error the CLI turns into one line
     ├── ConfigError                 a bad configuration value (file, key, line)
     ├── ProjectError                a missing, broken or locked project (path)
-    │   └── LockError               another process is ticking this project (pid, since)
+    │   ├── LockError               another process is ticking this project (pid, since)
+    │   └── OverwriteError          a commit would replace a file it did not write (path)
     ├── FileFormatError             a project file that cannot be read (file, line)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
@@ -11,8 +12,10 @@
     ├── VocabularyError             a tokenizer vocabulary is missing or corrupt (path)
     ├── ExportError                 the book cannot be exported (range, format, no scenes)
     ├── ManuscriptError             a manuscript to import cannot be read or split
+    ├── StorageError                the disk refused a write: full, read-only, name too long
     ├── ImportStoppedError          an import stopped (a model failure); what landed stays
     ├── TickError                   a stage failed; the project is unchanged (cause chained)
+    ├── CommittedError              the tick landed, something after its commit failed
     ├── SummarizeError              the summarizer failed; checkpoints stay pending
     ├── CostCeilingError            the next tick would pass the cost ceiling (exit code 4)
     └── MissingExtraError           an optional extra is not installed (`pip install ...`)
@@ -57,6 +60,10 @@ class LockError(ProjectError):
                  since: str = ""):
         self.pid, self.since = pid, since
         super().__init__(message, path=path)
+
+
+class OverwriteError(ProjectError):
+    """A commit found a scene, plan or summary it did not write where it meant to write one."""
 
 
 class FileFormatError(NovelError):
@@ -162,4 +169,21 @@ class MissingExtraError(NovelError):
 
     def __init__(self, message: str, *, extra: str, package: str):
         self.extra, self.package = extra, package
+        super().__init__(message)
+
+
+class StorageError(NovelError):
+    """The disk refused a read or write (ENOSPC, EACCES, EROFS, ENAMETOOLONG...);
+    `path` is the file and `errno` the reason."""
+
+    def __init__(self, message: str, *, path: str | None = None, errno: int | None = None):
+        self.path, self.errno = path, errno
+        super().__init__(message)
+
+
+class CommittedError(NovelError):
+    """Tick `tick` is committed (its scene is on disk); what ran after the commit failed."""
+
+    def __init__(self, message: str, *, tick: int):
+        self.tick = tick
         super().__init__(message)

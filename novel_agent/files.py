@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
-from .errors import FileFormatError
+from . import crashpoints
+from .errors import FileFormatError, OverwriteError
 
 FRONT = "---"
 # libyaml's loader when PyYAML was built with it: several times faster on the
@@ -28,14 +30,28 @@ def _load(text: str) -> Any:
     return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
 
 
+TEMP_RE = re.compile(r"^\..+\.tmp$")   # what atomic_write leaves when killed mid-write
+_umask: list[int] = []
+
+
+def file_mode() -> int:
+    """The mode a new file gets under this process's umask (0666 & ~umask), read once."""
+    if not _umask:
+        current = os.umask(0o022)
+        os.umask(current)
+        _umask.append(current)
+    return 0o666 & ~_umask[0]
+
+
 def atomic_write(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` so a reader sees the old file or the new one,
-    never half."""
+    never half. The file's mode follows the umask (mkstemp alone would make it 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -73,10 +89,21 @@ def _yaml_error(path: Path, exc: yaml.YAMLError) -> FileFormatError:
                            line=mark.line + 1 if mark else None)
 
 
+def read_text(path: Path) -> str:
+    """A project text file as str; one that is not UTF-8 is a FileFormatError saying where."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise FileFormatError(f"not UTF-8 text (byte 0x{data[exc.start]:02x}): re-save the file "
+                              "as UTF-8", file=str(path), line=line) from None
+
+
 def read_yaml(path: Path, default: Any = None) -> Any:
     """Parse a YAML file; a missing file gives `default`, a broken one FileFormatError."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return default
     try:
@@ -148,7 +175,7 @@ def parse_front_matter(text: str, *, path: Path | str = "<text>") -> tuple[dict[
 
 def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
     """Read a markdown file with front matter."""
-    return parse_front_matter(Path(path).read_text(encoding="utf-8"), path=path)
+    return parse_front_matter(read_text(path), path=path)
 
 
 class Transaction:
@@ -164,10 +191,14 @@ class Transaction:
         self.root = Path(root)
         self.work_dir = Path(work_dir)
         self.files: dict[Path, str] = {}
+        self.new: set[Path] = set()
 
-    def stage(self, path: Path, text: str) -> None:
-        """Add a file to the transaction (a later stage of the same path wins)."""
+    def stage(self, path: Path, text: str, *, new: bool = False) -> None:
+        """Add a file to the transaction (a later stage of the same path wins). `new`: the
+        file must not exist yet; the commit stops, naming it, rather than replace it."""
         self.files[Path(path)] = text
+        if new:
+            self.new.add(Path(path))
 
     def stage_yaml(self, path: Path, data: Any) -> None:
         """Add a YAML file to the transaction."""
@@ -177,17 +208,44 @@ class Transaction:
         """Land every staged file, all or nothing."""
         if not self.files:
             return
+        for path in [p for p in self.files if p in self.new]:
+            if path.exists():
+                raise OverwriteError(f"{path.relative_to(self.root)} exists and this commit "
+                                     "did not write it: nothing was changed; move the file "
+                                     "away (or run `novel doctor`)", path=str(path))
         self.work_dir.mkdir(parents=True, exist_ok=True)
         entries = []
         for number, (target, text) in enumerate(self.files.items()):
             staged = self.work_dir / f"{number:04d}.staged"
             atomic_write(staged, text)
             entries.append({"staged": staged.name, "target": str(target.relative_to(self.root))})
+        crashpoints.hit("before_journal")
         atomic_write(self.work_dir / "journal.json", json.dumps(entries, indent=1))
-        recover(self.root, self.work_dir)
+        recover(self.root, self.work_dir, midway=lambda: crashpoints.hit("mid_commit"))
 
 
-def recover(root: Path, work_dir: Path) -> bool:
+def journal_targets(work_dir: Path) -> list[str]:
+    """The files an unfinished journal in `work_dir` will land (relative paths)."""
+    try:
+        entries = json.loads((Path(work_dir) / "journal.json").read_text(encoding="utf-8"))
+        return [str(e["target"]) for e in entries]
+    except (OSError, ValueError, TypeError, KeyError):
+        return []
+
+
+def temp_files(root: Path, folders: list[Path]) -> list[Path]:
+    """Temp files a killed `atomic_write` left in `folders` (and the journal's staging)."""
+    found = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        found += [Path(e.path) for e in entries if TEMP_RE.match(e.name) and e.is_file()]
+    return sorted(found)
+
+
+def recover(root: Path, work_dir: Path, midway: Callable[[], None] | None = None) -> bool:
     """Finish a transaction whose journal was written; drop one that never got that far.
 
     Returns True when a journal was rolled forward.
@@ -198,7 +256,11 @@ def recover(root: Path, work_dir: Path) -> bool:
         return False
     rolled = False
     if journal.is_file():
-        entries = json.loads(journal.read_text(encoding="utf-8"))
+        try:
+            entries = json.loads(journal.read_text(encoding="utf-8"))
+        except ValueError:
+            raise FileFormatError("an unreadable commit journal (hand-edited?): move it away "
+                                  "to drop the interrupted commit", file=str(journal)) from None
         for entry in entries:
             staged = work_dir / entry["staged"]
             target = Path(root) / entry["target"]
@@ -206,8 +268,11 @@ def recover(root: Path, work_dir: Path) -> bool:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staged, target)
                 _fsync_dir(target.parent)
+                if midway is not None:
+                    midway()
+                    midway = None
         journal.unlink()
         rolled = True
-    for leftover in work_dir.glob("*.staged"):
-        leftover.unlink()
+    for leftover in [*work_dir.glob("*.staged"), *temp_files(root, [work_dir])]:
+        leftover.unlink(missing_ok=True)
     return rolled

@@ -1,10 +1,11 @@
 """`.novel/index.db`: a SQLite cache beside the files (token counts, usage log).
 
 The files are the truth; this database only remembers what is costly to
-recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py). It
-migrates itself: each named migration (one statement or a list) runs once, in
-order, in one transaction, and is recorded in `_migrations`. Multi-row writes
-go in one transaction.
+recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py), so a
+file that is not a database is deleted and rebuilt (`rebuilt` says so in one line).
+It migrates itself: each named migration (one statement or a list) runs once, in
+order, in one transaction, and is recorded in `_migrations`. Multi-row writes go
+in one transaction.
 """
 
 from __future__ import annotations
@@ -31,15 +32,36 @@ USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_
                  "response_format", "at")
 
 
+def _unreadable(exc: sqlite3.DatabaseError) -> bool:
+    """A database file that is garbage, not one that is busy or on a full disk."""
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "encrypted" in text
+
+
 class Index:
     """The project's SQLite cache. Also a CountStore for tokens.TokenCounter."""
 
     def __init__(self, path: Path | str = ":memory:"):
+        self.path, self.rebuilt = path, ""
+        self._pending: dict[str, int] = {}
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), timeout=10)
-        self.db.execute("PRAGMA journal_mode=WAL" if path != ":memory:" else "PRAGMA journal_mode=MEMORY")
-        self._pending: dict[str, int] = {}
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if path == ":memory:" or not _unreadable(exc):
+                raise
+            self.db.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            self._open()
+            self.rebuilt = (f"{path} was unreadable ({exc}): it is a cache and has been "
+                            "rebuilt (token counts are recounted)")
+
+    def _open(self) -> None:
+        self.db = sqlite3.connect(str(self.path), timeout=10)
+        self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:"
+                        else "PRAGMA journal_mode=MEMORY")
         self.migrate()
 
     def migrate(self) -> list[str]:

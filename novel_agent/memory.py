@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import FileFormatError
 from .files import dump_yaml, read_yaml, yaml_line
+from .memory_check import check_entity, check_items
 from .names import normalize_name
 
 
@@ -106,6 +107,12 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
         if not isinstance(data, dict):
             raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
                                   line=1)
+        if "id" in data and str(data["id"]) != path.stem:
+            raise FileFormatError(f"id '{data['id']}' disagrees with the file name: the file "
+                                  f"name is the id; rename the file to {data['id']}.yaml or "
+                                  f"set 'id: {path.stem}'", file=str(path),
+                                  line=yaml_line(path, "id"))
+        check_entity(folder.name, data, path)
         data.setdefault("id", path.stem)
         data.setdefault("name", path.stem.replace("_", " ").title())
         out[str(data["id"])] = data
@@ -126,6 +133,7 @@ def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
                                   f"of fields", file=str(path),
                                   line=yaml_line(path, *([key] if isinstance(data, dict) else []),
                                                  number))
+    check_items(key, items, path, key if isinstance(data, dict) else None)
     return items
 
 

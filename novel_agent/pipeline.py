@@ -14,21 +14,25 @@ TickError says which stage failed and carries the model's error as its cause.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import crashpoints
 from .decisions import Extraction, Plan
 from .context.writer import Piece
-from .errors import ModelError, TickError
+from .errors import CommittedError, ModelError, NovelError, TickError
 from .files import atomic_write
 from .memory import Memory, load_memory
 from .models.ask import StageCall
 from .names import name_problem
 from .project import Story
-from .prompt_log import log_path, log_text
+from .prompts import check_templates
+from .prompt_log import log_path, log_text, stripped_logs
 from .scenes import Scene, SceneReader, word_count
 from .session import Session
+from .storage import explain
 from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
@@ -68,6 +72,7 @@ class TickDraft:
     changes: list[str] = field(default_factory=list)
     built: dict[str, Built] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +92,7 @@ class TickResult:
     summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
     reports: dict[str, dict] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # names rejected, ...
+    notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
 
 
 OnStage = Callable[[Any], None]
@@ -98,6 +104,7 @@ OnStage = Callable[[Any], None]
 def begin(session: Session) -> TickDraft:
     """Read what the next tick starts from, and point the session at it."""
     project = session.project
+    check_templates(project.templates_dir)   # a broken template fails before any call
     memory = load_memory(project.memory_dir)
     tick_no, state, note = project.tick() + 1, project.state(), read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
@@ -105,7 +112,9 @@ def begin(session: Session) -> TickDraft:
                       steer=note.text if note.active(tick_no, state) else "",
                       scenes=SceneReader(project.scenes_dir),
                       tree=load_tree(project.summaries_dir, session.docs),
-                      steer_mark=note.mark(tick_no, state))
+                      steer_mark=note.mark(tick_no, state),
+                      notices=list(project.notices))
+    project.notices.clear()
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.steer = draft.steer
@@ -150,6 +159,10 @@ def _write(session: Session, d: TickDraft) -> StageCall:
     d.prose, call = write.run(session.model, d.built["writer"].messages,
                               max_tokens=session.config.max_tokens("writer"))
     session.source.prose = d.prose
+    least, words = session.config.generation.scene_min_words, word_count(d.prose)
+    if words < least:
+        d.notices.append(f"scene {d.tick} has {words} words, under "
+                         f"generation.scene_min_words ({least})")
     return call
 
 
@@ -177,6 +190,7 @@ class Step:
     answer: Callable[[Session, TickDraft], StageCall]
 
 
+STAGE_VERBS = {"planner": "plan", "writer": "write", "extractor": "extract"}
 STEPS = (Step("planner", _build_plan, _plan), Step("writer", _build_write, _write),
          Step("extractor", _build_extract, _extract))
 
@@ -190,6 +204,7 @@ def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
         if step.stage == until:
             return
         call = _answer(session, draft, step)
+        crashpoints.hit(f"after_{STAGE_VERBS[step.stage]}")
         if on_stage:
             on_stage(StageReport(step.stage, session.clock() - started, call.prompt_tokens,
                                  call.completion_tokens, call.cached_tokens,
@@ -199,11 +214,14 @@ def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
 def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
     """Ask the model for `step`; a model failure becomes a TickError, prose kept."""
     try:
-        return step.answer(session, draft)
+        call = step.answer(session, draft)
+        if call.warning:
+            draft.notices.append(call.warning)
+        return call
     except ModelError as exc:
         kept = ""
         if draft.prose:
-            path = session.project.drafts_dir / f"draft_{draft.tick:03d}.md"
+            path = draft_path(session.project, draft.tick)
             atomic_write(path, draft.prose + "\n")
             kept = str(path)
         raise TickError(f"tick {draft.tick} failed in {step.stage}: {exc}"
@@ -225,9 +243,17 @@ def commit(session: Session, draft: TickDraft) -> Scene:
              "steer": draft.steer_mark}
     if draft.steer_mark is None:
         del state["steer"]
-    logs = {log_path(project, draft.tick, stage): log_text(b) for stage, b in draft.built.items()}
+    logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
+    logs.update({log_path(project, draft.tick, stage): log_text(b)
+                 for stage, b in draft.built.items()})
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     return scene
+
+
+def draft_path(project: Any, tick: int) -> Path:
+    """Where a failed tick keeps its prose."""
+    return project.drafts_dir / f"draft_{tick:03d}.md"
 
 
 # -- the sequences -----------------------------------------------------------------
@@ -248,13 +274,21 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         started = session.clock()
         scene = commit(session, draft)
         emit(StageReport("commit", session.clock() - started, calls=0))
+        crashpoints.hit("after_commit")
+    except BaseException:
+        _flush_quietly(session)    # a second failure must not hide the first
+        raise
+    try:
         started = session.clock()
         summary = summarize.after_commit(session, draft.tick, memory=draft.memory)
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summary)
-    finally:
         session.flush()
+    except (OSError, sqlite3.Error, NovelError) as exc:
+        raise CommittedError(f"tick {draft.tick} is committed "
+                             f"(scenes/{session.project.scene_path(draft.tick).name}); what "
+                             f"failed after it: {explain(exc)}", tick=draft.tick) from exc
     project = session.project
     return TickResult(tick=draft.tick, scene_path=project.scene_path(draft.tick),
                       plan_path=project.plan_path(draft.tick), title=scene.title,
@@ -262,7 +296,14 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
                       tool_results=draft.tool_results, memory_changes=draft.changes,
                       stages=[r for r in reports], summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
-                      warnings=list(draft.warnings))
+                      warnings=list(draft.warnings), notices=draft.notices)
+
+
+def _flush_quietly(session: Session) -> None:
+    try:
+        session.flush()
+    except (OSError, sqlite3.Error):
+        pass
 
 
 def preview(session: Session, stage: str) -> Built:

@@ -19,8 +19,10 @@ from typing import Any, Callable, Iterator, Mapping
 
 from .config import (Config, Layer, config_layers, load_yaml_layer, merge_layers,
                      user_presets_dir)
-from .errors import LockError, ProjectError
-from .files import Transaction, dump_yaml, read_yaml, recover
+from .errors import ConfigError, LockError, ProjectError
+from .files import Transaction, dump_yaml, read_yaml, recover, yaml_line
+from .scenes import last_tick
+from .state import check_state
 
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
@@ -60,6 +62,7 @@ class Project:
 
     root: Path
     _lock_handle: Any = field(default=None, repr=False, compare=False)
+    notices: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
@@ -143,8 +146,15 @@ class Project:
         return data
 
     def story(self) -> Story:
-        """The story bible from project.yaml."""
-        return Story.from_mapping(self.story_data(), self.name)
+        """The story bible from project.yaml; a story key that is not text names its line."""
+        data = self.story_data()
+        for key in STORY_KEYS:
+            value = data.get(key)
+            if isinstance(value, (list, dict, bool)):
+                raise ConfigError(f"'{key}' must be text, not {value!r} (quote it, or join the "
+                                  "items into one line)", file=str(self.project_file), key=key,
+                                  line=yaml_line(self.project_file, key))
+        return Story.from_mapping(data, self.name)
 
     def config_layer(self) -> Layer:
         """project.yaml as a configuration layer (story keys are not settings)."""
@@ -162,21 +172,30 @@ class Project:
         """The preset's name and the layers the configuration is merged from."""
         layer = self.config_layer()
         name = preset or str(self.story_data().get("preset") or "balanced")
-        return config_layers(layer, preset=name, env=env, flags=flags,
-                             user_presets=self.presets_dir(env or {}))
+        try:
+            return config_layers(layer, preset=name, env=env, flags=flags,
+                                 user_presets=self.presets_dir(env or {}))
+        except ConfigError as exc:
+            if exc.key != "preset" or exc.file or preset:
+                raise
+            raise ConfigError(str(exc), file=str(self.project_file), key="preset",
+                              line=yaml_line(self.project_file, "preset")) from None
 
     def presets_dir(self, env: Mapping[str, str]) -> Path:
         """The user's presets folder for this project (see config.user_presets_dir)."""
         return user_presets_dir(env, self.root.parent)
 
     def tick(self) -> int:
-        """The number of the last committed tick (0 for a new project)."""
-        state = read_yaml(self.state_file, {}) or {}
-        return int(state.get("tick", 0))
+        """The number of the last committed tick (0 for a new project): the highest scene
+        on disk, or in a commit journal not yet finished. state.yaml's counter is only a
+        cache of it (recovery.reconcile keeps it in step)."""
+        from .recovery import journal_tick
+        return max(last_tick(self.scenes_dir), journal_tick(self) or 0)
 
     def state(self) -> dict[str, Any]:
-        """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed."""
-        return dict(read_yaml(self.state_file, {}) or {})
+        """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed
+        (checked: a wrong type is a FileFormatError naming the line)."""
+        return check_state(self.state_file, read_yaml(self.state_file, {}))
 
     def stage_state(self, txn: Transaction, state: Mapping[str, Any]) -> None:
         """Put `state` into a transaction: the one way state.yaml is written."""
@@ -209,8 +228,13 @@ class Project:
                      now: Callable[[], datetime] = _utc_now) -> None:
         """Take the project's lock (an fcntl lock: it dies with its process), waiting up
         to `wait` seconds; else raise LockError naming the holder's pid and since when."""
-        self.novel_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.lock_file, "a+")
+        try:
+            self.novel_dir.mkdir(parents=True, exist_ok=True)
+            handle = open(self.lock_file, "a+")
+        except PermissionError:
+            raise ProjectError(f"cannot write to {self.novel_dir}: permission denied (a "
+                               "read-only project?); make the folder writable and run again",
+                               path=str(self.novel_dir)) from None
         deadline = clock() + wait
         while True:
             try:
@@ -246,6 +270,7 @@ class Project:
 
     def release_lock(self) -> None:
         if self._lock_handle is not None:
+            self._lock_handle.truncate(0)   # a pid left in the file means a killed process
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()
             self._lock_handle = None
@@ -261,8 +286,15 @@ class Project:
             self.release_lock()
 
     def __enter__(self) -> "Project":
+        """Take the lock, then reconcile (finish an interrupted commit, remove temp files,
+        re-count); what was done is in `notices`."""
+        from .recovery import reconcile
         self.acquire_lock()
-        self.recover()
+        try:
+            self.notices += reconcile(self)
+        except BaseException:
+            self.release_lock()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

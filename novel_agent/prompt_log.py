@@ -1,6 +1,7 @@
 """The prompt log: one JSON file per stage per tick under `.novel/log/`.
 
-Each holds the context report and the messages sent; the next build of the
+Each holds the context report and the messages sent (the messages only for the
+last `context.keep_prompt_logs` ticks: each commit strips the tick that falls out); the next build of the
 same stage reads the previous one to measure the prefix it shares. A log that
 cannot be read is said so in the report, never taken as a 0% shared prefix.
 """
@@ -37,6 +38,21 @@ def previous_messages(project: Project, tick: int,
     if not isinstance(messages, list):
         return None, f"{path}: holds no messages; the shared prefix is not measured"
     return messages, ""
+
+
+def stripped_logs(project: Project, tick: int) -> dict[Path, str]:
+    """The logs of `tick` rewritten without their messages (the reports stay), for the
+    commit that makes them older than `context.keep_prompt_logs`."""
+    out = {}
+    for path in sorted(project.log_dir.glob(f"tick_{tick:03d}_*.json")) if tick > 0 else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue        # not ours to fix; the report of that tick is already lost
+        if isinstance(data, dict) and "messages" in data:
+            data.pop("messages")
+            out[path] = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return out
 
 
 def log_text(built: "Built") -> str:

@@ -54,6 +54,14 @@ def word_count(text: str) -> int:
     return len(re.findall(r"[\w'’-]+", text))
 
 
+def scene_files(scenes_dir: Path) -> list[Path]:
+    """The scene files present (any number of digits), in tick order."""
+    if not scenes_dir.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in scenes_dir.iterdir() if (m := SCENE_RE.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
 def scene_ticks(scenes_dir: Path) -> list[int]:
     """Ticks of the scene files present, in order."""
     if not scenes_dir.is_dir():
@@ -74,18 +82,44 @@ def _as_list(value: Any) -> list[str]:
     return [str(value)]
 
 
+def _tick_of(path: Path, meta: dict[str, Any]) -> int:
+    """The scene's tick: its file name's number; a front-matter `tick` must agree with it."""
+    match = SCENE_RE.match(Path(path).name)
+    named = int(match.group(1)) if match else None
+    given = meta.get("tick")
+    if given is None or (named is not None and given == named):
+        return named if named is not None else 0
+    if isinstance(given, bool) or not isinstance(given, int):
+        raise FileFormatError(f"'tick' must be a number, not {given!r}", file=str(path),
+                              line=_meta_line(path, "tick"))
+    if named is not None:
+        raise FileFormatError(f"front matter says tick {given} but the file name says "
+                              f"{named}: the file name is the tick; fix or remove the "
+                              "'tick:' line", file=str(path), line=_meta_line(path, "tick"))
+    return given
+
+
+def _meta_line(path: Path, key: str) -> int | None:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((n + 1 for n, line in enumerate(lines) if line.startswith(f"{key}:")), None)
+
+
+def last_tick(scenes_dir: Path) -> int:
+    """The highest tick among the scene files (0 when there are none)."""
+    ticks = scene_ticks(scenes_dir)
+    return ticks[-1] if ticks else 0
+
+
 def load_scene(path: Path) -> Scene:
     """Read a scene file; a hand edit that broke the front matter gives FileFormatError.
 
     Counts (`words`) are recomputed from the body, so an edited scene is seen as it is.
     """
     meta, body = read_front_matter(path)
-    match = SCENE_RE.match(Path(path).name)
-    try:
-        tick = int(meta.get("tick") or (match.group(1) if match else 0))
-    except (TypeError, ValueError):
-        raise FileFormatError(f"'tick' must be a number, not {meta.get('tick')!r}",
-                              file=str(path)) from None
+    tick = _tick_of(path, meta)
     return Scene(
         tick=tick,
         body=body,

@@ -22,6 +22,7 @@ failed ones included); `close()` flushes, closes the index and stops the model
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
@@ -29,7 +30,7 @@ from typing import Any, Callable, Mapping
 from .config import Config
 from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
-from .ledger import record
+from .ledger import ledger_path, record, restore_usage
 from .models import get_model, model_id, resolve_provider
 from .models.base import ChatModel
 from .models.offline import OfflineModel, StorySource
@@ -91,6 +92,10 @@ class Session:
         else:
             model = get_model(config, env or {}, source=source)
         index = Index(project.index_db)
+        if index.rebuilt:
+            restored = restore_usage(project, index)
+            project.notices.append(f"{index.rebuilt}; {restored} usage rows restored from "
+                                   f"{ledger_path(project).name}")
         return cls(project, config, model, source=source, counter=counter_for(config, index),
                    limits=limits_for(config), index=index, record=not stand_in,
                    price=price_for(config), provider=resolve_provider(config), now=now,
@@ -121,8 +126,8 @@ class Session:
             self.flush()
         finally:
             if self.index is not None:
-                self.index.close()
-                self.index = None
+                index, self.index = self.index, None
+                index.db.close()     # flushed above
             close = getattr(self.model.inner, "close", None)
             if callable(close):
                 close()
@@ -130,5 +135,9 @@ class Session:
     def __enter__(self) -> "Session":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            self.close()
+        except (OSError, sqlite3.Error):
+            if exc_type is None:
+                raise        # else the error in flight is the one to report

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import FileFormatError
-from .files import parse_front_matter
+from .files import parse_front_matter, read_text
 
 KEYS = ("until", "ticks")
 
@@ -70,7 +70,7 @@ def read_steer(path: Path) -> SteerNote:
     """Read steer.md (missing: an empty note). A bad front matter is a FileFormatError
     with the file and line."""
     try:
-        raw = Path(path).read_text(encoding="utf-8")
+        raw = read_text(Path(path))
     except FileNotFoundError:
         return SteerNote()
     meta, body = parse_front_matter(raw, path=path)

@@ -11,7 +11,9 @@ format, fail the first calls with given statuses, or answer slowly. The real
 
 A `responder(body) -> str | dict` decides each chat answer: a str is the
 assistant's content; a dict may set content, finish_reason, usage (merged over
-the computed usage), status with error (an HTTP error answer), and delay.
+the computed usage), status with error (an HTTP error answer), headers (sent with
+an error answer, e.g. Retry-After), raw as (content type, body) to send a body that
+is not a chat completion, and delay.
 """
 
 from __future__ import annotations
@@ -191,9 +193,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any]) -> None:
         answer = self.fake.chat_answer(body)
+        if "raw" in answer:       # a body that is not a chat completion: (content type, text)
+            kind, text = answer["raw"]
+            data = str(text).encode("utf-8")
+            self.send_response(int(answer.get("status", 200)))
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (answer.get("headers") or {}).items():
+                self.send_header(name, str(value))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if "status" in answer:
             return self._error(int(answer["status"]), str(answer.get("error", "error")),
-                               param=answer.get("param"))
+                               param=answer.get("param"), headers=answer.get("headers"))
         model = body.get("model") or self.fake.model
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -244,18 +257,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"object": "list", "data": data, "model": body.get("model", ""),
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(self, status: int, payload: dict[str, Any],
+              headers: dict[str, Any] | None = None) -> None:
         data = json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, str(value))
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str, *, param: str | None = None) -> None:
+    def _error(self, status: int, message: str, *, param: str | None = None,
+               headers: dict[str, Any] | None = None) -> None:
         kind = "invalid_request_error" if status < 500 else "server_error"
         self._json(status, {"error": {"message": message, "type": kind, "param": param,
-                                      "code": None}})
+                                      "code": None}}, headers)
 
 
 @pytest.fixture

@@ -57,6 +57,7 @@ def handmade(projects_dir):
     for tick, (title, body) in enumerate(bodies, 1):
         scene = Scene(tick=tick, title=title, body=body, summary=["x"], words=9, tokens=9)
         atomic_write(root / "scenes" / f"scene_{tick:03d}.md", scene.render())
+    Project(root).update_state(tick=len(bodies))   # as a ticked project's counter says
     return root
 
 
@@ -319,7 +320,7 @@ def test_cli_writes_the_default_path_and_counts(handmade):
     assert result.exit_code == 0, result.output
     path = handmade / "export" / "bell.epub"
     words = sum(s.words for s in load_scenes(handmade / "scenes"))
-    assert result.output == f"wrote {path}\n3 scenes, {words} words, 2 chapters\n"
+    assert result.stdout == f"wrote {path}\n3 scenes, {words} words, 2 chapters\n"
     assert zipfile.ZipFile(path).namelist()[0] == "mimetype"
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from ..config import Config
-from ..errors import NovelError
+from ..errors import NovelError, ProjectError
 from ..project import Project, find_project
+from ..storage import explain
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",
@@ -35,8 +37,19 @@ def flags(provider: str | None = None, model: str | None = None,
 
 
 def open_project(spec: str | None) -> Project:
-    """The project `-p` names (see project.find_project)."""
-    return find_project(spec, Path.cwd(), os.environ)
+    """The project `-p` names (see project.find_project), reconciled with its files when
+    no other process holds it: an interrupted commit finished, temp files removed, the
+    tick counter re-counted, each said in one line (on stderr)."""
+    project = find_project(spec, Path.cwd(), os.environ)
+    try:
+        with project:
+            notices = list(project.notices)
+            project.notices.clear()
+    except ProjectError:
+        return project    # busy (a tick in flight) or read-only: read it as it is
+    for notice in notices:
+        click.echo(f"note: {notice}", err=True)
+    return project
 
 
 def load_config(project: Project, **flag_values: Any) -> Config:
@@ -44,8 +57,9 @@ def load_config(project: Project, **flag_values: Any) -> Config:
 
 
 def novel_errors(fn: Callable) -> Callable:
-    """Turn a NovelError into a one-line ClickException, exiting with the error's
-    `exit_code` (1, or 4 for a cost ceiling)."""
+    """Turn a NovelError (or what the disk said, see storage.explain) into a one-line
+    ClickException, exiting with the error's `exit_code` (1, or 4 for a cost ceiling);
+    no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,5 +69,7 @@ def novel_errors(fn: Callable) -> Callable:
             error = click.ClickException(str(exc))
             error.exit_code = exc.exit_code
             raise error from None
+        except (OSError, sqlite3.Error) as exc:   # the disk: full, read-only, ...
+            raise click.ClickException(str(explain(exc))) from None
 
     return wrapper

@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .context_cmd import context_cmd
+from .doctor_cmd import doctor_cmd
 from .export_cmd import export_cmd
 from .import_cmd import import_cmd
 from .inspect_cmd import inspect_cmd
@@ -52,3 +53,4 @@ cli.add_command(config_group)
 cli.add_command(import_cmd)
 cli.add_command(usage_cmd)
 cli.add_command(stats_cmd)
+cli.add_command(doctor_cmd)

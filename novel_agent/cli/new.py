@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
-from ..config import load_preset, user_presets_dir
+from ..config import load_config, user_presets_dir
 from ..errors import ConfigError
 from ..files import read_yaml
 from ..project import NAME_RE, create_project, projects_dir
 from .common import novel_errors
 
+MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
 
 
@@ -56,12 +57,14 @@ def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None
     """
     if premise and foundation:
         raise click.UsageError("give --premise or --foundation, not both")
-    if not NAME_RE.match(name):
-        raise click.BadParameter("use letters, digits, '.', '_' or '-'", param_hint="NAME")
+    if not NAME_RE.match(name) or len(name) > MAX_NAME:
+        raise click.BadParameter(f"use up to {MAX_NAME} letters, digits, '.', '_' or '-'",
+                                 param_hint="NAME")
     if name == "presets":
         raise click.BadParameter("'presets' is the folder of your own presets", param_hint="NAME")
     folder = projects_dir(Path.cwd(), os.environ)
-    load_preset(preset, user_dir=user_presets_dir(os.environ, folder))  # fails before writing
+    # an unknown or invalid preset fails before anything is written
+    load_config(preset=preset, user_presets=user_presets_dir(os.environ, folder))
     story = read_foundation(foundation) if foundation else {}
     if premise:
         story["premise"] = premise.strip()

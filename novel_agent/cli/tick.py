@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import click
 
+from .. import crashpoints
 from ..costs import cost_guard
 from ..pipeline import StageReport, tick
 from ..session import Session
@@ -40,6 +42,12 @@ def context_line(writer: dict) -> str:
             f"prefix shared {writer['prefix_share']:.0%}")
 
 
+def arm_test_crash(point: str | None) -> None:
+    """Test only (the crash matrix): die by SIGKILL at the named point of the tick."""
+    if point:
+        crashpoints.arm(point, lambda: os.kill(os.getpid(), signal.SIGKILL))
+
+
 @click.command("tick")
 @project_option
 @click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
@@ -61,12 +69,16 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
       novel tick -p harbour -n 3
       novel tick --provider openai --base-url http://localhost:11434/v1 --model llama3.1
     """
+    arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     with project.locked(wait), Session.open(project, config, os.environ) as session:
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
+        for notice in project.notices:
+            click.echo(f"note: {notice}")
+        project.notices.clear()
         guard = cost_guard(session)
         for _ in range(count):
             guard()
@@ -74,6 +86,8 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
             result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
             for warning in result.warnings:
                 click.echo(f"  warning: {warning}")
+            for notice in result.notices:
+                click.echo(f"  note: {notice}")
             if "writer" in result.reports:
                 click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)

@@ -20,6 +20,7 @@ class StageCall:
     messages: list[dict[str, str]]
     completions: list[Completion] = field(default_factory=list)
     seconds: float = 0.0
+    warning: str = ""       # what the user should know of an answer that was used anyway
 
     @property
     def prompt_tokens(self) -> int:
@@ -50,13 +51,17 @@ def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
 def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
              schema: dict[str, Any], convert: Callable[[dict[str, Any]], T]
              ) -> tuple[T, StageCall]:
-    """Ask for a JSON answer; if it does not parse or validate, ask once more saying why."""
+    """Ask for a JSON answer; if it does not parse or validate, or was cut off by the token
+    limit (closed leniently it may have lost fields), ask once more saying why."""
     call = StageCall(stage, messages)
     request = Request(stage=stage, messages=messages, max_tokens=max_tokens, json_schema=schema,
                       schema_name=stage)
     completion = model.complete(request)
     call.completions.append(completion)
     try:
+        if completion.finish_reason == "length":   # closed leniently, it may lack fields
+            raise ModelResponseError(f"{stage}: the answer was cut off at the {max_tokens}-token "
+                                     "limit", stage=stage, raw=completion.text)
         return convert(parse_json(completion.text, stage=stage)), _done(call)
     except ModelResponseError as first:
         problem = str(first)
@@ -71,6 +76,9 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
     completion = model.complete(Request(stage=stage, messages=repair, max_tokens=max_tokens,
                                         json_schema=schema, schema_name=stage))
     call.completions.append(completion)
+    if completion.finish_reason == "length":
+        call.warning = (f"the {stage}'s answer was cut off twice at the {max_tokens}-token "
+                        f"limit; what it kept is used (raise llm.{stage}_max_tokens)")
     try:
         return convert(parse_json(completion.text, stage=stage)), _done(call)
     except ModelResponseError as second:

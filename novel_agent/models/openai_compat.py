@@ -138,7 +138,7 @@ class OpenAICompatModel:
         if self.stream:
             text, usage, finish, model = self._streamed(kwargs)
         else:
-            response = self._client.chat.completions.create(**kwargs)
+            response = self._create(request, kwargs)
             choice = response.choices[0] if response.choices else None
             text = (choice.message.content if choice else None) or ""
             finish = (choice.finish_reason if choice else None) or ""
@@ -151,6 +151,23 @@ class OpenAICompatModel:
         return Completion(text=text, usage=usage, finish_reason=finish or "stop",
                           model=model or self.model, latency=self._clock() - started,
                           response_format=level)
+
+    def _create(self, request: Request, kwargs: dict[str, Any]) -> Any:
+        """One non-streamed call; an HTTP 200 whose body is not a chat completion (an HTML
+        page, a proxy's text) is a ModelResponseError saying what came back."""
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except ValueError as exc:   # a JSON content type with a body that is not JSON
+            body = str(exc)
+        else:
+            if hasattr(response, "choices"):
+                return response
+            body = " ".join(str(response).split())[:80]
+        raise ModelResponseError(
+            f"{request.stage}: {self.label} server {self.base_url} answered HTTP 200 with "
+            f"something that is not a chat completion ({body!r}): is llm.base_url an "
+            "OpenAI-compatible endpoint (usually ending in /v1)?", stage=request.stage,
+            raw=body)
 
     def _arguments(self, request: Request, level: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

@@ -14,11 +14,14 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
                 before: Memory, state: dict[str, Any], extra: dict | None = None) -> None:
     """Write everything a tick produced in one transaction (all or nothing).
 
+    The scene and plan files must be new: one already there (a file the user moved in,
+    a counter gone stale) stops the commit with an OverwriteError naming it.
+
     `extra` maps further paths to texts (context reports) that land with the tick.
     """
     txn = project.transaction()
-    txn.stage(project.scene_path(scene.tick), scene.render())
-    txn.stage(project.plan_path(scene.tick), dump_yaml(plan_record))
+    txn.stage(project.scene_path(scene.tick), scene.render(), new=True)
+    txn.stage(project.plan_path(scene.tick), dump_yaml(plan_record), new=True)
     for path, text in memory_files(memory, project.memory_dir, before).items():
         txn.stage(path, text)
     for path, text in (extra or {}).items():

@@ -1,0 +1,40 @@
+"""`novel doctor`: check a project and list every problem with its fix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..doctor import diagnose, fix
+from ..project import find_project
+from .common import novel_errors, project_option
+
+
+@click.command("doctor")
+@project_option
+@click.option("--fix", "apply", is_flag=True, help="Apply the safe fixes, then check again.")
+@novel_errors
+def doctor_cmd(project_spec: str | None, apply: bool) -> None:
+    """Check a project: tick counter vs scenes, gaps, duplicates, front matter, memory,
+    ids, summaries, index, temp files, lock. Exit 0 when clean, 1 otherwise.
+
+    \b
+    Example:
+      novel doctor -p harbour
+      novel doctor -p harbour --fix
+    """
+    project = find_project(project_spec, Path.cwd(), os.environ)
+    problems = diagnose(project)
+    if apply:
+        fixed, problems = fix(project)
+        for problem in fixed:
+            click.echo(f"fixed    {problem.what}: {problem.fix}")
+    for problem in problems:
+        tag = "problem " if problem.safe or not apply else "left    "
+        click.echo(f"{tag} {problem.what}\n         fix: {problem.fix}"
+                   + (" (--fix does it)" if problem.safe and not apply else ""))
+    if problems:
+        raise SystemExit(1)
+    click.echo(f"{project.name}: clean")

@@ -1,0 +1,175 @@
+"""`novel doctor`: check a project against its own rules, and say how to fix each problem.
+
+`diagnose(project)` lists Problems (what is wrong, the fix in words, and for the
+safe ones a function that applies it): an unfinished commit journal, temp files
+of killed writes, the tick counter against the scenes, gaps and duplicate
+ticks, front matter against file names, plans without scenes, memory files
+that do not parse or validate (ids against file names included), summaries
+beyond the last scene, the index's health, and a stale lock. `fix(project)`
+applies the safe fixes and checks again. Reads everything, changes nothing
+unless asked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .errors import NovelError
+from .files import temp_files
+from .memory import load_memory
+from .project import Project
+from .recovery import journal_tick, temp_folders
+from .scenes import load_scene, scene_files, scene_ticks
+from .summaries import load_tree
+
+PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
+
+
+@dataclass
+class Problem:
+    """One thing wrong, the fix in words, and how to apply it when it is safe."""
+
+    what: str
+    fix: str
+    apply: Callable[[], object] | None = None
+
+    @property
+    def safe(self) -> bool:
+        return self.apply is not None
+
+
+def _journal(p: Project) -> list[Problem]:
+    if not (p.novel_dir / "txn" / "journal.json").is_file():
+        return []
+    tick = journal_tick(p)
+    return [Problem(f"an interrupted commit{f' of tick {tick}' if tick else ''} is unfinished",
+                    "finish it (any command that opens the project does)", p.recover)]
+
+
+def _temps(p: Project) -> list[Problem]:
+    found = temp_files(p.root, temp_folders(p))
+    return [Problem(f"{f.relative_to(p.root)}: a temp file of a killed write",
+                    "delete it", lambda f=f: f.unlink(missing_ok=True)) for f in found]
+
+
+def _counter(p: Project) -> list[Problem]:
+    try:
+        said = p.state().get("tick") if p.state_file.is_file() else None
+    except NovelError as exc:
+        return [Problem(str(exc), "rebuild state.yaml from the scenes",
+                        lambda: (p.state_file.unlink(), p.update_state(tick=p.tick())))]
+    if said == p.tick():
+        return []
+    return [Problem(f".novel/state.yaml says tick {said}, the scenes end at tick {p.tick()}",
+                    "set the counter from the scenes", lambda: p.update_state(tick=p.tick()))]
+
+
+def _scenes(p: Project) -> list[Problem]:
+    problems, ticks = [], scene_ticks(p.scenes_dir)
+    for tick in sorted({t for t in ticks if ticks.count(t) > 1}):
+        problems.append(Problem(f"tick {tick} has more than one scene file",
+                                "keep one: rename or move the others away"))
+    missing = sorted(set(range(1, ticks[-1] + 1)) - set(ticks)) if ticks else []
+    if missing:
+        problems.append(Problem(f"scenes missing for ticks {_ranges(missing)}",
+                                "restore them, or renumber the scenes after them"))
+    for path in scene_files(p.scenes_dir):
+        try:
+            load_scene(path)
+        except (NovelError, OSError) as exc:
+            problems.append(Problem(str(exc), "fix the file by hand"))
+    return problems
+
+
+def _plans(p: Project) -> list[Problem]:
+    last = p.tick()
+    names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
+    orphans = sorted(int(m.group(1)) for n in names if (m := PLAN_RE.match(n)))
+    return [Problem(f"plans/plan_{t:03d}.yaml has no scene after it (the last is tick {last}): "
+                    "the next tick would stop there", "move the plan away or restore its scene")
+            for t in orphans if t > last]
+
+
+def _memory(p: Project) -> list[Problem]:
+    try:
+        load_memory(p.memory_dir)
+    except NovelError as exc:
+        return [Problem(str(exc), "fix the value (the file name is the id)")]
+    return []
+
+
+def _summaries(p: Project) -> list[Problem]:
+    try:
+        tree = load_tree(p.summaries_dir)
+    except (NovelError, OSError) as exc:
+        return [Problem(str(exc), "fix the file, or remove it and run `novel summarize`")]
+    if tree.last_tick() > p.tick():
+        return [Problem(f"summaries cover ticks up to {tree.last_tick()}, the scenes end at "
+                        f"{p.tick()}", "restore the scenes, or remove the summaries beyond them")]
+    return []
+
+
+def _index(p: Project) -> list[Problem]:
+    if not p.index_db.is_file():
+        return []
+    try:
+        with sqlite3.connect(p.index_db) as db:
+            ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        db.close()
+    except sqlite3.Error:
+        ok = False
+    if ok:
+        return []
+    return [Problem(".novel/index.db is damaged", "delete it: it is a cache, rebuilt on use",
+                    lambda: [Path(f"{p.index_db}{s}").unlink(missing_ok=True)
+                             for s in ("", "-wal", "-shm")])]
+
+
+def _lock(p: Project) -> list[Problem]:
+    path = p.novel_dir / "lock"
+    if not path.is_file() or not path.read_text().strip():
+        return []
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return []       # a live process holds it
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    pid = path.read_text().strip()
+    return [Problem(f".novel/lock names process {pid}, which no longer holds it (killed?)",
+                    "empty the lock file", lambda: path.write_text(""))]
+
+
+CHECKS = (_journal, _temps, _counter, _scenes, _plans, _memory, _summaries, _index, _lock)
+
+
+def diagnose(project: Project) -> list[Problem]:
+    """Every problem found, in the order of CHECKS."""
+    return [problem for check in CHECKS for problem in check(project)]
+
+
+def fix(project: Project) -> tuple[list[Problem], list[Problem]]:
+    """Apply the safe fixes (under the lock); (what was fixed, what is still wrong)."""
+    fixed = [problem for problem in diagnose(project) if problem.safe]
+    project.acquire_lock()
+    try:
+        for problem in fixed:
+            problem.apply()
+    finally:
+        project.release_lock()
+    return fixed, diagnose(project)
+
+
+def _ranges(ticks: list[int]) -> str:
+    out, start = [], ticks[0]
+    for a, b in zip(ticks, ticks[1:] + [None]):
+        if b != a + 1:
+            out.append(str(start) if start == a else f"{start}–{a}")
+            start = b
+    return ", ".join(out)

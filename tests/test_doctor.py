@@ -1,0 +1,65 @@
+"""`novel doctor`: every problem listed with its fix; --fix applies the safe ones."""
+
+from __future__ import annotations
+
+import stat
+
+from click.testing import CliRunner
+
+from novel_agent.cli import cli
+from novel_agent.doctor import diagnose
+
+from ticking import run_ticks
+
+
+def doctor(project, *flags):
+    return CliRunner().invoke(cli, ["doctor", "-p", str(project.root), *flags],
+                              catch_exceptions=False)
+
+
+def test_a_clean_project_is_clean(project):
+    run_ticks(project, 3)
+    result = doctor(project)
+    assert result.exit_code == 0 and result.output == "harbour: clean\n"
+
+
+def test_every_problem_is_listed_with_its_fix(project):
+    run_ticks(project, 4)
+    project.scene_path(2).rename(project.scenes_dir / "scene_9.md")   # a gap, a stray
+    (project.scenes_dir / "scene_04.md").write_text("---\ntick: 4\n---\nA copy.\n")
+    project.index_db.write_bytes(b"garbage" * 1000)
+    project.state_file.write_text("tick: 1\n")
+    (project.summaries_dir / ".checkpoint_010.md.ab12.tmp").write_text("half")
+    char = next((project.memory_dir / "characters").glob("*.yaml"))
+    char.write_text(char.read_text().replace(f"id: {char.stem}", "id: other"))
+    out = doctor(project).output
+    for expected in ("tick 4 has more than one scene file",
+                     "scenes missing for ticks 2, 5–8",
+                     "scene_9.md:2: front matter says tick 2 but the file name says 9",
+                     ".novel/state.yaml says tick 1, the scenes end at tick 9",
+                     "summaries/.checkpoint_010.md.ab12.tmp: a temp file of a killed write",
+                     f"{char}:1: id 'other' disagrees with the file name",
+                     ".novel/index.db is damaged"):
+        assert expected in out, out
+    assert out.count("fix: ") == len(diagnose(project))
+    fixed = doctor(project, "--fix")
+    assert fixed.exit_code == 1
+    assert "fixed    .novel/index.db is damaged" in fixed.output
+    assert "fixed    .novel/state.yaml says tick 1" in fixed.output
+    assert "left     tick 4 has more than one scene file" in fixed.output
+    assert not (project.summaries_dir / ".checkpoint_010.md.ab12.tmp").exists()
+    assert project.scene_path(4).is_file() and (project.scenes_dir / "scene_04.md").is_file()
+
+
+def test_a_plan_without_its_scene_is_found(project):
+    run_ticks(project, 2)
+    project.scene_path(2).unlink()
+    assert "plans/plan_002.yaml has no scene after it" in doctor(project).output
+
+
+def test_files_follow_the_umask(project):
+    run_ticks(project, 1)
+    old = __import__("os").umask(0o022)
+    __import__("os").umask(old)
+    mode = stat.S_IMODE(project.scene_path(1).stat().st_mode)
+    assert mode == 0o666 & ~old

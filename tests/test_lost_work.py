@@ -1,0 +1,187 @@
+"""Issue 10, defects 1, 2 and 4: the files are the truth; nothing a tick did not write is
+replaced. Each test reproduces the defect as a new user met it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from novel_agent.errors import FileFormatError, OverwriteError
+from novel_agent.files import read_yaml
+from novel_agent.pipeline import TickDraft
+from novel_agent.scenes import Scene
+from novel_agent.stages.commit import commit_tick
+
+from ticking import run_ticks
+
+
+@pytest.fixture
+def six(project):
+    """The project after 6 offline ticks."""
+    run_ticks(project, 6)
+    return project
+
+
+def scenes_of(project) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(project.scenes_dir.iterdir())}
+
+
+def test_missing_state_yaml_continues_from_the_scenes(six):
+    before = scenes_of(six)
+    plan1 = six.plan_path(1).read_bytes()
+    six.state_file.unlink()
+    (result,) = run_ticks(six, 1)
+    assert result.tick == 7
+    assert {k: v for k, v in scenes_of(six).items() if k != "scene_007.md"} == before
+    assert six.plan_path(1).read_bytes() == plan1
+    assert read_yaml(six.state_file)["tick"] == 7
+
+
+def test_stale_counter_is_repaired_with_a_notice_never_by_overwriting(six):
+    before = scenes_of(six)
+    six.state_file.write_text("tick: 2\n")
+    with six:
+        assert six.notices == ["state.yaml said tick 2, the scenes on disk end at tick 6: "
+                               "the counter now follows the scenes"]
+    (result,) = run_ticks(six, 1)
+    assert result.tick == 7 and scenes_of(six)["scene_003.md"] == before["scene_003.md"]
+
+
+def test_a_writers_own_chapters_count(project):
+    for n in range(1, 21):
+        project.scene_path(n).write_text(f"Chapter {n} of my own. It rained.\n")
+    (result,) = run_ticks(project, 1)
+    assert result.tick == 21
+    assert project.scene_path(1).read_text() == "Chapter 1 of my own. It rained.\n"
+
+
+def test_a_moved_scene_is_never_replaced(six, snapshot):
+    shutil.move(six.scene_path(3), six.scene_path(8))
+    before = snapshot(six.root)
+    with pytest.raises(FileFormatError, match="scene_008.md:2: front matter says tick 3"):
+        run_ticks(six, 2)          # the tick stops, naming the file, and changes nothing
+    after = snapshot(six.root)     # but the cache state.yaml, re-counted from the scenes
+    assert after.pop(".novel/state.yaml") != before.pop(".novel/state.yaml")
+    assert after == before
+    path = six.scene_path(8)       # the user says it is scene 8 now
+    path.write_text(path.read_text().replace("tick: 3\n", ""))
+    moved = path.read_bytes()
+    results = run_ticks(six, 2)
+    assert [r.tick for r in results] == [9, 10]
+    assert path.read_bytes() == moved
+
+
+def test_the_commit_stops_at_a_file_it_did_not_write(six, snapshot):
+    """Even if the counter is wrong, the commit names the file and changes nothing."""
+    before = snapshot(six.root)
+    scene = Scene(tick=3, body="New prose.", title="Over")
+    with pytest.raises(OverwriteError, match=r"scenes/scene_003.md exists"):
+        commit_tick(six, scene, {"tick": 3}, six_memory(six), six_memory(six), {"tick": 3})
+    assert snapshot(six.root) == before
+
+
+def six_memory(project):
+    from novel_agent.memory import load_memory
+    return load_memory(project.memory_dir)
+
+
+def test_an_edited_character_id_is_reported_not_forked(six):
+    path = next((six.memory_dir / "characters").glob("*.yaml"))
+    text = path.read_text()
+    path.write_text(text.replace(f"id: {path.stem}", "id: someone_else"))
+    line = next(n for n, l in enumerate(path.read_text().splitlines(), 1) if l.startswith("id:"))
+    with pytest.raises(FileFormatError) as info:
+        run_ticks(six, 1)
+    assert info.value.file == str(path) and info.value.line == line
+    assert "the file name is the id" in str(info.value)
+    assert not (six.memory_dir / "characters" / "someone_else.yaml").exists()
+    assert six.tick() == 6
+
+
+def test_front_matter_tick_must_agree_with_the_file_name(six):
+    path = six.scene_path(2)
+    path.write_text(path.read_text().replace("tick: 2", "tick: 5"))
+    with pytest.raises(FileFormatError, match="front matter says tick 5 but the file name "
+                                              "says 2") as info:
+        run_ticks(six, 1)
+    assert info.value.line == 2
+
+
+def test_drafts_are_removed_once_the_tick_lands(project):
+    project.drafts_dir.mkdir(parents=True)
+    (project.drafts_dir / "draft_001.md").write_text("an earlier try\n")
+    run_ticks(project, 1)
+    assert not (project.drafts_dir / "draft_001.md").exists()
+
+
+# -- defect 3: an answer cut off by the token limit ------------------------------------
+
+from novel_agent.models.base import Completion  # noqa: E402
+from novel_agent.testing import ScriptedModel  # noqa: E402
+
+PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
+        "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+
+
+def cut(text: str) -> Completion:
+    return Completion(text=text, finish_reason="length")
+
+
+def test_a_cut_off_scene_is_continued_and_joined(project):
+    model = (ScriptedModel().add("planner", PLAN)
+             .add("writer", cut("Mara climbed the stair. The road l"))
+             .add("writer", Completion(text="ay below, silver. She smiled.")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    body = result.scene_path.read_text()
+    assert body.rstrip().endswith("The road lay below, silver. She smiled.")
+    again = model.calls("writer")[1].messages
+    assert again[-2] == {"role": "assistant", "content": "Mara climbed the stair. The road l"}
+    assert "cut off" in again[-1]["content"]
+
+
+def test_a_scene_still_cut_off_is_trimmed_to_a_sentence_and_said(project):
+    model = (ScriptedModel().add("planner", PLAN)
+             .add("writer", cut("Mara climbed the stair. The road l"))
+             .add("writer", cut("ay below. It shone and the"))
+             .add("writer", cut(" wind ro")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert len(model.calls("writer")) == 3
+    assert result.scene_path.read_text().rstrip().endswith("The road lay below.")
+    assert any("trimmed to its last complete sentence" in n for n in result.notices)
+    assert any("under generation.scene_min_words (200)" in n for n in result.notices)
+
+
+def test_a_cut_off_plan_is_repaired_not_committed_with_less(project):
+    full = dict(PLAN, tool_calls=[{"tool": "open_loop", "name": "", "target": "",
+                                   "detail": "Who drew the map?"}])
+    import json
+    text = json.dumps(full)
+    model = (ScriptedModel().add("planner", cut(text[:text.index('"tool_calls"') + 20]))
+             .add("planner", full))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert len(model.calls("planner")) == 2
+    assert "cut off" in model.calls("planner")[1].messages[-1]["content"]
+    assert result.plan.tool_calls and result.plan.tool_calls[0].detail == "Who drew the map?"
+
+
+# -- item 9: prompt logs stop growing with the story -----------------------------------
+
+def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
+    import json
+    text = project.project_file.read_text() + "context:\n  keep_prompt_logs: 2\n"
+    project.project_file.write_text(text)
+    run_ticks(project, 5)
+    has = {t: "messages" in json.loads((project.log_dir / f"tick_{t:03d}_writer.json")
+                                       .read_text()) for t in range(1, 6)}
+    assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
+    report = json.loads((project.log_dir / "tick_001_planner.json").read_text())
+    assert report["budget"] > 0 and "sections" in report or "tokens" in report
+
+
+def test_keep_prompt_logs_is_validated(project):
+    from novel_agent.errors import ConfigError
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "context:\n  keep_prompt_logs: 0\n")
+    with pytest.raises(ConfigError, match="project.yaml:.*keep_prompt_logs: must be at least 1"):
+        project.config()
