@@ -93,8 +93,8 @@ class ModelResponseError(ModelError):
     """The model answered, but the answer is unusable (not JSON, wrong shape)."""
 
     def __init__(self, message: str, *, stage: str | None = None, raw: str = "",
-                 usage: object = None):
-        self.raw = raw
+                 usage: object = None, call: object = None):
+        self.raw, self.call = raw, call    # call: the StageCall of every attempt, if known
         super().__init__(message, stage=stage, usage=usage)
 
 

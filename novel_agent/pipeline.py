@@ -22,7 +22,7 @@ from typing import Any, Callable
 from . import crashpoints
 from .decisions import Extraction, Plan
 from .context.writer import Piece
-from .errors import CommittedError, ModelError, NovelError, TickError
+from .errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
 from .files import atomic_write
 from .memory import Memory, load_memory
 from .models.ask import StageCall
@@ -73,6 +73,7 @@ class TickDraft:
     built: dict[str, Built] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    fallback: str = ""               # why the summary came from the prose, if it did
 
 
 @dataclass
@@ -173,8 +174,16 @@ def _build_extract(session: Session, d: TickDraft) -> Built:
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
-    d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
-                                     max_tokens=session.config.max_tokens("extractor"))
+    try:
+        d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
+                                         max_tokens=session.config.max_tokens("extractor"))
+    except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
+        if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
+            raise
+        d.extraction, d.fallback = extract.from_prose(d.prose), str(exc)
+        d.notices.append(f"the extractor's answer could not be used ({exc}); the scene's own "
+                         "sentences stand as its summary; nothing of the scene is added to memory")
+        return exc.call
     d.changes = extract.apply(d.memory, d.extraction, tick=d.tick,
                               facts=gen.enable_fact_extraction,
                               entities=gen.enable_entity_updates)
@@ -238,6 +247,7 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   tokens=session.counter.count(draft.prose))
     record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
               "warnings": draft.warnings,
+              **({"extraction_fallback": draft.fallback} if draft.fallback else {}),
               "extraction": extraction.to_dict(), "memory_changes": draft.changes}
     state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state,
              "steer": draft.steer_mark}

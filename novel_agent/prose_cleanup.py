@@ -4,7 +4,8 @@ Small models wrap a scene in markdown: a "# Scene 3: The Lamp" heading, a restat
 "Title:" line, a code fence, a table of characters, a `---` before and after, a
 "Word count: 350" at the end. `clean_scaffolding` takes those off and leaves the
 scene's own paragraphs (a `***` break inside the scene stays). `cut_to_sentence`
-shortens an over-long answer at the last complete sentence within the limit.
+shortens an over-long answer at the last complete sentence within the limit;
+`sentences` splits prose into its sentences.
 Pure functions of their arguments.
 """
 
@@ -103,3 +104,25 @@ def cut_to_sentence(text: str, max_words: int) -> Cut:
     if ends:
         return Cut(text[:ends[-1]].rstrip(), False)
     return Cut(text[:limit].rstrip(), True)
+
+
+_SPLIT = re.compile(r"(?<=[.!?…])[\"'”’)]*\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, in order ("Dr." and initials do not end one, nor a
+    mark followed by a lower-case word).
+
+    >>> sentences("Dr. Vane ran. “Stop!” she said. He hid")
+    ['Dr. Vane ran.', '“Stop!” she said.', 'He hid']
+    """
+    out: list[str] = []
+    start = 0
+    for m in _SPLIT.finditer(text):
+        if (_ABBREVIATION.search(text, max(0, m.start() - 12), m.start())
+                or text[m.end():m.end() + 1].islower()):    # “Stop!” she said.
+            continue
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [" ".join(s.split()) for s in out if s.strip()]

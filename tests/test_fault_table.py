@@ -96,6 +96,8 @@ TABLE = [
     ("invalid JSON, repaired", dict(planner=['{"title": "x", pov: }']), "committed", 4, 0),
     ("prose where JSON was asked, twice", dict(planner=["I would plan a quiet scene."] * 2),
      "failed in planner: .*after one repair attempt", 2, 0),
+    ("extractor: prose twice (the scene lands, summed up by its sentences)",
+     dict(extractor=["It was a scene."] * 2), "committed", 4, 0),
 ]
 
 

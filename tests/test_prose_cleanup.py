@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.prose_cleanup import Cut, clean_scaffolding, cut_to_sentence
+from novel_agent.prose_cleanup import Cut, clean_scaffolding, cut_to_sentence, sentences
 
 PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
          "***\n\n"
@@ -85,3 +85,18 @@ def test_no_sentence_end_cuts_at_a_word_boundary_and_says_so():
         Cut("Unbelievably-long-hyphenated-word", True)
     with pytest.raises(ValueError):
         cut_to_sentence(text, 0)
+
+
+def test_sentences_split_at_ends_not_at_abbreviations_or_quoted_speech():
+    text = "Dr. Vane ran. “Stop!” she said. A. B. Smith came? Yes… He hid"
+    assert sentences(text) == ["Dr. Vane ran.", "“Stop!” she said.", "A. B. Smith came?",
+                               "Yes…", "He hid"]
+
+
+def test_a_stand_in_summary_takes_the_first_two_sentences_and_the_last_clipped():
+    from novel_agent.stages.extract import from_prose
+    long = " ".join(["word"] * 60) + "."
+    got = from_prose(f"{long} Mara wept at dawn. The keeper slept at last. The sea rose.").summary
+    assert got[0] == " ".join(["word"] * 40) + " …"
+    assert got[1:] == ["Mara wept at dawn.", "The sea rose."]
+    assert from_prose("12 34 56").summary == ["12 34 56"]    # nothing like prose: kept as is

@@ -37,6 +37,23 @@ def test_garbage_twice_fails_cleanly(project, snapshot):
     assert snapshot(project.root) == before
 
 
+def test_extraction_garbage_twice_lands_the_scene_summed_up_by_its_own_sentences(project):
+    prose = ("Mara climbed the tower at dusk. The lamp was cold. She found the map. "
+             "Below, the sea kept its counsel.")
+    digits = {"summary": ["2017.03.12 2017.03.12 2017.03.12"], "facts": [], "characters": [],
+              "loops_opened": [], "loops_resolved": [], "relationships": []}
+    model = (ScriptedModel().add("planner", PLAN).add("writer", prose)
+             .add("extractor", digits).add("extractor", "I cannot."))
+    result = run(project, model)
+    assert result.extraction.summary == ["Mara climbed the tower at dusk.", "The lamp was cold.",
+                                         "Below, the sea kept its counsel."]
+    assert any("extractor's answer could not be used" in n for n in result.notices)
+    assert result.memory_changes == [] and len(model.calls("extractor")) == 2
+    record = project.plan_path(1).read_text()
+    assert "extraction_fallback:" in record and "after one repair attempt" in record
+    assert project.tick() == 1
+
+
 def test_failed_extraction_keeps_the_draft_and_commits_nothing(project, snapshot):
     before = snapshot(project.root)
     model = (ScriptedModel().add("planner", PLAN).add("writer", "The tower was cold.")

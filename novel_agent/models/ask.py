@@ -83,7 +83,7 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
         return convert(parse_json(completion.text, stage=stage)), _done(call)
     except ModelResponseError as second:
         raise ModelResponseError(f"{second} (after one repair attempt)", stage=stage,
-                                 raw=completion.text) from None
+                                 raw=completion.text, call=_done(call)) from None
 
 
 def _done(call: StageCall) -> StageCall:

@@ -6,6 +6,8 @@ from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
 from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
 from ..models.base import ChatModel
 from ..models.ask import StageCall, ask_json
+from ..names import clean_bullets
+from ..prose_cleanup import sentences
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *,
@@ -13,6 +15,21 @@ def run(model: ChatModel, messages: list[dict[str, str]], *,
     """Extract what the scene established, from the extractor's prompt."""
     return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
                     extraction_from_json)
+
+
+def from_prose(prose: str, *, max_words: int = 40) -> Extraction:
+    """The stand-in when the extractor's answer cannot be used: the scene's first two
+    sentences and its last as the summary (each at most `max_words` words), and no
+    memory changes."""
+    found = sentences(prose)
+    picked = list(dict.fromkeys(found[:2] + found[-1:]))
+    bullets = clean_bullets([_clip(text, max_words) for text in picked])
+    return Extraction(summary=bullets or [_clip(" ".join(prose.split()), max_words)])
+
+
+def _clip(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]) + " …"
 
 
 def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = True,
