@@ -27,7 +27,7 @@ STAGES = ("planner", "writer", "extractor", "summarizer")
 
 
 PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
-                  "relationships": 0.05, "locations": 0.03}
+                  "relationships": 0.05, "locations": 0.03, "now": 0.04}
 EXTRACTOR_SHARES = {"plan": 0.04, "loops": 0.08, "characters": 0.04}
 SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
 SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,

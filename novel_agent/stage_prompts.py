@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .context.briefing import Briefing, propose_briefing
 from .context.builders import extractor_briefing, planner_briefing
 from .context.engine import Proposal, fit
+from .context.relevance import settled_tick
 from .context.report import build_report
 from .context.writer import Piece, WriterInputs, propose_writer
 from .decisions import Plan
@@ -52,15 +53,20 @@ def fit_prompt(session: "Session", stage: str, tick: int, propose: Callable[[int
     return Built(stage, fitted.messages, report, fitted.state)
 
 
+SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
+
+
 def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "") -> Built:
     """The planner's prompt for `tick`."""
     gen = session.config.generation
-    briefing = planner_briefing(story, memory, scenes.recent(tick - 1, gen.recent_scenes_count),
+    anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
+    briefing = planner_briefing(story, memory, scenes.recent(tick - 1, count + tick - 1 - anchor),
                                 tick=tick, shares=session.config.context.planner_shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=gen.max_tools_per_tick,
-                                overdue_after=gen.loop_overdue_after)
+                                overdue_after=gen.loop_overdue_after, focus_count=count,
+                                anchor_tick=anchor, history=scenes.recent(anchor, SEEN_SCENES))
     return fit_briefing(session, briefing, tick)
 
 

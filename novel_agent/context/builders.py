@@ -18,22 +18,26 @@ from typing import Any, Mapping, Sequence
 
 from ..decisions import Plan
 from ..memory import Memory
+from ..names import normalize_name
 from ..scenes import Scene
 from .briefing import Briefing
 from .items import Item, Pool
-from .relevance import (Focus, character_items, location_items, loop_items, overdue,
-                        relationship_items)
+from .relevance import (Focus, character_items, character_line, first_seen, in_view,
+                        location_items, loop_items, overdue, recency, relationship_items, since)
 from .sections import (Section, describe_character, describe_location, story_bible)
 
-PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "loops",
-                  "recent", "steer")
+# What stays put between ticks comes first (the prompt cache reuses it); what the last
+# scenes change (their summaries, the loops, everyone's state now) comes last.
+PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "recent",
+                  "loops", "now", "steer")
 EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The most relevant items a planner section holds, whatever the budget: a briefing on
 # the scene at hand, not a dump of memory (without these the planner's prompt grows
 # with the book). Items neither in focus nor seen in the last ~20 ticks score under
 # RELEVANT and are left out unless a section would otherwise be empty.
-PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations": 8}
+PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations": 8,
+                  "now": 12}
 RELEVANT = 0.25
 EXTRACTOR_LIMITS = {"loops": 16, "characters": 40}
 OVERDUE_HEADER = ("(Loops marked OVERDUE have been open too long: this scene should pay one "
@@ -74,32 +78,94 @@ def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
 
 def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tick: int,
                      shares: Mapping[str, float], overall_summary: str = "", steer: str = "",
-                     max_tools: int = 3, overdue_after: int = 30) -> Briefing:
-    """What the planner sees before it decides the next scene."""
-    focus = planner_focus(memory, recent, tick, overdue_after)
+                     max_tools: int = 3, overdue_after: int = 30, focus_count: int = 0,
+                     anchor_tick: int | None = None, history: Sequence[Scene] = ()) -> Briefing:
+    """What the planner sees before it decides the next scene.
+
+    The characters, places and relationships sections are chosen as of `anchor_tick`
+    (a tick that moves every few ticks; `history` is the scenes up to it): what existed
+    then, for the last `focus_count` scenes before it, without anyone's state. They stay
+    the same from tick to tick, so a prompt cache can reuse them. `recent` (the scenes
+    since the anchor's, each appended as it is written) follows them, then the open
+    loops and "where things stand": who is in the last `focus_count` scenes with their
+    state now, and who and what is new since the anchor. Without an anchor, it is the
+    last tick."""
+    if anchor_tick is None:
+        history, anchor_tick = recent, tick - 1
+    count = focus_count or len(recent)
+    focus = planner_focus(memory, recent[len(recent) - count:], tick, overdue_after)
+    settled = planner_focus(memory, history[len(history) - count:], anchor_tick + 1,
+                            overdue_after)
+    then = as_of(memory, history, anchor_tick)
     scenes = [Item(f"scene_{s.tick:03d}", (scene_summary(s), scene_title(s)), float(s.tick),
                    (s.tick,), why="recent scene") for s in recent]
     overall = [Item("overall", (overall_summary, shortened(overall_summary, 80)), 10.0,
                     keep=True, why="the story so far")] if overall_summary.strip() else []
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
+        Pool("characters", "Characters", tuple(character_items(then, settled)),
+             shares["characters"], limit=PLANNER_LIMITS["characters"], min_score=RELEVANT),
+        Pool("relationships", "Relationships", tuple(relationship_items(then, settled)),
+             shares["relationships"], limit=PLANNER_LIMITS["relationships"],
+             min_score=RELEVANT),
+        Pool("locations", "Known locations", tuple(location_items(then, settled)),
+             shares["locations"], limit=PLANNER_LIMITS["locations"], min_score=RELEVANT),
         Pool("loops", "Open plot loops", tuple(loop_items(memory, focus)), shares["loops"],
              min_items=3, header=OVERDUE_HEADER if _any_overdue(memory, tick, overdue_after)
              else "", limit=PLANNER_LIMITS["loops"], min_score=RELEVANT),
-        Pool("characters", "Characters", tuple(character_items(memory, focus)),
-             shares["characters"], limit=PLANNER_LIMITS["characters"], min_score=RELEVANT),
         Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
-        Pool("relationships", "Relationships", tuple(relationship_items(memory, focus)),
-             shares["relationships"], limit=PLANNER_LIMITS["relationships"],
-             min_score=RELEVANT),
-        Pool("locations", "Known locations", tuple(location_items(memory, focus)),
-             shares["locations"], limit=PLANNER_LIMITS["locations"], min_score=RELEVANT),
+        Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
+             shares["now"], limit=PLANNER_LIMITS["now"]),
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
              Section("steer", "Author's note", steer, pinned=True))
     return Briefing("planner", fixed, pools, PLANNER_LAYOUT,
                     {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1},
                     truncatable=("overall",))
+
+
+def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
+    """Memory as the planner's settled sections see it at `tick`: the characters, places
+    and relationships that existed then, without states, each last seen when `scenes`
+    (those up to `tick`) last show it; so what later scenes do cannot move them."""
+    seen: dict[str, int] = {}
+    for scene in scenes:
+        for name in (scene.pov, *scene.characters, "@" + scene.location):
+            seen[normalize_name(name)] = scene.tick
+
+    def last(entity: dict, *names: Any) -> int:
+        return max([seen.get(normalize_name(str(n)), 0) for n in names if n]
+                   + [first_seen(entity)])
+
+    people = {key: {**{k: v for k, v in c.items() if k != "state"},
+                    "last_seen": last(c, c.get("name"), *(c.get("aliases") or []))}
+              for key, c in memory.characters.items() if first_seen(c) <= tick}
+    places = {key: {**loc, "last_seen": last(loc, "@" + str(loc.get("name")))}
+              for key, loc in memory.locations.items() if first_seen(loc) <= tick}
+    pairs = [{**rel, "updated_in": since(rel)} for rel in memory.relationships
+             if since(rel) <= tick]
+    return Memory(characters=people, locations=places, relationships=pairs)
+
+
+def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
+    """Who is in the last scenes, with their state now, then the characters and places
+    new since `anchor_tick` (the settled sections do not have them yet)."""
+    items = []
+    for c in memory.characters.values():
+        seen = in_view(focus, c)
+        new = first_seen(c) > anchor_tick
+        if seen or new:
+            items.append(Item(f"now:{c.get('id')}", (character_line(c), str(c.get("name"))),
+                              (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
+                              (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
+                              else f"new since tick {anchor_tick}"))
+    for loc in memory.locations.values():
+        if first_seen(loc) > anchor_tick:
+            items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
+                                                       str(loc.get("name"))),
+                              1.0, (first_seen(loc), str(loc.get("id"))),
+                              why=f"new since tick {anchor_tick}"))
+    return items
 
 
 def _any_overdue(memory: Memory, tick: int, after: int) -> bool:

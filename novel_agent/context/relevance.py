@@ -43,6 +43,19 @@ class Focus:
         return normalize_name(str(name or "")) in self.names
 
 
+def settled_tick(tick: int, every: int) -> int:
+    """The tick that the sections meant to stay put (the planner's characters, places and
+    relationships, the writer's cast) are chosen for when writing `tick`: the last
+    multiple of `every` (the checkpoint interval, when "the story so far" changes too)
+    before it; before the first, the last tick. They change once every `every` ticks.
+
+    >>> [settled_tick(t, 10) for t in (1, 5, 10, 11, 20, 21, 35)]
+    [0, 4, 9, 10, 10, 20, 30]
+    """
+    last = tick - 1
+    return last if last < every else last // every * every
+
+
 def recency(tick: int, seen: Any) -> float:
     """1.0 for an item seen at the last tick, halving every HALF_LIFE ticks."""
     try:
@@ -66,15 +79,34 @@ def character_items(memory: Memory, focus: Focus) -> list[Item]:
     items = []
     for c in memory.characters.values():
         name = str(c.get("name", c.get("id", "?")))
-        in_focus = 3.0 if focus.has(name) or any(focus.has(a) for a in c.get("aliases") or []) else 0
+        in_focus = 3.0 if in_view(focus, c) else 0
         score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
-        role = _first_words(c.get("description") or "", 6)
-        line = name + (f" — {role}" if role else "") + (f" (now: {_first_words(c['state'], 10)})"
-                                                         if c.get("state") else "")
-        items.append(Item(f"character:{c.get('id')}", (describe_character(c), line, name),
-                          score, (int(c.get("first_seen") or 0), str(c.get("id"))),
+        items.append(Item(f"character:{c.get('id')}", (describe_character(c),
+                                                       character_line(c), name),
+                          score, (first_seen(c), str(c.get("id"))),
                           why="in the scene" if in_focus else "seen recently"))
     return items
+
+
+def in_view(focus: Focus, character: dict[str, Any]) -> bool:
+    """Whether a character (by name or alias) is in focus."""
+    return focus.has(character.get("name", character.get("id"))) or any(
+        focus.has(a) for a in character.get("aliases") or [])
+
+
+def character_line(c: dict[str, Any]) -> str:
+    """A character in one line: name, role, and state now if it has one."""
+    name = str(c.get("name", c.get("id", "?")))
+    role = _first_words(c.get("description") or "", 6)
+    return name + (f" — {role}" if role else "") + (f" (now: {_first_words(c['state'], 10)})"
+                                                     if c.get("state") else "")
+
+
+def first_seen(entity: dict[str, Any]) -> int:
+    try:
+        return int(entity.get("first_seen") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def location_items(memory: Memory, focus: Focus) -> list[Item]:
@@ -85,7 +117,7 @@ def location_items(memory: Memory, focus: Focus) -> list[Item]:
         here = 3.0 if normalize_name(name) in focus.places else 0
         score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
         items.append(Item(f"location:{loc.get('id')}", (describe_location(loc), name), score,
-                          (int(loc.get("first_seen") or 0), str(loc.get("id"))),
+                          (first_seen(loc), str(loc.get("id"))),
                           why="the scene's place" if here else "seen recently"))
     return items
 
@@ -99,10 +131,17 @@ def relationship_items(memory: Memory, focus: Focus) -> list[Item]:
         bare = f"{rel.get('a')} — {rel.get('kind')} — {rel.get('b')}"
         items.append(Item(f"relationship:{rel.get('a')}|{rel.get('b')}",
                           (describe_relationship(rel), bare), score,
-                          (int(rel.get("since") or 0), number),
+                          (since(rel), number),
                           why=("between characters in focus" if both == 2 else
                                "involves a character in focus" if both else "recent")))
     return items
+
+
+def since(rel: dict[str, Any]) -> int:
+    try:
+        return int(rel.get("since") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:

@@ -1,9 +1,11 @@
 """The writer's context: tiers laid out stable-first and packed into the budget.
 
 Layout (fixed; empty sections are skipped, never reordered):
-  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (POV, location,
-  present, lore) · retrieved · recent_summaries (tier 2) · recent_full (tier 1)
-  · tools, intention, steer (pinned, volatile)
+  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where, as of
+  the settled tick) · recent_summaries (tier 2) · recent_full (tier 1) · retrieved ·
+  lore · tools, intention, steer (pinned). What is chosen for this scene alone
+  (retrieved scenes and facts, lore that fires) comes after what stays put, so
+  consecutive prompts share a long prefix.
 
 Compaction levels: 0 everything the tiers hold; 1 older full text becomes
 summaries (only the newest scene stays whole); 2 fewer tier-2 summaries and
@@ -21,12 +23,13 @@ from ..memory import Memory
 from ..scenes import Scene
 from ..tokens import TokenCounter
 from .builders import cast_section, intention_text, scene_full, scene_summary
+from .relevance import settled_tick
 from .engine import ItemNote, Proposal
 from .sections import Context, Section, bullets, story_bible
 from .tiers import RecentSelection, TierLimits, select_recent
 
-WRITER_ORDER = ("bible", "tier3", "cast", "retrieved", "recent_summaries", "recent_full",
-                "tools", "intention", "steer")
+WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
+                "lore", "tools", "intention", "steer")
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,11 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     offered = inputs.tier3(caps["tier3"]) if callable(inputs.tier3) else inputs.tier3
     tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True)
-    lore = _take(inputs.lore, caps["lore"], counter, "cast", notes, why("cast"))
+    lore = _take(inputs.lore, caps["lore"], counter, "lore", notes, why("cast"))
     retrieved = _take(inputs.retrieved, caps["retrieved"], counter, "retrieved", notes,
                       why("retrieval"))
-    cast = _cast(inputs, recent, gen, lore, level)
-    context = Context("writer", _sections(inputs, tier3, cast, retrieved, scenes_sum,
+    cast = _cast(inputs, recent, gen, level)
+    context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
@@ -172,39 +175,38 @@ def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
             "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share)}
 
 
-def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, lore: list[Piece],
-          level: int) -> Section:
-    """Who and where, anchored on scenes that change only when a tier compacts, so it
-    stays a stable prefix; whoever else is in this scene is described in the tail."""
+def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, level: int) -> Section:
+    """Who and where: those of the scenes the tiers held at the settled tick (see
+    relevance.settled_tick), so it changes only every checkpoint interval and stays a
+    stable prefix; whoever else is in this scene is described in the tail."""
     if level >= 3:
         return Section("cast", "Who and where", "", items=())
-    first = recent.state.get("tier2_start", 1)
-    last = min(recent.state.get("tier1_start", 0), first + max(1, gen.summary_scenes_count))
-    anchor = [s for s in (inputs.scene(t) for t in range(first, last + 1)) if s]
-    cast = cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
+    last = settled_tick(inputs.tick, gen.checkpoint_summary_interval)
+    first = last - max(1, gen.summary_scenes_count) - max(1, gen.full_text_scenes_count) + 1
+    anchor = [s for s in (inputs.scene(t) for t in range(max(1, first), last + 1)) if s]
+    return cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
                         places=[s.location for s in anchor])
-    if not lore:
-        return cast
-    return Section(cast.name, cast.title, cast.text + "\n\nLore:\n" +
-                   "\n".join(p.text for p in lore), items=cast.items + tuple(p.key for p in lore))
 
 
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
-              summarized: list[Scene], full: list[Scene]) -> tuple[Section, ...]:
+              lore: list[Piece], summarized: list[Scene],
+              full: list[Scene]) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
                 items=tuple(p.key for p in tier3)),
         cast,
-        Section("retrieved", "Earlier scenes that matter now",
-                "\n\n".join(p.text for p in retrieved), items=tuple(p.key for p in retrieved)),
         Section("recent_summaries", "Earlier scenes (summaries)",
                 "\n\n".join(scene_summary(s) for s in summarized),
                 items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),
                 items=tuple(f"scene_{s.tick:03d}" for s in full)),
+        Section("retrieved", "Earlier scenes that matter now",
+                "\n\n".join(p.text for p in retrieved), items=tuple(p.key for p in retrieved)),
+        Section("lore", "Lore", "\n".join(p.text for p in lore),
+                items=tuple(p.key for p in lore)),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",
