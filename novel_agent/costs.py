@@ -152,16 +152,19 @@ def check_ceiling(rows: list[Row], ceiling: float, *, label: str = "llm.max_cost
         spent=spent, estimate=estimate, ceiling=ceiling, tick=next_tick)
 
 
-def cost_guard(session: "Session", run_limit: float = 0.0) -> Callable[[], None]:
+def cost_guard(session: "Session", run_limit: float = 0.0, *,
+               run_start: int | None = None) -> Callable[[], None]:
     """The check to call before each tick: it raises CostCeilingError when the next
     tick would pass `llm.max_cost` (the project's total spending) or `run_limit`
-    (dollars spent since the guard was made, `novel run --max-cost`).
+    (dollars spent since usage row `run_start`, default: the last one now; `novel run
+    --max-cost`).
 
     A ceiling on a model whose price is unknown is a ConfigError here, at the start.
     """
+    start = session.index.last_usage_id() if run_start is None else run_start
     ceilings = [(c, label, after) for c, label, after in (
         (session.config.llm.max_cost, "llm.max_cost", None),
-        (run_limit, "--max-cost", session.index.last_usage_id())) if c > 0]
+        (run_limit, "--max-cost", start)) if c > 0]
     if ceilings and session.price is None:
         raise ConfigError(f"{ceilings[0][1]} is set, but the "
                           f"{describe_price(None, session.limits.model)}",
@@ -177,6 +180,26 @@ def cost_guard(session: "Session", run_limit: float = 0.0) -> Callable[[], None]
                           next_tick=session.project.tick() + 1)
 
     return guard
+
+
+def ceiling_hook(run_limit: float = 0.0) -> Callable[[Any], str]:
+    """`novel run`'s before_tick hook: `cost_guard` on the daemon's session (made again
+    when the daemon starts a new one, the run's spending still counted from its start).
+    It raises CostCeilingError, which ends the run with exit code 4."""
+    start: list[int] = []
+    guards: dict[int, Callable[[], None]] = {}
+
+    def hook(daemon: Any) -> str:
+        session = daemon.session
+        if not start:
+            start.append(session.index.last_usage_id() or 0)
+        if id(session) not in guards:
+            guards.clear()
+            guards[id(session)] = cost_guard(session, run_limit, run_start=start[0])
+        guards[id(session)]()
+        return ""
+
+    return hook
 
 
 def money(dollars: float | None) -> str:

@@ -16,7 +16,9 @@ edits is broken (a ConfigError or FileFormatError naming it) is not a failure of
 the daemon: it waits for the file to change, retrying now and then.
 
 `before_tick` hooks (a cost guard, say) are called before every tick with the
-Daemon; one that returns a reason ends the run with it, exit 0.
+Daemon; one that returns a reason ends the run with it, exit 0; one that raises a
+NovelError ends it with the error as the reason and its exit code (4 for a cost
+ceiling, costs.ceiling_hook).
 """
 
 from __future__ import annotations
@@ -154,7 +156,10 @@ class Daemon:
         elif d.stop_at_words and s.book_words >= d.stop_at_words:
             reason = f"the book reached {d.stop_at_words:,} words"
         elif before:
-            reason = next((r for r in (hook(self) for hook in self.before_tick) if r), "")
+            try:
+                reason = next((r for r in (hook(self) for hook in self.before_tick) if r), "")
+            except NovelError as exc:       # a hook that ends the run with its own code
+                reason, s.exit_code = str(exc), exc.exit_code
         if reason and not s.reason:
             s.reason = reason
             if self.stop.level:

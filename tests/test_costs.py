@@ -191,3 +191,28 @@ def test_usage_shows_the_ceiling(openai_project):  # noqa: F811
         CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", s.base_url])
     result = CliRunner().invoke(cli, ["usage", "-p", "harbour"])
     assert "ceiling         llm.max_cost $2.00: $0.0005 spent, $2.00 left" in result.output
+
+
+def test_novel_run_max_cost_stops_the_run_before_the_tick_that_would_pass_it(
+        openai_project, snapshot):  # noqa: F811
+    # $0.003 a tick (see above): --max-cost 0.007 lets 2 ticks run; the third would pass it
+    set_llm(openai_project, llm__prices={"input": 1, "cached_input": 0.5, "output": 2})
+    with FakeOpenAIServer(priced) as server:
+        result = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "5", "--quiet",
+                                          "--max-cost", "0.007", "--base-url",
+                                          server.base_url])
+        calls = len([r for r in server.requests if r["path"].endswith("/chat/completions")])
+    assert result.exit_code == 4, result.output
+    assert ("cost ceiling: $0.0060 spent of --max-cost $0.0070, and tick 3 would cost about "
+            "$0.0030" in result.output)
+    assert calls == 6 and Project(openai_project).tick() == 2
+
+
+def test_novel_run_with_a_ceiling_on_an_unknown_price_stops_before_any_call(openai_project):  # noqa: F811,E501
+    set_llm(openai_project, llm__model="my-finetune")
+    with FakeOpenAIServer(priced) as server:
+        result = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "2", "--quiet",
+                                          "--max-cost", "1", "--base-url", server.base_url])
+    assert result.exit_code == 1 and "--max-cost is set, but the price of my-finetune" in (
+        result.output)
+    assert server.requests == [] and Project(openai_project).tick() == 0

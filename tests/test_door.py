@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 
 import pytest
@@ -46,7 +47,11 @@ def test_a_garbage_index_is_rebuilt_with_a_notice(ticked):
     assert result.exit_code == 0, result.output
     assert "index.db was unreadable" in result.output and "rebuilt" in result.output
     assert ticked.tick() == 3
-    sqlite3.connect(ticked.index_db).execute("SELECT count(*) FROM usage").fetchone()
+    ledger = (ticked.novel_dir / "usage.jsonl").read_text().splitlines()
+    restored = int(re.search(r"(\d+) usage rows restored from usage.jsonl", result.output)[1])
+    assert restored == len(ledger) - 3 > 0          # ticks 1-2 restored; tick 3 then added
+    with sqlite3.connect(ticked.index_db) as db:
+        assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == len(ledger)
 
 
 @pytest.mark.parametrize("file,old,new,where,what", [

@@ -12,6 +12,7 @@ from ..daemon import Event, book_words, serve
 from ..daemon_log import close_log, open_log
 from ..reload import Reloader
 from ..signals import signal_name
+from ..costs import ceiling_hook
 from .common import flags, model_options, novel_errors, open_project, project_option
 from .tick import stage_line
 
@@ -67,6 +68,9 @@ def progress(reloader: Reloader):
               help="Seconds between ticks (daemon.interval).")
 @click.option("--max-failures", type=click.IntRange(1, None), default=None, metavar="K",
               help="Give up (exit 3) after K failed ticks in a row (daemon.max_failures).")
+@click.option("--max-cost", type=click.FloatRange(0, None), default=0.0, metavar="D",
+              help="Stop (exit 4) rather than start a tick that would take this run's "
+                   "spending past D dollars (llm.max_cost bounds the project's).")
 @click.option("--wait", type=click.FloatRange(0, None), default=0.0, show_default=True,
               metavar="S", help="Wait up to S seconds for another process to release the "
                                 "project.")
@@ -74,20 +78,22 @@ def progress(reloader: Reloader):
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings, errors and the last line.")
 @model_options
 @novel_errors
-def run_cmd(project_spec, ticks, until_words, interval, max_failures, wait, verbose, quiet,
-            provider, model_flag, base_url) -> None:
+def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, wait, verbose,
+            quiet, provider, model_flag, base_url) -> None:
     """Write scene after scene until a bound, Ctrl-C or `novel stop`; take edits live.
 
     Edits of project.yaml, the preset, configs/models.yaml, lore/, templates/ and
     steer.md take effect from the next tick. Ctrl-C (or SIGTERM) finishes the tick
     in flight and exits 0; a second one stops at once, nothing half-written. After
-    --max-failures failed ticks in a row it exits 3.
+    --max-failures failed ticks in a row it exits 3; before a tick that would pass
+    --max-cost (this run) or llm.max_cost (the project), it exits 4.
 
     \b
     Example:
       novel run -p harbour                         # until Ctrl-C or `novel stop`
       novel run -p harbour --ticks 20 --interval 60
       novel run -p harbour --until-words 50000
+      novel run -p harbour --max-cost 2.50
     """
     project = open_project(project_spec)
     layer = {"daemon.max_ticks": ticks, "daemon.stop_at_words": until_words,
@@ -100,7 +106,8 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, wait, verb
         log = open_log(project, console.echo, verbose=verbose, quiet=quiet)
         try:
             summary = serve(project, reloader, os.environ, wait=wait, notify=notify,
-                            on_event=lambda e: _report(log, console, e))
+                            on_event=lambda e: _report(log, console, e),
+                            before_tick=[ceiling_hook(max_cost)])
             log.info(summary.line())
         finally:
             close_log(log)
