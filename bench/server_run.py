@@ -41,8 +41,8 @@ from novel_agent.pipeline import tick  # noqa: E402
 from novel_agent.project import Project, create_project  # noqa: E402
 from novel_agent.session import Session  # noqa: E402
 
-STAGE_WORDS = (("planner", "planner"), ("writer", "writer"),
-               ("record what it establishes", "extractor"))
+STAGE_WORDS = (("You condense part of a novel", "summarizer"),
+               ("record what it establishes", "extractor"), ("You are the planner", "planner"))
 
 
 class StoryServer:
@@ -55,7 +55,7 @@ class StoryServer:
 
     def stage(self, body: dict) -> str:
         system = body["messages"][0]["content"]
-        return next((stage for word, stage in STAGE_WORDS if word in system), "summarizer")
+        return next((stage for word, stage in STAGE_WORDS if word in system), "writer")
 
     def __call__(self, body: dict) -> str:
         stage = self.stage(body)
