@@ -148,26 +148,31 @@ def test_a_new_counter_is_answered_by_the_store():
     assert fresh.stats == CountStats(hits=0, store_hits=1, misses=0)
 
 
-def test_keys_differ_per_encoding_so_a_shared_store_stays_right():
+def reference(monkeypatch, name: str) -> tiktoken.Encoding:
+    """tiktoken's own encoding of `name` (no download: see tiktokens_own)."""
+    return tiktoken.Encoding(**tiktokens_own(monkeypatch, name))
+
+
+def test_keys_differ_per_encoding_so_a_shared_store_stays_right(monkeypatch):
     store = DictStore()
     text = "Ünïcödé 灯台 " * 20
     cl = TokenCounter("gpt-4", store=store)
     o2 = TokenCounter("gpt-4o", store=store)
     assert cl.key(text) != o2.key(text)
-    assert cl.count(text) == len(tiktoken.get_encoding("cl100k_base").encode(text))
-    assert o2.count(text) == len(tiktoken.get_encoding("o200k_base").encode(text))
+    assert cl.count(text) == len(reference(monkeypatch, "cl100k_base").encode(text))
+    assert o2.count(text) == len(reference(monkeypatch, "o200k_base").encode(text))
     assert cl.count(text) != o2.count(text) and len(store.counts) == 2
 
 
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
-def test_count_messages_adds_the_chat_overhead(model):
+def test_count_messages_adds_the_chat_overhead(monkeypatch, model):
     messages = [
         {"role": "system", "content": "You are a careful novelist."},
         {"role": "user", "name": "editor", "content": SAMPLE},
         {"role": "assistant", "content": "Scene 3: the map."},
     ]
     counter = TokenCounter(model)
-    encoding = tiktoken.get_encoding(counter.encoding_name)
+    encoding = reference(monkeypatch, counter.encoding_name)
     expected = 3  # the reply is primed with <|start|>assistant<|message|>
     for message in messages:
         expected += 3 + sum(len(encoding.encode(v, disallowed_special=())) for v in message.values())
