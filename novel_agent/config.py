@@ -27,11 +27,18 @@ STAGES = ("planner", "writer", "extractor", "summarizer")
 
 
 PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
-                  "relationships": 0.05, "locations": 0.03, "now": 0.04}
+                  "relationships": 0.05, "locations": 0.03, "now": 0.04, "facts": 0.05,
+                  "lore": 0.04}
 EXTRACTOR_SHARES = {"plan": 0.04, "loops": 0.08, "characters": 0.04}
 SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
 SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,
               "summarizer_shares": SUMMARIZER_SHARES}
+# The weights of retrieval's signals (context/retrieval.py says what each measures).
+RELEVANCE = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
+             "recency": 0.5, "pin": 5.0, "embedding": 3.0}
+EMBEDDING_KEYS = ("model", "base_url", "api_key_env", "batch_size")
+# Mappings merged key by key across layers (a layer may set one share or one weight).
+MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,12 @@ class ContextConfig:
     extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
     summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
     keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
+    # Weights of retrieval's signals (older scenes and facts for the writer, facts for
+    # the planner); merged key by key.
+    relevance: dict[str, float] = field(default_factory=lambda: dict(RELEVANCE))
+    # Optional embeddings (an OpenAI-compatible /embeddings): model ("" = off), base_url
+    # ("" = llm.base_url), api_key_env ("" = llm.api_key_env), batch_size.
+    embeddings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -316,6 +329,15 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
                                    f"{', '.join(defaults)})")
         if not all(0 <= v <= 1 for v in shares.values()) or sum(shares.values()) > 1:
             fail(f"context.{key}", "must be shares between 0 and 1 adding up to at most 1")
+    unknown = sorted(set(ctx.relevance) - set(RELEVANCE))
+    if unknown:
+        fail("context.relevance", f"unknown signal '{unknown[0]}' (signals: "
+                                  f"{', '.join(RELEVANCE)})")
+    if any(v < 0 for v in ctx.relevance.values()):
+        fail("context.relevance", "weights must be 0 or more")
+    problem = embeddings_problem(ctx.embeddings)
+    if problem:
+        fail("context.embeddings", problem)
     if gen.loop_overdue_after < 1:
         fail("generation.loop_overdue_after", "must be at least 1")
     if ctx.keep_prompt_logs < 1:
@@ -330,6 +352,17 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         fail("daemon.max_failures", "must be at least 1")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
         fail("context.window", "must be 0 (from the model table) or positive")
+
+
+def embeddings_problem(raw: Mapping[str, str]) -> str:
+    """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
+    unknown = [k for k in raw if k not in EMBEDDING_KEYS]
+    if unknown:
+        return f"unknown key '{unknown[0]}' (expected {', '.join(EMBEDDING_KEYS)})"
+    batch = str(raw.get("batch_size", "64"))
+    if not batch.isdigit() or not 1 <= int(batch) <= 2048:
+        return f"batch_size must be a whole number from 1 to 2048, not {batch!r}"
+    return ""
 
 
 def price_problem(prices: Mapping[str, float]) -> str:
@@ -356,8 +389,10 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
                                   line=layer.line(section))
             checked = _validate_section(section, values, layer)
             for key, value in checked.items():   # a mapping overrides key by key
-                if key in SHARE_KEYS:
-                    checked[key] = {**SHARE_KEYS[key], **merged[section].get(key, {}), **value}
+                if key in MAPPING_KEYS:
+                    checked[key] = {**MAPPING_KEYS[key], **merged[section].get(key, {}), **value}
+                elif key == "embeddings":
+                    checked[key] = {**merged[section].get(key, {}), **value}
             merged[section].update(checked)
             for key in checked:
                 origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))

@@ -262,6 +262,7 @@ def import_manuscript(session: Session, manuscript: Manuscript, *, extract: bool
             emit(ImportProgress(index + 1, len(m.pieces), landed.scene.tick,
                                 landed.scene.title, landed.scene.words, landed.changes,
                                 landed.summary))
+            session.sync_index(memory)
             session.flush()
     finally:
         session.flush()

@@ -1,8 +1,12 @@
-"""`.novel/index.db`: a SQLite cache beside the files (token counts, usage log).
+"""`.novel/index.db`: a SQLite cache beside the files (token counts, usage log,
+the search index, embeddings).
 
 The files are the truth; this database only remembers what is costly to
 recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py), so a
 file that is not a database is deleted and rebuilt (`rebuilt` says so in one line).
+The search tables (`docs`, its FTS5 twin `search`, and `files`, the size and
+mtime of every file they were read from) are filled and kept current by
+index_sync.py; the queries on them are search.py's.
 It migrates itself: each named migration (one statement or a list) runs once, in
 order, in one transaction, and is recorded in `_migrations`. Multi-row writes go
 in one transaction.
@@ -25,6 +29,23 @@ MIGRATIONS: list[tuple[str, str | list[str]]] = [
         f"ALTER TABLE usage ADD COLUMN {column}" for column in (
             "provider TEXT", "attempts INTEGER", "finish_reason TEXT", "cost REAL",
             "error TEXT", "at TEXT")]),
+    ("004_search", [
+        # One row per searchable thing (a scene, a fact, a character, a lore entry, a
+        # summary...); `source` is the file it was read from, `sha` its content's hash.
+        "CREATE TABLE docs (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, "
+        "kind TEXT NOT NULL, tick INTEGER, source TEXT NOT NULL, sha TEXT NOT NULL, "
+        "title TEXT, body TEXT, meta TEXT, pinned INTEGER NOT NULL DEFAULT 0)",
+        "CREATE INDEX docs_source ON docs (source)",
+        "CREATE INDEX docs_kind_tick ON docs (kind, tick)",
+        "CREATE INDEX docs_pinned ON docs (kind) WHERE pinned = 1",
+        # BM25 over the same rows (rowid = docs.id); `kind` is there to filter on inside
+        # the match (weight 0), so `ORDER BY rank LIMIT n` stays FTS5's fast path.
+        "CREATE VIRTUAL TABLE search USING fts5(title, summary, body, names, kind, "
+        "tokenize = 'porter unicode61 remove_diacritics 2')",
+        "INSERT INTO search (search, rank) VALUES ('rank', 'bm25(2.0, 3.0, 1.0, 2.0, 0.0)')",
+        "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER)",
+        "CREATE TABLE embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)",
+    ]),
 ]
 # The columns of a usage row, in the order `novel usage --json` and usage.jsonl give them.
 USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_tokens",
@@ -44,6 +65,7 @@ class Index:
     def __init__(self, path: Path | str = ":memory:"):
         self.path, self.rebuilt = path, ""
         self._pending: dict[str, int] = {}
+        self.created = path != ":memory:" and not Path(path).exists()
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -62,7 +84,12 @@ class Index:
         self.db = sqlite3.connect(str(self.path), timeout=10)
         self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:"
                         else "PRAGMA journal_mode=MEMORY")
-        self.migrate()
+        self.applied = self.migrate()
+
+    @property
+    def migrated(self) -> bool:
+        """Whether this open added the search tables to an existing index."""
+        return "004_search" in self.applied and not self.created
 
     def migrate(self) -> list[str]:
         """Apply the migrations not yet applied; returns their names."""

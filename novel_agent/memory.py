@@ -119,7 +119,8 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
+def load_list(path: Path, key: str) -> list[dict[str, Any]]:
+    """The items of a list file (loops, relationships, facts), their fields checked."""
     data = read_yaml(path, {key: []})
     items = data.get(key, []) if isinstance(data, dict) else data
     if items is None:
@@ -142,9 +143,9 @@ def load_memory(memory_dir: Path) -> Memory:
     return Memory(
         characters=_load_entities(memory_dir / "characters"),
         locations=_load_entities(memory_dir / "locations"),
-        loops=_load_list(memory_dir / "loops.yaml", "loops"),
-        relationships=_load_list(memory_dir / "relationships.yaml", "relationships"),
-        facts=_load_list(memory_dir / "facts.yaml", "facts"),
+        loops=load_list(memory_dir / "loops.yaml", "loops"),
+        relationships=load_list(memory_dir / "relationships.yaml", "relationships"),
+        facts=load_list(memory_dir / "facts.yaml", "facts"),
     )
 
 

@@ -37,6 +37,7 @@ from .stage_prompts import Built, build_extractor, build_planner, build_writer
 from .stages import extract, plan as plan_stage, summarize, write
 from .stages.commit import commit_tick
 from .stages.tools import REJECTED, ensure_cast, run_tools
+from .lore import Lorebook, load_lorebook
 from .steer import read_steer
 from .summaries import SummaryTree, load_tree, planner_overall, select_tier3
 
@@ -74,6 +75,7 @@ class TickDraft:
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     fallback: str = ""               # why the summary came from the prose, if it did
+    lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
 
 
 @dataclass
@@ -116,6 +118,10 @@ def begin(session: Session) -> TickDraft:
                       steer_mark=note.mark(tick_no, state),
                       notices=list(project.notices))
     project.notices.clear()
+    changed = session.sync_index(memory).changes_line()   # files edited since the last tick
+    draft.notices += [changed] if changed else []
+    draft.lore = load_lorebook(project.lore_dir)
+    draft.warnings += draft.lore.problems
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.steer = draft.steer
@@ -125,7 +131,8 @@ def begin(session: Session) -> TickDraft:
 
 def _build_plan(session: Session, d: TickDraft) -> Built:
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
-                         overall=planner_overall(d.tree, session.config), steer=d.steer)
+                         overall=planner_overall(d.tree, session.config), steer=d.steer,
+                         lore=d.lore)
 
 
 def _plan(session: Session, d: TickDraft) -> StageCall:
@@ -153,7 +160,7 @@ def _build_write(session: Session, d: TickDraft) -> Built:
                             for doc in select_tier3(tree, budget, session.counter.count)]
     return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
-                        tier3=tier3)
+                        tier3=tier3, lore=d.lore)
 
 
 def _write(session: Session, d: TickDraft) -> StageCall:
@@ -250,7 +257,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
               **({"extraction_fallback": draft.fallback} if draft.fallback else {}),
               "extraction": extraction.to_dict(), "memory_changes": draft.changes}
     state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state,
-             "steer": draft.steer_mark}
+             "steer": draft.steer_mark,
+             "recall": recall_history(project.state(), draft.tick,
+                                      draft.built["writer"].report.get("recall"))}
     if draft.steer_mark is None:
         del state["steer"]
     logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
@@ -259,6 +268,18 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     return scene
+
+
+RECALL_KEPT = 20     # ticks of the recall probe kept in state.yaml for `novel status`
+
+
+def recall_history(state: dict[str, Any], tick: int, recall: dict[str, Any] | None) -> list:
+    """The last RECALL_KEPT ticks' [tick, relevant facts, reached], this one added."""
+    kept = [row for row in state.get("recall") or [] if isinstance(row, list) and len(row) == 3
+            and row[0] < tick]
+    if recall is not None:
+        kept.append([tick, recall["relevant"], recall["reached"]])
+    return kept[-RECALL_KEPT:]
 
 
 def draft_path(project: Any, tick: int) -> Path:
@@ -294,6 +315,7 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summary)
+        session.sync_index(draft.memory)     # the tick's files, in the same breath
         session.flush()
     except (OSError, sqlite3.Error, NovelError) as exc:
         raise CommittedError(f"tick {draft.tick} is committed "

@@ -114,6 +114,13 @@ def price_for(config: Config, table_path: Path | None = None) -> Price | None:
     return table[matched] if matched else None
 
 
+def model_price(model: str, table_path: Path | None = None) -> Price | None:
+    """The table's price of a model by name (an embeddings model, say); None when unknown."""
+    table = load_price_table(table_path or default_table_path())
+    matched = match_price(model, table)
+    return table[matched] if matched else None
+
+
 def describe_price(price: Price | None, model: str) -> str:
     """One line: the price in use and where it came from, or that it is unknown."""
     if price is None:

@@ -18,8 +18,8 @@ from typing import Any, Mapping
 import jinja2
 
 from .config import Config, find_preset
-from .errors import ConfigError, NovelError
-from .files import read_yaml
+from .errors import ConfigError, FileFormatError, NovelError
+from .lore import read_lore_file
 from .project import Project
 from .prompts import environment
 from .steer import read_steer
@@ -115,12 +115,16 @@ class Reloader:
                 environment(self.project.templates_dir).parse(path.read_text(encoding="utf-8"),
                                                               filename=str(path))
             elif kind == "lore" and path.suffix in (".yaml", ".yml") and path.is_file():
-                read_yaml(path)
+                entries, problems = read_lore_file(path)
+                if problems:
+                    return Reload(f"invalid edit: {problems[0]}",
+                                  error=FileFormatError(problems[0]))
+                return Reload(f"{name} changed ({len(entries)} lore "
+                              f"entr{'y' if len(entries) == 1 else 'ies'}); the next tick "
+                              "reads it")
         except NovelError as exc:
             return Reload(f"invalid edit: {exc}", error=exc)
         except jinja2.TemplateSyntaxError as exc:
             err = ConfigError(f"template error: {exc.message}", file=str(path), line=exc.lineno)
             return Reload(f"invalid edit: {err}", error=err)
-        if kind == "lore":
-            return Reload(f"{name} changed (valid YAML)")
         return Reload(f"{name} changed; the next tick reads it")

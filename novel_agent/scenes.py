@@ -27,9 +27,10 @@ class Scene:
     words: int = 0
     tokens: int = 0
     path: Path | None = None
+    pinned: bool = False            # `pinned: true` by hand: retrieval may bring it back whole
 
     def front_matter(self) -> dict[str, Any]:
-        return {
+        meta = {
             "tick": self.tick,
             "title": self.title,
             "pov": self.pov,
@@ -39,6 +40,7 @@ class Scene:
             "words": self.words,
             "tokens": self.tokens,
         }
+        return {**meta, "pinned": True} if self.pinned else meta
 
     def render(self) -> str:
         """The scene as markdown with front matter."""
@@ -131,6 +133,7 @@ def load_scene(path: Path) -> Scene:
         words=word_count(body),
         tokens=int(meta.get("tokens") or 0) if str(meta.get("tokens") or "0").isdigit() else 0,
         path=Path(path),
+        pinned=meta.get("pinned") is True,
     )
 
 

@@ -12,6 +12,9 @@ the things a tick needs are made in exactly one place:
   persisted in `.novel/index.db`;
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
+- the index, brought in step with the files when the session opens (a
+  missing, garbage or stale index.db is healed and said in one line), again
+  before each tick and after each commit (`sync_index`);
 - the clocks (`now` for timestamps written to files, `clock` for durations).
 
 `flush()` writes the buffered counts and usage rows (to the index and to
@@ -30,12 +33,14 @@ from typing import Any, Callable, Mapping
 from .config import Config
 from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
-from .ledger import ledger_path, record, restore_usage
+from .index_sync import SyncReport, open_index, sync
+from .ledger import record
 from .models import get_model, model_id, resolve_provider
 from .models.base import ChatModel
 from .models.offline import OfflineModel, StorySource
 from .models.recording import RecordingModel
-from .prices import Price, price_for
+from .embeddings import Embedder, EmbeddingSettings
+from .prices import Price, model_price, price_for
 from .project import Project
 from .summaries import DocCache
 from .tokens import CountStore, TokenCounter
@@ -70,6 +75,7 @@ class Session:
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
+        self.embedder: Embedder | None = None
 
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
@@ -91,32 +97,46 @@ class Session:
             model = make_model(source)
         else:
             model = get_model(config, env or {}, source=source)
-        index = Index(project.index_db)
-        if index.rebuilt:
-            restored = restore_usage(project, index)
-            project.notices.append(f"{index.rebuilt}; {restored} usage rows restored from "
-                                   f"{ledger_path(project).name}")
-        return cls(project, config, model, source=source, counter=counter_for(config, index),
-                   limits=limits_for(config), index=index, record=not stand_in,
-                   price=price_for(config), provider=resolve_provider(config), now=now,
-                   clock=clock)
+        index, line = open_index(project, clock)
+        if line:
+            project.notices.append(line)
+        session = cls(project, config, model, source=source, counter=counter_for(config, index),
+                      limits=limits_for(config), index=index, record=not stand_in,
+                      price=price_for(config), provider=resolve_provider(config), now=now,
+                      clock=clock)
+        settings = EmbeddingSettings.of(config)
+        if settings.enabled:
+            session.embedder = Embedder(settings, index, env or {}, price=model_price(settings.model),
+                                        timeout=config.llm.timeout, cached_only=stand_in,
+                                        now=now, clock=clock)
+        return session
 
     def budget(self, stage: str) -> Budget:
         """The prompt budget of `stage` for this session's model."""
         return stage_budget(self.config, stage, self.limits)
 
+    def sync_index(self, memory: Any = None) -> SyncReport:
+        """Bring the search index in step with the files (see index_sync.sync)."""
+        if self.index is None:
+            return SyncReport()
+        return sync(self.project, self.index, memory, clock=self.clock)
+
     def at_tick(self, tick: int) -> None:
         """Say which tick the next model calls work for (their usage rows carry it)."""
         self.model.tick = tick
         self.source.tick = tick
+        if self.embedder is not None:
+            self.embedder.tick = tick
 
     def flush(self) -> None:
-        """Write the buffered token counts to the index, and the usage rows to
-        `.novel/usage.jsonl` and the index."""
-        rows = self.model.drain()
+        """Write the buffered token counts to the index, the usage rows to
+        `.novel/usage.jsonl` and the index, and bring the search index in step with
+        what this session wrote (summaries made by `novel summarize`, say)."""
+        rows = self.model.drain() + (self.embedder.drain() if self.embedder else [])
         if self.index is None:
             return
         self.index.flush()
+        self.sync_index()
         if self.record:
             record(self.project, self.index, rows)
 

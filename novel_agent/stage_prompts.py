@@ -17,12 +17,14 @@ from .context.briefing import Briefing, propose_briefing
 from .context.builders import extractor_briefing, planner_briefing
 from .context.engine import Proposal, fit
 from .context.relevance import settled_tick
-from .context.report import build_report
+from .context.report import build_report, flatten
 from .context.writer import Piece, WriterInputs, propose_writer
 from .decisions import Plan
+from .lore import Lorebook
 from .memory import Memory
 from .prompt_log import previous_messages
 from .prompts import render_stage
+from .retrieve import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
 from .scenes import SceneReader
 
 if TYPE_CHECKING:
@@ -57,34 +59,64 @@ SEEN_SCENES = 30    # how far back the planner's settled sections look for who w
 
 
 def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
-                  scenes: SceneReader, overall: str = "", steer: str = "") -> Built:
-    """The planner's prompt for `tick`."""
+                  scenes: SceneReader, overall: str = "", steer: str = "",
+                  lore: Lorebook | None = None) -> Built:
+    """The planner's prompt for `tick`: with the facts about who and what the last scenes
+    are about, and the lore their names, the last scene and the note fire."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
-    briefing = planner_briefing(story, memory, scenes.recent(tick - 1, count + tick - 1 - anchor),
+    recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
+    focus = recent[len(recent) - count:] if count else []
+    names = [n for s in focus for n in (s.pov, *s.characters)]
+    places = [s.location for s in focus if s.location]
+    loops = [l for l in memory.open_loops() if {t for t in l.get("scenes") or []}
+             & {s.tick for s in focus}]
+    facts = (planner_facts(session.index, memory, tick=tick, names=names, places=places,
+                           loops=loops, steer=steer, weights=session.config.context.relevance)
+             if session.index is not None else [])
+    fired = lore_items(lore, [steer, *names, *places, focus[-1].body if focus else ""]) \
+        if lore is not None else []
+    briefing = planner_briefing(story, memory, recent,
                                 tick=tick, shares=session.config.context.planner_shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
-                                anchor_tick=anchor, history=scenes.recent(anchor, SEEN_SCENES))
+                                anchor_tick=anchor, history=scenes.recent(anchor, SEEN_SCENES),
+                                facts=facts, lore=fired)
     return fit_briefing(session, briefing, tick)
 
 
 def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
-                 lore: Sequence[Piece] = (), retrieved: Sequence[Piece] = ()) -> Built:
-    """The writer's prompt for `tick`, its tiers continuing from the committed state."""
+                 lore: Lorebook | None = None) -> Built:
+    """The writer's prompt for `tick`, its tiers continuing from the committed state, with
+    the older scenes and facts retrieval brings back, the lore that fires, and the recall
+    probe in its report."""
     config = session.config
     gen = config.generation
+    last = scenes(tick - 1)
+    fired = lore_items(lore, [plan.title, plan.intention, steer, plan.pov, *plan.characters,
+                              plan.location, last.body if last else ""]) if lore else []
+    retrieval = (WriterRecall(session.index, plan, memory, steer, tick,
+                              config.context.relevance, session.embedder)
+                 if session.index is not None else None)
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
-                          tier3=tier3, lore=lore, retrieved=retrieved,
+                          tier3=tier3, lore=fired, retrieved=retrieval or (),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
                              config.context, gen)
-    return fit_prompt(session, "writer", tick, propose)
+    built = fit_prompt(session, "writer", tick, propose)
+    if retrieval is not None:
+        built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
+        full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),
+                    [])
+        probe = recall_probe(relevant_facts(session.index, plan, memory, tick),
+                             flatten(built.messages), [int(k.split("_")[1]) for k in full])
+        built.report["recall"] = probe.to_dict()
+    return built
 
 
 def build_extractor(session: "Session", *, story: Any, memory: Memory, plan: Plan, prose: str,

@@ -28,7 +28,8 @@ def _whole(value: Any) -> bool:
 
 def check_state(path: Path, data: Any) -> dict[str, Any]:
     """`data` read from state.yaml at `path`, checked: a mapping with a whole-number `tick`,
-    a list of whole-number `pending_checkpoints`, a mapping of `writer_tiers`."""
+    a list of whole-number `pending_checkpoints`, a mapping of `writer_tiers`, the recall
+    probe's `recall` rows."""
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -43,4 +44,9 @@ def check_state(path: Path, data: Any) -> dict[str, Any]:
     if tiers is not None and not (isinstance(tiers, dict) and all(map(_whole, tiers.values()))):
         raise _fail(path, "writer_tiers",
                     f"'writer_tiers' must map tiers to ticks, not {tiers!r}")
+    recall = data.get("recall")
+    if recall is not None and not (isinstance(recall, list) and all(
+            isinstance(r, list) and len(r) == 3 and all(map(_whole, r)) for r in recall)):
+        raise _fail(path, "recall", "'recall' must be a list of [tick, relevant facts, "
+                                    f"reached] (or remove it), not {recall!r}")
     return dict(data)

@@ -161,3 +161,16 @@ def summary_status(project: Project, config: Config) -> SummaryStatus:
     edited = [d.name for d in [*tree.docs.values(), tree.overall] if d is not None and d.edited]
     return SummaryStatus(levels, chosen, sum(doc_cost(d, count) for d in chosen), budget,
                          pending_ticks(project, config, tree), sorted(edited))
+
+
+def recall_status(state: dict) -> str:
+    """The recall probe over the last ticks: the share of the facts relevant to each scene
+    that reached its writer's prompt."""
+    rows = [r for r in state.get("recall") or [] if r[1]]
+    if not rows:
+        return "no tick has had a known fact about its scene yet"
+    relevant, reached = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    last = rows[-1]
+    return (f"{reached / relevant:.0%} of the facts relevant to each scene reached its writer "
+            f"over the last {len(rows)} tick{'s' * (len(rows) != 1)} "
+            f"(tick {last[0]}: {last[2]} of {last[1]})")

@@ -72,3 +72,18 @@ def files_of(root: Path) -> dict[str, bytes]:
 def snapshot():
     """snapshot(root): every file under root with its bytes (see files_of)."""
     return files_of
+
+
+@pytest.fixture
+def cli():
+    """cli(*args, ok=True): run `novel ARGS` through CliRunner (exit 0 asserted when ok)."""
+    from click.testing import CliRunner
+
+    from novel_agent.cli import cli as novel
+
+    def run(*args: str, ok: bool = True):
+        result = CliRunner().invoke(novel, list(args), catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+    return run

@@ -1,7 +1,7 @@
 """A small OpenAI-compatible HTTP server for tests, on 127.0.0.1 in a daemon thread.
 
 It serves POST /v1/chat/completions (plain and streaming SSE), GET /v1/models and
-POST /v1/embeddings, records every request it receives (method, path, headers with
+POST /v1/embeddings (vectors from the text's hash, or from `embedding_fn`), records every request it receives (method, path, headers with
 lower-case names, json body), and can be told to misbehave: reject a response
 format, fail the first calls with given statuses, or answer slowly. The real
 `openai` SDK talks to it over real HTTP.
@@ -58,7 +58,8 @@ class FakeOpenAIServer:
     def __init__(self, responder: Responder | None = None, *, model: str = "fake-model",
                  reject_json_schema: bool = False, reject_json_object: bool = False,
                  fail_first: list[int] | tuple[int, ...] = (), delay: float = 0.0,
-                 embedding_dim: int = 8):
+                 embedding_dim: int = 8,
+                 embedding_fn: Callable[[str], list[float]] | None = None):
         self.responder: Responder = responder or default_responder
         self.model = model
         self.reject_json_schema = reject_json_schema
@@ -66,6 +67,7 @@ class FakeOpenAIServer:
         self.fail_first = list(fail_first)
         self.delay = delay
         self.embedding_dim = embedding_dim
+        self.embedding_fn = embedding_fn     # text -> vector; default: from the text's hash
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -248,7 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
         as_base64 = body.get("encoding_format") == "base64"   # the SDK's default
         data = []
         for i, text in enumerate(texts):
-            vector = _embedding(text, self.fake.embedding_dim)
+            vector = (self.fake.embedding_fn(text) if self.fake.embedding_fn
+                      else _embedding(text, self.fake.embedding_dim))
             if as_base64:
                 packed = struct.pack(f"<{len(vector)}f", *vector)
                 vector = base64.b64encode(packed).decode("ascii")  # type: ignore[assignment]

@@ -239,6 +239,10 @@ def test_lore_and_template_edits_are_checked_and_reported(project):
     lore, template = reloader.apply(set(paths), paths)
     assert template.error.line == 1 and f"{project.templates_dir / 'write.j2'}:1:" in template.message
     assert f"{project.lore_dir / 'tower.yaml'}:" in lore.message and lore.error is not None
-    (project.lore_dir / "tower.yaml").write_text("keys: [tower]\n")
+    (project.lore_dir / "tower.yaml").write_text("keys: [tower]\n")      # no content
     (lore,) = reloader.apply({project.lore_dir / "tower.yaml"}, paths)
-    assert lore.message == "lore/tower.yaml changed (valid YAML)" and lore.error is None
+    assert "tower.yaml:1: 'content' must be" in lore.message and lore.error is not None
+    (project.lore_dir / "tower.yaml").write_text("keys: [tower]\ncontent: It leans.\n")
+    (lore,) = reloader.apply({project.lore_dir / "tower.yaml"}, paths)
+    assert lore.message == "lore/tower.yaml changed (1 lore entry); the next tick reads it"
+    assert lore.error is None

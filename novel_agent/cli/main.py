@@ -22,6 +22,9 @@ from .stop_cmd import stop_cmd
 from .preset_cmd import preset_group
 from .config_cmd import config_group
 from .usage_cmd import usage_cmd
+from .search_cmd import search_cmd
+from .lore_cmd import lore_group
+from .reindex_cmd import reindex_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,3 +57,6 @@ cli.add_command(import_cmd)
 cli.add_command(usage_cmd)
 cli.add_command(stats_cmd)
 cli.add_command(doctor_cmd)
+cli.add_command(search_cmd)
+cli.add_command(lore_group)
+cli.add_command(reindex_cmd)

@@ -7,7 +7,8 @@ import click
 
 from ..models import describe_provider
 from ..heartbeat import read_heartbeat, status_lines
-from ..status import SummaryStatus, project_status, steer_status, summary_status
+from ..status import (SummaryStatus, project_status, recall_status, steer_status,
+                      summary_status)
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -16,7 +17,8 @@ from .common import load_config, novel_errors, open_project, project_option
 @novel_errors
 def status_cmd(project_spec: str | None) -> None:
     """Show ticks, words, characters, open loops, the last scene, the model, the daemon
-    (running or not, since, pace, last error), the author's note in force, and the
+    (running or not, since, pace, last error), the author's note in force, the recall
+    probe (the share of known facts about each scene that reached its writer), and the
     summary tree (levels, ranges, tokens, compression) with what tier 3 takes from it.
 
     \b
@@ -47,6 +49,7 @@ def status_cmd(project_spec: str | None) -> None:
     for line in status_lines(read_heartbeat(project)):
         click.echo(line)
     click.echo(f"steer       {steer_status(project)}")
+    click.echo(f"recall      {recall_status(project.state())}")
     for line in summary_lines(summaries):
         click.echo(line)
 

@@ -29,7 +29,7 @@ from .sections import (Section, describe_character, describe_location, story_bib
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.
 PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "recent",
-                  "loops", "now", "steer")
+                  "loops", "facts", "lore", "now", "steer")
 EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The most relevant items a planner section holds, whatever the budget: a briefing on
@@ -37,7 +37,7 @@ SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # with the book). Items neither in focus nor seen in the last ~20 ticks score under
 # RELEVANT and are left out unless a section would otherwise be empty.
 PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations": 8,
-                  "now": 12}
+                  "now": 12, "facts": 12, "lore": 8}
 RELEVANT = 0.25
 EXTRACTOR_LIMITS = {"loops": 16, "characters": 40}
 OVERDUE_HEADER = ("(Loops marked OVERDUE have been open too long: this scene should pay one "
@@ -79,7 +79,8 @@ def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
 def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tick: int,
                      shares: Mapping[str, float], overall_summary: str = "", steer: str = "",
                      max_tools: int = 3, overdue_after: int = 30, focus_count: int = 0,
-                     anchor_tick: int | None = None, history: Sequence[Scene] = ()) -> Briefing:
+                     anchor_tick: int | None = None, history: Sequence[Scene] = (),
+                     facts: Sequence[Item] = (), lore: Sequence[Item] = ()) -> Briefing:
     """What the planner sees before it decides the next scene.
 
     The characters, places and relationships sections are chosen as of `anchor_tick`
@@ -89,7 +90,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     since the anchor's, each appended as it is written) follows them, then the open
     loops and "where things stand": who is in the last `focus_count` scenes with their
     state now, and who and what is new since the anchor. Without an anchor, it is the
-    last tick."""
+    last tick. `facts` (about who and what the last scenes and their loops are about)
+    and `lore` (entries that fire) are scored by the caller (retrieve.py)."""
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
@@ -114,6 +116,9 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
              min_items=3, header=OVERDUE_HEADER if _any_overdue(memory, tick, overdue_after)
              else "", limit=PLANNER_LIMITS["loops"], min_score=RELEVANT),
         Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
+        Pool("facts", "What is known", tuple(facts), shares["facts"],
+             limit=PLANNER_LIMITS["facts"]),
+        Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
         Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),
     )

@@ -97,6 +97,16 @@ def _bar(report: dict[str, Any]) -> str:
     return "[" + bar + "·" * (BAR_WIDTH - len(bar)) + "]"
 
 
+def _recall_lines(recall: dict[str, Any] | None) -> list[str]:
+    """The recall probe: how many of the facts relevant to the scene reached the prompt."""
+    if not recall or not recall.get("relevant"):
+        return [] if recall is None else ["recall  no known fact is about this scene yet"]
+    lines = [f"recall  {recall['reached']} of {recall['relevant']} facts relevant to this scene "
+             f"reached the prompt ({recall['share']:.0%})"]
+    lines += [f"        not reached: {fact}" for fact in recall.get("missed", [])[:3]]
+    return lines
+
+
 def render_report(report: dict[str, Any], *, items: bool = True) -> list[str]:
     """The report as lines of a readable table."""
     r = report
@@ -108,6 +118,7 @@ def render_report(report: dict[str, Any], *, items: bool = True) -> list[str]:
         f"{r['compaction_level']}   prefix shared with last prompt: "
         f"{r['prefix_share']:.0%} ({r['prefix_tokens']:,} tokens)",
         _bar(r),
+        *_recall_lines(r.get("recall")),
         "",
         f"  {'section':<18}{'tokens':>8}  {'share':>6}  items",
     ]

@@ -25,9 +25,12 @@ from ..tokens import TokenCounter
 from .builders import cast_section, intention_text, scene_full, scene_summary
 from .relevance import settled_tick
 from .engine import ItemNote, Proposal
+from .items import Item, Pool, choose
 from .sections import Context, Section, bullets, story_bible
 from .tiers import RecentSelection, TierLimits, select_recent
 
+RETRIEVED_LIMIT = 10   # older scenes and facts brought back to one scene, at most
+HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
 WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
                 "lore", "tools", "intention", "steer")
 
@@ -55,8 +58,10 @@ class WriterInputs:
     # In layout order (arcs, checkpoints, overall); or a function giving them for a
     # token budget, so each compaction level gets the newest covering level that fits.
     tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = ()
-    lore: Sequence[Piece] = ()
-    retrieved: Sequence[Piece] = ()
+    lore: Sequence[Item] = ()            # the entries that fire, scored by priority
+    # Older scenes and facts scored for this scene; or a function of the ticks the recent
+    # tiers hold (and those in full) giving them, so retrieval skips what is there.
+    retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
     state: Mapping[str, int] = field(default_factory=dict)
     min_words: int = 200
     max_words: int = 400
@@ -92,9 +97,11 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
         return counter.count(scene_summary(scene)) if scene else 0
 
     recent = select_recent(inputs.last_tick, full_tokens, summary_tokens, limits, inputs.state)
+    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set(recent.full))
+                 if callable(inputs.retrieved) else inputs.retrieved)
 
     def propose(level: int) -> Proposal:
-        return _proposal(inputs, counter, budget, ctx, gen, recent, level)
+        return _proposal(inputs, counter, budget, ctx, gen, recent, level, retrieved)
 
     return propose
 
@@ -105,7 +112,7 @@ LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
 
 
 def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
-              recent: RecentSelection, level: int) -> Proposal:
+              recent: RecentSelection, level: int, retrieved_items: Sequence[Item]) -> Proposal:
     """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
     full, summarized = _recent_at_level(recent, level, notes)
@@ -119,16 +126,33 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     offered = inputs.tier3(caps["tier3"]) if callable(inputs.tier3) else inputs.tier3
     tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True)
-    lore = _take(inputs.lore, caps["lore"], counter, "lore", notes, why("cast"))
-    retrieved = _take(inputs.retrieved, caps["retrieved"], counter, "retrieved", notes,
-                      why("retrieval"))
+    lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
+                        min_items=int(caps["lore"] > 0)), caps["lore"], level, counter, notes)
     cast = _cast(inputs, recent, gen, level)
+    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full)
+    cap = caps["retrieved"]
+    if cap:        # the room left under the first compaction threshold flows to retrieval
+        used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
+        cap = max(cap, int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS)
+    retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
+                             tuple(retrieved_items), 0, min_items=int(cap > 0),
+                             limit=RETRIEVED_LIMIT), cap, level, counter, notes)
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
                     state=dict(recent.state), events=list(recent.events))
+
+
+def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
+            notes: list[ItemNote]) -> list[Piece]:
+    """A pool's items within `cap` at `level` (best first, leaner forms as it fills), as
+    pieces in layout order."""
+    taken, chosen_notes, _ = choose(pool, cap, level, counter.count)
+    notes += chosen_notes
+    return [Piece(item.key, item.forms[form])
+            for item, form in sorted(taken, key=lambda t: t[0].rank)]
 
 
 def _recent_at_level(recent: RecentSelection, level: int,
@@ -203,8 +227,8 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),
                 items=tuple(f"scene_{s.tick:03d}" for s in full)),
-        Section("retrieved", "Earlier scenes that matter now",
-                "\n\n".join(p.text for p in retrieved), items=tuple(p.key for p in retrieved)),
+        Section("retrieved", "Earlier scenes that matter now", _retrieved_text(retrieved),
+                items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),
                 items=tuple(p.key for p in lore)),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
@@ -213,3 +237,13 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
                 intention_text(inputs.plan, inputs.memory, described=cast.items), pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )
+
+
+def _retrieved_text(pieces: Sequence[Piece]) -> str:
+    """Scenes as blocks with a blank line before each; facts as lines under them."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and not piece.key.startswith("fact:"):
+            out.append("")
+        out.append(piece.text)
+    return "\n".join(out)

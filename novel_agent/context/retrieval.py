@@ -1,0 +1,162 @@
+"""Retrieval: which older scenes and facts matter to the scene at hand, and how much.
+
+A `Need` says what the scene is about (who, where, which loops, its words); a
+`Candidate` is an older scene or a fact the index found (by BM25, by the
+loops, by being pinned, by being near). `score` adds weighted signals, each
+between 0 and 1:
+
+    bm25        how well its words match the intention, the steer note and the
+                plan's names (normalized by the best match of its kind: a short
+                fact and a long scene are not on one scale)
+    pov         a scene told from the same point of view
+    character   the share of the scene's characters it shares (a fact: names)
+    location    the same place (a fact: names it)
+    loop        it opened or touched a loop the plan touches
+    recency     halving every 50 ticks
+    pin         `pinned: true` by hand
+    embedding   cosine similarity with the scene at hand, when embeddings are on
+
+The weights are `context.relevance`. `retrieval_items` turns candidates into
+Items for the writer's `retrieved` section: a scene as its summary (its full
+text only when pinned), then one line, then its title; a fact as a line with
+the scene that established it. Pure functions of their arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from ..names import normalize_name
+from .items import Item
+
+RELEVANT = 1.0          # a candidate scoring under this is not brought back
+NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
+RECENCY_HALF_LIFE = 50
+
+
+@dataclass(frozen=True)
+class Need:
+    """What the scene at hand is about."""
+
+    tick: int
+    pov: str = ""                                  # normalized
+    names: frozenset[str] = frozenset()            # normalized names of who is in it
+    first_names: frozenset[str] = frozenset()      # their first words ("mara")
+    location: str = ""                             # normalized
+    loop_scenes: frozenset[int] = frozenset()      # scenes of the loops the plan touches
+
+    @classmethod
+    def of(cls, tick: int, pov: str = "", characters: Iterable[str] = (), location: str = "",
+           loop_scenes: Iterable[int] = ()) -> "Need":
+        names = {normalize_name(n) for n in [pov, *characters] if n and normalize_name(n)}
+        return cls(tick, normalize_name(pov or ""), frozenset(names),
+                   frozenset(n.split()[0] for n in names),
+                   normalize_name(location or ""), frozenset(loop_scenes))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An older scene or a fact, with what scoring needs."""
+
+    key: str                 # "scene_012" or "fact:12:<hash>"
+    kind: str                # "scene" or "fact"
+    tick: int                # the scene (a fact: the scene that established it)
+    title: str = ""
+    text: str = ""           # a scene's prose, a fact's text
+    summary: tuple[str, ...] = ()
+    pov: str = ""
+    location: str = ""
+    characters: tuple[str, ...] = ()
+    pinned: bool = False
+    bm25: float = 0.0        # raw BM25 (positive), 0 when not matched
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    score: float
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def why(self) -> str:
+        shown = [f"{k} {v:.2f}" for k, v in sorted(self.signals.items(), key=lambda kv: -kv[1])
+                 if v > 0]
+        return "; ".join(shown[:4]) or "recent"
+
+
+def _mentions(text: str, need: Need) -> tuple[float, float]:
+    """(share of the scene's people named, 1 if its place is named) in a fact's text."""
+    said = f" {normalize_name(text)} "
+    people = [n for n in need.names if f" {n} " in said or f" {n.split()[0]} " in said]
+    place = bool(need.location) and f" {need.location} " in said
+    return (len(people) / max(1, len(need.names)), float(place))
+
+
+def signals(c: Candidate, need: Need, best_bm25: float) -> dict[str, float]:
+    """The signals of one candidate, each in [0, 1]."""
+    if c.kind == "scene":
+        theirs = {normalize_name(n) for n in [c.pov, *c.characters] if n}
+        shared = len(theirs & need.names) / max(1, len(need.names))
+        pov = float(bool(need.pov) and normalize_name(c.pov) == need.pov)
+        place = float(bool(need.location) and normalize_name(c.location) == need.location)
+    else:
+        shared, place = _mentions(c.text, need)
+        pov = 0.0
+    age = max(0, need.tick - 1 - c.tick)
+    return {"bm25": c.bm25 / best_bm25 if best_bm25 > 0 else 0.0, "pov": pov,
+            "character": shared, "location": place,
+            "loop": float(c.tick in need.loop_scenes),
+            "recency": 0.5 ** (age / RECENCY_HALF_LIFE), "pin": float(c.pinned),
+            "embedding": max(0.0, c.similarity or 0.0)}
+
+
+def score(candidates: Iterable[Candidate], need: Need,
+          weights: Mapping[str, float]) -> list[Scored]:
+    """Every candidate scored, best first."""
+    pool = list(candidates)
+    best = {kind: max((c.bm25 for c in pool if c.kind == kind), default=0.0)
+            for kind in {c.kind for c in pool}}
+    out = []
+    for c in pool:
+        sig = signals(c, need, best[c.kind])
+        weighted = {k: v * weights.get(k, 0.0) for k, v in sig.items()}
+        out.append(Scored(c, sum(weighted.values()), weighted))
+    return sorted(out, key=lambda s: (-s.score, -s.candidate.tick, s.candidate.key))
+
+
+def scene_forms(c: Candidate) -> tuple[str, ...]:
+    """Summary (full text first when pinned) -> one line -> title."""
+    head = f"Scene {c.tick}" + (f" — {c.title}" if c.title else "")
+    bullets = "\n".join(f"- {b}" for b in c.summary) or "- (no summary)"
+    forms = [f"{head}\n{bullets}", f"{head}: {c.summary[0]}" if c.summary else head, head]
+    if c.pinned and c.text.strip():
+        forms.insert(0, f"{head} (pinned)\n\n{c.text.strip()}")
+    return tuple(forms)
+
+
+def fact_form(c: Candidate) -> str:
+    return f"- Fact (scene {c.tick}): {c.text}"
+
+
+def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] = (),
+                    exclude_facts: Iterable[int] = (), threshold: float = RELEVANT) -> list[Item]:
+    """Items for the writer's `retrieved` section: candidates scoring at least
+    `threshold` and NEAR_BEST of the best one's score (what merely shares the cast is
+    not brought back when something matches the scene), less the scenes the recent
+    tiers already hold and the facts of the scenes they hold in full (the prose is
+    there). Laid out in story order, a scene's facts after its summary."""
+    skip_scenes, skip_facts = set(exclude_scenes), set(exclude_facts)
+    kept = [s for s in scored
+            if s.candidate.tick not in (skip_scenes if s.candidate.kind == "scene" else skip_facts)]
+    best = max((s.score for s in kept), default=0.0)
+    items = []
+    for s in kept:
+        c = s.candidate
+        if s.score < max(threshold, NEAR_BEST * best):
+            continue
+        forms = scene_forms(c) if c.kind == "scene" else (fact_form(c),)
+        items.append(Item(c.key, forms, round(s.score, 3), (c.tick, c.kind != "scene", c.key),
+                          why=s.why))
+    return items

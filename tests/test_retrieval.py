@@ -1,0 +1,229 @@
+"""Retrieval: older scenes and facts brought back to the writer, facts to the planner,
+the recall probe, and optional embeddings through the OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.context.retrieval import Candidate, Need, retrieval_items, score
+from novel_agent.decisions import Plan
+from novel_agent.documents import short_hash
+from novel_agent.pipeline import preview
+from novel_agent.session import Session
+from novel_agent.testing import ScriptedModel
+
+from fake_openai import FakeOpenAIServer
+from planted import plan_answer, plant, write_planted
+from ticking import run_ticks
+
+WEIGHTS = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
+           "recency": 0.5, "pin": 5.0, "embedding": 3.0}
+
+
+def writer_prompt(project, plan: Plan, config=None, *, make=None) -> tuple[str, dict]:
+    """The writer's prompt (as one string) and report for the next tick, planned as `plan`."""
+    model = ScriptedModel().add("planner", plan_answer(plan))
+    config = config or project.config()
+    with Session.open(project, config, make_model=make or (lambda source: model)) as session:
+        built = preview(session, "writer")
+    return "\n".join(m["content"] for m in built.messages), built.report
+
+
+# ---------------------------------------------------------------- scoring (pure)
+
+
+def test_a_scene_sharing_place_people_and_words_outranks_one_sharing_only_the_pov():
+    need = Need.of(300, "Mara Quill", ["Mara Quill", "Tobin Keel"], "the bell tower")
+    close = Candidate("scene_012", "scene", 12, "At the tower", pov="Mara Quill",
+                      location="The Bell Tower", characters=("Tobin Keel",), bm25=4.0,
+                      summary=("Mara and Tobin climb the bell tower.",))
+    far = Candidate("scene_200", "scene", 200, "Elsewhere", pov="Mara Quill",
+                    location="the weir", bm25=0.5, summary=("Mara fishes.",))
+    ranked = score([far, close], need, WEIGHTS)
+    assert [s.candidate.key for s in ranked] == ["scene_012", "scene_200"]
+    assert ranked[0].signals["location"] == WEIGHTS["location"]
+    assert ranked[1].signals["location"] == 0
+
+
+def test_a_fact_is_scored_by_the_names_its_text_says():
+    need = Need.of(50, "Ilse Varga", ["Ilse Varga"], "the salt cellar")
+    named = Candidate("fact:3:a", "fact", 3, text="Ilse hid a comb at the salt cellar")
+    other = Candidate("fact:4:b", "fact", 4, text="Bram saw a lantern at the weir")
+    by_key = {s.candidate.key: s for s in score([named, other], need, WEIGHTS)}
+    assert by_key["fact:3:a"].signals["character"] == 1.0
+    assert by_key["fact:3:a"].signals["location"] == 1.0
+    assert by_key["fact:4:b"].signals["character"] == 0.0
+
+
+def test_scenes_in_the_tiers_are_skipped_and_their_facts_only_when_in_full():
+    need = Need.of(20, "Mara Quill", ["Mara Quill"], "the quay")
+    cands = [Candidate("scene_015", "scene", 15, pov="Mara Quill", location="the quay"),
+             Candidate("fact:15:x", "fact", 15, text="Mara Quill lost a ring at the quay"),
+             Candidate("fact:18:y", "fact", 18, text="Mara Quill found a ring at the quay")]
+    items = retrieval_items(score(cands, need, WEIGHTS), exclude_scenes={15, 18},
+                            exclude_facts={18})
+    assert [i.key for i in items] == ["fact:15:x"]
+
+
+def test_a_pinned_scene_is_offered_in_full_text_first():
+    c = Candidate("scene_009", "scene", 9, "The vow", text="She swore it on the rocks.",
+                  summary=("A vow.",), pinned=True)
+    (item,) = retrieval_items(score([c], Need.of(100), WEIGHTS), threshold=0)
+    assert item.forms[0].endswith("She swore it on the rocks.")
+    assert item.forms[1] == "Scene 9 — The vow\n- A vow."
+
+
+# ---------------------------------------------------------------- a long story
+
+
+@pytest.fixture
+def planted(project):
+    """A 300-scene story with 12 facts planted in its first 150 scenes."""
+    probes = plant(300, 12)
+    write_planted(project, 300, probes)
+    return project, probes
+
+
+def test_a_fact_planted_early_reaches_the_writer_when_its_place_and_person_return(planted):
+    project, probes = planted
+    for probe in probes[:4]:
+        prompt, report = writer_prompt(project, probe.plan)
+        assert probe.fact in prompt, probe
+        assert report["recall"]["relevant"] >= 1
+        retrieved = next(s for s in report["sections"] if s["name"] == "retrieved")
+        assert retrieved["items"]
+
+
+RARE = "Wenna Doyle buried the keeper's log under the cairn at the drowned chapel"
+
+
+@pytest.mark.parametrize("intention, location", [
+    ("Mara climbs the cliff path to the drowned chapel before dawn.", "the drowned chapel"),
+    ("Mara finally tracks down Wenna Doyle in the fish market.", "the fish market"),
+])
+def test_naming_only_the_place_or_only_the_person_brings_back_their_fact(planted, intention,
+                                                                         location):
+    project, _ = planted
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text(facts.read_text() + f"- text: {RARE}\n  scene: 40\n")
+    plan = Plan(title="Night", intention=intention, pov="Mara Quill", location=location,
+                characters=["Mara Quill"])
+    prompt, report = writer_prompt(project, plan)
+    assert RARE in prompt
+    (item,) = [i for i in report["items"] if i["key"] == f"fact:40:{short_hash(RARE)}"]
+    assert item["included"] and item["section"] == "retrieved" and "bm25" in item["reason"]
+
+
+def test_without_retrieval_weights_the_planted_fact_stays_out(planted):
+    project, probes = planted
+    text = (project.project_file.read_text() +
+            "context:\n  relevance: {bm25: 0, pov: 0, character: 0, location: 0, loop: 0, "
+            "recency: 0, pin: 0, embedding: 0}\n")
+    project.project_file.write_text(text)
+    prompt, report = writer_prompt(project, probes[0].plan)
+    assert probes[0].fact not in prompt
+    assert report["recall"]["reached"] < report["recall"]["relevant"]
+
+
+def test_a_pinned_fact_comes_back_whatever_the_scene(planted):
+    project, probes = planted
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text(facts.read_text().replace(
+        f"- text: {probes[-1].fact}\n", f"- text: {probes[-1].fact}\n  pinned: true\n"))
+    plan = Plan(title="Weather", intention="Rain over the island all day.", pov="Mara Quill",
+                location="the weir", characters=[])
+    prompt, _ = writer_prompt(project, plan)
+    assert probes[-1].fact in prompt
+
+
+def test_the_planner_gets_the_facts_about_who_the_last_scenes_are_about(project):
+    run_ticks(project, 6)
+    with Session.open(project, project.config(), stand_in=True) as session:
+        built = preview(session, "planner")
+    facts = next(s for s in built.report["sections"] if s["name"] == "facts")
+    assert facts["tokens"] > 0 and facts["items"]
+    text = "\n".join(m["content"] for m in built.messages)
+    assert "## What is known" in text and "- Fact (scene " in text
+
+
+# ---------------------------------------------------------------- the recall probe
+
+
+def test_the_recall_probe_is_in_the_report_in_state_and_in_status(project, cli):
+    results = run_ticks(project, 8)
+    recall = results[-1].reports["writer"]["recall"]
+    assert set(recall) == {"relevant", "reached", "share", "missed"}
+    assert 0 <= recall["reached"] <= recall["relevant"]
+    rows = project.state()["recall"]
+    assert [r[0] for r in rows] == list(range(1, 9))
+    assert rows[-1] == [8, recall["relevant"], recall["reached"]]
+    out = cli("status", "-p", str(project.root)).output
+    line = next(l for l in out.splitlines() if l.startswith("recall"))
+    relevant = sum(r[1] for r in rows if r[1])
+    reached = sum(r[2] for r in rows if r[1])
+    assert f"{reached / relevant:.0%} of the facts relevant" in line
+
+
+def test_recall_falls_when_the_budget_leaves_no_room(planted):
+    project, probes = planted
+    _, roomy = writer_prompt(project, probes[0].plan)
+    project.project_file.write_text(project.project_file.read_text() +
+                                    "context:\n  retrieved_share: 0.0\n  max_prompt_tokens: 2600\n")
+    prompt, tight = writer_prompt(project, probes[0].plan)
+    assert roomy["recall"]["share"] > tight["recall"]["share"]
+    assert probes[0].fact not in prompt
+    assert tight["recall"]["relevant"] == roomy["recall"]["relevant"]
+
+
+# ---------------------------------------------------------------- embeddings
+
+
+def bag_of_words(vocabulary):
+    def embed(text: str) -> list[float]:
+        lowered = text.lower()
+        return [float(lowered.count(word)) for word in vocabulary]
+    return embed
+
+
+def test_embeddings_through_the_test_server_add_similarity_and_are_cached(planted):
+    project, probes = planted
+    probe = probes[2]
+    thing = probe.fact.split(" hid ")[1].split(" under ")[0].split(" behind ")[0]
+    vocabulary = [w for w in thing.split() if len(w) > 3] + ["lantern", "ledger"]
+    with FakeOpenAIServer(embedding_fn=bag_of_words(vocabulary)) as server:
+        only_embedding = "{bm25: 0, pov: 0, character: 0, location: 0, loop: 0, recency: 0, pin: 0}"
+        project.project_file.write_text(
+            project.project_file.read_text() +
+            f"context:\n  relevance: {only_embedding}\n"
+            f"  embeddings: {{model: text-embedding-3-small, base_url: '{server.base_url}', "
+            "batch_size: 50}\n")
+        plan = Plan(title="The thing", intention=f"Someone remembers {thing} and says nothing.",
+                    pov="Mara Quill", location="the weir", characters=[])
+        prompt, report = writer_prompt(project, plan)
+        calls = [r for r in server.requests if r["path"].endswith("/embeddings")]
+        assert calls and all(len(r["json"]["input"]) <= 50 for r in calls)
+        assert probe.fact in prompt
+        embedded = sum(len(r["json"]["input"]) for r in calls)
+        writer_prompt(project, plan)     # the same texts again: all from the index's cache
+        again = [r for r in server.requests if r["path"].endswith("/embeddings")][len(calls):]
+        assert sum(len(r["json"]["input"]) for r in again) < embedded / 10
+    rows = [r for r in _ledger(project) if r["stage"] == "embeddings"]
+    assert rows and rows[0]["cost"] == pytest.approx(rows[0]["prompt_tokens"] * 0.02 / 1e6)
+
+
+def test_a_failing_embeddings_endpoint_leaves_retrieval_to_bm25_with_a_warning(planted):
+    project, probes = planted
+    with FakeOpenAIServer() as server:
+        base = server.base_url
+    project.project_file.write_text(
+        project.project_file.read_text() +
+        f"context:\n  embeddings: {{model: text-embedding-3-small, base_url: '{base}'}}\n")
+    prompt, report = writer_prompt(project, probes[0].plan)
+    assert probes[0].fact in prompt
+    assert any("embeddings" in w and "without embeddings" in w for w in report["warnings"])
+
+
+def _ledger(project):
+    import json
+    path = project.novel_dir / "usage.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,167 @@
+"""The search index in .novel/index.db: kept in step with the files, healed when missing,
+garbage or behind a hand edit; `novel search` and `novel reindex`."""
+
+from __future__ import annotations
+
+import json
+
+from novel_agent.index import Index
+from novel_agent.index_sync import open_index, sync
+from novel_agent.memory import load_memory
+from novel_agent.search import match_query, search
+
+from ticking import run_ticks
+
+
+def kinds(project) -> dict[str, int]:
+    index = Index(project.index_db)
+    try:
+        return dict(index.db.execute("SELECT kind, COUNT(*) FROM docs GROUP BY kind"))
+    finally:
+        index.close()
+
+
+def test_a_tick_indexes_what_it_wrote_and_the_next_command_has_nothing_to_redo(project):
+    results = run_ticks(project, 3)
+    counts = kinds(project)
+    facts = load_memory(project.memory_dir).facts
+    assert counts["scene"] == 3 and counts["fact"] == len(facts) > 0
+    index, line = open_index(project)
+    try:
+        assert line == ""
+        assert sync(project, index).changed is False
+        title = results[-1].title
+        hits = search(index, title, "scene")
+        assert hits[0].key == "scene:3"
+    finally:
+        index.close()
+
+
+def test_the_index_is_wal_and_its_migrations_are_named(project):
+    run_ticks(project, 1)
+    index = Index(project.index_db)
+    try:
+        assert index.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = [r[0] for r in index.db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+        assert names == ["001_token_counts", "002_usage", "003_usage_ledger", "004_search"]
+    finally:
+        index.close()
+
+
+def test_a_scene_edited_by_hand_is_read_again_with_a_note_and_the_next_tick_is_right(project,
+                                                                                     cli):
+    run_ticks(project, 3)
+    scene = project.scene_path(2)
+    scene.write_text(scene.read_text() + "\nA cormorant with a silver ring on its leg.\n")
+    out = cli("tick", "-p", str(project.root)).output
+    assert "note: index.db: re-read 1 changed file (scenes/scene_002.md)" in out
+    assert "tick 4 of harbour" in out
+    index, line = open_index(project)
+    try:
+        assert line == ""
+        assert [h.key for h in search(index, "cormorant", "scene")] == ["scene:2"]
+    finally:
+        index.close()
+
+
+def test_a_deleted_index_is_built_again_with_its_usage_rows(project, cli):
+    run_ticks(project, 2)
+    rows = len((project.novel_dir / "usage.jsonl").read_text().splitlines())
+    for path in project.novel_dir.glob("index.db*"):
+        path.unlink()
+    out = cli("tick", "-p", str(project.root)).output
+    assert f"index.db was missing: built again from the files (2 scenes" in out
+    assert f"; {rows} usage rows restored from usage.jsonl" in out
+    assert kinds(project)["scene"] == 3
+
+
+def test_a_garbage_index_is_rebuilt_and_the_tick_goes_on(project, cli):
+    run_ticks(project, 2)
+    for path in project.novel_dir.glob("index.db*"):
+        path.unlink()
+    project.index_db.write_bytes(b"this is not a database" * 100)
+    out = cli("tick", "-p", str(project.root)).output
+    assert "index.db was unreadable" in out and "searched files read again: 2 scenes" in out
+    assert "tick 3 of harbour" in out
+    assert kinds(project)["scene"] == 3
+
+
+def test_a_removed_lore_file_and_a_deleted_character_leave_the_index(project):
+    run_ticks(project, 2)
+    (project.lore_dir / "bell.yaml").write_text("keys: [bell]\ncontent: The bell.\n")
+    index, _ = open_index(project)
+    index.close()
+    assert kinds(project)["lore"] == 1
+    (project.lore_dir / "bell.yaml").unlink()
+    character = sorted((project.memory_dir / "characters").glob("*.yaml"))[0]
+    character.unlink()
+    index, line = open_index(project)
+    try:
+        assert line.startswith("index.db: dropped 2 removed files (")
+        assert "lore" not in dict(index.db.execute("SELECT kind, 1 FROM docs GROUP BY kind"))
+        key = f"character:{character.stem}"
+        assert index.db.execute("SELECT COUNT(*) FROM docs WHERE key = ?", (key,)).fetchone() == (0,)
+    finally:
+        index.close()
+
+
+def test_a_broken_scene_is_left_out_of_the_index_without_stopping_it(project):
+    run_ticks(project, 2)
+    project.scene_path(1).write_text("---\ntitle: [unclosed\n---\nText.\n")
+    index, line = open_index(project)
+    try:
+        assert "re-read 1 changed file (scenes/scene_001.md)" in line
+        assert [h.key for h in search(index, "text", "scene")] != ["scene:1"]
+        assert index.db.execute("SELECT COUNT(*) FROM docs WHERE kind='scene'").fetchone() == (1,)
+    finally:
+        index.close()
+
+
+def test_only_what_changed_is_written(project):
+    run_ticks(project, 5)
+    index, _ = open_index(project)
+    try:
+        facts = project.memory_dir / "facts.yaml"
+        facts.write_text(facts.read_text() + "- text: The well is dry.\n  scene: 2\n")
+        report = sync(project, index)
+        assert report.read == ["memory/facts.yaml"] and report.written == 1
+    finally:
+        index.close()
+
+
+# ---------------------------------------------------------------- queries and the CLI
+
+
+def test_match_query_quotes_words_and_keeps_phrases():
+    assert match_query('the "brass locket" and Mara\'s map') == \
+        '"brass locket" OR "mara\'s" OR "map"'
+    assert match_query('AND OR ( "') == ""                 # only stopwords and syntax
+    assert match_query('NEAR(lamp* "x') == '"near" OR "lamp"'
+
+
+def test_novel_search_finds_a_fact_and_says_where_it_points(project, cli):
+    run_ticks(project, 4)
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text(facts.read_text() + "- text: The cormorant wears a silver ring.\n"
+                                         "  scene: 3\n")
+    p = str(project.root)
+    result = cli("search", "cormorant ring", "-p", p)
+    assert result.stderr == "note: index.db: re-read 1 changed file (memory/facts.yaml)\n"
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[1:] == ["fact", "fact", "from", "scene", "3", "(scene", "3)"]
+    assert "[cormorant] wears a silver [ring]" in lines[1]
+    data = json.loads(cli("search", "cormorant", "-p", p, "--json").output)
+    assert [(d["kind"], d["tick"], d["points_to"]) for d in data] == [("fact", 3, "scene 3")]
+    assert data[0]["score"] > 0
+    assert cli("search", "zebra", "-p", p).output == "nothing found for 'zebra'\n"
+    assert json.loads(cli("search", "ring", "-p", p, "--kind", "lore", "--json").output) == []
+
+
+def test_novel_reindex_rebuilds_everything_from_the_files(project, cli):
+    run_ticks(project, 3)
+    rows = len((project.novel_dir / "usage.jsonl").read_text().splitlines())
+    before = kinds(project)
+    out = cli("reindex", "-p", str(project.root)).output
+    assert out.startswith("rebuilt harbour/.novel/index.db in ")
+    assert f"{before['scene']} scenes" in out and f"; {rows} usage rows from usage.jsonl" in out
+    assert kinds(project) == before
