@@ -61,28 +61,31 @@ SEEN_SCENES = 30    # how far back the planner's settled sections look for who w
 def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
                   lore: Lorebook | None = None) -> Built:
-    """The planner's prompt for `tick`: with the facts about who and what the last scenes
-    are about, and the lore their names, the last scene and the note fire."""
+    """The planner's prompt for `tick`: with the facts about who and what the scenes up to
+    the settled tick are about (chosen as of that tick, so they stay put for the prompt
+    cache, like the characters), and the lore the note, the last scene and its names fire."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
-    focus = recent[len(recent) - count:] if count else []
-    names = [n for s in focus for n in (s.pov, *s.characters)]
-    places = [s.location for s in focus if s.location]
-    loops = [l for l in memory.open_loops() if {t for t in l.get("scenes") or []}
-             & {s.tick for s in focus}]
-    facts = (planner_facts(session.index, memory, tick=tick, names=names, places=places,
-                           loops=loops, steer=steer, weights=session.config.context.relevance)
+    history = scenes.recent(anchor, SEEN_SCENES)
+    settled = history[len(history) - count:] if count else []
+    facts = (planner_facts(session.index, memory, tick=anchor + 1,
+                           names=[n for s in settled for n in (s.pov, *s.characters)],
+                           places=[s.location for s in settled if s.location],
+                           loops=[l for l in memory.open_loops()
+                                  if {t for t in l.get("scenes") or []} & {s.tick for s in settled}],
+                           steer="", weights=session.config.context.relevance)
              if session.index is not None else [])
-    fired = lore_items(lore, [steer, *names, *places, focus[-1].body if focus else ""]) \
+    last = recent[-1] if recent else None
+    fired = lore_items(lore, [steer, last.body if last else "",
+                              *([last.pov, *last.characters, last.location] if last else [])]) \
         if lore is not None else []
     briefing = planner_briefing(story, memory, recent,
                                 tick=tick, shares=session.config.context.planner_shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
-                                anchor_tick=anchor, history=scenes.recent(anchor, SEEN_SCENES),
-                                facts=facts, lore=fired)
+                                anchor_tick=anchor, history=history, facts=facts, lore=fired)
     return fit_briefing(session, briefing, tick)
 
 

@@ -28,8 +28,8 @@ from .sections import (Section, describe_character, describe_location, story_bib
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.
-PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "recent",
-                  "loops", "facts", "lore", "now", "steer")
+PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "facts",
+                  "recent", "loops", "lore", "now", "steer")
 EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The most relevant items a planner section holds, whatever the budget: a briefing on
@@ -90,8 +90,9 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     since the anchor's, each appended as it is written) follows them, then the open
     loops and "where things stand": who is in the last `focus_count` scenes with their
     state now, and who and what is new since the anchor. Without an anchor, it is the
-    last tick. `facts` (about who and what the last scenes and their loops are about)
-    and `lore` (entries that fire) are scored by the caller (retrieve.py)."""
+    last tick. `facts` (about who and what the scenes up to the anchor are about, chosen
+    as of it, laid out with the settled sections) and `lore` (entries that fire) are
+    scored by the caller (retrieve.py)."""
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)

@@ -29,7 +29,8 @@ from .items import Item, Pool, choose
 from .sections import Context, Section, bullets, story_bible
 from .tiers import RecentSelection, TierLimits, select_recent
 
-RETRIEVED_LIMIT = 10   # older scenes and facts brought back to one scene, at most
+RETRIEVED_LIMIT = 8    # older scenes and facts brought back to one scene, at most
+FLOW = 2               # retrieval may take up to this many times its share of free room
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
 WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
                 "lore", "tools", "intention", "steer")
@@ -131,9 +132,10 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     cast = _cast(inputs, recent, gen, level)
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full)
     cap = caps["retrieved"]
-    if cap:        # the room left under the first compaction threshold flows to retrieval
+    if cap:        # the room left under the first compaction threshold flows to retrieval,
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
-        cap = max(cap, int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS)
+        room = int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS
+        cap = max(cap, min(room, FLOW * cap))   # up to FLOW times its share: it is volatile
     retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
                              tuple(retrieved_items), 0, min_items=int(cap > 0),
                              limit=RETRIEVED_LIMIT), cap, level, counter, notes)
