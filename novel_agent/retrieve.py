@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .context.items import Item
 from .context.retrieval import (Candidate, Need, RELEVANT, Scored, fact_form, retrieval_items,
                                 score)
+from .context.retrieval import named as named_in
 from .decisions import Plan
 from .embeddings import Embedder
 from .errors import ModelError
@@ -58,6 +59,16 @@ def loop_scenes(loops: Iterable[dict[str, Any]]) -> set[int]:
         if isinstance(loop.get("opened_in"), int):
             ticks.add(loop["opened_in"])
     return set(sorted(ticks)[-LOOP_SCENES:])
+
+
+def shared_first_names(memory: Memory) -> set[str]:
+    """First names more than one known character has."""
+    seen: dict[str, int] = {}
+    for c in memory.characters.values():
+        words_ = normalize_name(str(c.get("name", ""))).split()
+        if len(words_) > 1:
+            seen[words_[0]] = seen.get(words_[0], 0) + 1
+    return {first for first, n in seen.items() if n > 1}
 
 
 def names_of(memory: Memory, names: Iterable[str]) -> list[str]:
@@ -145,7 +156,7 @@ def plan_need(index: Index, plan: Plan, memory: Memory, tick: int) -> tuple[Need
     names = names_of(memory, [*people, plan.location])
     tells = information(index, [*people, plan.location] if plan.location else people)
     need = Need.of(tick, plan.pov, people, plan.location,
-                   loop_scenes(plan_loops(plan, memory)), tells)
+                   loop_scenes(plan_loops(plan, memory)), tells, shared_first_names(memory))
     return need, names
 
 
@@ -191,7 +202,8 @@ def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[st
     people = list(dict.fromkeys(n for n in names if n))
     place = places[-1] if places else ""
     need = Need.of(tick, "", people, place, ticks,
-                   information(index, [*people, *([place] if place else [])]))
+                   information(index, [*people, *([place] if place else [])]),
+                   shared_first_names(memory))
     return [Item(s.candidate.key, (fact_form(s.candidate),), round(s.score, 3),
                  (s.candidate.tick, s.candidate.key), why=s.why)
             for s in score(found, need, weights) if s.score >= RELEVANT]
@@ -236,7 +248,7 @@ def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[
     place = names_of(memory, [plan.location])
     said = topic_words(f"{plan.title} {plan.intention}", [*people, *place])
     need = Need.of(tick, plan.pov, [plan.pov, *plan.characters], plan.location,
-                   loop_scenes(plan_loops(plan, memory)))
+                   loop_scenes(plan_loops(plan, memory)), shared_first=shared_first_names(memory))
     query = f"({any_of(people)}) AND ({any_of([*place, *said])})" if people and (place or said) \
         else ""
     rows = newest(index, f"kind : fact AND {query}", ("fact",), 1000, before=tick) \
@@ -247,7 +259,7 @@ def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[
     for row in rows:
         c = candidate(row)
         text = f" {normalize_name(c.text)} "
-        named = any(f" {n} " in text or f" {n.split()[0]} " in text for n in need.names)
+        named = bool(named_in(c.text, need))
         where = bool(need.location) and f" {need.location} " in text
         about = any(f" {w} " in text for w in said)
         if c.pinned or c.tick in need.loop_scenes or (named and (where or about)):

@@ -229,3 +229,13 @@ def _ledger(project):
     import json
     path = project.novel_dir / "usage.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_first_name_alone_names_someone_only_when_no_one_else_has_it():
+    from novel_agent.context.retrieval import named
+    text = "Bram saw the lantern go out."
+    alone = Need.of(9, "Bram Oduya", ["Bram Oduya"])
+    shared = Need.of(9, "Bram Oduya", ["Bram Oduya"], shared_first={"Bram"})
+    assert named(text, alone) == {"bram oduya"}
+    assert named(text, shared) == set()
+    assert named("Bram Oduya saw it.", shared) == {"bram oduya"}

@@ -48,7 +48,8 @@ class Need:
     tick: int
     pov: str = ""                                  # normalized
     names: frozenset[str] = frozenset()            # normalized names of who is in it
-    first_names: frozenset[str] = frozenset()      # their first words ("mara")
+    first_names: frozenset[str] = frozenset()      # their first words, where no one else
+                                                   # known has it ("mara")
     location: str = ""                             # normalized
     loop_scenes: frozenset[int] = frozenset()      # scenes of the loops the plan touches
     # How much each (normalized) name tells, 0..1 (search.information); 1 when unknown.
@@ -56,10 +57,14 @@ class Need:
 
     @classmethod
     def of(cls, tick: int, pov: str = "", characters: Iterable[str] = (), location: str = "",
-           loop_scenes: Iterable[int] = (), weight: Mapping[str, float] | None = None) -> "Need":
+           loop_scenes: Iterable[int] = (), weight: Mapping[str, float] | None = None,
+           shared_first: Iterable[str] = ()) -> "Need":
+        """`shared_first`: first names more than one known character has (a text saying
+        only "Bram" is then about none of them in particular)."""
         names = {normalize_name(n) for n in [pov, *characters] if n and normalize_name(n)}
+        common = {normalize_name(f) for f in shared_first}
         return cls(tick, normalize_name(pov or ""), frozenset(names),
-                   frozenset(n.split()[0] for n in names),
+                   frozenset(n.split()[0] for n in names if n.split()[0] not in common),
                    normalize_name(location or ""), frozenset(loop_scenes),
                    {normalize_name(k): v for k, v in (weight or {}).items()})
 
@@ -99,9 +104,11 @@ class Scored:
 
 
 def named(text: str, need: Need) -> set[str]:
-    """The scene's people a text names (by full name or first name)."""
+    """The scene's people a text names (by full name, or by a first name no one else
+    known has)."""
     said = f" {normalize_name(text)} "
-    return {n for n in need.names if f" {n} " in said or f" {n.split()[0]} " in said}
+    return {n for n in need.names
+            if f" {n} " in said or (n.split()[0] in need.first_names and f" {n.split()[0]} " in said)}
 
 
 def signals(c: Candidate, need: Need, best_bm25: float) -> dict[str, float]:
