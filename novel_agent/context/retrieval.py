@@ -7,7 +7,7 @@ between 0 and 1:
 
     bm25        how well its words match the words of the intention, the title and
                 the steer note, less the names of the scene's people and place
-                (normalized by the best match)
+                (scaled by the best match, damped when even that is weak)
     pov         a scene told from the same point of view (a fact: names it)
     character   the people of the scene it shares (a fact: names)
     location    the same place (a fact: names it)
@@ -39,6 +39,10 @@ from .items import Item
 RELEVANT = 0.6          # a candidate scoring under this is not brought back
 NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
 RECENCY_HALF_LIFE = 50
+# BM25 is scaled by the best match plus this, so the best of a weak lot (common words
+# only) does not count as a strong match: a match on a word in one document in a
+# thousand scores ~20, one on a word in every tenth ~3.
+BM25_DAMPING = 8.0
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def signals(c: Candidate, need: Need, best_bm25: float) -> dict[str, float]:
     pov = need.tells(need.pov) if same_pov else 0.0
     place = need.tells(need.location) if here else 0.0
     age = max(0, need.tick - 1 - c.tick)
-    return {"bm25": c.bm25 / best_bm25 if best_bm25 > 0 else 0.0, "pov": pov,
+    return {"bm25": c.bm25 / (best_bm25 + BM25_DAMPING) if best_bm25 > 0 else 0.0, "pov": pov,
             "character": shared, "location": place,
             "loop": float(c.tick in need.loop_scenes),
             "recency": 0.5 ** (age / RECENCY_HALF_LIFE), "pin": float(c.pinned),
