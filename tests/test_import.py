@@ -388,3 +388,63 @@ def test_the_offline_extractor_sums_up_a_piece_by_its_own_words(tmp_path, projec
     bullets = [b for s in scenes for b in s.summary]
     assert all(b in " ".join(manuscript.text.split()) for b in bullets), bullets
     assert load_memory(project.memory_dir).facts == []     # nothing made up
+
+
+# -- the command line: the progress bar, Ctrl-C -------------------------------------------
+FRAME = re.compile(r"importing  \[([#-]+)\]\s+(\d+)%")
+
+
+def frames(output):
+    """The progress bar's frames as (filled cells, percent)."""
+    return [(bar.count("#"), int(pct)) for bar, pct in FRAME.findall(output)]
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Click draws the bar only on a terminal; CliRunner's streams are not one."""
+    import click._termui_impl
+    monkeypatch.setattr(click._termui_impl, "isatty", lambda stream: True)
+
+
+def ctrl_c_on_third_extraction(monkeypatch):
+    calls = []
+    complete = OfflineModel.complete
+
+    def interrupted(self, request):
+        if request.stage == "extractor":
+            calls.append(1)
+            if len(calls) == 3:       # once: the run after it goes on
+                raise KeyboardInterrupt
+        return complete(self, request)
+
+    monkeypatch.setattr(OfflineModel, "complete", interrupted)
+
+
+def test_the_progress_bar_moves_a_piece_at_a_time(project, tmp_path, terminal):
+    book = write_book(tmp_path / "book.md", chapters=1)
+    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
+                                catch_exceptions=False)
+    assert result.exit_code == 0
+    assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66), (36, 100)]
+    assert result.stdout.splitlines() == ["imported 3 scenes as ticks 1–3 (375 words)",
+                                          "memory: 1 characters; summaries made: none",
+                                          "Next: novel tick -p harbour"]
+
+
+def test_ctrl_c_says_what_landed_and_how_to_resume(project, tmp_path, terminal, monkeypatch):
+    book = write_book(tmp_path / "book.md", chapters=1)
+    ctrl_c_on_third_extraction(monkeypatch)
+    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env())
+    assert result.exit_code == 130
+    assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66)]
+    assert result.stderr.splitlines()[-1] == ("interrupted: 2 of 3 pieces are imported (2 in "
+                                              "this run); run the same novel import again to "
+                                              "resume")
+    assert "Aborted!" not in result.output and result.stdout == ""
+    assert scene_ticks(project.scenes_dir) == [1, 2]
+    resumed = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
+                                 catch_exceptions=False)
+    assert resumed.exit_code == 0
+    assert resumed.stdout.splitlines()[0] == ("imported 1 scenes as ticks 3–3 (125 words), "
+                                              "after 2 imported before")
+    assert scene_ticks(project.scenes_dir) == [1, 2, 3]
