@@ -34,6 +34,7 @@ class Reload:
     message: str
     error: NovelError | None = None
     rebuild: bool = False          # the model, its limits or the budgets may differ
+    about: str = "config"          # what was reloaded: "config", or the path checked
 
 
 def flatten(config: Config) -> dict[str, Any]:
@@ -112,6 +113,11 @@ class Reloader:
         return Reload(f"reloaded {names}: {said}", rebuild=bool(changes) or models)
 
     def _check(self, path: Path, kind: str) -> Reload:
+        reload = self._checked(path, kind)
+        reload.about = str(path)
+        return reload
+
+    def _checked(self, path: Path, kind: str) -> Reload:
         name = self._name(path)
         try:
             if kind == "steer":
