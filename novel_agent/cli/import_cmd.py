@@ -10,7 +10,8 @@ import click
 from ..importer import ImportProgress, ImportResult, import_manuscript, load_manuscript
 from ..manuscript import MODES
 from ..session import Session
-from .common import load_config, model_options, novel_errors, open_project, project_option
+from .common import (load_config, model_options, novel_errors, open_project, project_option,
+                     wait_option)
 
 
 def result_lines(result: ImportResult, project_name: str) -> list[str]:
@@ -35,9 +36,10 @@ def result_lines(result: ImportResult, project_name: str) -> list[str]:
                    "or at both and by length near scene_max_words (auto).")
 @click.option("--no-extract", is_flag=True,
               help="Import the text only: no model call, titles as summaries.")
+@wait_option
 @model_options
 @novel_errors
-def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bool,
+def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bool, wait: float,
                provider: str | None, model_flag: str | None, base_url: str | None) -> None:
     """Import a manuscript (a .md/.txt file or a folder of them) as the next scenes, then
     read each with the extractor and make the summaries, so `novel tick` continues it.
@@ -47,6 +49,7 @@ def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bo
     Example:
       novel import draft.md -p harbour
       novel import chapters/ -p harbour --split chapters --no-extract
+      novel import draft.md -p harbour --wait 600   # once the running daemon lets go
     """
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
@@ -58,7 +61,8 @@ def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bo
         bar.update(progress.done - bar.pos)
 
     try:
-        with project, Session.open(project, config, os.environ, stand_in=no_extract) as session, \
+        with project.locked(wait), \
+                Session.open(project, config, os.environ, stand_in=no_extract) as session, \
                 click.progressbar(length=len(manuscript.pieces), label="importing",
                                   file=sys.stderr) as bar:
             result = import_manuscript(session, manuscript, extract=not no_extract,
