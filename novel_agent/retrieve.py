@@ -34,6 +34,7 @@ NEAR = 30            # scenes just before the recent tiers that are always candi
 BM25_LIMIT = 200
 NEWEST = 120         # documents naming the main cast, newest first
 LOOP_SCENES = 40     # at most this many scenes of the touched loops (the newest)
+TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of it
 
 
 def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
@@ -52,13 +53,18 @@ def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def loop_scenes(loops: Iterable[dict[str, Any]]) -> set[int]:
-    ticks: set[int] = set()
+def loop_scenes(loops: Iterable[dict[str, Any]]) -> dict[int, float]:
+    """The scenes of `loops` with how much each says of them: 1 for the scene that opened
+    a loop (where the question arose), TOUCHED for the others (the newest LOOP_SCENES)."""
+    strength: dict[int, float] = {}
     for loop in loops:
-        ticks |= {t for t in loop.get("scenes") or [] if isinstance(t, int)}
+        for t in loop.get("scenes") or []:
+            if isinstance(t, int) and not isinstance(t, bool):
+                strength[t] = max(strength.get(t, 0.0), TOUCHED)
         if isinstance(loop.get("opened_in"), int):
-            ticks.add(loop["opened_in"])
-    return set(sorted(ticks)[-LOOP_SCENES:])
+            strength[loop["opened_in"]] = 1.0
+    kept = sorted(strength)[-LOOP_SCENES:]
+    return {t: strength[t] for t in kept}
 
 
 def shared_first_names(memory: Memory) -> set[str]:
@@ -242,18 +248,19 @@ class Recall:
 
 def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[Candidate]:
     """The known facts relevant to the planned scene: those naming someone in it and
-    either its place or a word of its intention (not a name); those of a loop the plan
-    touches (established in one of its scenes); and those pinned."""
+    either its place or a word of its intention that tells documents apart (not a name,
+    not a word in more than a tenth of them: the words retrieval ranks by); those
+    established in the scene that opened a loop the plan touches; and those pinned."""
     people = names_of(memory, [plan.pov, *plan.characters])
     place = names_of(memory, [plan.location])
-    said = topic_words(f"{plan.title} {plan.intention}", [*people, *place])
+    said, _ = by_spread(index, topic_words(f"{plan.title} {plan.intention}", [*people, *place]))
     need = Need.of(tick, plan.pov, [plan.pov, *plan.characters], plan.location,
                    loop_scenes(plan_loops(plan, memory)), shared_first=shared_first_names(memory))
     query = f"({any_of(people)}) AND ({any_of([*place, *said])})" if people and (place or said) \
         else ""
     rows = newest(index, f"kind : fact AND {query}", ("fact",), 1000, before=tick) \
         if query else []
-    rows += fact_rows_of_scenes(index, [t for t in need.loop_scenes if t < tick])
+    rows += fact_rows_of_scenes(index, [t for t, s in need.loop_scenes.items() if s == 1.0 and t < tick])
     rows += [r for r in pinned_rows(index, ("fact",)) if (r.tick or 0) < tick]
     out: dict[str, Candidate] = {}
     for row in rows:
@@ -262,7 +269,7 @@ def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[
         named = bool(named_in(c.text, need))
         where = bool(need.location) and f" {need.location} " in text
         about = any(f" {w} " in text for w in said)
-        if c.pinned or c.tick in need.loop_scenes or (named and (where or about)):
+        if c.pinned or need.loop_scenes.get(c.tick) == 1.0 or (named and (where or about)):
             out[c.key] = c
     return list(out.values())
 

@@ -17,7 +17,7 @@ one document in a thousand counts nearly 1, the protagonist's name, in half of
 them, little (see search.information). So a place or a minor character named
 again brings back what happened there, and the point of view, in every other
 scene, does not crowd the rest out.
-    loop        it opened or touched a loop the plan touches
+    loop        it opened a loop the plan touches (1), or played in one (less)
     recency     halving every 50 ticks
     pin         `pinned: true` by hand
     embedding   cosine similarity with the scene at hand, when embeddings are on
@@ -43,6 +43,9 @@ RECENCY_HALF_LIFE = 50
 # only) does not count as a strong match: a match on a word in one document in a
 # thousand scores ~20, one on a word in every tenth ~3.
 BM25_DAMPING = 8.0
+# At most this many of each kind are offered to one scene: facts are short and exact,
+# scenes (as summaries) broad; the section's share then takes what fits, best first.
+LIMITS = {"scene": 4, "fact": 12}
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,15 @@ class Need:
     first_names: frozenset[str] = frozenset()      # their first words, where no one else
                                                    # known has it ("mara")
     location: str = ""                             # normalized
-    loop_scenes: frozenset[int] = frozenset()      # scenes of the loops the plan touches
+    # Scenes of the loops the plan touches: 1 for one that opened a loop, less for the rest.
+    loop_scenes: Mapping[int, float] = field(default_factory=dict)
     # How much each (normalized) name tells, 0..1 (search.information); 1 when unknown.
     weight: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tick: int, pov: str = "", characters: Iterable[str] = (), location: str = "",
-           loop_scenes: Iterable[int] = (), weight: Mapping[str, float] | None = None,
+           loop_scenes: Mapping[int, float] | Iterable[int] = (),
+           weight: Mapping[str, float] | None = None,
            shared_first: Iterable[str] = ()) -> "Need":
         """`shared_first`: first names more than one known character has (a text saying
         only "Bram" is then about none of them in particular)."""
@@ -69,7 +74,9 @@ class Need:
         common = {normalize_name(f) for f in shared_first}
         return cls(tick, normalize_name(pov or ""), frozenset(names),
                    frozenset(n.split()[0] for n in names if n.split()[0] not in common),
-                   normalize_name(location or ""), frozenset(loop_scenes),
+                   normalize_name(location or ""),
+                   dict(loop_scenes) if isinstance(loop_scenes, Mapping)
+                   else dict.fromkeys(loop_scenes, 1.0),
                    {normalize_name(k): v for k, v in (weight or {}).items()})
 
     def tells(self, name: str) -> float:
@@ -131,7 +138,7 @@ def signals(c: Candidate, need: Need, best_bm25: float) -> dict[str, float]:
     age = max(0, need.tick - 1 - c.tick)
     return {"bm25": c.bm25 / (best_bm25 + BM25_DAMPING) if best_bm25 > 0 else 0.0, "pov": pov,
             "character": shared, "location": place,
-            "loop": float(c.tick in need.loop_scenes),
+            "loop": need.loop_scenes.get(c.tick, 0.0),
             "recency": 0.5 ** (age / RECENCY_HALF_LIFE), "pin": float(c.pinned),
             "embedding": max(0.0, c.similarity or 0.0)}
 
@@ -164,21 +171,25 @@ def fact_form(c: Candidate) -> str:
 
 
 def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] = (),
-                    exclude_facts: Iterable[int] = (), threshold: float = RELEVANT) -> list[Item]:
+                    exclude_facts: Iterable[int] = (), threshold: float = RELEVANT,
+                    limits: Mapping[str, int] | None = None) -> list[Item]:
     """Items for the writer's `retrieved` section: candidates scoring at least
     `threshold` and NEAR_BEST of the best one's score (what merely shares the cast is
     not brought back when something matches the scene), less the scenes the recent
     tiers already hold and the facts of the scenes they hold in full (the prose is
-    there). Laid out in story order, a scene's facts after its summary."""
+    there), at most LIMITS of each kind. Laid out in story order, a scene's facts after
+    its summary."""
     skip_scenes, skip_facts = set(exclude_scenes), set(exclude_facts)
     kept = [s for s in scored
             if s.candidate.tick not in (skip_scenes if s.candidate.kind == "scene" else skip_facts)]
     best = max((s.score for s in kept), default=0.0)
+    room = dict(LIMITS if limits is None else limits)
     items = []
     for s in kept:
         c = s.candidate
-        if s.score < max(threshold, NEAR_BEST * best):
+        if s.score < max(threshold, NEAR_BEST * best) or room.get(c.kind, 0) <= 0:
             continue
+        room[c.kind] -= 1
         forms = scene_forms(c) if c.kind == "scene" else (fact_form(c),)
         items.append(Item(c.key, forms, round(s.score, 3), (c.tick, c.kind != "scene", c.key),
                           why=s.why))

@@ -29,7 +29,7 @@ from .items import Item, Pool, choose
 from .sections import Context, Section, bullets, story_bible
 from .tiers import RecentSelection, TierLimits, select_recent
 
-RETRIEVED_LIMIT = 8    # older scenes and facts brought back to one scene, at most
+RETRIEVED_LIMIT = 16   # older scenes and facts brought back to one scene, at most
 FLOW = 2               # retrieval may take up to this many times its share of free room
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
 WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
