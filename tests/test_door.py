@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.errors import ModelError
+from novel_agent.errors import ConfigError, ModelError
 from novel_agent.testing import ScriptedModel
 
 from ticking import run_ticks
@@ -162,9 +162,9 @@ def test_a_template_that_overflows_stops_before_any_call(ticked, snapshot, body,
     (ticked.templates_dir / "extract.j2").write_text(body)
     before = snapshot(ticked.root)
     model = ScriptedModel()    # nothing queued: any call would fail the test loudly
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ConfigError) as info:
         run_ticks(ticked, 1, model)
-    assert what in str(info.value) and "extract.j2" in str(info.value)
+    assert what in str(info.value) and info.value.file == str(ticked.templates_dir / "extract.j2")
     assert model.requests == [] and snapshot(ticked.root) == before
 
 

@@ -176,7 +176,10 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
                                        .read_text()) for t in range(1, 6)}
     assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
     report = json.loads((project.log_dir / "tick_001_planner.json").read_text())
-    assert report["budget"] > 0 and "sections" in report or "tokens" in report
+    kept = json.loads((project.log_dir / "tick_005_planner.json").read_text())
+    assert set(kept) - set(report) == {"messages"}        # the stripped log keeps its report
+    assert report["budget"] == kept["budget"] > 0 and 0 < report["tokens"] <= report["budget"]
+    assert [s["name"] for s in report["sections"]][:3] == ["instructions", "bible", "overall"]
 
 
 def test_keep_prompt_logs_is_validated(project):

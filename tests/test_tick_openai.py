@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
-from fake_openai import FakeOpenAIServer
+from fake_openai import API_KEY as KEY, FakeOpenAIServer
 from novel_agent.cli import cli
 from novel_agent.memory import load_memory
 from novel_agent.scenes import load_scene
 
-KEY = "sk-test-NEVER-ON-DISK-42"
 PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
          "light and found her own stairs drawn on it, and a door she had never seen.")
 
@@ -48,16 +46,6 @@ def story_responder(body):
             "characters": [{"name": "Mara Quill", "state": "unsettled"}],
             "loops_opened": [], "loops_resolved": [], "relationships": []})
     return "- summary"
-
-
-@pytest.fixture
-def openai_project(projects_dir, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    result = CliRunner().invoke(cli, ["new", "harbour", "--premise",
-                                      "A lighthouse keeper finds a drowned man's map.",
-                                      "--provider", "openai"], catch_exceptions=False)
-    assert result.exit_code == 0
-    return projects_dir / "harbour"
 
 
 def tick(server, *extra):
