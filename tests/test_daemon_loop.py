@@ -193,7 +193,7 @@ def test_an_edit_reloads_and_rebuilds_the_session(project):
 
 def test_an_invalid_edit_is_reported_and_the_last_good_config_stays(project):
     def edit(daemon, on_stage):
-        text = project.project_file.read_text() + "llm:\n  temprature: 0.9\n"
+        text = project.project_file.read_text() + "  temprature: 0.9\n"    # in llm:, the last
         project.project_file.write_text(text)
         daemon.changes.add(project.project_file)
         return None
