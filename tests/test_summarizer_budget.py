@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
 from fake_openai import FakeOpenAIServer
 from novel_agent.cli import cli
 from novel_agent.context.budget import stage_budget
+from novel_agent.errors import ModelResponseError
 from novel_agent.project import Project
 from novel_agent.session import counter_for
+from novel_agent.stages.summarize import trim_summary
 from novel_agent.testing import ScriptedModel
 from novel_agent.windows import limits_for
 import story_factory as sf
@@ -72,7 +75,7 @@ def summarizer_bodies(server) -> list[dict]:
 
 def long_scenes(body):
     """The story's answers, with scenes of 220 words: two of them overflow 444 tokens."""
-    if stage_of(body) == "writer":
+    if stage_of(body) in ("writer", "summarizer"):
         return sf.prose(220, len(body["messages"][-1]["content"]))
     return story_responder(body)
 
@@ -93,3 +96,53 @@ def test_every_summarizer_request_to_a_server_fits_a_small_window(openai_project
             for b in bodies} == {300}
     for name, log in logged(project).items():
         assert log["tokens"] <= log["budget"] == budget, name
+
+
+def test_novel_tick_says_a_summary_was_cut_off_and_continued(openai_project):
+    path = openai_project / "project.yaml"
+    path.write_text(path.read_text() + "generation:\n  checkpoint_summary_interval: 1\n")
+    summary = ("- Mara Quill studies the drowned man's map: it shows a door she has never "
+               "seen.\n- The question of what lies behind the drawn door opens.\n"
+               "- The Stranger, drowned, carried the map.")
+    cut = summary.index("carried") + 4                 # "…drowned, carr"
+    answers = [{"content": summary[:cut], "finish_reason": "length"}, summary[cut:]]
+
+    def responder(body):
+        if stage_of(body) == "summarizer" and answers:
+            return answers.pop(0)
+        return story_responder(body)
+
+    with FakeOpenAIServer(responder) as server:
+        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
+                                          server.base_url, "--model", "gpt-4o-mini"],
+                                    catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  summarize"))
+    assert "(3 calls)" in lines[at] and lines[at + 1] == (
+        "  warning: checkpoint_001: the summarizer's answer was cut off at the 400-token "
+        "limit; continued (1 more call) (raise llm.summarizer_max_tokens)")
+    body = (openai_project / "summaries" / "checkpoint_001.md").read_text().split("---\n")[2]
+    assert body.strip() == summary
+    continued = summarizer_bodies(server)[1]["messages"][-1]["content"]
+    assert continued.endswith("## Your summary so far\n" + summary[:cut] + "\n\n\nYour "
+                              "summary was cut off by the length limit. Continue it exactly "
+                              "where it stopped, without repeating anything, and end it "
+                              "within a few words.")
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("- Mara finds the map.\n- Tobin lies. He hides the key. The door op",
+     "- Mara finds the map.\n- Tobin lies. He hides the key."),
+    ("- Mara finds the map\n- Tobin lies\n- The door op", "- Mara finds the map\n- Tobin lies"),
+    ("- She asks \"who drew it?\" and the ans", "- She asks \"who drew it?\""),
+    ("- Mara finds the map.", "- Mara finds the map."),
+])
+def test_a_cut_off_summary_is_trimmed_to_its_last_complete_sentence_or_line(text, kept):
+    assert trim_summary(text) == kept
+
+
+def test_a_summary_with_no_complete_sentence_cannot_be_trimmed():
+    with pytest.raises(ModelResponseError, match="checkpoint_004 was cut off before its first "
+                                                 "sentence ended"):
+        trim_summary("- Mara Quill studies the ma", "checkpoint_004")

@@ -16,7 +16,11 @@ PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's ma
 
 
 def stage_of(body) -> str:
+    """Which stage sent `body`, told by the opening words of its system prompt (the
+    summarizer's names 'the writer' too, so it is asked first)."""
     system = body["messages"][0]["content"]
+    if "condense part of a novel" in system:
+        return "summarizer"
     if "planner" in system:
         return "planner"
     if "writer" in system:
@@ -36,7 +40,7 @@ def story_responder(body):
                             "detail": "what lies behind the drawn door"},
                            {"tool": "create_character", "name": "The Stranger",
                             "detail": "drowned, carried the map"}]})
-    if stage == "writer":
+    if stage in ("writer", "summarizer"):     # the prose names all a summary must
         return PROSE
     if stage == "extractor":
         return json.dumps({
