@@ -5,7 +5,8 @@ safe ones a function that applies it): an unfinished commit journal, temp files
 of killed writes, the tick counter against the scenes, gaps and duplicate
 ticks, front matter against file names, plans without scenes, memory files
 that do not parse or validate (ids against file names included), summaries
-beyond the last scene, the index's health, and a stale lock. `fix(project)`
+beyond the last scene, the index's health (a read-only one is read as it is, not
+called damaged), a project that cannot be written, and a stale lock. `fix(project)`
 applies the safe fixes and checks again. Reads everything, changes nothing
 unless asked.
 """
@@ -115,15 +116,36 @@ def _summaries(p: Project) -> list[Problem]:
     return []
 
 
+def _writable(p: Project) -> list[Problem]:
+    """A project this process cannot write to is not damaged: it cannot tick (a disk
+    mounted read-only, or folders without write permission)."""
+    folders = [f for f in (p.root, p.novel_dir, p.scenes_dir) if f.is_dir()]
+    locked = [f for f in folders if not os.access(f, os.W_OK)]
+    if not locked:
+        return []
+    where = p.root if p.root in locked else locked[0]
+    return [Problem(f"{where} is read-only: nothing can be written (ticks, summaries, fixes)",
+                    "make the project writable (e.g. `chmod -R u+w` on it, or mount its disk "
+                    "read-write)")]
+
+
+def _quick_check(uri: str) -> bool:
+    with sqlite3.connect(uri, uri=True) as db:
+        ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    db.close()
+    return ok
+
+
 def _index(p: Project) -> list[Problem]:
     if not p.index_db.is_file():
         return []
-    try:
-        with sqlite3.connect(p.index_db) as db:
-            ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        db.close()
-    except sqlite3.Error:
-        ok = False
+    ok = False
+    for mode in ("rw", "ro&immutable=1"):   # a read-only project: read it as it is
+        try:
+            ok = _quick_check(f"{p.index_db.as_uri()}?mode={mode}")
+            break
+        except sqlite3.Error:
+            continue
     if ok:
         return []
     return [Problem(".novel/index.db is damaged", "delete it: it is a cache, rebuilt on use",
@@ -135,7 +157,7 @@ def _lock(p: Project) -> list[Problem]:
     path = p.novel_dir / "lock"
     if not path.is_file() or not path.read_text().strip():
         return []
-    with open(path, "a+") as handle:
+    with open(path) as handle:        # flock needs no write access
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -146,7 +168,8 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_journal, _temps, _counter, _scenes, _plans, _memory, _summaries, _index, _lock)
+CHECKS = (_writable, _journal, _temps, _counter, _scenes, _plans, _memory, _summaries, _index,
+          _lock)
 
 
 def diagnose(project: Project) -> list[Problem]:

@@ -4,7 +4,6 @@ do, exit 1, nothing changed; bad input is refused at the door; the user is told.
 from __future__ import annotations
 
 import errno
-import os
 import re
 import sqlite3
 
@@ -116,22 +115,6 @@ def test_disk_full_is_blamed_on_the_disk(ticked, snapshot, monkeypatch):
     monkeypatch.setattr(files.os, "fsync", real)
     after = snapshot(ticked.root)
     assert {k: v for k, v in after.items() if not k.startswith(".novel/txn")} == before
-
-
-def test_a_read_only_project_is_one_line(ticked, snapshot):
-    if os.geteuid() == 0:
-        pytest.skip("root writes through read-only modes")
-    folders = [p for p in [ticked.root, *ticked.root.rglob("*")] if p.is_dir()]
-    for folder in folders:
-        folder.chmod(0o555)
-    try:
-        before = snapshot(ticked.root)
-        one_line_error(novel("tick", "-p", "harbour"), "permission denied")
-        assert snapshot(ticked.root) == before
-        assert novel("status", "-p", "harbour").exit_code == 0
-    finally:
-        for folder in folders:
-            folder.chmod(0o755)
 
 
 def test_a_read_only_project_as_the_disk_says_it(ticked, monkeypatch):
