@@ -3,9 +3,10 @@
 `diagnose(project)` lists Problems (what is wrong, the fix in words, and for the
 safe ones a function that applies it): an unfinished commit journal, temp files
 of killed writes, the tick counter against the scenes, gaps and duplicate
-ticks, front matter against file names, plans without scenes, memory files
+ticks, front matter against file names, files in scenes/ that are no scene
+(a chapter1.md of the writer's own), plans without scenes, memory files
 that do not parse or validate (ids against file names included), summaries
-beyond the last scene, the index's health (a read-only one is read as it is, not
+beyond the last scene, lore files and entries the loader skips, the index's health (a read-only one is read as it is, not
 called damaged), a project that cannot be written, and a stale lock. `fix(project)`
 applies the safe fixes and checks again. Reads everything, changes nothing
 unless asked.
@@ -23,10 +24,11 @@ from typing import Callable
 
 from .errors import NovelError
 from .files import temp_files
+from .lore import load_lorebook
 from .memory import load_memory
 from .project import Project
 from .recovery import journal_tick, temp_folders
-from .scenes import load_scene, scene_files, scene_ticks
+from .scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from .summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
@@ -88,6 +90,18 @@ def _scenes(p: Project) -> list[Problem]:
     return problems
 
 
+def _strays(p: Project) -> list[Problem]:
+    """Files in scenes/ that are no scene (only scene_NNN.md is read): a chapter of the
+    writer's own dropped there is not part of the story until imported."""
+    names = sorted(n for n in (os.listdir(p.scenes_dir) if p.scenes_dir.is_dir() else [])
+                   if not SCENE_RE.match(n) and not n.startswith(".")
+                   and (p.scenes_dir / n).is_file())
+    return [Problem(f"scenes/{name} is not a scene file (only scene_NNN.md are read): it is "
+                    "not part of the story", f"move it out of scenes/ and bring it in with "
+                    f"`novel import {name}`")
+            for name in names]
+
+
 def _plans(p: Project) -> list[Problem]:
     last = p.tick()
     names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
@@ -103,6 +117,12 @@ def _memory(p: Project) -> list[Problem]:
     except NovelError as exc:
         return [Problem(str(exc), "fix the value (the file name is the id)")]
     return []
+
+
+def _lore(p: Project) -> list[Problem]:
+    """Lore files and entries the loader skips (each problem names its file and line)."""
+    return [Problem(problem, "fix the file (`novel lore check` shows what is read)")
+            for problem in load_lorebook(p.lore_dir).problems]
 
 
 def _summaries(p: Project) -> list[Problem]:
@@ -168,8 +188,8 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_writable, _journal, _temps, _counter, _scenes, _plans, _memory, _summaries, _index,
-          _lock)
+CHECKS = (_writable, _journal, _temps, _counter, _scenes, _strays, _plans, _memory, _lore,
+          _summaries, _index, _lock)
 
 
 def diagnose(project: Project) -> list[Problem]:
