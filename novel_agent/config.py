@@ -34,7 +34,7 @@ SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
 SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,
               "summarizer_shares": SUMMARIZER_SHARES}
 # The weights of retrieval's signals (context/retrieval.py says what each measures).
-RELEVANCE = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
+RELEVANCE = {"bm25": 3.0, "pov": 1.0, "character": 2.0, "location": 2.0, "loop": 2.0,
              "recency": 0.5, "pin": 5.0, "embedding": 3.0}
 EMBEDDING_KEYS = ("model", "base_url", "api_key_env", "batch_size")
 # Mappings merged key by key across layers (a layer may set one share or one weight).
