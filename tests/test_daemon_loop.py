@@ -304,11 +304,11 @@ def test_a_bad_edit_stays_the_last_error_until_an_edit_of_it_reloads(project):
             return lands(project)(daemon, on_stage)
         return step
 
-    daemon, *_ = make(project, [tick(good + "llm:\n  temprature: 0.9\n"), tick(), tick(),
+    daemon, *_ = make(project, [tick(good + "  temprature: 0.9\n"), tick(), tick(),   # in llm:
                                 tick(good), tick()], now=lambda: T0,
                       flags={"daemon.max_ticks": 5})
     daemon.run()
-    line = len(good.splitlines()) + 2
+    line = len(good.splitlines()) + 1
     error = f"not reloaded: {project.project_file}:{line}: unknown key 'llm.temprature' ("
     # ticks 2-4 went through on the configuration in force, but the file is still broken
     assert seen[0] == ""
