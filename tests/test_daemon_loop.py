@@ -196,7 +196,7 @@ def test_an_edit_reloads_and_rebuilds_the_session(project):
 
 def test_an_invalid_edit_is_reported_and_the_last_good_config_stays(project):
     def edit(daemon, on_stage):
-        text = project.project_file.read_text() + "llm:\n  temprature: 0.9\n"
+        text = project.project_file.read_text() + "  temprature: 0.9\n"    # in llm:, the last
         project.project_file.write_text(text)
         daemon.changes.add(project.project_file)
         return None
@@ -304,11 +304,11 @@ def test_a_bad_edit_stays_the_last_error_until_an_edit_of_it_reloads(project):
             return lands(project)(daemon, on_stage)
         return step
 
-    daemon, *_ = make(project, [tick(good + "llm:\n  temprature: 0.9\n"), tick(), tick(),
+    daemon, *_ = make(project, [tick(good + "  temprature: 0.9\n"), tick(), tick(),   # in llm:
                                 tick(good), tick()], now=lambda: T0,
                       flags={"daemon.max_ticks": 5})
     daemon.run()
-    line = len(good.splitlines()) + 2
+    line = len(good.splitlines()) + 1
     error = f"not reloaded: {project.project_file}:{line}: unknown key 'llm.temprature' ("
     # ticks 2-4 went through on the configuration in force, but the file is still broken
     assert seen[0] == ""

@@ -20,7 +20,7 @@ from novel_agent.models.openai_compat import OpenAICompatModel
 from novel_agent.models.recording import RecordingModel
 from novel_agent.prices import Price
 from novel_agent.project import Project
-from test_tick_openai import openai_project, story_responder  # noqa: F401 - a fixture
+from test_tick_openai import story_responder
 from ticking import run_ticks
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -17,8 +17,9 @@ from .common import novel_errors, project_option
 @click.option("--fix", "apply", is_flag=True, help="Apply the safe fixes, then check again.")
 @novel_errors
 def doctor_cmd(project_spec: str | None, apply: bool) -> None:
-    """Check a project: tick counter vs scenes, gaps, duplicates, front matter, memory,
-    ids, summaries, index, temp files, lock. Exit 0 when clean, 1 otherwise.
+    """Check a project: tick counter vs scenes, gaps, duplicates, front matter, stray
+    files in scenes/, memory, ids, lore, summaries, index, temp files, lock, whether it
+    can be written. Exit 0 when clean, 1 otherwise.
 
     \b
     Example:
