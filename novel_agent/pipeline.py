@@ -186,8 +186,11 @@ def _build_write(session: Session, d: TickDraft) -> Built:
 
 
 def _write(session: Session, d: TickDraft) -> StageCall:
+    budget = session.budget("writer")
+    room = lambda messages: (budget.window - budget.margin  # noqa: E731
+                             - session.counter.count_messages(messages))
     d.prose, call = write.run(session.model, d.built["writer"].messages,
-                              max_tokens=session.config.max_tokens("writer"))
+                              max_tokens=budget.max_output, room=room)
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:

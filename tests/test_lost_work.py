@@ -222,3 +222,23 @@ def test_keep_prompt_logs_is_validated(project):
                                     + "context:\n  keep_prompt_logs: 0\n")
     with pytest.raises(ConfigError, match="project.yaml:.*keep_prompt_logs: must be at least 1"):
         project.config()
+
+
+def test_a_continuation_fits_the_window_with_its_answer(project):
+    import yaml
+    from novel_agent.session import Session
+    data = yaml.safe_load(project.project_file.read_text())
+    data.setdefault("context", {})["window"] = 1600      # a prompt budget of 644
+    project.project_file.write_text(yaml.safe_dump(data))
+    long_draft = "Mara climbed the stair and counted every step. " * 60 + "The road l"
+    model = (ScriptedModel().add("planner", PLAN).add("writer", cut(long_draft))
+             .add("writer", Completion(text="ay below. She smiled.")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    first, again = model.calls("writer")
+    with Session.open(project, project.config(), stand_in=True) as session:
+        budget = session.budget("writer")
+        for request in (first, again):
+            assert session.counter.count_messages(request.messages) + request.max_tokens \
+                <= budget.window - budget.margin
+    assert again.max_tokens < first.max_tokens          # the draft left less room
+    assert result.scene_path.read_text().rstrip().endswith("The road lay below. She smiled.")
