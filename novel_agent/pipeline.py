@@ -151,6 +151,13 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     return draft
 
 
+def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], int]:
+    """Tokens the window leaves for an answer after `messages` (for a continuation or a
+    repair, which are longer than the fitted prompt)."""
+    return lambda messages: (budget.window - budget.margin
+                             - session.counter.count_messages(messages))
+
+
 def _build_plan(session: Session, d: TickDraft) -> Built:
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
@@ -159,9 +166,10 @@ def _build_plan(session: Session, d: TickDraft) -> Built:
 
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
+    budget = session.budget("planner")
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
-                                  max_tokens=session.config.max_tokens("planner"),
-                                  max_tools=gen.max_tools_per_tick)
+                                  max_tokens=budget.max_output,
+                                  max_tools=gen.max_tools_per_tick, room=room_in(session, budget))
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
@@ -187,10 +195,8 @@ def _build_write(session: Session, d: TickDraft) -> Built:
 
 def _write(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("writer")
-    room = lambda messages: (budget.window - budget.margin  # noqa: E731
-                             - session.counter.count_messages(messages))
     d.prose, call = write.run(session.model, d.built["writer"].messages,
-                              max_tokens=budget.max_output, room=room)
+                              max_tokens=budget.max_output, room=room_in(session, budget))
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
@@ -211,8 +217,10 @@ def _build_extract(session: Session, d: TickDraft) -> Built:
 def _extract(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     try:
+        budget = session.budget("extractor")
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
-                                         max_tokens=session.config.max_tokens("extractor"))
+                                         max_tokens=budget.max_output,
+                                         room=room_in(session, budget))
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
             raise

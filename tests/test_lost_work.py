@@ -242,3 +242,23 @@ def test_a_continuation_fits_the_window_with_its_answer(project):
                 <= budget.window - budget.margin
     assert again.max_tokens < first.max_tokens          # the draft left less room
     assert result.scene_path.read_text().rstrip().endswith("The road lay below. She smiled.")
+
+
+def test_a_repair_request_fits_the_window_with_its_answer(project):
+    import yaml
+    from novel_agent.session import Session
+    data = yaml.safe_load(project.project_file.read_text())
+    data.setdefault("context", {})["window"] = 1700
+    project.project_file.write_text(yaml.safe_dump(data))
+    garbage = "{" + '"title": "x", ' * 200       # ~1,200 tokens of a cut-off answer
+    model = ScriptedModel().add("planner", cut(garbage)).add("planner", PLAN)
+    run_ticks(project, 1, model, offline_seed=0)
+    first, repair = model.calls("planner")
+    with Session.open(project, project.config(), stand_in=True) as session:
+        budget = session.budget("planner")
+        for request in (first, repair):
+            assert session.counter.count_messages(request.messages) + request.max_tokens \
+                <= budget.window - budget.margin
+    quoted = [m["content"] for m in repair.messages if m["role"] == "assistant"]
+    assert quoted == [garbage[:600]]                    # the whole would not have left room
+    assert "could not be used" in repair.messages[-1]["content"]

@@ -10,16 +10,14 @@ mid-word.
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from ..errors import ModelResponseError
-from ..models.ask import StageCall, ask_text
+from ..models.ask import Room, StageCall, ask_text
 from ..models.base import ChatModel, Request
 from ..prose_cleanup import cut_to_sentence
 
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
-Room = Callable[[list[dict[str, str]]], int]   # messages -> tokens left for the answer
 CONTINUE = ("Your answer was cut off by the length limit. Continue the scene exactly where "
             "it stopped, without repeating anything and without a heading, and bring it to an "
             "end within a few sentences.")
