@@ -197,10 +197,11 @@ def diagnose(project: Project) -> list[Problem]:
     return [problem for check in CHECKS for problem in check(project)]
 
 
-def fix(project: Project) -> tuple[list[Problem], list[Problem]]:
-    """Apply the safe fixes (under the lock); (what was fixed, what is still wrong)."""
+def fix(project: Project, wait: float = 0.0) -> tuple[list[Problem], list[Problem]]:
+    """Apply the safe fixes (under the lock, waited for up to `wait` s); (what was fixed,
+    what is still wrong)."""
     fixed = [problem for problem in diagnose(project) if problem.safe]
-    project.acquire_lock()
+    project.acquire_lock(wait)
     try:
         for problem in fixed:
             problem.apply()

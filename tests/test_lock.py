@@ -55,10 +55,12 @@ def commands(tmp_path) -> dict[str, list[str]]:
     """The commands that take the lock and say "try again with --wait" when it is busy."""
     return {"tick": ["tick", "-p", "harbour"],
             "summarize": ["summarize", "-p", "harbour"],
-            "import": ["import", str(manuscript(tmp_path)), "-p", "harbour", "--no-extract"]}
+            "import": ["import", str(manuscript(tmp_path)), "-p", "harbour", "--no-extract"],
+            "reindex": ["reindex", "-p", "harbour"],
+            "doctor": ["doctor", "-p", "harbour", "--fix"]}
 
 
-@pytest.mark.parametrize("command", ["tick", "summarize", "import"])
+@pytest.mark.parametrize("command", ["tick", "summarize", "import", "reindex", "doctor"])
 def test_a_busy_project_is_waited_for_then_named(project, tmp_path, command):
     args = commands(tmp_path)[command]
     with project.locked():
