@@ -10,6 +10,7 @@ files are read through `load_yaml_layer`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import typing
 from dataclasses import dataclass, field
@@ -24,6 +25,10 @@ from .paths import config_dir
 PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
+# The writer's output cap per word of generation.scene_max_words: English prose runs
+# ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
+# to finish the last sentence. 400 words -> 700 tokens.
+WRITER_TOKENS_PER_WORD = 1.75
 
 
 PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
@@ -49,7 +54,7 @@ class LLMConfig:
     temperature: float = 0.8
     seed: int = 0
     planner_max_tokens: int = 600
-    writer_max_tokens: int = 700
+    writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD x generation.scene_max_words
     extractor_max_tokens: int = 800
     summarizer_max_tokens: int = 400
     # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
@@ -122,7 +127,10 @@ class Config:
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
-        """The output cap of a stage ("planner", "writer", "extractor", "summarizer")."""
+        """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
+        writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        if stage == "writer" and self.llm.writer_max_tokens == 0:
+            return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
 
     def to_dict(self) -> dict[str, Any]:
@@ -278,8 +286,9 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     if config.llm.provider not in PROVIDERS:
         fail("llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {config.llm.provider!r}")
     for stage in STAGES:
-        if config.max_tokens(stage) <= 0:
-            fail(f"llm.{stage}_max_tokens", "must be positive")
+        if config.max_tokens(stage) <= 0 or getattr(config.llm, f"{stage}_max_tokens") < 0:
+            fail(f"llm.{stage}_max_tokens", "must be positive"
+                 + (" (or 0: from generation.scene_max_words)" if stage == "writer" else ""))
     if config.llm.timeout <= 0:
         fail("llm.timeout", "must be positive")
     if config.llm.max_retries < 0:

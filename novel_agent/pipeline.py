@@ -136,6 +136,7 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
+    d.plan = plan_stage.name_heads(d.plan, check)
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])
     d.warnings += [warning] if warning else []
@@ -158,7 +159,9 @@ def _build_write(session: Session, d: TickDraft) -> Built:
 
 def _write(session: Session, d: TickDraft) -> StageCall:
     d.prose, call = write.run(session.model, d.built["writer"].messages,
-                              max_tokens=session.config.max_tokens("writer"))
+                              max_tokens=session.config.max_tokens("writer"),
+                              min_words=session.config.generation.scene_min_words,
+                              title=d.plan.title)
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
