@@ -47,9 +47,10 @@ class LLMConfig:
     model: str = ""                 # "" = the provider's default model
     base_url: str = ""              # openai provider: any OpenAI-compatible endpoint
     api_key_env: str = "OPENAI_API_KEY"   # the NAME of the variable; keys never live in files
-    model_path: str = ""            # local provider: a GGUF file ("" = SmolLM2-135M-Instruct)
-    local_context: int = 8192       # local provider: llama.cpp's n_ctx
-    timeout: float = 120.0
+    # local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path
+    local_model: str = "auto"
+    local_context: int = 0          # local provider: llama.cpp's n_ctx; 0 = the model's
+    timeout: float = 120.0          # seconds; local: without a token (an idle timeout)
     max_retries: int = 3
     temperature: float = 0.8
     seed: int = 0
@@ -258,6 +259,10 @@ def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
     raise ValueError(f"{where} must be {_type_name(tp)}, not {value!r}")
 
 
+# Keys that were renamed: what an old project.yaml is told.
+RENAMED = {"llm.model_path": "now llm.local_model, which takes a path to a .gguf or a name"}
+
+
 def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> dict[str, Any]:
     cls = SECTIONS[section]
     hints = typing.get_type_hints(cls)
@@ -265,8 +270,8 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
     for key, value in values.items():
         dotted = f"{section}.{key}"
         if key not in hints:
-            known = ", ".join(hints)
-            raise ConfigError(f"unknown key '{dotted}' (known keys: {known})",
+            known = RENAMED.get(dotted) or f"known keys: {', '.join(hints)}"
+            raise ConfigError(f"unknown key '{dotted}' ({known})",
                               file=layer.source, key=dotted, line=layer.line(section, key))
         try:
             out[key] = coerce_value(value, hints[key], where=dotted)
@@ -289,6 +294,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         if config.max_tokens(stage) <= 0 or getattr(config.llm, f"{stage}_max_tokens") < 0:
             fail(f"llm.{stage}_max_tokens", "must be positive"
                  + (" (or 0: from generation.scene_max_words)" if stage == "writer" else ""))
+    if config.llm.local_context < 0:
+        fail("llm.local_context", "must be 0 (the model's own) or a number of tokens")
     if config.llm.timeout <= 0:
         fail("llm.timeout", "must be positive")
     if config.llm.max_retries < 0:

@@ -32,7 +32,7 @@ from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
 from .ledger import ledger_path, record, restore_usage
 from .models import get_model, model_id, resolve_provider
-from .models.base import ChatModel
+from .models.base import ChatModel, OnProgress
 from .models.offline import OfflineModel, StorySource
 from .models.recording import RecordingModel
 from .prices import Price, price_for
@@ -74,10 +74,12 @@ class Session:
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
              make_model: ModelFactory | None = None, stand_in: bool = False,
+             on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
              clock: Callable[[], float] = time.monotonic) -> "Session":
         """Open a session: the model from `config` (or `make_model(source)`), the counter
-        on the project's index, the model's limits.
+        on the project's index, the model's limits. A streaming model (local) tells
+        `on_progress` how each call is going.
 
         `stand_in=True` answers with the offline model instead of the configured one
         and records no usage (for `novel context`, which must call no LLM); the
@@ -90,7 +92,7 @@ class Session:
         elif make_model is not None:
             model = make_model(source)
         else:
-            model = get_model(config, env or {}, source=source)
+            model = get_model(config, env or {}, source=source, on_progress=on_progress)
         index = Index(project.index_db)
         if index.rebuilt:
             restored = restore_usage(project, index)

