@@ -9,7 +9,8 @@ the things a tick needs are made in exactly one place:
   at `price` (prices.price_for: None when unknown);
 - the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory), its counts
-  persisted in `.novel/index.db`;
+  persisted in `.novel/index.db`; a local GGUF model counts with its own
+  tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
 - the clocks (`now` for timestamps written to files, `clock` for durations).
@@ -31,14 +32,14 @@ from .config import Config
 from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
 from .ledger import ledger_path, record, restore_usage
-from .models import get_model, model_id, resolve_provider
+from .models import get_model, local_tokenizer, model_id, resolve_provider
 from .models.base import ChatModel, OnProgress
 from .models.offline import OfflineModel, StorySource
 from .models.recording import RecordingModel
 from .prices import Price, price_for
 from .project import Project
 from .summaries import DocCache
-from .tokens import CountStore, TokenCounter
+from .tokens import CountStore, TokenCounter, Tokenizer
 from .windows import limits_for
 
 ModelFactory = Callable[[StorySource], ChatModel]
@@ -49,9 +50,15 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def counter_for(config: Config, store: CountStore | None = None) -> TokenCounter:
-    """The token counter of the configured model: the one place a counter is made."""
-    return TokenCounter(model_id(config), config.context.encoding, store=store)
+def counter_for(config: Config, store: CountStore | None = None,
+                tokenizer: Tokenizer | None = None) -> TokenCounter:
+    """The token counter of the configured model: the one place a counter is made. A local
+    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use),
+    unless context.encoding names a tiktoken encoding."""
+    if tokenizer is None and not config.context.encoding and resolve_provider(config) == "local":
+        tokenizer = local_tokenizer(config)
+    return TokenCounter(model_id(config), config.context.encoding, store=store,
+                        tokenizer=None if config.context.encoding else tokenizer)
 
 
 class Session:
@@ -98,7 +105,8 @@ class Session:
             restored = restore_usage(project, index)
             project.notices.append(f"{index.rebuilt}; {restored} usage rows restored from "
                                    f"{ledger_path(project).name}")
-        return cls(project, config, model, source=source, counter=counter_for(config, index),
+        counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
+        return cls(project, config, model, source=source, counter=counter,
                    limits=limits_for(config), index=index, record=not stand_in,
                    price=price_for(config), provider=resolve_provider(config), now=now,
                    clock=clock)

@@ -50,3 +50,5 @@ def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     writer = [p.tokens for p in progress if p.stage == "writer"]
     assert max(writer) > 20 and sum(b == a + 1 for a, b in zip(writer, writer[1:])) > 20
     assert any(p.tokens_per_second > 0 for p in progress)
+    # the budget was counted in SmolLM2's own tokens, and the report says so
+    assert result.reports["writer"]["encoding"].startswith("llama.cpp SmolLM2-135M-Instruct ")

