@@ -161,6 +161,7 @@ def _write(session: Session, d: TickDraft) -> StageCall:
     d.prose, call = write.run(session.model, d.built["writer"].messages,
                               max_tokens=session.config.max_tokens("writer"),
                               min_words=session.config.generation.scene_min_words,
+                              max_words=session.config.generation.scene_max_words,
                               title=d.plan.title)
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)

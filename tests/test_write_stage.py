@@ -41,6 +41,14 @@ def test_a_short_answer_cut_off_is_continued_until_it_has_its_words():
     assert call.warning == ""
 
 
+def test_a_scene_over_its_words_is_cut_at_a_sentence_within_them():
+    model = ScriptedModel().add("writer", SENTENCE * 40)          # 440 words, finished
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, max_words=400)
+    assert prose == (SENTENCE * 36).strip() and len(prose.split()) == 396
+    assert call.warning == ("the scene had 440 words: cut at its last sentence within "
+                            "generation.scene_max_words (400)")
+
+
 def test_scaffolding_and_the_restated_title_come_off_the_scene(project):
     answer = ("```markdown\n# Scene 1: The Lamp Room\n---\n**The Lamp Room**\n\n"
               "Mara lit the lamp. The sea answered.\n\n| who | what |\n|---|---|\n"

@@ -5,7 +5,8 @@ answer cut off by it (finish_reason "length") has usually written enough: it is
 trimmed to its last complete sentence, and the tick says so. Only a scene still
 under generation.scene_min_words is continued: the model is asked, up to
 MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are joined.
-A scene is never committed mid-word. The markdown a small model puts around the
+A scene over generation.scene_max_words is cut at its last sentence within them. A
+scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
 (prose_cleanup.clean_scaffolding).
 """
@@ -66,10 +67,11 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        min_words: int = 0, title: str = "") -> tuple[str, StageCall]:
+        min_words: int = 0, max_words: int = 0, title: str = "") -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt, without scaffolding (`title`
     restated at the top goes too). Cut off by the token limit, it is continued while
-    under `min_words`, then trimmed to a sentence (`call.warning` says so)."""
+    under `min_words`, then trimmed to a sentence; over `max_words` it is cut at a
+    sentence within them (`call.warning` says what was done)."""
     _, call = ask_text(model, "writer", messages, max_tokens)
     prose = clean_scaffolding(_continue(model, messages, call, max_tokens, min_words), title)
     if call.completions[-1].finish_reason == "length":
@@ -79,4 +81,11 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         call.warning = (f"the writer's answer was cut off at the {max_tokens}-token limit"
                         f"{after}: trimmed to its last complete sentence (the limit follows "
                         "generation.scene_max_words, or set llm.writer_max_tokens)")
+    words = len(prose.split())
+    cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
+    if cut is not None and not cut.mid_sentence:
+        prose = cut.text
+        call.warning = "; ".join(filter(None, [call.warning, (
+            f"the scene had {words} words: cut at its last sentence within "
+            f"generation.scene_max_words ({max_words})")]))
     return prose, call
