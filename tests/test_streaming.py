@@ -43,26 +43,26 @@ def test_progress_fires_with_a_growing_token_count(fake_openai):
 
 
 def test_a_slow_steady_answer_outlives_the_timeout(fake_openai):
-    # 14 pieces 0.05 s apart: 0.7 s in all, over the 0.3 s timeout, never 0.3 s silent
-    fake_openai.responder = lambda body: {"content": TEXT, "piece_delay": 0.05}
-    completion = streaming(fake_openai, timeout=0.3).complete(ask())
-    assert completion.text == TEXT and completion.latency > 0.3
+    # 14 pieces 0.06 s apart: 0.84 s in all, over the 0.5 s timeout, never 0.5 s silent
+    fake_openai.responder = lambda body: {"content": TEXT, "piece_delay": 0.06}
+    completion = streaming(fake_openai, timeout=0.5).complete(ask())
+    assert completion.text == TEXT and completion.latency > 0.5
 
 
 def test_silence_times_out_once_without_a_retry(fake_openai):
-    fake_openai.responder = lambda body: {"content": TEXT, "stall": 1.0}
+    fake_openai.responder = lambda body: {"content": TEXT, "stall": 1.5}
     heard: list[Progress] = []
-    with pytest.raises(ModelError, match=r"writer: local model m sent nothing for 0.3s "
+    with pytest.raises(ModelError, match=r"writer: local model m sent nothing for 0.5s "
                                          r"\(llm.timeout"):
-        streaming(fake_openai, timeout=0.3, on_progress=heard.append,
+        streaming(fake_openai, timeout=0.5, on_progress=heard.append,
                   label="local").complete(ask())
     assert len([r for r in fake_openai.requests if r["method"] == "POST"]) == 1
     assert heard and heard[-1].tokens == 1         # it had begun; then nothing came
 
 
 def test_a_remote_model_still_retries_a_timeout(fake_openai):
-    fake_openai.responder = lambda body: {"content": TEXT, "stall": 0.6}
-    model = OpenAICompatModel(fake_openai.base_url, "m", None, timeout=0.2, max_retries=1,
+    fake_openai.responder = lambda body: {"content": TEXT, "stall": 1.0}
+    model = OpenAICompatModel(fake_openai.base_url, "m", None, timeout=0.3, max_retries=1,
                               temperature=0.5, stream=True, sleep=lambda s: None)
     with pytest.raises(ModelError, match="after 2 attempts"):
         model.complete(ask())
