@@ -4,8 +4,9 @@ A 135M-parameter model, asked for a new character or place, answers things like
 "you guys know what makes my job incredible", "lamp opened in scene 1" or
 "location_id: 3227718265#abc". `name_problem` says why such a string is not a name
 (or None when it is plausible), `name_head` keeps the name a description starts
-with, `normalize_name` gives the key two spellings of one name share, and `clean_bullets` keeps only summary bullets that are prose. Pure
-functions of their arguments: no I/O, no configuration.
+with, `normalize_name` gives the key two spellings of one name share, and
+`clean_bullets` keeps only summary bullets that are prose. Pure functions of their
+arguments: no I/O, no configuration.
 """
 
 from __future__ import annotations

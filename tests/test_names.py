@@ -66,9 +66,10 @@ def test_name_head_keeps_the_name_a_description_starts_with(answer, name):
 
 def test_a_plan_copying_the_setting_gets_the_place_it_names():
     check = lambda name: name_problem(name, title=TITLE, premise=PREMISE)  # noqa: E731
-    plan = name_heads(Plan(intention="x", pov="Edda Lorn, the keeper, forty, alone since 1909",
+    described = "Edda Lorn, the keeper, forty, alone since 1909"
+    plan = name_heads(Plan(intention="x", pov=described,
                            location="Skerry Light, a lighthouse on a rock island, 1911",
-                           characters=["Edda Lorn, the keeper, forty, alone since 1909", "Tam"]), check)
+                           characters=[described, "Tam"]), check)
     assert (plan.pov, plan.location, plan.characters) == ("Edda Lorn", "Skerry Light",
                                                           ["Edda Lorn", "Tam"])
 
