@@ -5,7 +5,8 @@ A 135M-parameter model, asked for a new character or place, answers things like
 "location_id: 3227718265#abc". `name_problem` says why such a string is not a name
 (or None when it is plausible), `name_head` keeps the name a description starts
 with, `normalize_name` gives the key two spellings of one name share, and
-`clean_bullets` keeps only summary bullets that are prose. Pure functions of their
+`clean_bullets` keeps only summary bullets that are prose, `strip_markers` takes the
+prompt's own marks off an item a model copied back. Pure functions of their
 arguments: no I/O, no configuration.
 """
 
@@ -139,6 +140,20 @@ def normalize_name(name: str) -> str:
     if text.startswith("the "):
         text = text[4:].lstrip()
     return text
+
+
+_PROMPT_MARKS = re.compile(r"^\s*\[[a-z0-9_]+\]\s*|\s*\((?:opened|introduced|resolved|seen|closed) "
+                           r"in scene \d+\)", re.IGNORECASE)
+
+
+def strip_markers(text: str) -> str:
+    """`text` without the marks prompts put on memory items, which a model may copy back:
+    a leading "[loop_id]" and "(opened in scene N)".
+
+    >>> strip_markers("[lamp_out] The lamp went out. (opened in scene 1)")
+    'The lamp went out.'
+    """
+    return _PROMPT_MARKS.sub("", str(text)).strip()
 
 
 _KEY_VALUE = re.compile(r"^\s*[\w\s]{1,30}:\s*\S")
