@@ -10,6 +10,7 @@ files are read through `load_yaml_layer`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import typing
 from dataclasses import dataclass, field
@@ -24,6 +25,10 @@ from .paths import config_dir
 PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
+# The writer's output cap per word of generation.scene_max_words: English prose runs
+# ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
+# to finish the last sentence. 400 words -> 700 tokens.
+WRITER_TOKENS_PER_WORD = 1.75
 
 
 PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
@@ -49,14 +54,15 @@ class LLMConfig:
     model: str = ""                 # "" = the provider's default model
     base_url: str = ""              # openai provider: any OpenAI-compatible endpoint
     api_key_env: str = "OPENAI_API_KEY"   # the NAME of the variable; keys never live in files
-    model_path: str = ""            # local provider: a GGUF file ("" = SmolLM2-135M-Instruct)
-    local_context: int = 8192       # local provider: llama.cpp's n_ctx
-    timeout: float = 120.0
+    # local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path
+    local_model: str = "auto"
+    local_context: int = 0          # local provider: llama.cpp's n_ctx; 0 = the model's
+    timeout: float = 120.0          # seconds; local: without a token (an idle timeout)
     max_retries: int = 3
     temperature: float = 0.8
     seed: int = 0
     planner_max_tokens: int = 600
-    writer_max_tokens: int = 700
+    writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD x generation.scene_max_words
     extractor_max_tokens: int = 800
     summarizer_max_tokens: int = 400
     # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
@@ -135,7 +141,10 @@ class Config:
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
-        """The output cap of a stage ("planner", "writer", "extractor", "summarizer")."""
+        """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
+        writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        if stage == "writer" and self.llm.writer_max_tokens == 0:
+            return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
 
     def to_dict(self) -> dict[str, Any]:
@@ -271,6 +280,10 @@ def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
     raise ValueError(f"{where} must be {_type_name(tp)}, not {value!r}")
 
 
+# Keys that were renamed: what an old project.yaml is told.
+RENAMED = {"llm.model_path": "now llm.local_model, which takes a path to a .gguf or a name"}
+
+
 def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> dict[str, Any]:
     cls = SECTIONS[section]
     hints = typing.get_type_hints(cls)
@@ -278,8 +291,8 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
     for key, value in values.items():
         dotted = f"{section}.{key}"
         if key not in hints:
-            known = ", ".join(hints)
-            raise ConfigError(f"unknown key '{dotted}' (known keys: {known})",
+            known = RENAMED.get(dotted) or f"known keys: {', '.join(hints)}"
+            raise ConfigError(f"unknown key '{dotted}' ({known})",
                               file=layer.source, key=dotted, line=layer.line(section, key))
         try:
             out[key] = coerce_value(value, hints[key], where=dotted)
@@ -299,8 +312,11 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     if config.llm.provider not in PROVIDERS:
         fail("llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {config.llm.provider!r}")
     for stage in STAGES:
-        if config.max_tokens(stage) <= 0:
-            fail(f"llm.{stage}_max_tokens", "must be positive")
+        if config.max_tokens(stage) <= 0 or getattr(config.llm, f"{stage}_max_tokens") < 0:
+            fail(f"llm.{stage}_max_tokens", "must be positive"
+                 + (" (or 0: from generation.scene_max_words)" if stage == "writer" else ""))
+    if config.llm.local_context < 0:
+        fail("llm.local_context", "must be 0 (the model's own) or a number of tokens")
     if config.llm.timeout <= 0:
         fail("llm.timeout", "must be positive")
     if config.llm.max_retries < 0:

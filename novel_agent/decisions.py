@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ModelResponseError
-from .names import clean_bullets, name_problem
+from .names import clean_bullets, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
          "open_loop", "resolve_loop", "query_memory")
@@ -163,7 +163,8 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
     if problems:
         raise ModelResponseError("plan: " + "; ".join(problems), stage="planner",
                                  raw=json.dumps(data)[:2000])
-    characters = [c for c in _text_list(data.get("characters")) if not name_problem(c)]
+    named = (name_head(c, name_problem) for c in _text_list(data.get("characters")))
+    characters = [c for c in named if not name_problem(c)]
     if pov and pov.lower() not in (c.lower() for c in characters):
         characters.insert(0, pov)
     return Plan(intention=intention, pov=pov, location=location,

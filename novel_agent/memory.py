@@ -16,7 +16,7 @@ from typing import Any
 from .errors import FileFormatError
 from .files import dump_yaml, read_yaml, yaml_line
 from .memory_check import check_entity, check_items
-from .names import normalize_name
+from .names import normalize_name, strip_markers
 
 
 def slug(text: str) -> str:
@@ -50,7 +50,12 @@ class Memory:
         return _find(self.locations, name_or_id)
 
     def find_loop(self, ref: str) -> dict[str, Any] | None:
-        """A loop by id, or by its description."""
+        """A loop by id, or by its description (the prompt's "[id]" and "(opened in scene
+        N)" marks, copied back by a model, are looked through)."""
+        marked = re.match(r"\s*\[([a-z0-9_]+)\]", str(ref))
+        if marked and any(loop.get("id") == marked.group(1) for loop in self.loops):
+            ref = marked.group(1)
+        ref = strip_markers(ref) or ref
         ref_slug = slug(ref)
         for loop in self.loops:
             if loop.get("id") == ref or loop.get("id") == ref_slug:
@@ -228,7 +233,9 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
 
 
 def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
-    """Open a plot loop (or return the open one with the same description)."""
+    """Open a plot loop (or return the open one with the same description); the prompt's
+    marks copied back are stripped."""
+    description = strip_markers(description) or description
     existing = memory.find_loop(description)
     if existing is not None:
         return existing, False

@@ -3,9 +3,11 @@
 A 135M-parameter model, asked for a new character or place, answers things like
 "you guys know what makes my job incredible", "lamp opened in scene 1" or
 "location_id: 3227718265#abc". `name_problem` says why such a string is not a name
-(or None when it is plausible), `normalize_name` gives the key two spellings of one
-name share, and `clean_bullets` keeps only summary bullets that are prose. Pure
-functions of their arguments: no I/O, no configuration.
+(or None when it is plausible), `name_head` keeps the name a description starts
+with, `normalize_name` gives the key two spellings of one name share, and
+`clean_bullets` keeps only summary bullets that are prose, `strip_markers` takes the
+prompt's own marks off an item a model copied back. Pure functions of their
+arguments: no I/O, no configuration.
 """
 
 from __future__ import annotations
@@ -53,6 +55,24 @@ def name_problem(name: str, *, title: str = "", premise: str = "") -> str | None
         if check:
             return check
     return None
+
+
+_HEAD = re.compile(r"\s*(?:,|;|\(|\s[-–—]\s)")
+
+
+def name_head(name: str, problem) -> str:
+    """`name`, or, when it is not a name (`problem(name)` says why) but starts with one
+    before a comma, a semicolon, a parenthesis or a dash, that head: a planner that
+    copies the setting as the location answers "Skerry Light, a lighthouse on a rock
+    island, 1911", and means Skerry Light.
+
+    >>> name_head("Skerry Light, a lighthouse on a rock island, 1911", name_problem)
+    'Skerry Light'
+    """
+    if not name or not problem(name):
+        return name
+    head = _HEAD.split(name, maxsplit=1)[0].strip()
+    return head if head and head != name and not problem(head) else name
 
 
 def _copied(text: str, title: str, premise: str) -> str | None:
@@ -120,6 +140,20 @@ def normalize_name(name: str) -> str:
     if text.startswith("the "):
         text = text[4:].lstrip()
     return text
+
+
+_PROMPT_MARKS = re.compile(r"^\s*\[[a-z0-9_]+\]\s*|\s*\((?:opened|introduced|resolved|seen|closed) "
+                           r"in scene \d+\)", re.IGNORECASE)
+
+
+def strip_markers(text: str) -> str:
+    """`text` without the marks prompts put on memory items, which a model may copy back:
+    a leading "[loop_id]" and "(opened in scene N)".
+
+    >>> strip_markers("[lamp_out] The lamp went out. (opened in scene 1)")
+    'The lamp went out.'
+    """
+    return _PROMPT_MARKS.sub("", str(text)).strip()
 
 
 _KEY_VALUE = re.compile(r"^\s*[\w\s]{1,30}:\s*\S")

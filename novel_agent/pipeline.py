@@ -173,6 +173,7 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
+    d.plan = plan_stage.name_heads(d.plan, check)
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])
     d.warnings += [warning] if warning else []
@@ -196,7 +197,10 @@ def _build_write(session: Session, d: TickDraft) -> Built:
 def _write(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("writer")
     d.prose, call = write.run(session.model, d.built["writer"].messages,
-                              max_tokens=budget.max_output, room=room_in(session, budget))
+                              max_tokens=budget.max_output,
+                              min_words=session.config.generation.scene_min_words,
+                              max_words=session.config.generation.scene_max_words,
+                              title=d.plan.title, room=room_in(session, budget))
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:

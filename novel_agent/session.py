@@ -9,7 +9,8 @@ the things a tick needs are made in exactly one place:
   at `price` (prices.price_for: None when unknown);
 - the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory), its counts
-  persisted in `.novel/index.db`;
+  persisted in `.novel/index.db`; a local GGUF model counts with its own
+  tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
 - the index, brought in step with the files when the session opens (a
@@ -35,15 +36,15 @@ from .context.budget import Budget, ModelLimits, stage_budget
 from .index import Index
 from .index_sync import SyncReport, open_index, sync
 from .ledger import record
-from .models import get_model, model_id, resolve_provider
-from .models.base import ChatModel
+from .models import get_model, local_tokenizer, model_id, resolve_provider
+from .models.base import ChatModel, OnProgress
 from .models.offline import OfflineModel, StorySource
 from .models.recording import RecordingModel
 from .embeddings import Embedder, EmbeddingSettings
 from .prices import Price, model_price, price_for
 from .project import Project
 from .summaries import DocCache
-from .tokens import CountStore, TokenCounter
+from .tokens import CountStore, TokenCounter, Tokenizer
 from .windows import limits_for
 
 ModelFactory = Callable[[StorySource], ChatModel]
@@ -54,9 +55,15 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def counter_for(config: Config, store: CountStore | None = None) -> TokenCounter:
-    """The token counter of the configured model: the one place a counter is made."""
-    return TokenCounter(model_id(config), config.context.encoding, store=store)
+def counter_for(config: Config, store: CountStore | None = None,
+                tokenizer: Tokenizer | None = None) -> TokenCounter:
+    """The token counter of the configured model: the one place a counter is made. A local
+    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use),
+    unless context.encoding names a tiktoken encoding."""
+    if tokenizer is None and not config.context.encoding and resolve_provider(config) == "local":
+        tokenizer = local_tokenizer(config)
+    return TokenCounter(model_id(config), config.context.encoding, store=store,
+                        tokenizer=None if config.context.encoding else tokenizer)
 
 
 class Session:
@@ -80,10 +87,12 @@ class Session:
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
              make_model: ModelFactory | None = None, stand_in: bool = False,
+             on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
              clock: Callable[[], float] = time.monotonic) -> "Session":
         """Open a session: the model from `config` (or `make_model(source)`), the counter
-        on the project's index, the model's limits.
+        on the project's index, the model's limits. A streaming model (local) tells
+        `on_progress` how each call is going.
 
         `stand_in=True` answers with the offline model instead of the configured one
         and records no usage (for `novel context`, which must call no LLM); the
@@ -96,11 +105,12 @@ class Session:
         elif make_model is not None:
             model = make_model(source)
         else:
-            model = get_model(config, env or {}, source=source)
+            model = get_model(config, env or {}, source=source, on_progress=on_progress)
         index, line = open_index(project, clock)
         if line:
             project.notices.append(line)
-        session = cls(project, config, model, source=source, counter=counter_for(config, index),
+        counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
+        session = cls(project, config, model, source=source, counter=counter,
                       limits=limits_for(config), index=index, record=not stand_in,
                       price=price_for(config), provider=resolve_provider(config), now=now,
                       clock=clock)

@@ -1,9 +1,10 @@
 """Token counting: the encoding per model, cached counts, middle-out truncation.
 
 `TokenCounter` counts with one encoding (loaded offline by vocabulary.py on
-first use). Counts are cached by content hash, in memory and in an optional
-`CountStore` (the SQLite index implements it), so a scene is counted once in
-its life.
+first use), or with a model's own `Tokenizer` (a local GGUF's, through llama.cpp:
+models/llama_tokens.py). Counts are cached by content hash and the tokenizer's
+name, in memory and in an optional `CountStore` (the SQLite index implements it),
+so a scene is counted once in its life by each tokenizer.
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ def encoding_name_for_model(model: str, override: str = "") -> str:
 
 
 # ---------------------------------------------------------------- counting
+
+
+class Tokenizer(Protocol):
+    """What TokenCounter needs of a tokenizer (a tiktoken Encoding is one). One may also
+    say its chat template's `tokens_per_message` and `reply_priming`."""
+
+    name: str
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+    def decode_bytes(self, tokens: list[int]) -> bytes: ...
 
 
 class CountStore(Protocol):
@@ -76,25 +88,31 @@ DEFAULT_MARKER = "\n[… {n} tokens cut …]\n"
 
 
 class TokenCounter:
-    """Counts tokens for one model's encoding, each distinct text encoded once."""
+    """Counts tokens for one model's encoding (or `tokenizer`), each distinct text encoded
+    once."""
 
     def __init__(self, model: str, encoding: str = "", store: CountStore | None = None,
-                 load: Callable[[str], tiktoken.Encoding] | None = None):
+                 load: Callable[[str], tiktoken.Encoding] | None = None,
+                 tokenizer: Tokenizer | None = None):
         from .vocabulary import load_encoding, vocabulary
         self.model = model
-        self.encoding_name = vocabulary(encoding_name_for_model(model, encoding)).name
+        if tokenizer is not None:
+            self.encoding_name = tokenizer.name
+            self.__dict__["encoding"] = tokenizer
+        else:
+            self.encoding_name = vocabulary(encoding_name_for_model(model, encoding)).name
         self.store = store
         self._load = load or load_encoding
         self.stats = CountStats()
         self._memo: dict[str, int] = {}
 
     @functools.cached_property
-    def encoding(self) -> tiktoken.Encoding:
-        """The tiktoken Encoding, loaded on first use."""
+    def encoding(self) -> Tokenizer:
+        """The tiktoken Encoding, loaded on first use (or the tokenizer given)."""
         return self._load(self.encoding_name)
 
     def key(self, text: str) -> str:
-        """The cache key of `text`: sha1 of the encoding name and the text."""
+        """The cache key of `text`: sha1 of the encoding's (tokenizer's) name and the text."""
         return hashlib.sha1(f"{self.encoding_name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
     def count(self, text: str) -> int:
@@ -117,11 +135,13 @@ class TokenCounter:
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens of a chat request: every string field of every message,
-        3 per message, 1 more per `name`, 3 for priming the reply. List contents
-        (multimodal parts) count their text parts."""
-        total = REPLY_PRIMING
+        3 per message, 1 more per `name`, 3 for priming the reply (or what the
+        tokenizer says its chat template costs). List contents (multimodal parts)
+        count their text parts."""
+        total = getattr(self.encoding, "reply_priming", REPLY_PRIMING)
+        per_message = getattr(self.encoding, "tokens_per_message", TOKENS_PER_MESSAGE)
         for message in messages:
-            total += TOKENS_PER_MESSAGE
+            total += per_message
             for field, value in message.items():
                 if isinstance(value, str):
                     total += self.count(value)

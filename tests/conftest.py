@@ -37,6 +37,13 @@ def no_internet(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 
 
+@pytest.fixture(autouse=True)
+def no_user_models(tmp_path_factory, monkeypatch):
+    """Every test: an empty embedded-models folder, so `auto` never picks the 1.1 GB model a
+    user installed (the real-model tests run SmolLM2-135M, which lives in its package)."""
+    monkeypatch.setenv("NOVEL_MODELS_DIR", str(tmp_path_factory.mktemp("models")))
+
+
 @pytest.fixture
 def projects_dir(tmp_path, monkeypatch) -> Path:
     """A private projects folder, also set as $NOVEL_PROJECTS_DIR; cwd is tmp_path."""
@@ -45,7 +52,7 @@ def projects_dir(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("NOVEL_PROJECTS_DIR", str(folder))
     monkeypatch.chdir(tmp_path)
     for var in list(__import__("os").environ):
-        if var.startswith("NOVEL_") and var != "NOVEL_PROJECTS_DIR":
+        if var.startswith("NOVEL_") and var not in ("NOVEL_PROJECTS_DIR", "NOVEL_MODELS_DIR"):
             monkeypatch.delenv(var)
     return folder
 

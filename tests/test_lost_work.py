@@ -228,9 +228,9 @@ def test_a_continuation_fits_the_window_with_its_answer(project):
     import yaml
     from novel_agent.session import Session
     data = yaml.safe_load(project.project_file.read_text())
-    data.setdefault("context", {})["window"] = 1600      # a prompt budget of 644
+    data.setdefault("context", {})["window"] = 1300      # a prompt budget of 344
     project.project_file.write_text(yaml.safe_dump(data))
-    long_draft = "Mara climbed the stair and counted every step. " * 60 + "The road l"
+    long_draft = "Mara climbed the stair and counted every step. " * 20 + "The road l"
     model = (ScriptedModel().add("planner", PLAN).add("writer", cut(long_draft))
              .add("writer", Completion(text="ay below. She smiled.")))
     (result,) = run_ticks(project, 1, model, offline_seed=0)

@@ -61,3 +61,17 @@ def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
     rel, created = add_relationship(memory, "Tobin Keel", "Mara", "allies", tick=5)
     assert not created and memory.relationships == [rel]
     assert (rel["kind"], rel["since"], rel["updated_in"]) == ("allies", 2, 5)
+
+
+def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
+    from novel_agent.memory import Memory, open_loop
+    memory = Memory()
+    loop, created = open_loop(memory, "Edda feels lost, as if missing a piece of her past.",
+                              tick=2)
+    again, created_again = open_loop(
+        memory, "Edda feels lost, as if missing a piece of her past. (opened in scene 2)",
+        tick=3)
+    assert created and not created_again and again is loop and len(memory.loops) == 1
+    marked, _ = open_loop(memory, "[lamp_out] The lamp went out. (opened in scene 3)", tick=3)
+    assert marked["description"] == "The lamp went out."
+    assert memory.find_loop(f"[{loop['id']}] something else entirely") is loop

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.names import clean_bullets, name_problem, normalize_name
+from novel_agent.decisions import Plan
+from novel_agent.names import clean_bullets, name_head, name_problem, normalize_name
+from novel_agent.stages.plan import name_heads
 
 TITLE = "The Drowned Man's Map"
 PREMISE = "A lighthouse keeper finds a drowned man's map in the harbour archive."
@@ -47,6 +49,29 @@ def test_plausible_names_pass(name):
 ])
 def test_junk_is_refused_with_its_reason(junk, reason):
     assert name_problem(junk, title=TITLE, premise=PREMISE) == reason
+
+
+@pytest.mark.parametrize("answer, name", [
+    ("Skerry Light, a lighthouse on a rock island in the northern sea, 1911", "Skerry Light"),
+    ("Edda Lorn, the keeper, forty, alone since her husband left", "Edda Lorn"),
+    ("The lamp room (opened in scene 1)", "The lamp room"),
+    ("Mara Voss - the ferrywoman who knows the delta's every channel", "Mara Voss"),
+    ("Mara Voss", "Mara Voss"),                           # a name stays as it is
+    ("Jean-Luc", "Jean-Luc"),
+    ("They didn't know what to do, or where", "They didn't know what to do, or where"),
+])
+def test_name_head_keeps_the_name_a_description_starts_with(answer, name):
+    assert name_head(answer, name_problem) == name
+
+
+def test_a_plan_copying_the_setting_gets_the_place_it_names():
+    check = lambda name: name_problem(name, title=TITLE, premise=PREMISE)  # noqa: E731
+    described = "Edda Lorn, the keeper, forty, alone since 1909"
+    plan = name_heads(Plan(intention="x", pov=described,
+                           location="Skerry Light, a lighthouse on a rock island, 1911",
+                           characters=[described, "Tam"]), check)
+    assert (plan.pov, plan.location, plan.characters) == ("Edda Lorn", "Skerry Light",
+                                                          ["Edda Lorn", "Tam"])
 
 
 def test_the_title_and_the_premise_are_not_names():

@@ -21,10 +21,11 @@ pytestmark = [
 
 def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     project.project_file.write_text(project.project_file.read_text().replace(
-        "provider: offline", "provider: local"))
+        "provider: offline", "provider: local\n  local_model: smollm2-135m"))
     config = project.config()
     before = snapshot(project.root)
-    with project, Session.open(project, config, {}) as session:
+    progress = []
+    with project, Session.open(project, config, {}, on_progress=progress.append) as session:
         assert session.model.describe().startswith("local model SmolLM2-135M-Instruct")
         try:
             result = tick(session)
@@ -44,3 +45,10 @@ def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     assert project.tick() == 1
     tokens = {r.stage: r.completion_tokens for r in result.stages}
     assert tokens["writer"] > 20
+    # every stage streamed: the callback heard each stage's tokens grow, one by one
+    assert {p.stage for p in progress} == {"planner", "writer", "extractor"}
+    writer = [p.tokens for p in progress if p.stage == "writer"]
+    assert max(writer) > 20 and sum(b == a + 1 for a, b in zip(writer, writer[1:])) > 20
+    assert any(p.tokens_per_second > 0 for p in progress)
+    # the budget was counted in SmolLM2's own tokens, and the report says so
+    assert result.reports["writer"]["encoding"].startswith("llama.cpp SmolLM2-135M-Instruct ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import click
 
@@ -13,20 +14,20 @@ from ..pipeline import StageReport, tick
 from ..session import Session
 from ..stages.summarize import SummaryReport
 from .common import load_config, model_options, novel_errors, open_project, project_option
-
-STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
-               "summarizer": "summarize"}
+from .live import STAGE_NAMES, LiveLine
 
 
 def stage_line(report: StageReport | SummaryReport) -> str:
-    """One progress line: stage, seconds, tokens in → out (and cached); a summarizer
-    failure adds a line saying what stays pending and why, and each of its warnings
-    (a summary cut off by the token limit, one below summary_min_coverage) a line."""
+    """One progress line: stage, seconds, tokens in → out (and the share of the prompt
+    read from the prompt cache); a summarizer failure adds a line saying what stays
+    pending and why, and each of its warnings (a summary cut off by the token limit,
+    one below summary_min_coverage) a line."""
     line = f"  {STAGE_NAMES.get(report.stage, report.stage):<9} {report.seconds:6.1f}s"
     if report.calls:
         line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
         if report.cached_tokens:
-            line += f" ({report.cached_tokens} cached)"
+            share = report.cached_tokens / max(report.prompt_tokens, 1)
+            line += f" ({report.cached_tokens} cached, {share:.0%})"
         if report.calls > 1:
             repaired = report.stage in ("planner", "extractor")
             line += f"  ({report.calls} calls{': repaired' if repaired else ''})"
@@ -75,7 +76,9 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project.locked(wait), Session.open(project, config, os.environ) as session:
+    live = LiveLine(sys.stdout)
+    with project.locked(wait), Session.open(project, config, os.environ,
+                                            on_progress=live.update) as session:
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
@@ -86,7 +89,11 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
         for _ in range(count):
             guard()
             click.echo(f"tick {project.tick() + 1} of {project.name}")
-            result = tick(session, on_stage=lambda r: click.echo(stage_line(r)))
+            try:
+                result = tick(session, on_stage=lambda r: (live.clear(),
+                                                           click.echo(stage_line(r))))
+            finally:
+                live.clear()
             for warning in result.warnings:
                 click.echo(f"  warning: {warning}")
             for notice in result.notices:

@@ -2,51 +2,75 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from ..config import Config
-from ..errors import ConfigError
-from .base import ChatModel, Completion, Request, Usage
+from ..errors import ConfigError, ModelError
+from .base import ChatModel, Completion, OnProgress, Progress, Request, Usage
 
 if TYPE_CHECKING:
+    from .llama_tokens import LlamaTokenizer
+    from .local_setup import LocalChoice
     from .offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
-__all__ = ["ChatModel", "Completion", "Request", "Usage", "get_model", "resolve_provider", "describe_provider",
-           "model_id"]
+__all__ = ["ChatModel", "Completion", "OnProgress", "Progress", "Request", "Usage", "get_model",
+           "resolve_provider", "describe_provider", "local_choice", "local_tokenizer", "model_id"]
 
 
 def resolve_provider(config: Config) -> str:
-    """The provider a config means: `auto` is local when its model file is there, else offline."""
+    """The provider a config means: `auto` is openai with a base_url, local when
+    `llm.local_model` names a model that is installed (any named one: its absence is
+    then an error worth seeing), else offline."""
     provider = config.llm.provider
     if provider != "auto":
         return provider
     if config.llm.base_url:
         return "openai"
-    from .local import default_gguf_path
-    if config.llm.model_path or default_gguf_path() is not None:
+    from .local_setup import available
+    if config.llm.local_model not in ("", "auto") or available("auto"):
         return "local"
     return "offline"
 
 
+def local_choice(config: Config) -> "LocalChoice":
+    """What the local provider runs for this config (see models/local_setup.py)."""
+    from .local_setup import choose
+    return choose(config.llm.local_model, config.llm.local_context)
+
+
+def local_tokenizer(config: Config) -> "LlamaTokenizer | None":
+    """The configured local model's own tokenizer, for counting when the model is not
+    running (it starts llama.cpp on first use); None when the model is not installed."""
+    try:
+        choice = local_choice(config)
+    except ModelError:
+        return None
+    from .local import counting_tokenizer
+    return counting_tokenizer(choice.path, choice.name, choice.tokenizer)
+
+
 def model_id(config: Config) -> str:
-    """The model name used for token counting and the window table."""
+    """The model name used for usage rows, prices and the window table."""
     provider = resolve_provider(config)
     if config.llm.model:
         return config.llm.model
     if provider == "openai":
         return DEFAULT_OPENAI_MODEL
     if provider == "local":
-        return Path(config.llm.model_path).stem if config.llm.model_path else "SmolLM2-135M-Instruct"
+        try:
+            return local_choice(config).name
+        except ModelError:
+            return config.llm.local_model or "auto"   # get_model says what is missing
     return "offline"
 
 
-def get_model(config: Config, env: Mapping[str, str], source: "StorySource | None" = None
-              ) -> ChatModel:
+def get_model(config: Config, env: Mapping[str, str], source: "StorySource | None" = None,
+              on_progress: OnProgress | None = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;
-    the offline model draws on `source` (see models/offline.py)."""
+    the offline model draws on `source` (see models/offline.py); a local model streams
+    and tells `on_progress` how each call is going."""
     provider = resolve_provider(config)
     llm = config.llm
     if provider == "offline":
@@ -54,10 +78,11 @@ def get_model(config: Config, env: Mapping[str, str], source: "StorySource | Non
         return OfflineModel(seed=llm.seed, source=source)
     if provider == "local":
         from .local import LocalModel
-        return LocalModel(Path(llm.model_path).expanduser() if llm.model_path else None,
-                          n_ctx=llm.local_context, timeout=llm.timeout,
+        choice = local_choice(config)
+        return LocalModel(choice.path, n_ctx=choice.n_ctx, timeout=llm.timeout,
                           max_retries=llm.max_retries, temperature=llm.temperature,
-                          seed=llm.seed)
+                          seed=llm.seed, name=choice.name, threads=choice.threads,
+                          tokenizer=choice.tokenizer, on_progress=on_progress)
     if provider == "openai":
         from .openai_compat import OpenAICompatModel
         key = env.get(llm.api_key_env) or None
@@ -78,5 +103,8 @@ def describe_provider(config: Config) -> str:
     if provider == "openai":
         return f"openai {model_id(config)} at {config.llm.base_url or 'api.openai.com'}"
     if provider == "local":
-        return f"local {model_id(config)} (llama.cpp)"
+        try:
+            return f"local {local_choice(config).describe()} (llama.cpp)"
+        except ModelError as exc:
+            return f"local, not ready: {exc}"
     return "offline (deterministic, no LLM)"

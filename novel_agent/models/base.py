@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,32 @@ class Completion:
     # How the JSON was asked for: "json_schema", "json_object", "text" or "" (prose).
     response_format: str = ""
     attempts: int = 1        # requests the client made for it (retries and fallbacks included)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How a streamed call is going: what a live progress line shows.
+
+    `tokens` counts the answer's tokens so far (one per streamed piece); before the
+    first one the server may say how much of the prompt it has read
+    (`prompt_done` of `prompt_total`, `cached` of them reused from its prompt cache).
+    """
+
+    stage: str
+    seconds: float                # since the request was sent
+    tokens: int = 0
+    generating: float = 0.0       # seconds since the first token
+    prompt_done: int = 0
+    prompt_total: int = 0
+    cached: int = 0
+
+    @property
+    def tokens_per_second(self) -> float:
+        """The answer's speed so far (0 before two tokens have come)."""
+        return (self.tokens - 1) / self.generating if self.tokens > 1 and self.generating else 0.0
+
+
+OnProgress = Callable[[Progress], None]
 
 
 @runtime_checkable

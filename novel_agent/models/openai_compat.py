@@ -3,8 +3,10 @@ endpoint (OpenAI, Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter).
 
 Owns what happens at that edge: retries with backoff (429, 5xx, timeouts, connection
 errors), the JSON response-format ladder (json_schema, then json_object, then plain
-text, remembered once one works), streaming, usage and latency, and turning SDK
-exceptions into one-line ModelErrors that never carry the API key.
+text, remembered once one works), streaming (with a progress callback; the SDK's
+per-read timeout then bounds the silence between pieces, not the whole answer),
+usage and latency, and turning SDK exceptions into one-line ModelErrors that never
+carry the API key.
 """
 
 from __future__ import annotations
@@ -15,8 +17,13 @@ from typing import Any, Callable
 
 import openai
 
+try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
+    import httpx2 as _http      # type: ignore[import-not-found]
+except ImportError:             # pragma: no cover - depends on the installed SDK
+    import httpx as _http       # type: ignore[no-redef]
+
 from ..errors import ModelError, ModelResponseError
-from .base import Completion, Request, Usage
+from .base import Completion, OnProgress, Progress, Request, Usage
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
@@ -37,13 +44,19 @@ class OpenAICompatModel:
     """A ChatModel talking to any OpenAI-compatible server through the `openai` SDK.
 
     `api_key` comes from the caller (never from the environment here); None means
-    the server needs none. `sleep` and `clock` are injectable for tests.
+    the server needs none. `extra_body` is sent with every request (llama.cpp's own
+    options), `prose_options` with prose requests only. With `stream`, `on_progress`
+    hears of every piece, and `timeout` is the longest silence allowed; with
+    `retry_timeouts=False` a timeout is not retried (the same compute would time out
+    again). `sleep` and `clock` are injectable for tests.
     """
 
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float,
                  max_retries: int, temperature: float, label: str = "openai",
                  seed: int | None = None, *, stream: bool = False,
                  prose_options: dict[str, Any] | None = None,
+                 extra_body: dict[str, Any] | None = None,
+                 on_progress: OnProgress | None = None, retry_timeouts: bool = True,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
         self.base_url, self.model, self.label = base_url, model, label
@@ -52,6 +65,8 @@ class OpenAICompatModel:
         # Extra sampling options sent (as extra_body) with prose requests only: JSON
         # under a grammar must not be penalised for repeating its quotes and braces.
         self.prose_options = dict(prose_options or {})
+        self.extra_body = dict(extra_body or {})
+        self.on_progress, self.retry_timeouts = on_progress, retry_timeouts
         self._key = api_key or NO_KEY
         self._sleep, self._clock = sleep, clock
         self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout,
@@ -124,7 +139,8 @@ class OpenAICompatModel:
                 else:
                     raise self._error(request, exc, attempt) from None
             except openai.APIConnectionError as exc:   # APITimeoutError included
-                if attempt >= self.max_retries:
+                timed_out = isinstance(exc, openai.APITimeoutError)
+                if attempt >= self.max_retries or (timed_out and not self.retry_timeouts):
                     raise self._error(request, exc, attempt) from None
                 delay = self._backoff(attempt, None)
             except openai.OpenAIError as exc:   # an error event mid-stream, a malformed answer
@@ -136,7 +152,7 @@ class OpenAICompatModel:
         kwargs = self._arguments(request, level)
         self._requests += 1
         if self.stream:
-            text, usage, finish, model = self._streamed(kwargs)
+            text, usage, finish, model = self._streamed(request, kwargs, started)
         else:
             response = self._create(request, kwargs)
             choice = response.choices[0] if response.choices else None
@@ -184,25 +200,50 @@ class OpenAICompatModel:
                 "name": request.schema_name, "schema": request.json_schema, "strict": False}}
         elif level == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
-        if request.json_schema is None and self.prose_options:
-            kwargs["extra_body"] = dict(self.prose_options)
+        extra = {**self.extra_body, **(self.prose_options if request.json_schema is None else {})}
+        if extra:
+            kwargs["extra_body"] = extra
         if self.stream:
             kwargs.update(stream=True, stream_options={"include_usage": True})
         return kwargs
 
-    def _streamed(self, kwargs: dict[str, Any]) -> tuple[str, Usage, str, str]:
-        """Run a streaming call; assemble its text, usage, finish reason and model."""
+    def _streamed(self, request: Request, kwargs: dict[str, Any],
+                  started: float) -> tuple[str, Usage, str, str]:
+        """Run a streaming call; assemble its text, usage, finish reason and model, telling
+        `on_progress` of each piece. A read that times out or a connection lost mid-stream
+        is the SDK's APITimeoutError or APIConnectionError, as before the first piece."""
+        try:
+            with self._client.chat.completions.create(**kwargs) as stream:
+                return self._assemble(request, stream, started)
+        except _http.TimeoutException:
+            raise openai.APITimeoutError(request=_http.Request("POST", self.base_url)) from None
+        except _http.TransportError:
+            raise openai.APIConnectionError(
+                request=_http.Request("POST", self.base_url)) from None
+
+    def _assemble(self, request: Request, stream: Any, started: float
+                  ) -> tuple[str, Usage, str, str]:
         parts: list[str] = []
         usage, finish, model = Usage(), "", ""
-        with self._client.chat.completions.create(**kwargs) as stream:
-            for chunk in stream:
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices:
-                    if choice.delta is not None and choice.delta.content:
-                        parts.append(choice.delta.content)
-                    finish = choice.finish_reason or finish
+        tokens, first, prompt = 0, 0.0, {}
+        for chunk in stream:
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = _usage(chunk.usage)
+            prompt = (chunk.model_extra or {}).get("prompt_progress") or prompt
+            for choice in chunk.choices:
+                if choice.delta is not None and choice.delta.content:
+                    parts.append(choice.delta.content)
+                    tokens += 1
+                    first = first or self._clock()
+                finish = choice.finish_reason or finish
+            if self.on_progress is not None:
+                now = self._clock()
+                self.on_progress(Progress(
+                    stage=request.stage, seconds=now - started, tokens=tokens,
+                    generating=now - first if first else 0.0,
+                    prompt_done=int(prompt.get("processed", 0)),
+                    prompt_total=int(prompt.get("total", 0)), cached=int(prompt.get("cache", 0))))
         return "".join(parts), usage, finish, model
 
     def _switch_token_param(self, exc: openai.APIStatusError) -> bool:
@@ -234,8 +275,9 @@ class OpenAICompatModel:
         where = f"{request.stage}: {self.label} model {self.model}"
         tries = f" (after {retries + 1} attempts)" if retries else ""
         if isinstance(exc, openai.APITimeoutError):
-            return ModelError(f"{where} timed out after {self.timeout:g}s{tries}",
-                              stage=request.stage)
+            what = (f"sent nothing for {self.timeout:g}s (llm.timeout: the longest silence "
+                    "allowed)" if self.stream else f"timed out after {self.timeout:g}s")
+            return ModelError(f"{where} {what}{tries}", stage=request.stage)
         if isinstance(exc, openai.APIStatusError):
             message = _one_line(_status_detail(exc), self._key)
             return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{tries}",

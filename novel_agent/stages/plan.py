@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 from ..decisions import Plan, plan_from_json, plan_schema
 from ..models.base import ChatModel
 from ..models.ask import Room, StageCall, ask_json
+from ..names import name_head
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -15,6 +16,14 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     """Plan the next scene from the planner's prompt (`room`: see ask_json)."""
     return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
                     lambda data: plan_from_json(data, max_tools=max_tools), room)
+
+
+def name_heads(plan: Plan, check: Callable[[str], "str | None"]) -> Plan:
+    """The plan with each POV, location and character that is a description starting with
+    a name ("Skerry Light, a lighthouse on a rock island, 1911") cut to that name."""
+    return replace(plan, pov=name_head(plan.pov, check),
+                   location=name_head(plan.location, check),
+                   characters=[name_head(c, check) for c in plan.characters])
 
 
 def settle_pov(plan: Plan, check: Callable[[str], "str | None"],

@@ -1,10 +1,14 @@
 """Stage 2, write: the writer turns the plan and the context into prose.
 
-An answer cut off by the token limit (finish_reason "length") is continued: the
-model is asked, up to MAX_CONTINUATIONS times, to go on from where it stopped,
-and the pieces are joined. If it is still cut off, the prose is trimmed to its
-last complete sentence, and the tick says so; a scene is never committed
-mid-word.
+The token limit follows generation.scene_max_words (config.max_tokens), so an
+answer cut off by it (finish_reason "length") has usually written enough: it is
+trimmed to its last complete sentence, and the tick says so. Only a scene still
+under generation.scene_min_words is continued: the model is asked, up to
+MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are joined.
+A scene over generation.scene_max_words is cut at its last sentence within them. A
+scene is never committed mid-word. The markdown a small model puts around the
+prose (headings, tables, rules, a restated title) is taken off
+(prose_cleanup.clean_scaffolding).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import re
 from ..errors import ModelResponseError
 from ..models.ask import Room, StageCall, ask_text
 from ..models.base import ChatModel, Request
-from ..prose_cleanup import cut_to_sentence
+from ..prose_cleanup import clean_scaffolding, cut_to_sentence
 
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
@@ -48,13 +52,14 @@ def trim_to_sentence(text: str) -> str:
 
 
 def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
-              max_tokens: int, room: Room | None) -> str:
-    """Ask for more while the last answer was cut off; the pieces joined as sent. Each
-    request must fit the window with its answer (`room`): the draft so far makes it
-    longer, so its answer may be shorter, and none is sent without MIN_CONTINUATION."""
+              max_tokens: int, min_words: int, room: Room | None) -> str:
+    """Ask for more while the last answer was cut off under `min_words`; the pieces
+    joined as sent. Each request must fit the window with its answer (`room`): the
+    draft so far makes it longer, so its answer may be shorter, and none is sent
+    without MIN_CONTINUATION."""
     text = "".join(c.text for c in call.completions)
     for _ in range(MAX_CONTINUATIONS):
-        if call.completions[-1].finish_reason != "length":
+        if call.completions[-1].finish_reason != "length" or len(text.split()) >= min_words:
             break
         again = [*messages, {"role": "assistant", "content": text},
                  {"role": "user", "content": CONTINUE}]
@@ -68,16 +73,27 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
+        min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None) -> tuple[str, StageCall]:
-    """Write the scene's prose from the writer's prompt (continued within the window,
-    `room`, then trimmed to a sentence, when the token limit cuts it off;
-    `call.warning` says so)."""
+    """Write the scene's prose from the writer's prompt, without scaffolding (`title`
+    restated at the top goes too). Cut off by the token limit, it is continued (within
+    the window, `room`) while under `min_words`, then trimmed to a sentence; over
+    `max_words` it is cut at a sentence within them (`call.warning` says what was done)."""
     _, call = ask_text(model, "writer", messages, max_tokens)
-    prose = clean_prose(_continue(model, messages, call, max_tokens, room))
+    prose = clean_scaffolding(_continue(model, messages, call, max_tokens, min_words, room),
+                              title)
     if call.completions[-1].finish_reason == "length":
         prose = trim_to_sentence(prose)
-        tries = len(call.completions) - 1
-        call.warning = (f"the writer's answer was still cut off after {tries} "
-                        f"continuation{'s' * (tries != 1)}: trimmed to its last complete "
-                        "sentence (raise llm.writer_max_tokens)")
+        tries = len(call.completions)
+        after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
+        call.warning = (f"the writer's answer was cut off at the {max_tokens}-token limit"
+                        f"{after}: trimmed to its last complete sentence (the limit follows "
+                        "generation.scene_max_words, or set llm.writer_max_tokens)")
+    words = len(prose.split())
+    cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
+    if cut is not None and not cut.mid_sentence:
+        prose = cut.text
+        call.warning = "; ".join(filter(None, [call.warning, (
+            f"the scene had {words} words: cut at its last sentence within "
+            f"generation.scene_max_words ({max_words})")]))
     return prose, call

@@ -1,0 +1,161 @@
+"""What each installed embedded model writes: speed and the quality a reader first sees.
+
+    python bench/local_quality.py                    # 5 ticks on each installed model
+    python bench/local_quality.py --ticks 3 --model smollm2-135m
+
+For each installed embedded model (registry.py), a new project from the demo's
+foundation (scripts/demo.yaml) runs `--ticks` ticks in one session on 127.0.0.1's
+llama.cpp, and the script prints:
+
+- seconds per tick (median) and the generation speed (tok/s, from the streamed
+  progress: tokens after the first over the seconds since it), the prompt tokens read
+  from llama.cpp's prompt cache;
+- POVs that are known characters (the scene's POV is a character in memory);
+- distinct titles; scenes whose words are within scene_min_words..scene_max_words;
+- repeated-trigram share (of each scene's word trigrams, those it already used: a
+  model that loops scores high); junk names rejected (names.name_problem's warnings);
+- ticks that failed (TickError: nothing committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from novel_agent.errors import TickError
+from novel_agent.memory import load_memory
+from novel_agent.models import registry
+from novel_agent.models.base import Progress
+from novel_agent.pipeline import tick
+from novel_agent.project import create_project
+from novel_agent.scenes import load_scene
+from novel_agent.session import Session
+from novel_agent.stages.tools import REJECTED
+
+FOUNDATION = Path(__file__).resolve().parent.parent / "scripts" / "demo.yaml"
+
+
+def repeated_trigram_share(text: str) -> float:
+    """The share of `text`'s word trigrams that already came earlier in it."""
+    words = text.lower().split()
+    grams = list(zip(words, words[1:], words[2:]))
+    return (len(grams) - len(set(grams))) / len(grams) if grams else 0.0
+
+
+@dataclass
+class Speed:
+    """Generation speed from progress events: per request, tokens after the first over
+    the seconds since it."""
+
+    tokens: int = 0
+    seconds: float = 0.0
+    _last: Progress | None = None
+
+    def hear(self, p: Progress) -> None:
+        last = self._last
+        if last is not None and (p.stage != last.stage or p.tokens < last.tokens):
+            self._close(last)
+        self._last = p
+
+    def _close(self, p: Progress) -> None:
+        if p.tokens > 1 and p.generating > 0:
+            self.tokens, self.seconds = self.tokens + p.tokens - 1, self.seconds + p.generating
+
+    def rate(self) -> float:
+        if self._last is not None:
+            self._close(self._last)
+            self._last = None
+        return self.tokens / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class Run:
+    """What one model's ticks gave."""
+
+    seconds: list[float] = field(default_factory=list)
+    scenes: list = field(default_factory=list)
+    rejected: int = 0
+    failures: list[str] = field(default_factory=list)
+    prompt: int = 0
+    cached: int = 0
+
+
+def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
+    """`ticks` ticks of a new demo project on embedded model `name`."""
+    foundation = yaml.safe_load(FOUNDATION.read_text())
+    project = create_project(root / name, {"name": name, **foundation, "preset": "balanced"},
+                             config={"llm": {"provider": "local", "local_model": name}})
+    config, run, speed = project.config(), Run(), Speed()
+    with project, Session.open(project, config, os.environ, on_progress=speed.hear) as session:
+        for _ in range(ticks):
+            started = time.monotonic()
+            try:
+                result = tick(session)
+            except TickError as exc:
+                run.failures.append(str(exc)[:160])
+                continue
+            finally:
+                run.seconds.append(time.monotonic() - started)
+            run.scenes.append(load_scene(result.scene_path))
+            run.rejected += sum(w.startswith(REJECTED) for w in result.warnings)
+            for stage in result.stages:
+                run.prompt += stage.prompt_tokens
+                run.cached += stage.cached_tokens
+    return run, speed, {"memory": load_memory(project.memory_dir), "config": config}
+
+
+def report(name: str, run: Run, speed: Speed, extra: dict) -> list[str]:
+    """The lines printed for one model."""
+    gen, memory = extra["config"].generation, extra["memory"]
+    scenes = run.scenes
+    n = max(len(scenes), 1)
+    known = sum(memory.find_character(s.pov) is not None for s in scenes if s.pov)
+    within = sum(gen.scene_min_words <= s.words <= gen.scene_max_words for s in scenes)
+    trigram = statistics.mean(repeated_trigram_share(s.body) for s in scenes) if scenes else 0
+    ticks = len(run.seconds)
+    return [
+        f"{name}: {len(scenes)}/{ticks} ticks committed",
+        f"  seconds per tick (median)   {statistics.median(run.seconds):7.1f}",
+        f"  generation speed            {speed.rate():7.1f} tok/s",
+        f"  prompt tokens from cache    {run.cached / max(run.prompt, 1):7.0%}  "
+        f"({run.cached:,} of {run.prompt:,})",
+        f"  POVs that are known characters  {known}/{len(scenes)}",
+        f"  distinct titles             {len({s.title for s in scenes})}/{len(scenes)}",
+        f"  words within {gen.scene_min_words}-{gen.scene_max_words}          {within}/{n}  "
+        f"({', '.join(str(s.words) for s in scenes)})",
+        f"  repeated-trigram share      {trigram:7.1%}",
+        f"  junk names rejected         {run.rejected:7d}",
+        *(f"  failed: {f}" for f in run.failures),
+        "  titles: " + "; ".join(f"{s.title!r} (pov {s.pov})" for s in scenes),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=5)
+    parser.add_argument("--model", nargs="+", default=None, help="names (default: installed)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the projects here")
+    args = parser.parse_args()
+    cache = registry.default_cache_dir(os.environ)
+    names = args.model or [m for m, e in sorted(registry.MODELS.items(),
+                                                key=lambda item: item[1].quality)
+                           if registry.installed(e, cache_dir=cache)]
+    with tempfile.TemporaryDirectory() as folder:
+        root = args.keep or Path(folder)
+        for name in names:
+            before = os.getloadavg()[0]
+            run, speed, extra = run_model(name, args.ticks, root)
+            print("\n".join(report(name, run, speed, extra)), flush=True)
+            print(f"  load average (2 cores shared) {before:.1f} before, "
+                  f"{os.getloadavg()[0]:.1f} after", flush=True)
+
+
+if __name__ == "__main__":
+    main()

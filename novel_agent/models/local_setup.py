@@ -1,0 +1,153 @@
+"""Which GGUF the local provider runs, with what context and how many threads.
+
+`llm.local_model` names an embedded model (`smollm2-135m`, `qwen2.5-coder-1.5b`, see
+registry.py), `auto` (the best one installed), or a path to any `.gguf`. `choose`
+turns that into a LocalChoice: the file, a display name, llama.cpp's context size
+and thread count, and the tokenizer's identity (which keys cached token counts).
+
+- Context: `llm.local_context` if set, else the registry's n_ctx for an embedded
+  model (chosen for reading time: the 1.5B reads ~35-55 tok/s on 2 cores), else the
+  GGUF's trained context up to PATH_CONTEXT_CAP; never over the trained context, and
+  never more KV cache than half the machine's memory holds beside the weights.
+- Threads: one fewer than the cores (at least 1). Measured on 2 shared cores
+  (bench/local_threads.py): with 2 threads llama.cpp's threads wait on each other
+  and collapse when any other process is busy (Qwen 1.5B: 3.2 -> 0.5 tok/s), while
+  1 thread keeps its pace.
+
+The pure rules (`context_size`, `thread_count`) take their inputs; `choose` reads the
+file's header, the cache folder, the memory and the cores, or takes them as arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from ..errors import ModelError
+from . import registry
+from .gguf import GGUFInfo, read_info
+from .registry import Locate, ModelEntry
+
+PATH_CONTEXT_CAP = 32768     # a GGUF named by path: its trained context, up to this
+MIN_CONTEXT = 512
+MEMORY_SHARE = 0.5           # of the machine's memory, for weights and KV cache together
+COMPUTE_RESERVE = 256 << 20  # llama.cpp's compute buffers and the rest of the process
+
+
+@dataclass(frozen=True)
+class LocalChoice:
+    """What the local provider will run."""
+
+    path: Path
+    name: str                    # shown in `novel tick`'s first line and usage rows
+    entry: ModelEntry | None     # the embedded model, None for a GGUF named by path
+    n_ctx: int
+    threads: int
+    tokenizer: str               # "llama.cpp <name> <digest>": the counts' cache key
+
+    def describe(self) -> str:
+        """E.g. "Qwen2.5-Coder-1.5B-Instruct (8,192-token context, 1 thread)"."""
+        threads = f"{self.threads} thread" + ("s" if self.threads != 1 else "")
+        return f"{self.name} ({self.n_ctx:,}-token context, {threads})"
+
+
+def models_dir() -> Path:
+    """The folder assembled models live in ($NOVEL_MODELS_DIR, ...): read at the edge."""
+    return registry.default_cache_dir(os.environ)
+
+
+def machine_memory() -> int:
+    """Physical memory in bytes (0 when the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def machine_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def thread_count(cores: int) -> int:
+    """llama.cpp's threads on `cores` cores: one fewer, so another process never stalls it."""
+    return max(1, cores - 1)
+
+
+def context_size(wanted: int, trained: int, kv_per_token: int, weights: int,
+                 memory: int) -> int:
+    """`wanted` tokens of context, at most `trained`, and at most what half of `memory`
+    holds as KV cache beside `weights` bytes of model; a multiple of 256, at least 512.
+
+    >>> context_size(8192, 32768, 28672, 1_117_320_768, 24 << 30)
+    8192
+    >>> context_size(8192, 32768, 28672, 1_117_320_768, 2 << 30)
+    512
+    """
+    n = min(wanted, trained) if trained else wanted
+    if kv_per_token and memory:
+        room = memory * MEMORY_SHARE - weights - COMPUTE_RESERVE
+        n = min(n, int(room // kv_per_token))
+    return max(MIN_CONTEXT, n // 256 * 256)
+
+
+def gguf_info(path: Path) -> GGUFInfo:
+    """`path`'s header facts, read once per file version in this process."""
+    stat = Path(path).stat()
+    return _info(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _info(path: str, size: int, mtime_ns: int) -> GGUFInfo:   # keyed by the file's version
+    return read_info(Path(path))
+
+
+def configured(name: str, *, cache_dir: Path | None = None,
+               locate: Locate | None = None) -> tuple[Path, ModelEntry | None]:
+    """The GGUF `llm.local_model` names, and its registry entry (None for a path)."""
+    cache_dir = models_dir() if cache_dir is None else cache_dir
+    locate = locate or registry.find_package_file
+    key = name.strip() or "auto"
+    if key == "auto":
+        best = registry.best_installed(cache_dir=cache_dir, locate=locate)
+        key = best.name if best else key
+    path = registry.resolve(key, cache_dir=cache_dir, locate=locate)
+    return path, registry.MODELS.get(key)
+
+
+def available(name: str, *, cache_dir: Path | None = None,
+              locate: Locate | None = None) -> bool:
+    """Whether `llm.local_model` names a model that is there (for provider `auto`)."""
+    try:
+        configured(name, cache_dir=cache_dir, locate=locate)
+    except ModelError:
+        return False
+    return True
+
+
+def display_name(path: Path, entry: ModelEntry | None) -> str:
+    """The embedded model's name without its quantization, else the file's."""
+    if entry is not None:
+        return entry.display.split(" ")[0]
+    from .local import gguf_display_name
+    return gguf_display_name(path)
+
+
+def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None = None,
+           locate: Locate | None = None, memory: int | None = None,
+           cores: int | None = None) -> LocalChoice:
+    """The LocalChoice for `llm.local_model` and `llm.local_context` (0 = the model's)."""
+    path, entry = configured(local_model, cache_dir=cache_dir, locate=locate)
+    info = gguf_info(path)
+    name = display_name(path, entry)
+    wanted = local_context or (entry.n_ctx if entry else min(
+        info.context_length or PATH_CONTEXT_CAP, PATH_CONTEXT_CAP))
+    n_ctx = context_size(wanted, info.context_length, info.kv_bytes_per_token,
+                         path.stat().st_size, machine_memory() if memory is None else memory)
+    threads = thread_count(machine_cores() if cores is None else cores)
+    return LocalChoice(path=path, name=name, entry=entry, n_ctx=n_ctx, threads=threads,
+                       tokenizer=f"llama.cpp {name} {info.tokenizer_digest[:16]}")

@@ -1,0 +1,59 @@
+"""The writer's length and form: its token limit follows the scene's words; an answer
+over it is cut at a sentence, continued only when short; scaffolding comes off."""
+
+from __future__ import annotations
+
+from novel_agent.config import load_config
+from novel_agent.models.base import Completion
+from novel_agent.stages import write
+from novel_agent.testing import ScriptedModel
+
+from ticking import run_ticks
+
+PLAN = {"title": "The Lamp Room", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
+        "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+MESSAGES = [{"role": "user", "content": "Write the scene."}]
+SENTENCE = "Mara climbed the stair and counted the steps under her breath. "
+
+
+def test_the_writer_limit_follows_scene_max_words_unless_set():
+    assert load_config().max_tokens("writer") == 700                       # 400 words
+    assert load_config(flags={"generation.scene_max_words": 200}).max_tokens("writer") == 350
+    assert load_config(flags={"generation.scene_max_words": 1000,
+                              "llm.writer_max_tokens": 900}).max_tokens("writer") == 900
+
+
+def test_a_long_answer_cut_off_is_trimmed_at_a_sentence_not_continued():
+    long = SENTENCE * 30 + "Then the lamp"          # 330 words, cut off mid-sentence
+    model = ScriptedModel().add("writer", Completion(text=long, finish_reason="length"))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200)
+    assert len(model.calls("writer")) == 1
+    assert prose == (SENTENCE * 30).strip()
+    assert "cut off at the 700-token limit: trimmed to its last complete sentence" in call.warning
+
+
+def test_a_short_answer_cut_off_is_continued_until_it_has_its_words():
+    model = (ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
+                                                      finish_reason="length"))
+             .add("writer", Completion(text="amp was cold. " + SENTENCE * 20)))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200)
+    assert len(model.calls("writer")) == 2 and "The lamp was cold." in prose
+    assert call.warning == ""
+
+
+def test_a_scene_over_its_words_is_cut_at_a_sentence_within_them():
+    model = ScriptedModel().add("writer", SENTENCE * 40)          # 440 words, finished
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, max_words=400)
+    assert prose == (SENTENCE * 36).strip() and len(prose.split()) == 396
+    assert call.warning == ("the scene had 440 words: cut at its last sentence within "
+                            "generation.scene_max_words (400)")
+
+
+def test_scaffolding_and_the_restated_title_come_off_the_scene(project):
+    answer = ("```markdown\n# Scene 1: The Lamp Room\n---\n**The Lamp Room**\n\n"
+              "Mara lit the lamp. The sea answered.\n\n| who | what |\n|---|---|\n"
+              "| Mara | keeper |\n\nShe waited.\n---\nWord count: 9\n```")
+    model = ScriptedModel().add("planner", PLAN).add("writer", answer)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    body = result.scene_path.read_text().split("---\n", 2)[2]
+    assert body.strip() == "Mara lit the lamp. The sea answered.\n\nShe waited."
