@@ -3,8 +3,9 @@
 `diagnose(project)` lists Problems (what is wrong, the fix in words, and for the
 safe ones a function that applies it): an unfinished commit journal, temp files
 of killed writes, the tick counter against the scenes, gaps and duplicate
-ticks, front matter against file names, plans without scenes, memory files
-that do not parse or validate (ids against file names included), summaries
+ticks, front matter against file names, plans without scenes, memory in the
+old layout (memory/loops.yaml, relationships.yaml), memory files that do not
+parse or validate (ids against file names included), summaries
 beyond the last scene, the index's health, and a stale lock. `fix(project)`
 applies the safe fixes and checks again. Reads everything, changes nothing
 unless asked.
@@ -22,9 +23,9 @@ from typing import Callable
 
 from .errors import NovelError
 from .files import temp_files
-from .memory import load_memory
+from .memory import LEGACY, load_memory
 from .project import Project
-from .recovery import journal_tick, temp_folders
+from .recovery import journal_tick, migrate_memory, temp_folders
 from .scenes import load_scene, scene_files, scene_ticks
 from .summaries import load_tree
 
@@ -96,6 +97,13 @@ def _plans(p: Project) -> list[Problem]:
             for t in orphans if t > last]
 
 
+def _layout(p: Project) -> list[Problem]:
+    old = [kind for kind in LEGACY if (p.memory_dir / f"{kind}.yaml").is_file()]
+    return [Problem(f"memory/{kind}.yaml is in the old layout (one file for all {kind})",
+                    f"move each to its own file under memory/{kind}/ (any command that opens "
+                    "the project does)", lambda: migrate_memory(p)) for kind in old]
+
+
 def _memory(p: Project) -> list[Problem]:
     try:
         load_memory(p.memory_dir)
@@ -146,7 +154,8 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_journal, _temps, _counter, _scenes, _plans, _memory, _summaries, _index, _lock)
+CHECKS = (_journal, _temps, _counter, _scenes, _plans, _layout, _memory, _summaries, _index,
+          _lock)
 
 
 def diagnose(project: Project) -> list[Problem]:

@@ -1,8 +1,10 @@
 """The story's memory: characters, locations, loops, relationships and facts.
 
 Memory is plain data (dicts that map one-to-one onto the YAML files under
-`memory/`), loaded from the files every tick so a hand edit is always seen.
-The functions that change it are pure: they take a Memory and return a new one.
+`memory/`: one file per character, place, loop and relationship, whose name is
+its id, and facts.yaml), loaded from the files every tick so a hand edit is
+always seen. The functions that change it work on a Memory in memory; what a
+tick changed is written back by memory_layout.stage_memory.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FileFormatError
-from .files import dump_yaml, read_yaml, yaml_line
+from .files import read_yaml, yaml_line
 from .memory_check import check_entity, check_items
 from .names import normalize_name
 
@@ -98,11 +100,20 @@ def same_person(memory: "Memory", name: str) -> dict[str, Any] | None:
     return found[0] if len(found) == 1 else None
 
 
-def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
+FILE_ID = re.compile(r"^[^./\\\x00\s][^/\\\x00]{0,119}(?<!\s)$")   # an id that can name its file
+FOLDERS = ("characters", "locations", "loops", "relationships")   # one file per item
+LEGACY = ("loops", "relationships")     # once memory/<kind>.yaml, one file for all
+
+
+def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
+    """The items of a one-file-per-item folder by id; the file name is the id."""
     out: dict[str, dict[str, Any]] = {}
-    if not folder.is_dir():
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.suffix == ".yaml"
+                       and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
         return out
-    for path in sorted(folder.glob("*.yaml")):
+    for path in paths:
         data = read_yaml(path, {})
         if not isinstance(data, dict):
             raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
@@ -114,13 +125,15 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
                                   line=yaml_line(path, "id"))
         check_entity(folder.name, data, path)
         data.setdefault("id", path.stem)
-        data.setdefault("name", path.stem.replace("_", " ").title())
+        if folder.name in ("characters", "locations"):
+            data.setdefault("name", path.stem.replace("_", " ").title())
         out[str(data["id"])] = data
     return out
 
 
 def load_list(path: Path, key: str) -> list[dict[str, Any]]:
-    """The items of a list file (loops, relationships, facts), their fields checked."""
+    """The items of a list file (facts; loops and relationships in the old layout), their
+    fields checked."""
     data = read_yaml(path, {key: []})
     items = data.get(key, []) if isinstance(data, dict) else data
     if items is None:
@@ -138,30 +151,45 @@ def load_list(path: Path, key: str) -> list[dict[str, Any]]:
     return items
 
 
+def _tick_of(item: dict[str, Any], key: str) -> int:
+    value = item.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
+    """Loops or relationships: one file each under memory/<kind>/, in the order they
+    began (then by id), and those of an old memory/<kind>.yaml not migrated yet."""
+    found = load_folder(memory_dir / kind)
+    for item in load_list(memory_dir / f"{kind}.yaml", kind):
+        if str(item.get("id")) not in found:
+            found[f"legacy:{len(found)}"] = item
+    began = "opened_in" if kind == "loops" else "since"
+    return sorted(found.values(), key=lambda item: (_tick_of(item, began), str(item.get("id"))))
+
+
 def load_memory(memory_dir: Path) -> Memory:
     """Read memory/ from disk."""
     return Memory(
-        characters=_load_entities(memory_dir / "characters"),
-        locations=_load_entities(memory_dir / "locations"),
-        loops=load_list(memory_dir / "loops.yaml", "loops"),
-        relationships=load_list(memory_dir / "relationships.yaml", "relationships"),
+        characters=load_folder(memory_dir / "characters"),
+        locations=load_folder(memory_dir / "locations"),
+        loops=_load_items(memory_dir, "loops"),
+        relationships=_load_items(memory_dir, "relationships"),
         facts=load_list(memory_dir / "facts.yaml", "facts"),
     )
 
 
-def memory_files(memory: Memory, memory_dir: Path, before: Memory | None = None) -> dict[Path, str]:
-    """The files that hold `memory`, as {path: text}; with `before`, only those that changed."""
-    files: dict[Path, str] = {}
-    for kind in ("characters", "locations"):
-        entities = getattr(memory, kind)
-        old = getattr(before, kind) if before else {}
-        for entity_id, data in entities.items():
-            if before is None or old.get(entity_id) != data:
-                files[memory_dir / kind / f"{entity_id}.yaml"] = dump_yaml(data)
-    for kind in ("loops", "relationships", "facts"):
-        if before is None or getattr(before, kind) != getattr(memory, kind):
-            files[memory_dir / f"{kind}.yaml"] = dump_yaml({kind: getattr(memory, kind)})
-    return files
+def unique_id(base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, `base_3`, ... whichever is not taken (case-insensitively)."""
+    wanted, n = base, 2
+    while wanted.lower() in taken:
+        wanted, n = f"{base}_{n}", n + 1
+    return wanted
+
+
+def relationship_id(a: str, b: str) -> str:
+    """The id (and file name) of a relationship: its two people, in order ("mara--tobin")."""
+    first, second = sorted([slug(a), slug(b)])
+    return f"{first}--{second}"
 
 
 def _clean_list(value: Any) -> list[str]:
@@ -276,8 +304,10 @@ def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
                 rel["description"] = str(description).strip()
             rel["updated_in"] = tick
             return rel, False
-    rel = {"a": pair[0], "b": pair[1], "kind": str(kind).strip(),
-           "description": str(description).strip(), "since": tick, "updated_in": tick}
+    taken = {str(r.get("id")).lower() for r in memory.relationships}
+    rel = {"id": unique_id(relationship_id(*pair), taken), "a": pair[0], "b": pair[1],
+           "kind": str(kind).strip(), "description": str(description).strip(), "since": tick,
+           "updated_in": tick}
     memory.relationships.append(rel)
     return rel, True
 

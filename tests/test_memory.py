@@ -61,3 +61,38 @@ def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
     rel, created = add_relationship(memory, "Tobin Keel", "Mara", "allies", tick=5)
     assert not created and memory.relationships == [rel]
     assert (rel["kind"], rel["since"], rel["updated_in"]) == ("allies", 2, 5)
+
+
+# -- the layout: one file per loop and per relationship, the file name is the id ---------
+
+def test_each_loop_and_relationship_is_a_file_named_by_its_id(project):
+    from ticking import run_ticks
+    run_ticks(project, 12)
+    memory = load_memory(project.memory_dir)
+    assert memory.loops and memory.relationships
+    for kind in ("loops", "relationships"):
+        files = sorted(p.stem for p in (project.memory_dir / kind).glob("*.yaml"))
+        assert files == sorted(item["id"] for item in getattr(memory, kind))
+    assert not (project.memory_dir / "loops.yaml").exists()
+    assert not (project.memory_dir / "relationships.yaml").exists()
+
+
+@pytest.mark.parametrize("kind, name, text", [
+    ("loops", "the_map", "id: a_map\ndescription: who drew it\n"),
+    ("relationships", "mara--tobin", "a: Mara\nb: Tobin\nkind: allies\nid: mara--ilse\n"),
+])
+def test_an_id_that_disagrees_with_its_file_name_is_named(tmp_path, kind, name, text):
+    path = tmp_path / kind / f"{name}.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(FileFormatError) as info:
+        load_memory(tmp_path)
+    assert str(info.value).startswith(f"{path}:{text[:text.index('id:')].count(chr(10)) + 1}: ")
+    assert "disagrees with the file name: the file name is the id" in str(info.value)
+
+
+def test_a_loop_file_with_a_wrong_type_names_its_line(tmp_path):
+    (tmp_path / "loops").mkdir()
+    (tmp_path / "loops" / "x.yaml").write_text("description: d\nscenes: x\n")
+    with pytest.raises(FileFormatError, match=r"x.yaml:2: 'scenes' must be a list of tick"):
+        load_memory(tmp_path)
