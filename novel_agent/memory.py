@@ -52,16 +52,21 @@ class Memory:
         return _find(self.locations, name_or_id)
 
     def find_loop(self, ref: str) -> dict[str, Any] | None:
-        """A loop by id, or by its description."""
-        ref_slug = slug(ref)
-        for loop in self.loops:
-            if loop.get("id") == ref or loop.get("id") == ref_slug:
-                return loop
-        lowered = str(ref).strip().lower()
-        for loop in self.loops:
-            if str(loop.get("description", "")).strip().lower() == lowered:
-                return loop
-        return None
+        """A loop by id, or by its description: an open one before a resolved one."""
+        return _match_loop(self.open_loops(), ref) or _match_loop(self.loops, ref)
+
+
+def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
+    """The first of `loops` whose id is `ref` (or its slug), else whose description is."""
+    ref_slug = slug(ref)
+    for loop in loops:
+        if loop.get("id") == ref or loop.get("id") == ref_slug:
+            return loop
+    lowered = str(ref).strip().lower()
+    for loop in loops:
+        if str(loop.get("description", "")).strip().lower() == lowered:
+            return loop
+    return None
 
 
 def _names_of(entity: dict[str, Any]) -> set[str]:
@@ -256,14 +261,13 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
 
 
 def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
-    """Open a plot loop (or return the open one with the same description)."""
-    existing = memory.find_loop(description)
+    """Open a plot loop, or return the open one with the same description (a resolved
+    one with the same words stays resolved: the question is asked again, a new loop)."""
+    existing = _match_loop(memory.open_loops(), description)
     if existing is not None:
         return existing, False
-    base = slug(description)[:40]
-    loop_id, n = base, 2
-    while any(loop.get("id") == loop_id for loop in memory.loops):
-        loop_id, n = f"{base}_{n}", n + 1
+    loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
+                                                 for loop in memory.loops})
     loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
             "opened_in": tick, "resolved_in": None, "scenes": [tick]}
     memory.loops.append(loop)
@@ -271,9 +275,9 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, boo
 
 
 def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
-    """Mark a loop resolved; None when no loop matches `ref`."""
-    loop = memory.find_loop(ref)
-    if loop is None or loop.get("status") == "resolved":
+    """Mark an open loop resolved; None when no open loop matches `ref`."""
+    loop = _match_loop(memory.open_loops(), ref)
+    if loop is None:
         return None
     loop["status"] = "resolved"
     loop["resolved_in"] = tick

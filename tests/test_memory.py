@@ -63,6 +63,25 @@ def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
     assert (rel["kind"], rel["since"], rel["updated_in"]) == ("allies", 2, 5)
 
 
+# -- bug B: a resolved loop is not the open one ------------------------------------------
+
+def test_a_question_asked_again_after_its_loop_was_resolved_opens_a_new_loop():
+    from novel_agent.decisions import ToolCall
+    from novel_agent.memory import Memory, open_loop, resolve_loop
+    from novel_agent.stages.tools import run_tool
+    memory = Memory()
+    first, _ = open_loop(memory, "Who drew the map?", tick=1)
+    assert resolve_loop(memory, "who drew the map?", tick=3)["id"] == first["id"]
+    said = run_tool(memory, ToolCall("open_loop", "", "", "Who drew the map?"), 9)
+    assert said == "Opened loop [who_drew_the_map_2]: Who drew the map?"
+    assert [(loop["id"], loop["status"]) for loop in memory.loops] == \
+        [("who_drew_the_map", "resolved"), ("who_drew_the_map_2", "open")]
+    again, created = open_loop(memory, "who drew the map?", tick=10)   # still open: the same
+    assert (again["id"], created) == ("who_drew_the_map_2", False)
+    assert resolve_loop(memory, "Who drew the map?", tick=11)["id"] == "who_drew_the_map_2"
+    assert memory.find_loop("who_drew_the_map")["resolved_in"] == 3
+
+
 # -- the layout: one file per loop and per relationship, the file name is the id ---------
 
 def test_each_loop_and_relationship_is_a_file_named_by_its_id(project):
