@@ -110,6 +110,12 @@ FOLDERS = ("characters", "locations", "loops", "relationships")   # one file per
 LEGACY = ("loops", "relationships")     # once memory/<kind>.yaml, one file for all
 
 
+def find_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+    """The character `name` names: by id, name or alias, else as the shorter or fuller
+    form of one character's name (same_person: "Mara" for "Mara Voss")."""
+    return memory.find_character(name) or same_person(memory, name)
+
+
 def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
     """The items of a one-file-per-item folder by id; the file name is the id."""
     out: dict[str, dict[str, Any]] = {}
@@ -210,7 +216,7 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     """Create a character or update the one of that name (or alias, or shorter or fuller
     form: see same_person); returns (character, created). A fuller name becomes the
     name and the shorter one an alias; the id, and so the file, stay."""
-    existing = memory.find_character(name) or same_person(memory, name)
+    existing = find_person(memory, name)
     created = existing is None
     if existing is not None:
         _learn_name(existing, str(name).strip())
@@ -290,7 +296,7 @@ def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -
 
 def _person_key(memory: Memory, name: str) -> str:
     """Who `name` is, for pairing: the character's id when known, else the name."""
-    c = memory.find_character(name) or same_person(memory, name)
+    c = find_person(memory, name)
     return str(c.get("id")) if c is not None else normalize_name(str(name))
 
 

@@ -63,6 +63,43 @@ def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
     assert (rel["kind"], rel["since"], rel["updated_in"]) == ("allies", 2, 5)
 
 
+# -- bug A: the extractor finds characters as the planner's tools do ----------------------
+
+def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
+    from novel_agent.testing import ScriptedModel
+    from ticking import run_ticks
+    calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
+             for n in ("Mara Voss", "Tobin Keel")]
+    plan = {"title": "The Map", "intention": "Mara Voss finds the map.", "pov": "Mara Voss",
+            "location": "the tower", "characters": ["Mara Voss", "Tobin Keel"],
+            "tool_calls": calls}
+    extraction = {"summary": ["Mara and Tobin find the map."], "facts": [],
+                  "characters": [{"name": "Mara", "state": "soaked to the bone"}],
+                  "loops_opened": [], "loops_resolved": [],
+                  "relationships": [{"a": "Mara", "b": "Tobin", "kind": "allies"}]}
+    model = ScriptedModel().add("planner", plan).add("extractor", extraction)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    memory = load_memory(project.memory_dir)
+    assert memory.characters["mara_voss"]["state"] == "soaked to the bone"
+    assert [(r["id"], r["a"], r["b"], r["kind"]) for r in memory.relationships] == \
+        [("mara_voss--tobin_keel", "Mara Voss", "Tobin Keel", "allies")]
+    assert "relationship: Mara Voss & Tobin Keel" in result.memory_changes
+    assert (project.memory_dir / "relationships" / "mara_voss--tobin_keel.yaml").is_file()
+
+
+def test_an_extraction_about_someone_unknown_or_one_person_twice_changes_nothing():
+    from novel_agent.decisions import Extraction
+    from novel_agent.memory import Memory, upsert_character
+    from novel_agent.stages.extract import apply
+    memory = Memory()
+    upsert_character(memory, "Mara Voss", tick=1)
+    changes = apply(memory, Extraction(summary=["x"], characters=[{"name": "Ilse", "state": "x"}],
+                                       relationships=[{"a": "Mara", "b": "Mara Voss",
+                                                       "kind": "self"}]), tick=2)
+    assert changes == [] and memory.relationships == [] and list(memory.characters) == \
+        ["mara_voss"]
+
+
 # -- bug B: a resolved loop is not the open one ------------------------------------------
 
 def test_a_question_asked_again_after_its_loop_was_resolved_opens_a_new_loop():
