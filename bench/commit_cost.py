@@ -5,9 +5,12 @@
 
 Runs one offline project from tick 1 to the last tick asked for, and prints, for a
 window of ticks ending at each, the median time of the commit stage and its ratio
-to the first, and what the commit wrote: the files, their bytes, and the bytes
-under memory/ (the time is the wall clock of a machine that may be shared; the
-bytes are not). A commit that writes only what changed keeps the ratios near 1.
+to the first; the part of it spent making the prompt logs (the context reports,
+which list every item a prompt left out, so they grow with memory); and what the
+commit wrote: the files, their bytes, and the bytes under memory/ (the time is
+the wall clock of a machine that may be shared, so the fastest commit of the
+window is shown too; the bytes do not depend on the machine). A commit that
+writes only what changed keeps the ratios near 1.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent import journal
+from novel_agent import journal, pipeline
 from novel_agent.models.offline import OfflineModel
 from novel_agent.pipeline import tick
 from novel_agent.project import create_project
@@ -30,6 +34,7 @@ class Commit:
     """One tick's commit: seconds, files written, bytes, bytes under memory/."""
 
     seconds: float = 0.0
+    logs: float = 0.0
     files: int = 0
     size: int = 0
     memory: int = 0
@@ -49,21 +54,37 @@ def recording() -> list[dict[str, int]]:
     return seen
 
 
+def timing(spent: list[float]) -> None:
+    """Add to `spent` the seconds the commit spends making the prompt logs."""
+    for name in ("log_text", "stripped_logs"):
+        real = getattr(pipeline, name)
+
+        def timed(*args, real=real):
+            started = time.perf_counter()
+            try:
+                return real(*args)
+            finally:
+                spent.append(time.perf_counter() - started)
+        setattr(pipeline, name, timed)
+
+
 def commits(root: Path, last: int) -> dict[int, Commit]:
     """Each tick's commit, ticks 1..last."""
     project = create_project(root, {"name": "bench", "premise": "A keeper finds a map.",
                                     "preset": "balanced"}, config={"llm": {"provider": "offline"}})
     out: dict[int, Commit] = {}
-    seen = recording()
+    seen, spent = recording(), []
+    timing(spent)
     config = project.config()
     with project, Session.open(project, config,
                                make_model=lambda s: OfflineModel(seed=0, source=s)) as session:
         for n in range(1, last + 1):
             seen.clear()
+            spent.clear()
             result = tick(session)
             ops = next(o for o in seen if any(p.startswith("scenes/") for p in o))
             out[n] = Commit(next(r.seconds for r in result.stages if r.stage == "commit"),
-                            len(ops), sum(ops.values()),
+                            sum(spent), len(ops), sum(ops.values()),
                             sum(size for p, size in ops.items() if p.startswith("memory/")))
     return out
 
@@ -79,11 +100,14 @@ def main() -> None:
     for at in sorted(args.at):
         window = [found[t] for t in range(max(1, at - args.window + 1), at + 1)]
         median = {key: statistics.median(getattr(c, key) for c in window)
-                  for key in ("seconds", "files", "size", "memory")}
+                  for key in ("seconds", "logs", "files", "size", "memory")}
+        median["fastest"] = min(c.seconds for c in window)
         first = first or median
         ratio = {key: median[key] / first[key] if first[key] else 1.0 for key in median}
         print(f"commit at tick {at:>5}: median {median['seconds'] * 1000:7.1f} ms over "
-              f"{len(window)} ticks ({ratio['seconds']:.2f}x tick {min(args.at)}); writes "
+              f"{len(window)} ticks ({ratio['seconds']:.2f}x tick {min(args.at)}; fastest "
+              f"{median['fastest'] * 1000:.1f} ms, {ratio['fastest']:.2f}x), making the "
+              f"prompt logs {median['logs'] * 1000:.1f} ms ({ratio['logs']:.2f}x); writes "
               f"{median['files']:g} files, {median['size'] / 1000:.1f} kB "
               f"({ratio['size']:.2f}x), memory/ {median['memory'] / 1000:.2f} kB "
               f"({ratio['memory']:.2f}x)")

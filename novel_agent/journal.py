@@ -65,11 +65,6 @@ class Transaction:
         self.ops[Path(path)] = ("remove", "")
         self.new.discard(Path(path))
 
-    @property
-    def files(self) -> dict[Path, str]:
-        """The files written whole, with their texts."""
-        return {path: text for path, (kind, text) in self.ops.items() if kind == "write"}
-
     def commit(self) -> None:
         """Land every operation, all or nothing."""
         if not self.ops:

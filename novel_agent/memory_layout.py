@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .files import dump_yaml
 from .journal import Transaction
@@ -42,10 +42,12 @@ def stage_memory(txn: Transaction, memory: Memory, memory_dir: Path,
     the facts added appended to facts.yaml (written whole when older facts changed or
     the file is not in the form an append continues). An old memory/loops.yaml or
     relationships.yaml is moved to one file per item in the same transaction."""
-    give_ids(memory)
     for kind in FOLDERS:
         legacy = memory_dir / f"{kind}.yaml"
         moving = kind in LEGACY and legacy.is_file()
+        if kind in LEGACY and (moving or before is None or   # else each came from its file
+                               any("id" not in item for item in getattr(memory, kind))):
+            give_ids(memory, [kind])
         now, old = _by_id(memory, kind), {} if before is None or moving else _by_id(before, kind)
         for item_id, data in now.items():
             if old.get(item_id) != data:
@@ -86,11 +88,11 @@ def _appendable(path: Path) -> bool:
     return first is None or first.group() == "-"
 
 
-def give_ids(memory: Memory) -> None:
+def give_ids(memory: Memory, kinds: Sequence[str] = LEGACY) -> None:
     """Give every loop and relationship an id that can name its file, unique in its kind
     (those read from the old list files may have none, or one no file can be named):
     the one it has when it can, else one made from it."""
-    for kind in LEGACY:
+    for kind in kinds:
         items = getattr(memory, kind)
         if all(FILE_ID.match(str(item.get("id", ""))) for item in items) and \
                 len({str(item["id"]).lower() for item in items}) == len(items):
