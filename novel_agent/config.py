@@ -34,7 +34,7 @@ SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
 SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,
               "summarizer_shares": SUMMARIZER_SHARES}
 # The weights of retrieval's signals (context/retrieval.py says what each measures).
-RELEVANCE = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
+RELEVANCE = {"bm25": 3.0, "pov": 1.0, "character": 2.0, "location": 2.0, "loop": 2.0,
              "recency": 0.5, "pin": 5.0, "embedding": 3.0}
 EMBEDDING_KEYS = ("model", "base_url", "api_key_env", "batch_size")
 # Mappings merged key by key across layers (a layer may set one share or one weight).
@@ -163,14 +163,22 @@ class Layer:
         return self.lines.get(tuple(path))
 
 
-def _key_lines(node: yaml.Node, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
-    """Map each key path of a composed YAML mapping to its 1-based line."""
+def _key_lines(node: yaml.Node, source: str,
+               prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Map each key path of a composed YAML mapping to its 1-based line. A key given twice
+    in one mapping is a ConfigError at the second (YAML would keep it and silently drop
+    the first: two `llm:` blocks lose the first one's settings)."""
     lines: dict[tuple[str, ...], int] = {}
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             path = prefix + (str(key_node.value),)
-            lines[path] = key_node.start_mark.line + 1
-            lines.update(_key_lines(value_node, path))
+            line = key_node.start_mark.line + 1
+            if path in lines and key_node.tag != "tag:yaml.org,2002:merge":
+                raise ConfigError(f"duplicate key '{'.'.join(path)}' (first on line "
+                                  f"{lines[path]}): keep one, merged by hand", file=source,
+                                  key=".".join(path), line=line)
+            lines[path] = line
+            lines.update(_key_lines(value_node, source, path))
     return lines
 
 
@@ -197,7 +205,7 @@ def parse_yaml_with_lines(text: str, source: str) -> tuple[Any, dict[tuple[str, 
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"invalid YAML: {problem}", file=source,
                           line=mark.line + 1 if mark else None) from None
-    return data, (_key_lines(node) if node is not None else {})
+    return data, (_key_lines(node, source) if node is not None else {})
 
 
 def load_yaml_layer(path: Path, *, extra_keys: tuple[str, ...] = (),

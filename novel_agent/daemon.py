@@ -111,6 +111,7 @@ class Daemon:
         self.beat = Heartbeat(pid=os.getpid(), started=self._stamp())
         self._started = self.clock()
         self._blocked = 0       # ticks in a row that could not start for a broken file
+        self._error_about = ""  # what the last error is about: "tick", "config" or a path
 
     @property
     def config(self):
@@ -201,13 +202,15 @@ class Daemon:
         s.completion_tokens += tokens_out
         s.failures, self._blocked = 0, 0
         self.beat.last_tick, self.beat.failures = self._stamp(), 0
+        self._fixed("tick", result.tick)
         self.on_event(Event("tick", f"tick {result.tick} \"{result.title}\"  {result.words} words"
                             f"  {tokens_in:,} → {tokens_out:,} tokens  {seconds:.1f}s  (this run: "
                             f"{s.ticks} tick{'s' if s.ticks != 1 else ''}, {s.words:,} words)", data=result))
 
     def _failed(self, exc: NovelError) -> tuple[float, bool]:
         s, d = self.summary, self.config.daemon
-        s.last_error = self.beat.last_error = str(exc)
+        s.last_error = str(exc)
+        self._error(str(exc), "tick")
         if isinstance(getattr(exc, "file", None), str):
             self._blocked += 1
             delay = min(MAX_BACKOFF, max(d.interval, d.failure_backoff * 2 ** (self._blocked - 1)))
@@ -252,7 +255,9 @@ class Daemon:
             level = logging.WARNING if reload.error else logging.INFO
             self.on_event(Event("reload", reload.message, level))
             if reload.error:
-                self.beat.last_error = reload.message
+                self._error(reload.message, reload.about)
+            else:
+                self._fixed(reload.about, self.project.tick() + 1)
             if reload.rebuild:
                 self._rebuild()
         if self.retarget is not None:
@@ -272,6 +277,19 @@ class Daemon:
         if self.session is not None:
             self.session.close()
         self.session = fresh
+
+    # -- the last error ----------------------------------------------------
+    def _error(self, message: str, about: str) -> None:
+        """Keep `message` as the last error, about "tick", "config" or a file's path."""
+        b = self.beat
+        b.last_error, b.error_at, b.fixed_tick = message, self._stamp(), 0
+        b.error_tick = self.project.tick() + 1
+        self._error_about = about
+
+    def _fixed(self, about: str, tick: int) -> None:
+        """Mark the last error fixed from `tick` on when what it was about now works."""
+        if self.beat.last_error and not self.beat.fixed_tick and about == self._error_about:
+            self.beat.fixed_tick = tick
 
     def _stamp(self) -> str:
         return self.now().isoformat(timespec="seconds")

@@ -3,12 +3,14 @@
 `diagnose(project)` lists Problems (what is wrong, the fix in words, and for the
 safe ones a function that applies it): an unfinished commit journal, temp files
 of killed writes, the tick counter against the scenes, gaps and duplicate
-ticks, front matter against file names, plans without scenes, memory in the
-old layout (memory/loops.yaml, relationships.yaml), memory files that do not
-parse or validate (ids against file names included), summaries
-beyond the last scene, the index's health, and a stale lock. `fix(project)`
-applies the safe fixes and checks again. Reads everything, changes nothing
-unless asked.
+ticks, front matter against file names, files in scenes/ that are no scene
+(a chapter1.md of the writer's own), plans without scenes, memory in the old
+layout (memory/loops.yaml, relationships.yaml), memory files that do not parse
+or validate (ids against file names included), summaries beyond the last
+scene, lore files and entries the loader skips, the index's health (a read-only
+one is read as it is, not called damaged), a project that cannot be written,
+and a stale lock. `fix(project)` applies the safe fixes and checks again. Reads
+everything, changes nothing unless asked.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import Callable
 
 from .errors import NovelError
 from .files import temp_files
+from .lore import load_lorebook
 from .memory import LEGACY, load_memory
 from .project import Project
 from .recovery import journal_tick, migrate_memory, temp_folders
-from .scenes import load_scene, scene_files, scene_ticks
+from .scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from .summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
@@ -88,6 +91,18 @@ def _scenes(p: Project) -> list[Problem]:
     return problems
 
 
+def _strays(p: Project) -> list[Problem]:
+    """Files in scenes/ that are no scene (only scene_NNN.md is read): a chapter of the
+    writer's own dropped there is not part of the story until imported."""
+    names = sorted(n for n in (os.listdir(p.scenes_dir) if p.scenes_dir.is_dir() else [])
+                   if not SCENE_RE.match(n) and not n.startswith(".")
+                   and (p.scenes_dir / n).is_file())
+    return [Problem(f"scenes/{name} is not a scene file (only scene_NNN.md are read): it is "
+                    "not part of the story", f"move it out of scenes/ and bring it in with "
+                    f"`novel import {name}`")
+            for name in names]
+
+
 def _plans(p: Project) -> list[Problem]:
     last = p.tick()
     names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
@@ -112,6 +127,12 @@ def _memory(p: Project) -> list[Problem]:
     return []
 
 
+def _lore(p: Project) -> list[Problem]:
+    """Lore files and entries the loader skips (each problem names its file and line)."""
+    return [Problem(problem, "fix the file (`novel lore check` shows what is read)")
+            for problem in load_lorebook(p.lore_dir).problems]
+
+
 def _summaries(p: Project) -> list[Problem]:
     try:
         tree = load_tree(p.summaries_dir)
@@ -123,15 +144,36 @@ def _summaries(p: Project) -> list[Problem]:
     return []
 
 
+def _writable(p: Project) -> list[Problem]:
+    """A project this process cannot write to is not damaged: it cannot tick (a disk
+    mounted read-only, or folders without write permission)."""
+    folders = [f for f in (p.root, p.novel_dir, p.scenes_dir) if f.is_dir()]
+    locked = [f for f in folders if not os.access(f, os.W_OK)]
+    if not locked:
+        return []
+    where = p.root if p.root in locked else locked[0]
+    return [Problem(f"{where} is read-only: nothing can be written (ticks, summaries, fixes)",
+                    "make the project writable (e.g. `chmod -R u+w` on it, or mount its disk "
+                    "read-write)")]
+
+
+def _quick_check(uri: str) -> bool:
+    with sqlite3.connect(uri, uri=True) as db:
+        ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    db.close()
+    return ok
+
+
 def _index(p: Project) -> list[Problem]:
     if not p.index_db.is_file():
         return []
-    try:
-        with sqlite3.connect(p.index_db) as db:
-            ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        db.close()
-    except sqlite3.Error:
-        ok = False
+    ok = False
+    for mode in ("rw", "ro&immutable=1"):   # a read-only project: read it as it is
+        try:
+            ok = _quick_check(f"{p.index_db.as_uri()}?mode={mode}")
+            break
+        except sqlite3.Error:
+            continue
     if ok:
         return []
     return [Problem(".novel/index.db is damaged", "delete it: it is a cache, rebuilt on use",
@@ -143,7 +185,7 @@ def _lock(p: Project) -> list[Problem]:
     path = p.novel_dir / "lock"
     if not path.is_file() or not path.read_text().strip():
         return []
-    with open(path, "a+") as handle:
+    with open(path) as handle:        # flock needs no write access
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -154,8 +196,8 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_journal, _temps, _counter, _scenes, _plans, _layout, _memory, _summaries, _index,
-          _lock)
+CHECKS = (_writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
+          _lore, _summaries, _index, _lock)
 
 
 def diagnose(project: Project) -> list[Problem]:
@@ -163,10 +205,11 @@ def diagnose(project: Project) -> list[Problem]:
     return [problem for check in CHECKS for problem in check(project)]
 
 
-def fix(project: Project) -> tuple[list[Problem], list[Problem]]:
-    """Apply the safe fixes (under the lock); (what was fixed, what is still wrong)."""
+def fix(project: Project, wait: float = 0.0) -> tuple[list[Problem], list[Problem]]:
+    """Apply the safe fixes (under the lock, waited for up to `wait` s); (what was fixed,
+    what is still wrong)."""
     fixed = [problem for problem in diagnose(project) if problem.safe]
-    project.acquire_lock()
+    project.acquire_lock(wait)
     try:
         for problem in fixed:
             problem.apply()

@@ -2,7 +2,10 @@
 
 `novel run` rewrites the file atomically whenever its state changes (ticking,
 sleeping, waiting for a fix, stopping, then stopped or failed): its pid, when it
-started, ticks done, when the last tick landed, its pace and its last error.
+started, ticks done, when the last tick landed, its pace and its last error, with
+the tick it came before and its time. The error stays in the file once fixed (a
+later tick went through, or a later edit of the file reloaded cleanly), marked with
+the tick it was fixed from; `novel status` says so instead of showing it as live.
 `novel status` reads it to say whether a daemon is running; `novel stop` signals
 the pid it names, after checking that the pid is a `novel run` process (a pid
 left in a stale file may since belong to anything).
@@ -38,6 +41,9 @@ class Heartbeat:
     interval: float = 0.0
     failures: int = 0              # failed ticks in a row
     last_error: str = ""
+    error_tick: int = 0            # the tick the error came before (it failed, or ran after)
+    error_at: str = ""             # when
+    fixed_tick: int = 0            # fixed from this tick on (0: not fixed)
     ended: str = ""
 
     @classmethod
@@ -94,18 +100,28 @@ def status_lines(beat: Heartbeat | None) -> list[str]:
     if beat is None:
         return ["daemon      not running (start it with `novel run`)"]
     pace = f", pace {beat.pace:.1f} s per tick" if beat.ticks else ""
+    ticks = f"{beat.ticks} tick{'s' if beat.ticks != 1 else ''}"
     if running(beat):
         lines = [f"daemon      running (pid {beat.pid}) since {beat.started}: {beat.state}, "
-                 f"{beat.ticks} ticks{pace}"]
+                 f"{ticks}{pace}"]
     elif beat.state in ENDED:
         lines = [f"daemon      not running: the last run {beat.state} at {beat.ended or '?'} "
-                 f"after {beat.ticks} ticks{pace}"]
+                 f"after {ticks}{pace}"]
     else:
         lines = [f"daemon      not running: the last run (pid {beat.pid}, since {beat.started}) "
-                 f"ended without a word, killed? ({beat.ticks} ticks)"]
+                 f"ended without a word, killed? ({ticks})"]
     if beat.last_error:
-        lines.append(f"last error  {beat.last_error}")
+        lines.append(f"last error  {error_line(beat)}")
     return lines
+
+
+def error_line(beat: Heartbeat) -> str:
+    """The last error with its tick and time, and whether it has been fixed since."""
+    when = " ".join(part for part in (f"tick {beat.error_tick}" if beat.error_tick else "",
+                                      f"at {beat.error_at}" if beat.error_at else "") if part)
+    fixed = f"fixed from tick {beat.fixed_tick} on" if beat.fixed_tick else ""
+    head = ", ".join(part for part in (when, fixed) if part)
+    return f"{head}: {beat.last_error}" if head else beat.last_error
 
 
 def stop_daemon(project: Project, signum: int = signal.SIGTERM) -> int:

@@ -4,12 +4,13 @@
     result = import_manuscript(session, manuscript, extract=True, on_progress=...)
 
 Each piece becomes the next tick, T = (the last tick or scene on disk) + 1, and
-goes through the tick's own machinery: the extractor's prompt is built by
-`stage_prompts.build_extractor`, answered by `stages.extract`, and the scene,
-a plan record, memory, the state and the prompt log land in one
-`commit_tick` (all or nothing); then `summarize.after_commit` makes the
-checkpoints and arcs owed, as after a tick. Without extraction the scenes land
-with their titles as summaries, and no model is called.
+goes through the tick's own sequence, `pipeline.land_given`: begin (the index
+synced, memory read), the extractor step (an unusable answer: the piece lands
+summed up by its own sentences, `extraction_fallback` in its plan record), one
+commit of scene, plan record, memory, state and prompt log (older logs
+stripped past `context.keep_prompt_logs`), then the checkpoints and arcs owed.
+Without extraction the scenes land with their titles as summaries, and no
+model is called.
 
 An import has no planner, so its Plan is made from the piece: the title, the
 intention "Imported scene N: <first sentence>", as POV the known character
@@ -17,8 +18,10 @@ the piece names most (else the project's protagonist if the piece names them,
 else none), as location the known place it names most (else none), and as
 characters the known ones it names. The extractor sees "unknown" where
 there is none. Characters the extractor names are created when the name is
-plausible (`names.name_problem`) and written in the piece, so a guess such as
-"Someone" never becomes a person; their state is then set by `stages.extract.apply`.
+plausible (`names.name_problem`) and the piece writes the whole name as a name
+(`written_name`), so a guess such as "Someone" or "The Launderer's Map" never
+becomes a person; their state is then set by `stages.extract.apply`, and the
+plan is guessed again with them known.
 
 Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,
 split mode, max_words, pieces, done, first tick), committed with each piece.
@@ -37,19 +40,20 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .decisions import Extraction, Plan
-from .errors import ImportStoppedError, ManuscriptError, ModelError
+from .errors import ImportStoppedError, ManuscriptError, ModelError, TickError
 from .manuscript import ImportedScene, read_manuscript, split_manuscript
 from .memory import Memory, load_memory, upsert_character
 from .names import name_problem
+from .pipeline import GivenScene, TickDraft, TickResult, land_given
 from .project import Project, Story
-from .prompt_log import log_path, log_text
-from .scenes import Scene, scene_ticks, word_count
+from .scenes import scene_ticks, word_count
 from .session import Session
-from .stage_prompts import build_extractor
-from .stages import extract as extract_stage, summarize
-from .stages.commit import commit_tick
+from .stages import summarize
 
-UNKNOWN = "unknown"      # what the extractor's prompt says when the POV or place is not known
+# Words of a name that are written in lower case ("Anne of Cleves"), and so never a
+# name's first word when a full name is matched by its first word alone.
+PARTICLES = {"the", "of", "and", "de", "del", "der", "van", "von", "da", "di", "du", "la",
+             "le", "al", "bin", "ibn", "y"}
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,9 @@ def mentions(entities: Iterable[dict[str, Any]], text: str) -> list[str]:
     for entity in entities:
         name = str(entity.get("name") or "").strip()
         forms = {name, *map(str, entity.get("aliases") or [])}
-        if len(name.split()) > 1 and len(name.split()[0]) > 2:
-            forms.add(name.split()[0])
+        first = name.split()[0] if name else ""
+        if len(name.split()) > 1 and len(first) > 2 and first.lower() not in PARTICLES:
+            forms.add(first)
         hits = sum(len(re.findall(rf"\b{re.escape(f)}\b", text)) for f in forms if f.strip())
         if name and hits:
             counts[name] = hits
@@ -161,18 +166,44 @@ def guess_plan(piece: ImportedScene, number: int, memory: Memory, story: Story) 
     places = mentions(memory.locations.values(), piece.body)
     return Plan(intention=f"Imported scene {number}: {first_sentence(piece.body)}",
                 pov=cast[0] if cast else "", location=places[0] if places else "",
-                title=piece.title[:80], characters=cast[:8])
+                title=piece.title, characters=cast[:8])
+
+
+def written_name(name: str, body: str) -> str | None:
+    """`name` as `body` writes it as a name, or None: the whole name (case aside, any
+    spacing), its words capitalized but for particles ("of", "van"), and, for a name of
+    one capitalized word, once where a sentence does not start ("Someone went in." is
+    not a name; "said Someone" would be)."""
+    words = name.split()
+    if not words:
+        return None
+    pattern = r"(?<![\w'’])" + r"\s+".join(map(re.escape, words)) + r"(?![\w’]|'\w)"
+    for match in re.finditer(pattern, body, re.IGNORECASE):
+        found = match.group(0).split()
+        capital = [w for w in found if w.lower() not in PARTICLES or w is found[0]]
+        if not all(w[0].isupper() for w in capital):
+            continue
+        if len(capital) > 1 or not _starts_sentence(body, match.start()):
+            return " ".join(found)
+    return None
+
+
+def _starts_sentence(body: str, at: int) -> bool:
+    before = body[:at].rstrip(" \t\"'“‘(*_")
+    return not before or before[-1] in ".!?…:\n"
 
 
 def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
                 check: Callable[[str], str | None]) -> list[str]:
-    """Create the characters the extractor names that memory does not know yet, when the
-    name is plausible and written in the piece. Returns what changed, one line each."""
+    """Create the characters the extractor names that memory does not know yet, when
+    the piece writes the whole name as a name (`written_name`, its spelling kept) and
+    `check` finds no problem with it. Returns what changed, one line each."""
     created = []
     for item in extraction.characters:
-        name = item["name"]
-        if memory.find_character(name) or check(name) or not re.search(
-                rf"\b{re.escape(name.split()[0])}\b", body):
+        if memory.find_character(item["name"]):
+            continue
+        name = written_name(item["name"], body)
+        if name is None or check(name) or memory.find_character(name):
             continue
         _, new = upsert_character(memory, name, tick=tick, state=item.get("state", ""))
         if new:
@@ -181,71 +212,44 @@ def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
 
 
 # -- one piece ---------------------------------------------------------------------
-@dataclass
-class _Landed:
-    scene: Scene
-    changes: list[str]
-    summary: summarize.SummaryReport | None
-
-
 def _record(m: Manuscript, done: int, first_tick: int) -> dict[str, Any]:
     return {"source": m.source, "sha256": m.sha256, "split": m.split, "max_words": m.max_words,
             "pieces": len(m.pieces), "done": done, "first_tick": first_tick}
 
 
-def _extracted(session: Session, memory: Memory, plan: Plan, body: str,
-               tick: int) -> tuple[Extraction, list[str], dict]:
-    """Ask the extractor about one piece and apply its answer to `memory`."""
-    story, gen = session.project.story(), session.config.generation
-    shown = Plan(plan.intention, plan.pov or UNKNOWN, plan.location or UNKNOWN, plan.title,
-                 plan.characters)
-    session.source.story, session.source.memory = story, memory
-    session.source.plan, session.source.prose = shown, body
-    built = build_extractor(session, story=story, memory=memory, plan=shown, prose=body,
-                            tick=tick)
-    extraction, _ = extract_stage.run(session.model, built.messages,
-                                max_tokens=session.config.max_tokens("extractor"))
-    check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
-                                      premise=story.premise)
-    changes = create_cast(memory, extraction, body, tick, check) if gen.enable_entity_updates \
-        else []
-    changes += extract_stage.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
-                             entities=gen.enable_entity_updates)
-    return extraction, changes, {log_path(session.project, tick, "extractor"): log_text(built)}
+def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
+                extract_on: bool) -> GivenScene:
+    """Piece `index` as the scene the tick's sequence lands next (see the module
+    docstring): its plan guessed from memory, and guessed again once the extraction
+    has introduced who it names; the resume record goes into the same commit."""
+    piece, number = m.pieces[index], index + 1
+    entities = session.config.generation.enable_entity_updates
 
+    def plan(memory: Memory, story: Story) -> Plan:
+        return guess_plan(piece, number, memory, story)
 
-def land(session: Session, m: Manuscript, index: int, first_tick: int, memory: Memory,
-         extract_on: bool) -> _Landed:
-    """Import piece `index` as the next tick: extract (if on), commit, summarize."""
-    project, piece = session.project, m.pieces[index]
-    tick = next_tick(project)
-    session.at_tick(tick)
-    before = memory.copy()
-    plan = guess_plan(piece, index + 1, memory, project.story())
-    extraction, changes, logs = Extraction(summary=[piece.title]), [], {}
-    if extract_on:
-        extraction, changes, logs = _extracted(session, memory, plan, piece.body, tick)
-    cast = mentions(memory.characters.values(), piece.body)[:8] or plan.characters
-    places = mentions(memory.locations.values(), piece.body)
-    scene = Scene(tick=tick, body=piece.body, title=piece.title, pov=plan.pov or
-                  (cast[0] if cast else ""), location=plan.location or (places[0] if places
-                                                                         else ""),
-                  characters=cast, summary=list(extraction.summary),
-                  words=word_count(piece.body), tokens=session.counter.count(piece.body))
-    record = {"tick": tick, **plan.to_dict(), "imported": {
-        "source": m.source, "piece": index + 1, "of": len(m.pieces), "chapter": piece.chapter},
-        "extraction": extraction.to_dict() if extract_on else None, "memory_changes": changes}
-    state = {**project.state(), "tick": tick, "import": _record(m, index + 1, first_tick)}
-    state.pop("writer_tiers", None)     # the next tick's tiers start from the new scenes
-    commit_tick(project, scene, record, memory, before, state, extra=logs)
-    report = summarize.after_commit(session, tick, memory=memory) if extract_on else None
-    return _Landed(scene, changes, report)
+    def introduce(draft: TickDraft) -> list[str]:
+        story = draft.story
+        check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
+                                          premise=story.premise)
+        changes = create_cast(draft.memory, draft.extraction, piece.body, draft.tick, check) \
+            if entities else []
+        draft.plan = plan(draft.memory, story)
+        return changes
+
+    imported = {"source": m.source, "piece": number, "of": len(m.pieces),
+                "chapter": piece.chapter}
+    return GivenScene(tick=next_tick(session.project), prose=piece.body, plan=plan,
+                      introduce=introduce, extract=extract_on,
+                      record={"imported": imported, **({} if extract_on else
+                                                        {"extraction": None})},
+                      state={"import": _record(m, number, first_tick)})
 
 
 # -- the whole import --------------------------------------------------------------
 def import_manuscript(session: Session, manuscript: Manuscript, *, extract: bool = True,
                       on_progress: OnProgress | None = None) -> ImportResult:
-    """Import the pieces not yet imported, in order, one commit each (the caller holds
+    """Import the pieces not yet imported, in order, one tick each (the caller holds
     the project's lock). A model failure raises ImportStoppedError; what landed stays."""
     project = session.project
     m, done = resume(project, manuscript)
@@ -254,37 +258,35 @@ def import_manuscript(session: Session, manuscript: Manuscript, *, extract: bool
     result = ImportResult(total=len(m.pieces), skipped=done)
     emit = on_progress or (lambda progress: None)
     emit(ImportProgress(done, len(m.pieces)))
-    memory = load_memory(project.memory_dir)
-    try:
-        for index in range(done, len(m.pieces)):
-            landed = _land_or_stop(session, m, index, first, memory, extract, result)
-            _count(result, landed)
-            emit(ImportProgress(index + 1, len(m.pieces), landed.scene.tick,
-                                landed.scene.title, landed.scene.words, landed.changes,
-                                landed.summary))
-            session.sync_index(memory)
-            session.flush()
-    finally:
-        session.flush()
-    result.characters = len(memory.characters)
+    for index in range(done, len(m.pieces)):
+        landed = _land_or_stop(session, m, index, first, extract, result)
+        _count(result, landed)
+        emit(ImportProgress(index + 1, len(m.pieces), landed.tick, landed.title,
+                            landed.words, landed.memory_changes, landed.summary))
+    result.characters = len(load_memory(project.memory_dir).characters)
     return result
 
 
-def _land_or_stop(session: Session, m: Manuscript, index: int, first: int, memory: Memory,
-                  extract_on: bool, result: ImportResult) -> _Landed:
+def _land_or_stop(session: Session, m: Manuscript, index: int, first: int, extract_on: bool,
+                  result: ImportResult) -> TickResult:
     """Land one piece; a model failure becomes ImportStoppedError saying how to resume."""
     try:
-        return land(session, m, index, first, memory, extract_on)
-    except ModelError as exc:
+        return land_given(session, given_piece(session, m, index, first, extract_on))
+    except TickError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, ModelError) else exc
         raise ImportStoppedError(
-            f"import stopped at piece {index + 1} of {len(m.pieces)}: {exc}; {index} of "
+            f"import stopped at piece {index + 1} of {len(m.pieces)}: {cause}; {index} of "
             f"{len(m.pieces)} pieces are imported ({len(result.ticks)} in this run); run the "
-            "same `novel import` again to resume", done=index, total=len(m.pieces)) from exc
+            "same novel import again to resume", done=index, total=len(m.pieces)) from exc
 
 
-def _count(result: ImportResult, landed: _Landed) -> None:
-    result.ticks.append(landed.scene.tick)
-    result.words += landed.scene.words
+def _count(result: ImportResult, landed: TickResult) -> None:
+    result.ticks.append(landed.tick)
+    result.words += landed.words
+    if landed.fallback:
+        result.warnings.append(f"scene {landed.tick}: the extractor's answer could not be used "
+                               f"({landed.fallback}); the scene's own sentences stand as its "
+                               "summary")
     if landed.summary is not None:
         result.checkpoints += [d.name for d in landed.summary.made
                                if d.name not in result.checkpoints]

@@ -138,11 +138,13 @@ def _entry_nodes(data: Any, node: Any) -> tuple[list | None, list]:
     """The entry mappings of a file and their YAML nodes (for lines)."""
     if isinstance(data, dict) and set(data) == {"entries"}:
         data = data["entries"]
-        node = next(v for k, v in node.value if k.value == "entries")
+        # a merge key (`<<: {entries: ...}`) leaves no `entries` node: lines from the top
+        node = next((v for k, v in node.value if k.value == "entries"), node)
     if isinstance(data, dict):
         return [data], [node]
     if isinstance(data, list):
-        return data, list(node.value)
+        return data, (list(node.value) if isinstance(node, yaml.SequenceNode)
+                      else [node] * len(data))
     return None, []
 
 

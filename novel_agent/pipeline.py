@@ -1,10 +1,13 @@
 """The tick's one sequence: plan -> write -> extract -> commit -> summarize. Prints nothing.
 
 Every command that runs any of it goes through here with a Session:
-`tick(session)` (`novel tick`, and the coming `novel run` and `novel import`)
-runs the whole sequence; `preview(session, stage)` (`novel context`) runs the
-same steps up to building `stage`'s prompt, with the session's stand-in
-model answering the stages before it.
+`tick(session)` (`novel tick`, `novel run`) runs the whole sequence;
+`land_given(session, given)` (`novel import`) runs the same sequence with the
+planner and the writer replaced by a given plan and prose: begin -> the
+extractor step (its fallback included) -> commit -> summaries;
+`preview(session, stage)` (`novel context`) runs the same steps up to
+building `stage`'s prompt, with the session's stand-in model answering the
+stages before it.
 
 Each step builds its stage's prompt (fitted by the context engine), asks the
 model, and applies the answer to the tick's draft. If a stage fails nothing
@@ -15,7 +18,7 @@ TickError says which stage failed and carries the model's error as its cause.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -76,6 +79,23 @@ class TickDraft:
     notices: list[str] = field(default_factory=list)
     fallback: str = ""               # why the summary came from the prose, if it did
     lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
+    given: "GivenScene | None" = None   # the plan and prose, when given rather than made
+
+
+@dataclass
+class GivenScene:
+    """A scene whose plan and prose are given, not planned and written (an imported
+    piece), for `land_given`. The hooks see the draft as `begin` read it."""
+
+    tick: int
+    prose: str
+    plan: Callable[[Memory, Story], Plan]     # the scene's plan, from memory as it stands
+    # after a usable extraction, before it is applied: who it introduces is created in
+    # draft.memory and draft.plan settled; returns what changed, one line each
+    introduce: Callable[["TickDraft"], list[str]] | None = None
+    extract: bool = True      # False: no model call; the title is the summary, no summaries
+    record: dict[str, Any] = field(default_factory=dict)   # added to the plan record
+    state: dict[str, Any] = field(default_factory=dict)    # added to state.yaml
 
 
 @dataclass
@@ -96,6 +116,7 @@ class TickResult:
     reports: dict[str, dict] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # names rejected, ...
     notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
+    fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
 
 
 OnStage = Callable[[Any], None]
@@ -104,12 +125,13 @@ OnStage = Callable[[Any], None]
 # -- the steps ---------------------------------------------------------------------
 
 
-def begin(session: Session) -> TickDraft:
-    """Read what the next tick starts from, and point the session at it."""
+def begin(session: Session, tick: int | None = None) -> TickDraft:
+    """Read what the next tick (or tick `tick`) starts from, and point the session at it."""
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
     memory = load_memory(project.memory_dir)
-    tick_no, state, note = project.tick() + 1, project.state(), read_steer(project.steer_file)
+    tick_no, state = tick or project.tick() + 1, project.state()
+    note = read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
                       before=memory.copy(),
                       steer=note.text if note.active(tick_no, state) else "",
@@ -129,6 +151,13 @@ def begin(session: Session) -> TickDraft:
     return draft
 
 
+def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], int]:
+    """Tokens the window leaves for an answer after `messages` (for a continuation or a
+    repair, which are longer than the fitted prompt)."""
+    return lambda messages: (budget.window - budget.margin
+                             - session.counter.count_messages(messages))
+
+
 def _build_plan(session: Session, d: TickDraft) -> Built:
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
@@ -137,9 +166,10 @@ def _build_plan(session: Session, d: TickDraft) -> Built:
 
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
+    budget = session.budget("planner")
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
-                                  max_tokens=session.config.max_tokens("planner"),
-                                  max_tools=gen.max_tools_per_tick)
+                                  max_tokens=budget.max_output,
+                                  max_tools=gen.max_tools_per_tick, room=room_in(session, budget))
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
@@ -164,8 +194,9 @@ def _build_write(session: Session, d: TickDraft) -> Built:
 
 
 def _write(session: Session, d: TickDraft) -> StageCall:
+    budget = session.budget("writer")
     d.prose, call = write.run(session.model, d.built["writer"].messages,
-                              max_tokens=session.config.max_tokens("writer"))
+                              max_tokens=budget.max_output, room=room_in(session, budget))
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
@@ -174,16 +205,22 @@ def _write(session: Session, d: TickDraft) -> StageCall:
     return call
 
 
+UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
+
+
 def _build_extract(session: Session, d: TickDraft) -> Built:
-    return build_extractor(session, story=d.story, memory=d.memory, plan=d.plan, prose=d.prose,
+    plan = replace(d.plan, pov=d.plan.pov or UNKNOWN, location=d.plan.location or UNKNOWN)
+    return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
                            tick=d.tick)
 
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     try:
+        budget = session.budget("extractor")
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
-                                         max_tokens=session.config.max_tokens("extractor"))
+                                         max_tokens=budget.max_output,
+                                         room=room_in(session, budget))
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
             raise
@@ -191,9 +228,11 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.notices.append(f"the extractor's answer could not be used ({exc}); the scene's own "
                          "sentences stand as its summary; nothing of the scene is added to memory")
         return exc.call
-    d.changes = extract.apply(d.memory, d.extraction, tick=d.tick,
-                              facts=gen.enable_fact_extraction,
-                              entities=gen.enable_entity_updates)
+    if d.given is not None and d.given.introduce is not None:
+        d.changes += d.given.introduce(d)
+    d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
+                               facts=gen.enable_fact_extraction,
+                               entities=gen.enable_entity_updates)
     return call
 
 
@@ -209,12 +248,13 @@ class Step:
 STAGE_VERBS = {"planner": "plan", "writer": "write", "extractor": "extract"}
 STEPS = (Step("planner", _build_plan, _plan), Step("writer", _build_write, _write),
          Step("extractor", _build_extract, _extract))
+GIVEN_STEPS = STEPS[2:]      # a given scene: the plan and prose are there; extract them
 
 
 def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
-              on_stage: OnStage | None = None) -> None:
+              on_stage: OnStage | None = None, steps: tuple[Step, ...] = STEPS) -> None:
     """Run the model stages in order; with `until`, stop once that stage's prompt is built."""
-    for step in STEPS:
+    for step in steps:
         started = session.clock()
         draft.built[step.stage] = step.build(session, draft)
         if step.stage == until:
@@ -236,7 +276,7 @@ def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
         return call
     except ModelError as exc:
         kept = ""
-        if draft.prose:
+        if draft.prose and draft.given is None:     # a given scene's prose is in its source
             path = draft_path(session.project, draft.tick)
             atomic_write(path, draft.prose + "\n")
             kept = str(path)
@@ -252,16 +292,21 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   pov=plan.pov, location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(draft.prose),
                   tokens=session.counter.count(draft.prose))
+    given = draft.given
     record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
               "warnings": draft.warnings,
               **({"extraction_fallback": draft.fallback} if draft.fallback else {}),
-              "extraction": extraction.to_dict(), "memory_changes": draft.changes}
-    state = {**project.state(), "tick": draft.tick, "writer_tiers": draft.built["writer"].state,
-             "steer": draft.steer_mark,
-             "recall": recall_history(project.state(), draft.tick,
-                                      draft.built["writer"].report.get("recall"))}
-    if draft.steer_mark is None:
-        del state["steer"]
+              "extraction": extraction.to_dict(), "memory_changes": draft.changes,
+              **(given.record if given else {})}
+    writer = draft.built.get("writer")
+    state = {**project.state(), "tick": draft.tick, "steer": draft.steer_mark,
+             "writer_tiers": writer.state if writer else None,   # none: the next tick's
+             "recall": recall_history(project.state(), draft.tick,   # tiers start afresh
+                                      writer.report.get("recall") if writer else None),
+             **(given.state if given else {})}
+    for key in ("steer", "writer_tiers"):
+        if state[key] is None:
+            del state[key]
     logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
     logs.update({log_path(project, draft.tick, stage): log_text(b)
                  for stage, b in draft.built.items()})
@@ -292,6 +337,36 @@ def draft_path(project: Any, tick: int) -> Path:
 
 def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
     """Run one tick on the session's project. The caller holds the project's lock."""
+    return _land(session, begin(session), STEPS, on_stage)
+
+
+def land_given(session: Session, given: GivenScene,
+               on_stage: OnStage | None = None) -> TickResult:
+    """Land a scene whose plan and prose are given (`novel import`'s pieces) as tick
+    `given.tick`, by the tick's own sequence with the planner and the writer left out:
+    begin -> the extractor step (with its fallback; none if `given.extract` is off) ->
+    commit (prompt logs past `context.keep_prompt_logs` stripped) -> summaries. The
+    author's note is not read: no writer sees it. The caller holds the project's lock."""
+    draft = begin(session, tick=given.tick)
+    draft.given, draft.prose = given, given.prose
+    draft.plan = given.plan(draft.memory, draft.story)
+    draft.steer, draft.steer_mark = "", _kept_mark(session.project.state())
+    session.source.steer, session.source.plan = "", draft.plan
+    session.source.prose = draft.prose
+    if not given.extract:
+        draft.extraction = Extraction(summary=[draft.plan.title])
+    return _land(session, draft, GIVEN_STEPS if given.extract else (), on_stage,
+                 summaries=given.extract)
+
+
+def _kept_mark(state: dict[str, Any]) -> dict | None:
+    mark = state.get("steer")
+    return mark if isinstance(mark, dict) else None
+
+
+def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
+          on_stage: OnStage | None, *, summaries: bool = True) -> TickResult:
+    """From a begun draft: the model steps, the commit, then the summaries owed."""
     reports: list[Any] = []
 
     def emit(report: Any) -> None:
@@ -299,9 +374,8 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         if on_stage:
             on_stage(report)
 
-    draft = begin(session)
     try:
-        run_steps(session, draft, on_stage=emit)
+        run_steps(session, draft, on_stage=emit, steps=steps)
         started = session.clock()
         scene = commit(session, draft)
         emit(StageReport("commit", session.clock() - started, calls=0))
@@ -311,7 +385,8 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
         raise
     try:
         started = session.clock()
-        summary = summarize.after_commit(session, draft.tick, memory=draft.memory)
+        summary = summarize.after_commit(session, draft.tick, memory=draft.memory) \
+            if summaries else None
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summary)
@@ -328,7 +403,8 @@ def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
                       tool_results=draft.tool_results, memory_changes=draft.changes,
                       stages=[r for r in reports], summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
-                      warnings=list(draft.warnings), notices=draft.notices)
+                      warnings=list(draft.warnings), notices=draft.notices,
+                      fallback=draft.fallback)
 
 
 def _flush_quietly(session: Session) -> None:

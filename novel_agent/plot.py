@@ -2,8 +2,9 @@
 
 Needs the optional extra `plot` (matplotlib): `pip install 'novel_agent[plot]'`.
 It draws on matplotlib's Agg canvas, never through pyplot's global state:
-the writer's prompt per tick stacked by section under its budget, each
-stage's prompt tokens, words per scene, and the cumulative tokens and cost.
+the writer's prompt per tick stacked by section under its budget (two columns
+wide), each stage's prompt tokens, words per scene, the recall probe's share per
+tick, and the cumulative tokens and cost.
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ def plot_stats(stats: Stats, path: Path) -> Path:
         raise ValueError(f"--plot writes .png or .svg, not {path.name!r}")
     figure = _figure()
     figure.suptitle(f"{stats.project}: {len(stats.ticks)} ticks", fontsize=13)
-    (sections, stages), (words, cumulative) = figure.subplots(2, 2)
-    _sections(sections, stats)
-    _stages(stages, stats)
-    _words(words, stats)
-    _cumulative(cumulative, stats)
+    grid = figure.add_gridspec(2, 3)
+    _sections(figure.add_subplot(grid[0, :2]), stats)
+    _stages(figure.add_subplot(grid[0, 2]), stats)
+    _words(figure.add_subplot(grid[1, 0]), stats)
+    _recall(figure.add_subplot(grid[1, 1]), stats)
+    _cumulative(figure.add_subplot(grid[1, 2]), stats)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format=kind)
     return path
@@ -103,6 +105,26 @@ def _words(ax: Any, stats: Stats) -> None:
     ax.set_ylim(top=max(ax.get_ylim()[1], tallest * 1.15))     # room for the legend
 
 
+def _recall(ax: Any, stats: Stats) -> None:
+    """The recall probe: the share of the facts relevant to each scene that reached its
+    writer (ticks without a relevant fact left out), with the mean."""
+    from matplotlib.ticker import PercentFormatter
+    points = [(t.tick, t.recall["share"]) for t in stats.ticks
+              if t.recall and t.recall["relevant"]]
+    if points:
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, "o-", color="#55a868", markersize=3, linewidth=1)
+        average = sum(ys) / len(ys)
+        ax.axhline(average, color="k", linestyle="--", linewidth=1,
+                   label=f"mean {average:.0%} over {len(ys)} ticks")
+        ax.legend(fontsize=7, loc="best", frameon=False)
+    ax.set_title("recall probe: of the facts relevant to\neach scene, the share its writer got",
+                 fontsize=10)
+    _axes(ax, "relevant facts reached")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(0, 1.05)
+
+
 def _cumulative(ax: Any, stats: Stats) -> None:
     """Prompt tokens sent so far, and dollars spent so far (on a second axis)."""
     ticks = stats.series("tick")
@@ -121,7 +143,7 @@ def _cumulative(ax: Any, stats: Stats) -> None:
     else:
         money.set_yticks([])
         note = "cost unknown for some ticks"
-    ax.set_title(f"cumulative prompt tokens and cost: {note}", fontsize=10)
+    ax.set_title(f"cumulative prompt tokens and cost\n{note}", fontsize=10)
     lines = ax.get_legend_handles_labels()[0] + money.get_legend_handles_labels()[0]
     ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left",
               frameon=False)

@@ -1,7 +1,9 @@
 """The prompt log: one JSON file per stage per tick under `.novel/log/`.
 
 Each holds the context report and the messages sent (the messages only for the
-last `context.keep_prompt_logs` ticks: each commit strips the tick that falls out); the next build of the
+last `context.keep_prompt_logs` ticks: each commit strips the tick that falls out,
+keeping of the items left out only the first LEFT_OUT_KEPT and a count of the
+rest, so an old log does not grow with the memory); the next build of the
 same stage reads the previous one to measure the prefix it shares. A log that
 cannot be read is said so in the report, never taken as a 0% shared prefix.
 """
@@ -10,9 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .project import Project
+
+LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
 
 if TYPE_CHECKING:
     from .stage_prompts import Built
@@ -50,8 +54,27 @@ def stripped_logs(project: Project, tick: int) -> dict[Path, str]:
         except (OSError, UnicodeDecodeError, ValueError):
             continue        # not ours to fix; the report of that tick is already lost
         if isinstance(data, dict) and "messages" in data:
-            data.pop("messages")
-            out[path] = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+            out[path] = json.dumps(stripped(data), indent=1, ensure_ascii=False) + "\n"
+    return out
+
+
+def stripped(report: dict[str, Any]) -> dict[str, Any]:
+    """`report` without its messages, and with the first LEFT_OUT_KEPT of the items left
+    out (every included one stays; `left_out_not_kept` counts the others)."""
+    out = {k: v for k, v in report.items() if k != "messages"}
+    items = out.get("items")
+    if not isinstance(items, list):
+        return out
+    kept, left = [], 0
+    for item in items:
+        if isinstance(item, dict) and not item.get("included"):
+            left += 1
+            if left > LEFT_OUT_KEPT:
+                continue
+        kept.append(item)
+    if left > LEFT_OUT_KEPT:
+        out["items"] = kept
+        out["left_out_not_kept"] = left - LEFT_OUT_KEPT
     return out
 
 

@@ -15,7 +15,9 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
-from .context import Context
+from .context import Context, Section
+from .context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
+from .context.writer import WRITER_ORDER
 from .errors import ConfigError
 from .paths import TEMPLATES_DIR
 
@@ -86,15 +88,18 @@ def render_messages(template_name: str, variables: dict[str, Any],
     """Render a template into chat messages: [system?, user]. A template error, or one
     that renders too much or too long, is a ConfigError naming the template."""
     env = environment(project_templates, undefined=undefined)
+    template = None
     try:
         template = env.get_template(template_name)
         user, system = _render(template, variables, clock)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"template error: {exc.message}", file=exc.filename or template_name,
                           line=exc.lineno) from None
-    except (jinja2.TemplateError, ArithmeticError, MemoryError, RecursionError) as exc:
-        raise ConfigError(f"template error: {exc}; fix the template",
-                          file=_where(template_name, project_templates)) from None
+    except (jinja2.TemplateError, ArithmeticError, MemoryError, RecursionError, TypeError,
+            ValueError, LookupError, AttributeError) as exc:    # the template's own doing
+        where = _where(template_name, project_templates)
+        raise ConfigError(f"template error: {exc}; fix the template", file=where,
+                          line=_line_in(exc, template)) from None
     user, system = user.strip(), system.strip()
     messages = []
     if system:
@@ -110,15 +115,55 @@ def render_stage(context: Context, project_templates: Path | None = None,
     return render_messages(STAGE_TEMPLATES[context.stage], variables, project_templates)
 
 
+def _line_in(exc: BaseException, template: jinja2.Template | None) -> int | None:
+    """The line of `template` a render error was raised at (None if not inside it)."""
+    line, tb = None, exc.__traceback__
+    while tb is not None and template is not None:
+        if tb.tb_frame.f_code.co_filename == template.filename:
+            line = template.get_corresponding_lineno(tb.tb_lineno)
+        tb = tb.tb_next
+    return line
+
+
 def _where(template_name: str, project_templates: Path | None) -> str:
     own = project_templates / template_name if project_templates else None
     return str(own) if own is not None and own.is_file() else template_name
 
 
+# What each stage's template is given, in shapes the real data has: the values of every
+# variant a stage renders, and sections of every kind (sample text).
+SAMPLE_VALUES = {
+    "planner": [{"tick": 1, "max_tools": 3, "first_scene": True},
+                {"tick": 12, "max_tools": 3, "first_scene": False}],
+    "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door"}],
+    "extractor": [{"tick": 12}],
+    "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
+                   ("checkpoint", "arc", "overall")]
+    + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],
+}
+SAMPLE_SECTIONS = {"planner": PLANNER_LAYOUT, "writer": WRITER_ORDER,
+                   "extractor": EXTRACTOR_LAYOUT,
+                   "summarizer": SUMMARIZER_LAYOUT + ("draft", "missing")}
+SAMPLE_TEXT = ("Mara Quill turned the drowned man's map toward the light.\n"
+               "- She found a door she had never seen.")
+
+
+def sample_context(stage: str, values: dict[str, Any]) -> Context:
+    """A context of `stage` holding every kind of section it can have, with sample text."""
+    sections = tuple(Section(name, name.replace("_", " ").title(), SAMPLE_TEXT,
+                             pinned=name in ("bible", "steer", "intention", "tools", "scene"),
+                             items=(f"{name}_1",))
+                     for name in SAMPLE_SECTIONS[stage])
+    return Context(stage, sections, dict(values))
+
+
 def check_templates(project_templates: Path | None) -> None:
-    """Render every stage's template once with no data (lenient about missing values), so
-    a broken project template stops the tick before the first model call is paid for."""
+    """Render every stage's template with sample data of the real shapes (every section,
+    every value, each variant), strict about missing values as a real render is, so a
+    broken project template, or one that fails only on data (`sections[99].text`, a
+    filter on a value no stage gives), stops the tick before the first model call."""
     if project_templates is None or not project_templates.is_dir():
         return
-    for name in STAGE_TEMPLATES.values():
-        render_messages(name, {}, project_templates, undefined=jinja2.ChainableUndefined)
+    for stage, variants in SAMPLE_VALUES.items():
+        for values in variants:
+            render_stage(sample_context(stage, values), project_templates)

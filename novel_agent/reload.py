@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import jinja2
 
 from .config import Config, find_preset
+from .context.budget import ModelLimits
 from .errors import ConfigError, FileFormatError, NovelError
 from .lore import read_lore_file
 from .project import Project
@@ -33,6 +34,7 @@ class Reload:
     message: str
     error: NovelError | None = None
     rebuild: bool = False          # the model, its limits or the budgets may differ
+    about: str = "config"          # what was reloaded: "config", or the path checked
 
 
 def flatten(config: Config) -> dict[str, Any]:
@@ -51,6 +53,12 @@ def diff(old: Config, new: Config) -> list[str]:
             for key in b if a.get(key) != b.get(key)]
 
 
+def limits_diff(old: ModelLimits, new: ModelLimits) -> list[str]:
+    """What an edit of configs/models.yaml changed for the model in use."""
+    return [f"{new.model} {name} {getattr(old, name):,} → {getattr(new, name):,}"
+            for name in ("window", "max_output") if getattr(old, name) != getattr(new, name)]
+
+
 @dataclass
 class Reloader:
     """The configuration in force for a running daemon, and how edits change it."""
@@ -59,15 +67,16 @@ class Reloader:
     env: Mapping[str, str]
     flags: Mapping[str, Any] = field(default_factory=dict)
     config: Config = field(init=False)
+    limits: ModelLimits = field(init=False)
 
     def __post_init__(self) -> None:
-        self.config = self.load()
+        self.config, self.limits = self.load()
 
-    def load(self) -> Config:
-        """The configuration from the files as they are now (raises on a bad edit)."""
+    def load(self) -> tuple[Config, ModelLimits]:
+        """The configuration from the files as they are now, and the model's limits from
+        configs/models.yaml (raises on a bad edit of either)."""
         config = self.project.config(self.env, self.flags)
-        limits_for(config)   # reads configs/models.yaml: a broken table fails here
-        return config
+        return config, limits_for(config)
 
     def preset_file(self) -> Path:
         return find_preset(self.config.preset,
@@ -94,16 +103,21 @@ class Reloader:
     def _reload_config(self, paths: list[Path]) -> Reload:
         names = ", ".join(self._name(p) for p in paths)
         try:
-            new = self.load()
+            new, limits = self.load()
         except NovelError as exc:
             return Reload(f"not reloaded: {exc}; the configuration in force stays", error=exc)
-        changes = diff(self.config, new)
-        self.config = new
+        changes = diff(self.config, new) + limits_diff(self.limits, limits)
+        self.config, self.limits = new, limits
         models = any(p == self.models_file() for p in paths)
         said = "; ".join(changes) if changes else "no setting changed"
         return Reload(f"reloaded {names}: {said}", rebuild=bool(changes) or models)
 
     def _check(self, path: Path, kind: str) -> Reload:
+        reload = self._checked(path, kind)
+        reload.about = str(path)
+        return reload
+
+    def _checked(self, path: Path, kind: str) -> Reload:
         name = self._name(path)
         try:
             if kind == "steer":

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .context.items import Item
 from .context.retrieval import (Candidate, Need, RELEVANT, Scored, fact_form, retrieval_items,
                                 score)
+from .context.retrieval import named as named_in
 from .decisions import Plan
 from .embeddings import Embedder
 from .errors import ModelError
@@ -26,13 +27,14 @@ from .index import Index
 from .lore import Lorebook, entry_text
 from .memory import Memory
 from .names import normalize_name
-from .search import (Row, any_of, bm25, by_spread, fact_rows_of_scenes, newest, pinned_rows,
-                     scene_rows, words)
+from .search import (Row, any_of, bm25, by_spread, fact_rows_of_scenes, information, newest,
+                     pinned_rows, scene_rows, words)
 
 NEAR = 30            # scenes just before the recent tiers that are always candidates
 BM25_LIMIT = 200
 NEWEST = 120         # documents naming the main cast, newest first
 LOOP_SCENES = 40     # at most this many scenes of the touched loops (the newest)
+TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of it
 
 
 def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
@@ -51,13 +53,28 @@ def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def loop_scenes(loops: Iterable[dict[str, Any]]) -> set[int]:
-    ticks: set[int] = set()
+def loop_scenes(loops: Iterable[dict[str, Any]]) -> dict[int, float]:
+    """The scenes of `loops` with how much each says of them: 1 for the scene that opened
+    a loop (where the question arose), TOUCHED for the others (the newest LOOP_SCENES)."""
+    strength: dict[int, float] = {}
     for loop in loops:
-        ticks |= {t for t in loop.get("scenes") or [] if isinstance(t, int)}
+        for t in loop.get("scenes") or []:
+            if isinstance(t, int) and not isinstance(t, bool):
+                strength[t] = max(strength.get(t, 0.0), TOUCHED)
         if isinstance(loop.get("opened_in"), int):
-            ticks.add(loop["opened_in"])
-    return set(sorted(ticks)[-LOOP_SCENES:])
+            strength[loop["opened_in"]] = 1.0
+    kept = sorted(strength)[-LOOP_SCENES:]
+    return {t: strength[t] for t in kept}
+
+
+def shared_first_names(memory: Memory) -> set[str]:
+    """First names more than one known character has."""
+    seen: dict[str, int] = {}
+    for c in memory.characters.values():
+        words_ = normalize_name(str(c.get("name", ""))).split()
+        if len(words_) > 1:
+            seen[words_[0]] = seen.get(words_[0], 0) + 1
+    return {first for first, n in seen.items() if n > 1}
 
 
 def names_of(memory: Memory, names: Iterable[str]) -> list[str]:
@@ -85,11 +102,13 @@ def candidate(row: Row, score: float = 0.0) -> Candidate:
                      pinned=meta.get("pinned") is True, bm25=score)
 
 
-def gather(index: Index, terms: Sequence[str], *, scenes_before: int, facts_before: int,
+def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
+           scenes_before: int, facts_before: int,
            extra_ticks: Iterable[int] = ()) -> list[Candidate]:
-    """Candidates: the BM25 matches of the rare `terms` (a place, a thing, a minor
-    character), the newest documents naming the common ones (the main cast), the scenes
-    in `extra_ticks` and their facts, the NEAR scenes before `scenes_before`, and what is
+    """Candidates: the BM25 matches of the `terms` that tell documents apart (in at most
+    a tenth of them: see search.by_spread), the newest
+    documents naming any of `names` (the scene's people and place), the scenes in
+    `extra_ticks` and their facts, the NEAR scenes before `scenes_before`, and what is
     pinned (deduplicated, best BM25)."""
     found: dict[str, Candidate] = {}
 
@@ -102,9 +121,9 @@ def gather(index: Index, terms: Sequence[str], *, scenes_before: int, facts_befo
             if c.key not in found or found[c.key].bm25 < c.bm25:
                 found[c.key] = c
 
-    rare, common = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
+    rare, _ = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
     add(bm25(index, any_of(rare), ("scene", "fact"), BM25_LIMIT, before=facts_before))
-    add(newest(index, any_of(common), ("scene", "fact"), NEWEST, before=facts_before))
+    add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
     extra = sorted(set(extra_ticks))
     add(r for t in extra for r in scene_rows(index, t, t))
     add(fact_rows_of_scenes(index, extra))
@@ -129,13 +148,22 @@ def with_similarity(candidates: list[Candidate], query: str, embedder: Embedder 
     return [Candidate(**{**c.__dict__, "similarity": s}) for c, s in zip(candidates, sims)]
 
 
-def plan_terms(plan: Plan, steer: str, places: Sequence[str], people: Sequence[str]) -> list[str]:
-    """What the writer's BM25 looks for: the place's names, then the words of the plan and
-    the note, less the names of the people in the scene (who is in a scene is scored on
-    its own; in BM25 the point of view's name would pull in every scene they are in)."""
-    names = {w for person in people for w in words(person)}
-    said = [w for w in words(f"{plan.title} {plan.intention} {steer}") if w not in names]
-    return [*(p for p in places if p), *said]
+def topic_words(text: str, names: Sequence[str]) -> list[str]:
+    """The content words of `text`, less the words of `names` (who and where are scored
+    on their own, by how much each name tells)."""
+    skip = {w for name in names for w in words(name)}
+    return [w for w in words(text) if w not in skip]
+
+
+def plan_need(index: Index, plan: Plan, memory: Memory, tick: int) -> tuple[Need, list[str]]:
+    """What the planned scene is about, each name weighted by how much it tells, and the
+    names as the index may hold them (aliases too)."""
+    people = [n for n in [plan.pov, *plan.characters] if n]
+    names = names_of(memory, [*people, plan.location])
+    tells = information(index, [*people, plan.location] if plan.location else people)
+    need = Need.of(tick, plan.pov, people, plan.location,
+                   loop_scenes(plan_loops(plan, memory)), tells, shared_first_names(memory))
+    return need, names
 
 
 @dataclass
@@ -152,19 +180,14 @@ class WriterRecall:
     warnings: list[str] = field(default_factory=list)
     scored: list[Scored] = field(default_factory=list)
 
-    def need(self) -> Need:
-        return Need.of(self.tick, self.plan.pov, [self.plan.pov, *self.plan.characters],
-                       self.plan.location, loop_scenes(plan_loops(self.plan, self.memory)))
-
     def __call__(self, in_tiers: set[int], full: set[int]) -> list[Item]:
         """Items for the `retrieved` section, given the ticks the recent tiers hold (and
         those in full text)."""
-        terms = plan_terms(self.plan, self.steer, names_of(self.memory, [self.plan.location]),
-                           names_of(self.memory, [self.plan.pov, *self.plan.characters]))
+        need, names = plan_need(self.index, self.plan, self.memory, self.tick)
+        terms = topic_words(f"{self.plan.title} {self.plan.intention} {self.steer}", names)
         first = min(in_tiers, default=self.tick)
-        need = self.need()
-        found = gather(self.index, terms, scenes_before=first, facts_before=self.tick,
-                       extra_ticks=need.loop_scenes)
+        found = gather(self.index, terms, names=names, scenes_before=first,
+                       facts_before=self.tick, extra_ticks=need.loop_scenes)
         found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
                                 self.embedder, self.warnings)
         self.scored = score(found, need, self.weights)
@@ -177,11 +200,16 @@ def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[st
     """Facts about who and where the last scenes are, and the loops they touch, scored
     for the planner (best first; the pool takes what fits)."""
     ticks = loop_scenes(loops)
-    terms = [*names_of(memory, [*names, *places]),
-             *words(" ".join([steer, *(str(l.get("description", "")) for l in loops)]))]
-    found = [c for c in gather(index, terms, scenes_before=0, facts_before=tick,
+    known = names_of(memory, [*names, *places])
+    terms = topic_words(" ".join([steer, *(str(l.get("description", "")) for l in loops)]),
+                        known)
+    found = [c for c in gather(index, terms, names=known, scenes_before=0, facts_before=tick,
                                extra_ticks=ticks) if c.kind == "fact"]
-    need = Need.of(tick, "", names, places[-1] if places else "", ticks)
+    people = list(dict.fromkeys(n for n in names if n))
+    place = places[-1] if places else ""
+    need = Need.of(tick, "", people, place, ticks,
+                   information(index, [*people, *([place] if place else [])]),
+                   shared_first_names(memory))
     return [Item(s.candidate.key, (fact_form(s.candidate),), round(s.score, 3),
                  (s.candidate.tick, s.candidate.key), why=s.why)
             for s in score(found, need, weights) if s.score >= RELEVANT]
@@ -220,27 +248,28 @@ class Recall:
 
 def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[Candidate]:
     """The known facts relevant to the planned scene: those naming someone in it and
-    either its place or a word of its intention; those of a loop the plan touches
-    (established in one of its scenes); and those pinned."""
+    either its place or a word of its intention that tells documents apart (not a name,
+    not a word in more than a tenth of them: the words retrieval ranks by); those
+    established in the scene that opened a loop the plan touches; and those pinned."""
     people = names_of(memory, [plan.pov, *plan.characters])
     place = names_of(memory, [plan.location])
-    said = words(f"{plan.title} {plan.intention}")
+    said, _ = by_spread(index, topic_words(f"{plan.title} {plan.intention}", [*people, *place]))
     need = Need.of(tick, plan.pov, [plan.pov, *plan.characters], plan.location,
-                   loop_scenes(plan_loops(plan, memory)))
+                   loop_scenes(plan_loops(plan, memory)), shared_first=shared_first_names(memory))
     query = f"({any_of(people)}) AND ({any_of([*place, *said])})" if people and (place or said) \
         else ""
     rows = newest(index, f"kind : fact AND {query}", ("fact",), 1000, before=tick) \
         if query else []
-    rows += fact_rows_of_scenes(index, [t for t in need.loop_scenes if t < tick])
+    rows += fact_rows_of_scenes(index, [t for t, s in need.loop_scenes.items() if s == 1.0 and t < tick])
     rows += [r for r in pinned_rows(index, ("fact",)) if (r.tick or 0) < tick]
     out: dict[str, Candidate] = {}
     for row in rows:
         c = candidate(row)
         text = f" {normalize_name(c.text)} "
-        named = any(f" {n} " in text or f" {n.split()[0]} " in text for n in need.names)
+        named = bool(named_in(c.text, need))
         where = bool(need.location) and f" {need.location} " in text
         about = any(f" {w} " in text for w in said)
-        if c.pinned or c.tick in need.loop_scenes or (named and (where or about)):
+        if c.pinned or need.loop_scenes.get(c.tick) == 1.0 or (named and (where or about)):
             out[c.key] = c
     return list(out.values())
 

@@ -10,6 +10,7 @@ BM25 ranks the hits, and scores are shown positive (higher is better).
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -50,25 +51,43 @@ def any_of(terms: Iterable[str]) -> str:
     return " OR ".join(quoted)
 
 
-def by_spread(index: Index, terms: Sequence[str], rare: float = 0.05,
+def doc_counts(index: Index, terms: Sequence[str], cap: int) -> dict[str, int]:
+    """How many documents hold each term (a word or a phrase), counted up to `cap` (a
+    term in more is as good as everywhere: the count stops there, so it stays cheap)."""
+    counts = {}
+    for term in dict.fromkeys(terms):
+        try:
+            counts[term] = index.db.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+                (_quote(term), cap)).fetchone()[0]
+        except sqlite3.OperationalError:
+            counts[term] = 0
+    return counts
+
+
+def total_docs(index: Index) -> int:
+    return index.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+
+
+def by_spread(index: Index, terms: Sequence[str], rare: float = 0.10,
               common: float = 0.25) -> tuple[list[str], list[str]]:
     """The terms split by how many documents hold them: (in at most `rare` of them, in
     at most `common`); terms in more are left out (they barely move BM25 but make a
     query walk a posting list as long as the book)."""
-    total = index.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
-    few, most = max(200, int(total * rare)), max(400, int(total * common))
-    rare_terms, common_terms = [], []
-    for term in terms:
-        try:
-            found = index.db.execute("SELECT COUNT(*) FROM (SELECT rowid FROM search WHERE "
-                                     "search MATCH ? LIMIT ?)", (_quote(term), most + 1)).fetchone()[0]
-        except sqlite3.OperationalError:
-            continue
-        if found <= few:
-            rare_terms.append(term)
-        elif found <= most:
-            common_terms.append(term)
-    return rare_terms, common_terms
+    total = total_docs(index)
+    few, most = max(50, int(total * rare)), max(100, int(total * common))
+    counts = doc_counts(index, terms, most + 1)
+    return ([t for t, n in counts.items() if 0 < n <= few],
+            [t for t, n in counts.items() if few < n <= most])
+
+
+def information(index: Index, names: Sequence[str]) -> dict[str, float]:
+    """How much finding each name in a document tells, from 0 (it is in every one) to 1
+    (it is in one): log(N / documents holding it) / log(N)."""
+    total = max(2, total_docs(index))
+    counts = doc_counts(index, names, total)
+    return {name: max(0.0, min(1.0, math.log(total / max(1, n)) / math.log(total)))
+            for name, n in counts.items()}
 
 
 def newest(index: Index, query: str, kinds: Sequence[str], limit: int,

@@ -3,9 +3,11 @@
 Per tick: the scene's words; each stage's prompt tokens and the writer's
 tokens by section, its budget, compaction level and the share of its prompt
 shared with the tick before (all from the prompt logs `.novel/log/tick_NNN_<stage>.json`,
-summarizer logs summed into one "summarizer" stage); and what the tick's model
-calls cost (from the usage rows). Beside them, the summary tree's compression
-by level (status.summary_status). Reads only; `plot.py` draws it.
+summarizer logs summed into one "summarizer" stage); the recall probe (the known
+facts relevant to the scene, and how many reached the writer: the writer log's
+report, else state.yaml's `recall` rows); and what the tick's model calls cost
+(from the usage rows). Beside them, the summary tree's compression by level
+(status.summary_status). Reads only; `plot.py` draws it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from .config import Config
 from .costs import Row, tick_costs
+from .errors import NovelError
 from .project import Project
 from .scenes import scene_ticks
 from .status import SummaryLevel, scene_words, summary_status
@@ -38,6 +41,7 @@ class TickStats:
     budget: int | None = None                                 # the writer's budget
     compaction: int | None = None                             # the writer's compaction level
     prefix_share: float | None = None                         # writer prefix shared, 0..1
+    recall: dict[str, Any] | None = None                      # relevant, reached, share
     cost: float | None = None                                 # dollars, None if unknown
 
 
@@ -96,17 +100,38 @@ def _apply_logs(stats: TickStats, stages: dict[str, list[dict[str, Any]]]) -> No
                       for s in writer.get("sections") or [] if isinstance(s, dict)}
     stats.budget, stats.compaction = writer.get("budget"), writer.get("compaction_level")
     stats.prefix_share = writer.get("prefix_share")
+    probe = writer.get("recall")
+    if isinstance(probe, dict) and isinstance(probe.get("relevant"), int):
+        stats.recall = recall_of(probe["relevant"], int(probe.get("reached") or 0))
+
+
+def recall_of(relevant: int, reached: int) -> dict[str, Any]:
+    """One tick's recall probe: facts relevant to its scene, how many reached the writer,
+    and that share (None when no known fact was relevant)."""
+    return {"relevant": relevant, "reached": reached,
+            "share": round(reached / relevant, 4) if relevant else None}
+
+
+def state_recall(project: Project) -> dict[int, dict[str, Any]]:
+    """state.yaml's recall rows (the last ticks' [tick, relevant, reached]) by tick."""
+    try:
+        rows = project.state().get("recall") or []
+    except NovelError:
+        return {}
+    return {r[0]: recall_of(r[1], r[2]) for r in rows if isinstance(r, list) and len(r) == 3}
 
 
 def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
     """Every tick's numbers (the ticks with a scene, a log or a usage row)."""
     logs, costs = tick_logs(project), tick_costs(rows)
     scenes = set(scene_ticks(project.scenes_dir))
+    recalled = state_recall(project)
     ticks = []
     for tick in sorted(scenes | set(logs) | set(costs)):
         stats = TickStats(tick, words=scene_words(project.scene_path(tick))
                           if tick in scenes else None, cost=costs.get(tick))
         _apply_logs(stats, logs.get(tick, {}))
+        stats.recall = stats.recall or recalled.get(tick)
         ticks.append(stats)
     order: list[str] = []
     for t in ticks:
@@ -124,6 +149,7 @@ def summary(stats: Stats) -> dict[str, Any]:
             levels[level] = levels.get(level, 0) + 1
     costs = stats.series("cost")
     known = [c for c in costs if c is not None]
+    recall = [r for r in stats.series("recall") if r and r["relevant"]]
     last = stats.ticks[-1] if stats.ticks else None
     writer = sum(last.sections.values()) if last else 0
     return {
@@ -136,6 +162,11 @@ def summary(stats: Stats) -> dict[str, Any]:
         "compaction_levels": {str(k): levels[k] for k in sorted(levels)},
         "prefix_share": {"mean": round(mean(shares), 4) if shares else None,
                          "last": shares[-1] if shares else None},
+        "recall": {"mean": round(mean(r["share"] for r in recall), 4) if recall else None,
+                   "min": min(r["share"] for r in recall) if recall else None,
+                   "last": recall[-1]["share"] if recall else None,
+                   "ticks": len(recall), "relevant": sum(r["relevant"] for r in recall),
+                   "reached": sum(r["reached"] for r in recall)},
         "cost_per_tick": {"mean": round(mean(known), 6) if known else None,
                           "last": known[-1] if known else None,
                           "total": round(sum(known), 6) if known else None,

@@ -5,7 +5,11 @@ paths of `project.yaml`, `steer.md`, the preset in use, `configs/models.yaml`,
 and anything under `lore/` and `templates/`, each with the time of its last
 event. The daemon drains the set between ticks, once it has been quiet for the
 debounce time: editors that save by writing a temp file and renaming it, or
-that write twice, make one change, not three. Scenes and memory files are not
+that write twice, make one change, not three. An editor's own files are not
+changes: swap and backup files (`.project.yaml.swp`, `project.yaml~`), lock
+files (`.#project.yaml`), vim's write test `4913`, temp files before their
+rename; under `lore/` only `.yaml`/`.yml` files count (what the lorebook
+reads), under `templates/` only `.j2` files. Scenes and memory files are not
 watched: every tick reads them again anyway.
 """
 
@@ -21,6 +25,7 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from .lore import SUFFIXES as LORE_SUFFIXES
 from .project import Project
 
 DEBOUNCE = 0.2   # seconds without a new event before a change is taken
@@ -43,18 +48,19 @@ class Watched:
     models_file: Path
 
     def kind(self, path: str | Path) -> str | None:
-        """"config", "steer", "lore", "templates", or None for a path nobody watches."""
+        """"config", "steer", "lore", "templates", or None for a path nobody watches
+        (an editor's swap, backup, lock or temp file among them: its rename is the change)."""
         p = Path(path)
-        if p.name.startswith(".") or p.name.endswith(("~", ".swp", ".tmp")):
-            return None      # an editor's temp or backup file; its rename is the change
+        if p.name.startswith((".", "#")) or p.name.endswith(("~", "#", ".swp", ".swx", ".tmp")):
+            return None
         if p in (self.project.project_file, self.preset_file, self.models_file):
             return "config"
         if p == self.project.steer_file:
             return "steer"
-        for kind, folder in (("lore", self.project.lore_dir),
-                             ("templates", self.project.templates_dir)):
-            if p.is_relative_to(folder) and p != folder:
-                return kind
+        if p.parent == self.project.lore_dir and p.suffix in LORE_SUFFIXES:
+            return "lore"
+        if p.is_relative_to(self.project.templates_dir) and p.suffix == ".j2":
+            return "templates"
         return None
 
     def folders(self) -> list[tuple[Path, bool]]:

@@ -69,6 +69,22 @@ def files_of(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
+def openai_project(projects_dir, monkeypatch) -> Path:
+    """A new project on the openai provider (OPENAI_API_KEY set to the test key)."""
+    from click.testing import CliRunner
+
+    from fake_openai import API_KEY
+    from novel_agent.cli import cli as novel
+
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    result = CliRunner().invoke(novel, ["new", "harbour", "--premise",
+                                        "A lighthouse keeper finds a drowned man's map.",
+                                        "--provider", "openai"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return projects_dir / "harbour"
+
+
+@pytest.fixture
 def snapshot():
     """snapshot(root): every file under root with its bytes (see files_of)."""
     return files_of

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import pytest
 
+API_KEY = "sk-test-NEVER-ON-DISK-42"   # the key tests set; it must never reach a file
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 
 

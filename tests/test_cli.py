@@ -139,3 +139,10 @@ def test_every_model_call_is_logged_in_the_index(projects_dir):
                       "FROM usage ORDER BY id").fetchall()
     assert rows == [(1, "planner", 1, 1), (1, "writer", 1, 1), (1, "extractor", 1, 1),
                     (2, "planner", 1, 1), (2, "writer", 1, 1), (2, "extractor", 1, 1)]
+
+
+def test_scenes_show_leaves_out_what_a_scene_does_not_say(project):
+    from novel_agent.files import atomic_write
+    atomic_write(project.scene_path(1), "---\ntitle: Chapter One\n---\n\nIt rained.\n")
+    shown = invoke("scenes", "show", "1", "-p", str(project.root))
+    assert shown.stdout.splitlines()[0] == "# Chapter One  (scene 1)"

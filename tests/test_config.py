@@ -27,10 +27,9 @@ def test_default_preset_is_balanced():
 
 
 def test_each_layer_overrides_the_last(project):
-    text = project.project_file.read_text()
-    project.project_file.write_text(text + "preset: aggressive\ngeneration:\n"
-                                    "  summary_scenes_count: 7\n  max_tools_per_tick: 4\n"
-                                    "llm:\n  timeout: 30\n")
+    text = project.project_file.read_text().replace("preset: balanced", "preset: aggressive")
+    project.project_file.write_text(text + "  timeout: 30\ngeneration:\n"     # llm: is last
+                                    "  summary_scenes_count: 7\n  max_tools_per_tick: 4\n")
     config = project.config(env={"NOVEL_GENERATION_MAX_TOOLS_PER_TICK": "2",
                                  "NOVEL_LLM_MODEL": "gpt-4o"},
                             flags={"llm.model": "llama3.1"})
@@ -96,7 +95,7 @@ def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_
 
 
 def test_unknown_key_via_cli_changes_nothing(project, snapshot):
-    project.project_file.write_text(project.project_file.read_text() + "llm:\n  temprature: 1\n")
+    project.project_file.write_text(project.project_file.read_text() + "  temprature: 1\n")
     before = snapshot(project.root)
     result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
     assert result.exit_code == 1
@@ -141,3 +140,31 @@ def test_a_share_mapping_overrides_key_by_key_and_is_checked():
         load_config(flags={"context.planner_shares": {"villains": 0.1}})
     with pytest.raises(ConfigError, match="adding up to at most 1"):
         load_config(flags={"context.extractor_shares": {"plan": 0.9, "loops": 0.5}})
+
+
+def test_a_key_given_twice_names_the_file_and_the_second_line(project, snapshot):
+    text = project.project_file.read_text()
+    assert "llm:\n  provider: offline\n" in text
+    project.project_file.write_text(text + "llm:\n  model: gpt-4o\n")    # YAML keeps the last
+    line = len(project.project_file.read_text().splitlines()) - 1
+    first = text.splitlines().index("llm:") + 1
+    before = snapshot(project.root)
+    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {project.project_file}:{line}: duplicate key 'llm' "
+                             f"(first on line {first}): keep one, merged by hand\n")
+    assert snapshot(project.root) == before
+
+
+def test_a_nested_key_given_twice_in_a_preset_is_an_error(tmp_path):
+    (tmp_path / "mine.yaml").write_text("generation:\n  recent_scenes_count: 3\n"
+                                        "  summary_scenes_count: 2\n  recent_scenes_count: 9\n")
+    with pytest.raises(ConfigError) as info:
+        load_preset("mine", tmp_path)
+    err = info.value
+    assert (err.file, err.key, err.line) == (str(tmp_path / "mine.yaml"),
+                                             "generation.recent_scenes_count", 4)
+    # the same key in two different mappings is no duplicate
+    (tmp_path / "fine.yaml").write_text("llm:\n  model: a\ngeneration:\n  recent_scenes_count: 3\n"
+                                        "context:\n  window: 9000\n")
+    assert load_preset("fine", tmp_path).values["context"] == {"window": 9000}

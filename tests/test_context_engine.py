@@ -139,16 +139,39 @@ def test_compaction_level_2_keeps_fewer_summaries():
     assert any("fewer tier-2 summaries" in n.reason for n in tight.notes)
 
 
-def test_compaction_level_3_keeps_only_pinned_and_last_scene():
+def test_compaction_level_3_keeps_the_pinned_the_last_scene_and_each_sections_best():
     config = load_config(flags={"context.compaction_thresholds": [0.01, 0.02, 0.03]})
     scenes = sf.SyntheticScenes(30, lambda t: 150)
-    tier3 = [Piece("checkpoint_010", "- things happened")]
+    tier3 = [Piece("checkpoint_010", "- things happened"), Piece("overall", "In short.")]
     fitted = build(scenes, 3000, config=config, steer="Snow.", tier3=tier3)
-    assert fitted.level == 3
+    assert fitted.level == 3 and fitted.tokens < 3000 and fitted.truncated == []
     names = [s.name for s in fitted.context.sections if s.text]
-    assert names == ["bible", "recent_full", "intention", "steer"]
+    assert names == ["bible", "tier3", "cast", "recent_summaries", "recent_full",
+                     "intention", "steer"]      # no section with items is emptied
     assert fitted.context.section("recent_full").items == ("scene_030",)
+    assert fitted.context.section("recent_summaries").items == ("scene_029",)
+    assert fitted.context.text("tier3") == "In short."         # the newest summary only
     assert any(n.key == "checkpoint_010" and not n.included for n in fitted.notes)
+    # the cast by name; the scene's own people are described in the tail instead
+    assert fitted.context.text("cast") == "Mara Quill, Tobin Keel, The harbour"
+    intention = fitted.context.text("intention")
+    assert "POV: Mara Quill — the keeper (traits: stubborn" in intention
+    assert "Also present: Tobin Keel — the ferryman" in intention
+
+
+def test_at_level_3_the_best_items_that_do_not_fit_go_before_the_last_scene_is_cut():
+    scenes = sf.SyntheticScenes(30, lambda t: 300)
+    tier3 = [Piece("checkpoint_010", "- things happened"),
+             Piece("overall", "In short: " + sf.prose(60, 2))]
+    fitted = build(scenes, 600, tier3=tier3, steer="Snow.")
+    assert fitted.level == 3 and fitted.tokens <= 600
+    assert fitted.dropped == ["tier3", "recent_summaries"] and fitted.truncated == []
+    assert [s.name for s in fitted.context.sections if s.text] == [
+        "bible", "cast", "recent_full", "intention", "steer"]
+    assert "tokens cut from the middle" not in fitted.context.text("recent_full")
+    dropped = [n for n in fitted.notes if n.reason.startswith("dropped whole")]
+    assert sorted((n.key, n.section, n.included) for n in dropped) == [
+        ("overall", "tier3", False), ("scene_029", "recent_summaries", False)]
 
 
 def test_middle_out_truncation_is_the_last_safety_net():

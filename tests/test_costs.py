@@ -15,7 +15,6 @@ from novel_agent.ledger import ledger_path
 from novel_agent.paths import config_dir
 from novel_agent.prices import Price, load_price_table, match_price, price_for
 from novel_agent.project import Project
-from test_tick_openai import openai_project  # noqa: F401 - a fixture
 from test_usage import README, priced, set_llm
 
 

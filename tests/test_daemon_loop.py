@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import signal
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
+from novel_agent.cli import cli
 from novel_agent.daemon import Daemon
 from novel_agent.errors import FileFormatError, ModelError, TickError
-from novel_agent.heartbeat import read_heartbeat
+from novel_agent.heartbeat import read_heartbeat, status_lines
 from novel_agent.reload import Reloader
 from novel_agent.signals import StopFlag
 from novel_agent.watch import ChangeSet
@@ -193,7 +196,7 @@ def test_an_edit_reloads_and_rebuilds_the_session(project):
 
 def test_an_invalid_edit_is_reported_and_the_last_good_config_stays(project):
     def edit(daemon, on_stage):
-        text = project.project_file.read_text() + "llm:\n  temprature: 0.9\n"
+        text = project.project_file.read_text() + "  temprature: 0.9\n"    # in llm:, the last
         project.project_file.write_text(text)
         daemon.changes.add(project.project_file)
         return None
@@ -246,3 +249,102 @@ def test_lore_and_template_edits_are_checked_and_reported(project):
     (lore,) = reloader.apply({project.lore_dir / "tower.yaml"}, paths)
     assert lore.message == "lore/tower.yaml changed (1 lore entry); the next tick reads it"
     assert lore.error is None
+
+
+# ---------------------------------------------------------------- the last error
+
+T0 = datetime(2026, 11, 22, 15, 30, 1, tzinfo=timezone.utc)
+
+
+def lands(project, words: int = 3):
+    """A scripted tick that commits a scene file, as a real tick does."""
+    def step(daemon, on_stage):
+        n = project.tick() + 1
+        project.scene_path(n).write_text(f"---\ntick: {n}\ntitle: Scene {n}\n---\n"
+                                         + "word " * words + "\n")
+        return result(n, words)
+    return step
+
+
+def last_error_line(project) -> str:
+    return [line for line in status_lines(read_heartbeat(project))
+            if line.startswith("last error")][0]
+
+
+def test_a_tick_error_names_its_tick_and_is_marked_fixed_once_a_tick_goes_through(project):
+    seen = []
+
+    def look(daemon, on_stage):
+        seen.append(last_error_line(project))
+        return lands(project)(daemon, on_stage)
+
+    fail = ModelError("the model did not answer within 60s")
+    daemon, *_ = make(project, [lands(project), fail, look, lands(project)], now=lambda: T0,
+                      flags={"daemon.max_ticks": 3, "daemon.failure_backoff": 0.5})
+    summary = daemon.run()
+    assert (summary.ticks, summary.exit_code) == (3, 0)
+    assert seen == [f"last error  tick 2 at {T0.isoformat()}: the model did not answer "
+                    "within 60s"]
+    assert last_error_line(project) == (f"last error  tick 2 at {T0.isoformat()}, fixed from "
+                                        "tick 2 on: the model did not answer within 60s")
+    beat = read_heartbeat(project)
+    assert (beat.error_tick, beat.fixed_tick, beat.failures) == (2, 2, 0)
+
+
+def test_a_bad_edit_stays_the_last_error_until_an_edit_of_it_reloads(project):
+    good = project.project_file.read_text()
+    seen = []
+
+    def tick(text=None):
+        def step(daemon, on_stage):
+            seen.append(read_heartbeat(project).last_error and last_error_line(project))
+            if text is not None:
+                project.project_file.write_text(text)
+                daemon.changes.add(project.project_file)
+            return lands(project)(daemon, on_stage)
+        return step
+
+    daemon, *_ = make(project, [tick(good + "  temprature: 0.9\n"), tick(), tick(),   # in llm:
+                                tick(good), tick()], now=lambda: T0,
+                      flags={"daemon.max_ticks": 5})
+    daemon.run()
+    line = len(good.splitlines()) + 1
+    error = f"not reloaded: {project.project_file}:{line}: unknown key 'llm.temprature' ("
+    # ticks 2-4 went through on the configuration in force, but the file is still broken
+    assert seen[0] == ""
+    assert [s.startswith(f"last error  tick 2 at {T0.isoformat()}: {error}")
+            for s in seen[1:]] == [True, True, True, False]
+    assert seen[4].startswith(f"last error  tick 2 at {T0.isoformat()}, fixed from tick 5 "
+                              f"on: {error}")
+
+
+def test_novel_status_shows_the_daemon_and_its_last_error(project):
+    fail = TickError("tick 2 failed in writer: 502 Bad Gateway", stage="writer")
+    daemon, *_ = make(project, [lands(project), fail, fail], now=lambda: T0, flags={
+        "daemon.max_ticks": 5, "daemon.interval": 2, "daemon.max_failures": 2,
+        "daemon.failure_backoff": 1})
+    assert daemon.run().exit_code == 3
+
+    def daemon_lines() -> list[str]:
+        result = CliRunner().invoke(cli, ["status", "-p", "harbour"], catch_exceptions=False)
+        lines = result.output.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("daemon"))
+        return lines[start:next(i for i, line in enumerate(lines) if line.startswith("steer"))]
+
+    stamp = T0.isoformat()
+    assert daemon_lines() == [
+        f"daemon      not running: the last run failed at {stamp} after 1 tick, pace 4.0 s "
+        "per tick",
+        f"last error  tick 2 at {stamp}: tick 2 failed in writer: 502 Bad Gateway"]
+    daemon, *_ = make(project, [fail, lands(project)], now=lambda: T0,
+                      flags={"daemon.max_ticks": 1, "daemon.interval": 2,
+                             "daemon.failure_backoff": 1})
+    daemon.run()
+    assert daemon_lines() == [
+        f"daemon      not running: the last run stopped at {stamp} after 1 tick, pace 2.0 s "
+        "per tick",
+        f"last error  tick 2 at {stamp}, fixed from tick 2 on: tick 2 failed in writer: 502 "
+        "Bad Gateway"]
+    daemon, *_ = make(project, flags={"daemon.max_ticks": 1})
+    daemon.run()
+    assert len(daemon_lines()) == 1             # a new run starts with no error

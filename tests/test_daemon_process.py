@@ -188,7 +188,18 @@ def test_novel_stop_asks_the_daemon_to_stop(project, novel):
     assert f"daemon      running (pid {proc.pid}) since " in out
     code, out, err = novel.run("stop", "-p", "harbour")
     assert code == 0 and f"asked novel run (pid {proc.pid})" in out
-    assert proc.wait(timeout=30) == 0
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    done = len(scenes(project))
+    plural = "s" if done != 1 else ""
+    assert out.splitlines()[-1].startswith(f"stopped by SIGTERM. {done} tick{plural}, ")
+    beat = json.loads((project.novel_dir / "daemon.json").read_text())
+    assert (beat["state"], beat["ticks"], beat["last_error"]) == ("stopped", done, "")
+    code, out, _ = novel.run("status", "-p", "harbour")
+    (line,) = [line for line in out.splitlines() if line.startswith("daemon")]
+    assert line.startswith(f"daemon      not running: the last run stopped at {beat['ended']} "
+                           f"after {done} tick{plural}, pace ")
+    assert "last error" not in out
     code, _, err = novel.run("stop", "-p", "harbour")
     assert code == 1 and "no daemon is running on 'harbour'" in err
 

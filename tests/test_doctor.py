@@ -81,3 +81,29 @@ def test_files_follow_the_umask(projects_dir, umask):
     modes = {str(f.relative_to(project.root)): oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
     assert modes == {name: oct(0o666 & ~umask) for name in modes}
     assert stat.S_IMODE(memory.stat().st_mode) == 0o777 & ~umask
+
+
+def test_stray_files_in_scenes_and_broken_lore_are_listed_with_their_fix(project):
+    run_ticks(project, 2)
+    (project.scenes_dir / "chapter1.md").write_text("# Chapter 1\n\nMara woke.\n")
+    (project.scenes_dir / "scene_2.txt").write_text("not markdown")
+    (project.lore_dir / "locket.yaml").write_text("keys: [locket]\ncontent: brass\n"
+                                                  "priority: high\n")
+    (project.lore_dir / "broken.yaml").write_text("keys: [a\n")
+    result = doctor(project)
+    assert result.exit_code == 1
+    assert result.output == (
+        "problem  scenes/chapter1.md is not a scene file (only scene_NNN.md are read): it is "
+        "not part of the story\n"
+        "         fix: move it out of scenes/ and bring it in with `novel import chapter1.md`\n"
+        "problem  scenes/scene_2.txt is not a scene file (only scene_NNN.md are read): it is "
+        "not part of the story\n"
+        "         fix: move it out of scenes/ and bring it in with `novel import scene_2.txt`\n"
+        f"problem  {project.lore_dir / 'broken.yaml'}:2: invalid YAML: expected ',' or ']', "
+        "but got '<stream end>'; the file is skipped\n"
+        "         fix: fix the file (`novel lore check` shows what is read)\n"
+        f"problem  {project.lore_dir / 'locket.yaml'}:3: 'priority' must be a whole number, "
+        "not 'high'; the entry is skipped\n"
+        "         fix: fix the file (`novel lore check` shows what is read)\n")
+    assert doctor(project, "--fix").exit_code == 1      # nothing here is fixed for you
+    assert (project.scenes_dir / "chapter1.md").is_file()

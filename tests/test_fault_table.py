@@ -140,3 +140,54 @@ def test_connection_refused_fails_cleanly_without_a_request(project, snapshot):
     assert isinstance(result, TickError) and result.stage == "planner"
     assert "connection" in str(result).lower() and len(slept) == 1
     assert snapshot(project.root) == before
+
+
+SUMMARY = ("- Mara Quill studies the drowned man's map: it shows a door she has never seen.\n"
+           "- The Stranger, drowned, carried it; what lies behind the drawn door is open.\n"
+           "- The lamp burns low while she reads.")
+CUT = SUMMARY.index("burns") + 3                  # "…The lamp bur": cut off mid-word
+SUMMARY_TABLE = [
+    # fault, summarizer answers, the checkpoint's text, its note, chat requests
+    ("summarizer cut off (length), continued",
+     [{"content": SUMMARY[:CUT], "finish_reason": "length"}, SUMMARY[CUT:]],
+     SUMMARY, "continued (1 more call)", 6),
+    ("summarizer cut off three times, trimmed",
+     [{"content": SUMMARY[:40], "finish_reason": "length"},
+      {"content": SUMMARY[40:CUT - 20], "finish_reason": "length"},
+      {"content": SUMMARY[CUT - 20:CUT], "finish_reason": "length"}],
+     SUMMARY.rsplit("\n", 1)[0], "still cut off after 2 continuations: trimmed to its last "
+                                 "complete sentence", 7),
+]
+
+
+def every_tick(project) -> None:
+    """A checkpoint at every tick."""
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "generation:\n  checkpoint_summary_interval: 1\n")
+
+
+@pytest.mark.parametrize("fault,answers,text,note,requests", SUMMARY_TABLE,
+                         ids=[row[0] for row in SUMMARY_TABLE])
+def test_summarizer_fault(project, fault, answers, text, note, requests):
+    every_tick(project)
+    result, slept, count = run(project, Script(summarizer=answers))
+    assert not isinstance(result, TickError), result
+    assert count == requests and slept == [], fault
+    body = (project.summaries_dir / "checkpoint_001.md").read_text().split("---\n", 2)[2]
+    assert body.strip() == text                          # never mid-word
+    assert result.summary.failure is None and [w for w in result.summary.warnings] == [
+        f"checkpoint_001: the summarizer's answer was cut off at the 400-token limit; {note} "
+        "(raise llm.summarizer_max_tokens)"]
+
+
+def test_a_summary_cut_off_before_its_first_sentence_ends_stays_pending(project):
+    every_tick(project)
+    cut = {"content": "- Mara Quill studies the ma", "finish_reason": "length"}
+    result, _, count = run(project, Script(summarizer=[cut, {**cut, "content": "p and"},
+                                                       {**cut, "content": " the"}]))
+    assert not isinstance(result, TickError) and project.tick() == 1     # the tick landed
+    assert count == 6 and not (project.summaries_dir / "checkpoint_001.md").exists()
+    assert str(result.summary.failure) == (
+        "checkpoint 1 is pending: the summarizer failed: summarizer: checkpoint_001 was cut "
+        "off before its first sentence ended (raise llm.summarizer_max_tokens)")
+    assert result.summary.pending == [1]

@@ -1,8 +1,9 @@
 """Hypothesis: the loaders of everything a user can edit raise nothing but NovelError.
 
 Config layers (project.yaml, presets), scene front matter, memory files, state.yaml,
-and the JSON answer parser with the plan and extraction validators are fed random
-YAML documents, random text and random bytes. (There is no lore loader yet.)
+the JSON answer parser with the plan and extraction validators, and the lore loader
+are fed random YAML documents, random text and random bytes. The lore loader raises
+nothing at all: what it cannot use becomes a problem line, the rest are entries.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from novel_agent.config import load_config, load_yaml_layer
 from novel_agent.decisions import extraction_from_json, plan_from_json
 from novel_agent.errors import NovelError
 from novel_agent.files import parse_front_matter, read_yaml
 from novel_agent.lenient_json import parse_json
+from novel_agent.lore import LoreEntry, parse_lore
 from novel_agent.memory import load_memory
 from novel_agent.project import Project
 from novel_agent.scenes import load_scene
@@ -99,3 +101,26 @@ def test_json_answer_parser_and_validators(text):
         only_novel_errors(lambda: plan_from_json(data, max_tools=3))   # each alone must hold
         extraction_from_json(data)
     only_novel_errors(parse)
+
+
+lore_keys = st.sampled_from(["keys", "content", "priority", "always", "regex", "case_sensitive",
+                             "name", "entries", "<<", "notes"])
+lore_values = values | st.lists(st.sampled_from(["Mara", "(lamp", "[a-z]+", "", "*", 3]),
+                                max_size=3)
+lore_entry = st.dictionaries(lore_keys, lore_values, max_size=6)
+lore_documents = (lore_entry.map(lambda d: yaml.safe_dump(d, allow_unicode=True))
+                  | st.lists(lore_entry, max_size=3).map(
+                      lambda d: yaml.safe_dump({"entries": d} if len(d) == 2 else d,
+                                               allow_unicode=True))
+                  | documents)
+
+
+@SETTINGS
+@given(lore_documents | raw.map(lambda b: b.decode("utf-8", "replace")))
+@example("<<: {entries: [{keys: [Mara], content: x}, 3]}\n")    # a merge key (was StopIteration)
+@example("keys: ['(lamp']\ncontent: the lamp\nregex: true\n")
+@example("- keys: Mara\n  content: she keeps the light\n- 3\n")
+def test_lore_parser_never_raises(text):
+    entries, problems = parse_lore(text, Path("lore/fuzz.yaml"))
+    assert all(isinstance(e, LoreEntry) and e.content.strip() for e in entries)
+    assert all(isinstance(p, str) and p.startswith("lore/fuzz.yaml") for p in problems)

@@ -7,6 +7,7 @@ import os
 import re
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from fake_openai import FakeOpenAIServer
@@ -14,9 +15,12 @@ from story_factory import prose
 from test_tick_openai import KEY, stage_of
 from ticking import run_ticks
 from novel_agent.cli import cli
+from novel_agent.decisions import Extraction
 from novel_agent.errors import ImportStoppedError, ModelError
-from novel_agent.importer import import_manuscript, load_manuscript
-from novel_agent.memory import load_memory
+from novel_agent.importer import create_cast, import_manuscript, load_manuscript
+from novel_agent.memory import Memory, load_memory
+from novel_agent.names import name_problem
+from novel_agent.project import create_project
 from novel_agent.models.offline import OfflineModel
 from novel_agent.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.session import Session
@@ -132,7 +136,14 @@ def test_import_then_tick_continues(openai_project, tmp_path):
 
 
 def offline_session(project, model):
-    return Session.open(project, project.config(), make_model=lambda source: model)
+    """A session on `model`; an offline model in it (or behind a scripted one) is given
+    the story source, as the product's offline model is."""
+    def bind(source):
+        offline = getattr(model, "otherwise", None) or model
+        if isinstance(offline, OfflineModel):
+            offline.source = source
+        return model
+    return Session.open(project, project.config(), make_model=bind)
 
 
 def answer(text: str) -> dict:
@@ -174,7 +185,7 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
     if raised is ImportStoppedError:
         assert caught.value.done == 2 and caught.value.total == 9
         assert "2 of 9 pieces are imported" in str(caught.value)
-        assert "run the same `novel import` again to resume" in str(caught.value)
+        assert "run the same novel import again to resume" in str(caught.value)
     assert scene_ticks(project.scenes_dir) == [1, 2]
     assert project.tick() == 2 and project.state()["import"]["done"] == 2
     assert not (project.log_dir / "tick_003_extractor.json").exists()
@@ -184,8 +195,8 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
     scenes = load_scenes(project.scenes_dir)
     assert [s.tick for s in scenes] == list(range(1, 10)) and project.tick() == 9
     assert [s.body for s in scenes] == [p.body for p in manuscript.pieces]
-    assert scenes[1].summary[0] == ("Two happens here." if kind == "model error"
-                                    else "Someone is at somewhere.")   # offline, no source
+    assert scenes[1].summary[0] == ("Two happens here." if kind == "model error"  # offline:
+                                    else "Mara Quill came down to the harbour in chapter 1.")
     # a third run of the same import changes nothing
     with project, offline_session(project, OfflineModel(seed=1)) as session:
         again = import_manuscript(session, manuscript)
@@ -265,3 +276,175 @@ def test_unreadable_manuscript_writes_nothing(project, tmp_path, snapshot, name,
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and message in result.output
     assert snapshot(project.root) == before
+
+
+# -- one sequence with the tick: the extractor's fallback, the prompt logs ------------
+GARBAGE = {"summary": ["2017.03.12 2017.03.12 2017.03.12"], "facts": [], "characters": [],
+           "loops_opened": [], "loops_resolved": [], "relationships": []}
+
+
+def test_a_piece_whose_extraction_is_garbage_twice_still_lands(project, tmp_path):
+    manuscript = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
+    model = (ScriptedModel(otherwise=OfflineModel(seed=1))
+             .add("extractor", answer("One happens here."))
+             .add("extractor", GARBAGE).add("extractor", "I cannot."))    # piece 2, twice
+    with project, offline_session(project, model) as session:
+        result = import_manuscript(session, manuscript)
+    assert result.ticks == [1, 2, 3] and len(model.calls("extractor")) == 4
+    (warning,) = result.warnings
+    assert warning.startswith("scene 2: the extractor's answer could not be used (")
+    assert warning.endswith("); the scene's own sentences stand as its summary")
+    records = [yaml.safe_load(project.plan_path(t).read_text()) for t in (1, 2, 3)]
+    assert ["extraction_fallback" in r for r in records] == [False, True, False]
+    assert "after one repair attempt" in records[1]["extraction_fallback"]
+    assert records[1]["memory_changes"] == [] and records[1]["imported"]["piece"] == 2
+    body = manuscript.pieces[1].body
+    assert load_scene(project.scene_path(2)).summary == [
+        "Mara Quill came down to the harbour in chapter 1.",     # its own first two and last
+        extract_sentences(body)[1], "This is scene 1.2."]
+    assert load_scene(project.scene_path(1)).summary[0] == "One happens here."
+
+
+def extract_sentences(text):
+    from novel_agent.prose_cleanup import sentences
+    return sentences(text)
+
+
+def test_import_strips_prompt_logs_past_keep_prompt_logs_as_a_tick_does(project, tmp_path):
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "context:\n  keep_prompt_logs: 2\n")
+    manuscript = load_manuscript(write_book(tmp_path / "book.md"), "auto", 400)
+    with project, offline_session(project, OfflineModel(seed=1)) as session:
+        import_manuscript(session, manuscript)
+    logs = sorted(project.log_dir.glob("tick_*_*.json"))
+    kept = {int(p.name[5:8]) for p in logs if "messages" in json.loads(p.read_text())}
+    assert len(logs) >= 9 and kept == {8, 9}
+
+
+def test_a_failed_piece_keeps_no_draft(project, tmp_path):
+    manuscript = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
+    model = ScriptedModel().fail("extractor", ModelError("boom: the server went away"))
+    with project, offline_session(project, model) as session:
+        with pytest.raises(ImportStoppedError) as caught:
+            import_manuscript(session, manuscript)
+    assert str(caught.value).startswith("import stopped at piece 1 of 3: boom: the server "
+                                        "went away; 0 of 3 pieces are imported")
+    assert not project.drafts_dir.exists() or not list(project.drafts_dir.iterdir())
+    assert scene_ticks(project.scenes_dir) == []
+
+
+# -- who the extractor names: created only when the piece writes the whole name ------
+def story_check(name):
+    return name_problem(name, title="The Drowned Map", premise="A keeper finds a map.")
+
+
+@pytest.mark.parametrize("said, body, created", [
+    ("The Launderer's Map", "The launderer's map lay open. Mara read it twice.", None),
+    ("The Launderer's Map", "She read the launderer's map by the lamp.", None),
+    ("The Launderer's Map", "The launderer kept a map. The tide turned.", None),
+    ("Someone", "Someone knocked twice. Nobody answered.", None),
+    ("Ilse", "Ilse waited. Nobody came.", None),              # only where a sentence starts
+    ("The Drowned Map", "She had read The Drowned Map twice.", None),   # the book's title
+    ("Mara Quill", "The door opened and Mara Quill came in.", "Mara Quill"),
+    ("mara  quill", "The door opened.\nMara\nQuill came in.", "Mara Quill"),  # as written
+    ("Ilse", "The door opened and Ilse came in.", "Ilse"),
+    ("Anne of Cleves", "They sent word to Anne of Cleves at dawn.", "Anne of Cleves"),
+])
+def test_create_cast_takes_only_names_the_piece_writes(said, body, created):
+    memory = Memory()
+    extraction = Extraction(summary=["x"], characters=[{"name": said, "state": "here"}])
+    changes = create_cast(memory, extraction, body, 4, story_check)
+    names = [c["name"] for c in memory.characters.values()]
+    assert names == ([created] if created else [])
+    assert changes == ([f"new character: {created}"] if created else [])
+
+
+def test_an_invented_name_is_neither_a_character_nor_the_pov(project, tmp_path):
+    book = tmp_path / "book.md"
+    book.write_text("# Chapter 1\n\nThe launderer's map lay open on the table. Mara Quill "
+                    "read it twice, then folded it. The launderer watched.\n", encoding="utf-8")
+    model = ScriptedModel().add("extractor", {**answer("Mara reads a map."), "characters": [
+        {"name": "The Launderer's Map", "state": "open"}, {"name": "Mara Quill",
+                                                           "state": "reading"}]})
+    with project, offline_session(project, model) as session:
+        import_manuscript(session, load_manuscript(book, "auto", 400))
+    memory = load_memory(project.memory_dir)
+    assert [c["name"] for c in memory.characters.values()] == ["Mara Quill"]
+    scene = load_scene(project.scene_path(1))
+    assert scene.pov == "Mara Quill" and scene.characters == ["Mara Quill"]
+
+
+# -- the offline model on a piece with no plan POV or place ----------------------------
+def test_the_offline_extractor_sums_up_a_piece_by_its_own_words(tmp_path, projects_dir):
+    project = create_project(projects_dir / "plain", {"name": "plain", "premise": "A bell."},
+                             config={"llm": {"provider": "offline"}})    # no protagonist
+    manuscript = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
+    with project, offline_session(project, OfflineModel(seed=1)) as session:
+        import_manuscript(session, manuscript)
+    scenes = load_scenes(project.scenes_dir)
+    assert [s.summary[0] for s in scenes] == [
+        f"{who} came down to the harbour in chapter 1." for who in
+        ("Ilse Varga", "Mara Quill", "Tobin Keel")]
+    bullets = [b for s in scenes for b in s.summary]
+    assert all(b in " ".join(manuscript.text.split()) for b in bullets), bullets
+    assert load_memory(project.memory_dir).facts == []     # nothing made up
+
+
+# -- the command line: the progress bar, Ctrl-C -------------------------------------------
+FRAME = re.compile(r"importing  \[([#-]+)\]\s+(\d+)%")
+
+
+def frames(output):
+    """The progress bar's frames as (filled cells, percent)."""
+    return [(bar.count("#"), int(pct)) for bar, pct in FRAME.findall(output)]
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Click draws the bar only on a terminal; CliRunner's streams are not one."""
+    import click._termui_impl
+    monkeypatch.setattr(click._termui_impl, "isatty", lambda stream: True)
+
+
+def ctrl_c_on_third_extraction(monkeypatch):
+    calls = []
+    complete = OfflineModel.complete
+
+    def interrupted(self, request):
+        if request.stage == "extractor":
+            calls.append(1)
+            if len(calls) == 3:       # once: the run after it goes on
+                raise KeyboardInterrupt
+        return complete(self, request)
+
+    monkeypatch.setattr(OfflineModel, "complete", interrupted)
+
+
+def test_the_progress_bar_moves_a_piece_at_a_time(project, tmp_path, terminal):
+    book = write_book(tmp_path / "book.md", chapters=1)
+    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
+                                catch_exceptions=False)
+    assert result.exit_code == 0
+    assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66), (36, 100)]
+    assert result.stdout.splitlines() == ["imported 3 scenes as ticks 1–3 (375 words)",
+                                          "memory: 1 characters; summaries made: none",
+                                          "Next: novel tick -p harbour"]
+
+
+def test_ctrl_c_says_what_landed_and_how_to_resume(project, tmp_path, terminal, monkeypatch):
+    book = write_book(tmp_path / "book.md", chapters=1)
+    ctrl_c_on_third_extraction(monkeypatch)
+    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env())
+    assert result.exit_code == 130
+    assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66)]
+    assert result.stderr.splitlines()[-1] == ("interrupted: 2 of 3 pieces are imported (2 in "
+                                              "this run); run the same novel import again to "
+                                              "resume")
+    assert "Aborted!" not in result.output and result.stdout == ""
+    assert scene_ticks(project.scenes_dir) == [1, 2]
+    resumed = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
+                                 catch_exceptions=False)
+    assert resumed.exit_code == 0
+    assert resumed.stdout.splitlines()[0] == ("imported 1 scenes as ticks 3–3 (125 words), "
+                                              "after 2 imported before")
+    assert scene_ticks(project.scenes_dir) == [1, 2, 3]

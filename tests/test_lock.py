@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
+from click.testing import CliRunner
 
+from novel_agent.cli import cli
 from novel_agent.errors import LockError
 from novel_agent.project import Project
 
@@ -37,3 +40,54 @@ def test_a_lock_freed_while_waiting_is_taken(project):
     other.acquire_lock(wait=5, sleep=sleep)
     other.release_lock()
     assert len(ticks) == 1
+
+
+# ------------------------------------------------ --wait on every command that writes
+
+
+def manuscript(tmp_path):
+    path = tmp_path / "draft.md"
+    path.write_text("# Chapter 1\n\nMara climbed the tower. The lamp was out.\n")
+    return path
+
+
+def commands(tmp_path) -> dict[str, list[str]]:
+    """The commands that take the lock and say "try again with --wait" when it is busy."""
+    return {"tick": ["tick", "-p", "harbour"],
+            "summarize": ["summarize", "-p", "harbour"],
+            "import": ["import", str(manuscript(tmp_path)), "-p", "harbour", "--no-extract"],
+            "reindex": ["reindex", "-p", "harbour"],
+            "doctor": ["doctor", "-p", "harbour", "--fix"]}
+
+
+@pytest.mark.parametrize("command", ["tick", "summarize", "import", "reindex", "doctor"])
+def test_a_busy_project_is_waited_for_then_named(project, tmp_path, command):
+    args = commands(tmp_path)[command]
+    with project.locked():
+        since = project.lock_holder()[1]
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, [*args, "--wait", "0.3"])
+        waited = time.monotonic() - started
+        no_wait = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and waited >= 0.3
+    assert result.output == (
+        f"Error: project 'harbour' is busy: process {os.getpid()} has been ticking it since "
+        f"{since} (waited 0.3s); stop it with `novel stop -p harbour` or try again with --wait\n")
+    assert no_wait.exit_code == 1
+    assert no_wait.output == result.output.replace(" (waited 0.3s)", "")
+    assert project.tick() == 0
+
+
+@pytest.mark.parametrize("command", ["summarize", "import"])
+def test_a_project_released_during_the_wait_is_taken(project, tmp_path, command):
+    args = commands(tmp_path)[command]
+    holder = Project(project.root)
+    holder.acquire_lock()
+    threading.Timer(0.3, holder.release_lock).start()       # the daemon's tick ends
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, [*args, "--wait", "30"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert 0.3 <= time.monotonic() - started < 30
+    assert result.output.splitlines()[-1] == {
+        "summarize": "nothing to summarize: every checkpoint owed is made",
+        "import": "Next: novel tick -p harbour"}[command]

@@ -176,7 +176,44 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
                                        .read_text()) for t in range(1, 6)}
     assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
     report = json.loads((project.log_dir / "tick_001_planner.json").read_text())
-    assert report["budget"] > 0 and "sections" in report or "tokens" in report
+    kept = json.loads((project.log_dir / "tick_005_planner.json").read_text())
+    assert set(kept) - set(report) == {"messages"}        # the stripped log keeps its report
+    assert report["budget"] == kept["budget"] > 0 and 0 < report["tokens"] <= report["budget"]
+    assert [s["name"] for s in report["sections"]][:3] == ["instructions", "bible", "overall"]
+
+
+def with_characters(projects_dir, name: str, count: int):
+    """A project whose memory holds `count` characters more than the offline story makes."""
+    from novel_agent.project import create_project
+    project = create_project(projects_dir / name, {"name": name, "premise": "A keeper."},
+                             config={"llm": {"provider": "offline"},
+                                     "context": {"keep_prompt_logs": 1}})
+    for i in range(count):
+        (project.memory_dir / "characters" / f"person_{i}.yaml").write_text(
+            f"id: person_{i}\nname: Person {i} Quill\ndescription: a harbour hand\n"
+            f"first_seen: 1\nlast_seen: 1\n")
+    run_ticks(project, 2)
+    return project
+
+
+def test_a_stripped_log_stays_bounded_as_memory_grows(projects_dir):
+    """The planner's report lists every character left out: stripped, it keeps 50 and a
+    count, so an old log of a big memory is no bigger than one of a middling memory."""
+    import json
+    from novel_agent.prompt_log import LEFT_OUT_KEPT
+    sizes, counts = {}, {}
+    for count in (120, 1200):
+        project = with_characters(projects_dir, f"p{count}", count)
+        path = project.log_dir / "tick_001_planner.json"
+        report, full = json.loads(path.read_text()), (project.log_dir / "tick_002_planner.json")
+        left = [i for i in report["items"] if not i["included"]]
+        everything = [i for i in json.loads(full.read_text())["items"] if not i["included"]]
+        assert "messages" not in report and len(left) == LEFT_OUT_KEPT
+        assert report["left_out_not_kept"] > 0                        # counted, not kept
+        assert len(everything) > LEFT_OUT_KEPT                # the recent log keeps them all
+        sizes[count], counts[count] = path.stat().st_size, report["left_out_not_kept"]
+    assert counts[1200] - counts[120] >= 1000, counts
+    assert sizes[1200] <= sizes[120] * 1.1, sizes             # ten times the memory
 
 
 def test_keep_prompt_logs_is_validated(project):
@@ -185,3 +222,43 @@ def test_keep_prompt_logs_is_validated(project):
                                     + "context:\n  keep_prompt_logs: 0\n")
     with pytest.raises(ConfigError, match="project.yaml:.*keep_prompt_logs: must be at least 1"):
         project.config()
+
+
+def test_a_continuation_fits_the_window_with_its_answer(project):
+    import yaml
+    from novel_agent.session import Session
+    data = yaml.safe_load(project.project_file.read_text())
+    data.setdefault("context", {})["window"] = 1600      # a prompt budget of 644
+    project.project_file.write_text(yaml.safe_dump(data))
+    long_draft = "Mara climbed the stair and counted every step. " * 60 + "The road l"
+    model = (ScriptedModel().add("planner", PLAN).add("writer", cut(long_draft))
+             .add("writer", Completion(text="ay below. She smiled.")))
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    first, again = model.calls("writer")
+    with Session.open(project, project.config(), stand_in=True) as session:
+        budget = session.budget("writer")
+        for request in (first, again):
+            assert session.counter.count_messages(request.messages) + request.max_tokens \
+                <= budget.window - budget.margin
+    assert again.max_tokens < first.max_tokens          # the draft left less room
+    assert result.scene_path.read_text().rstrip().endswith("The road lay below. She smiled.")
+
+
+def test_a_repair_request_fits_the_window_with_its_answer(project):
+    import yaml
+    from novel_agent.session import Session
+    data = yaml.safe_load(project.project_file.read_text())
+    data.setdefault("context", {})["window"] = 1700
+    project.project_file.write_text(yaml.safe_dump(data))
+    garbage = "{" + '"title": "x", ' * 200       # ~1,200 tokens of a cut-off answer
+    model = ScriptedModel().add("planner", cut(garbage)).add("planner", PLAN)
+    run_ticks(project, 1, model, offline_seed=0)
+    first, repair = model.calls("planner")
+    with Session.open(project, project.config(), stand_in=True) as session:
+        budget = session.budget("planner")
+        for request in (first, repair):
+            assert session.counter.count_messages(request.messages) + request.max_tokens \
+                <= budget.window - budget.margin
+    quoted = [m["content"] for m in repair.messages if m["role"] == "assistant"]
+    assert quoted == [garbage[:600]]                    # the whole would not have left room
+    assert "could not be used" in repair.messages[-1]["content"]

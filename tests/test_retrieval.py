@@ -97,12 +97,13 @@ def test_a_fact_planted_early_reaches_the_writer_when_its_place_and_person_retur
 RARE = "Wenna Doyle buried the keeper's log under the cairn at the drowned chapel"
 
 
-@pytest.mark.parametrize("intention, location", [
-    ("Mara climbs the cliff path to the drowned chapel before dawn.", "the drowned chapel"),
-    ("Mara finally tracks down Wenna Doyle in the fish market.", "the fish market"),
+@pytest.mark.parametrize("intention, location, signal", [
+    ("Mara climbs the cliff path to the drowned chapel before dawn.", "the drowned chapel",
+     "location"),
+    ("Mara finally tracks down Wenna Doyle in the fish market.", "the fish market", "bm25"),
 ])
 def test_naming_only_the_place_or_only_the_person_brings_back_their_fact(planted, intention,
-                                                                         location):
+                                                                         location, signal):
     project, _ = planted
     facts = project.memory_dir / "facts.yaml"
     facts.write_text(facts.read_text() + f"- text: {RARE}\n  scene: 40\n")
@@ -111,7 +112,8 @@ def test_naming_only_the_place_or_only_the_person_brings_back_their_fact(planted
     prompt, report = writer_prompt(project, plan)
     assert RARE in prompt
     (item,) = [i for i in report["items"] if i["key"] == f"fact:40:{short_hash(RARE)}"]
-    assert item["included"] and item["section"] == "retrieved" and "bm25" in item["reason"]
+    assert item["included"] and item["section"] == "retrieved"
+    assert item["reason"].startswith(signal)            # the strongest signal comes first
 
 
 def test_without_retrieval_weights_the_planted_fact_stays_out(planted):
@@ -227,3 +229,13 @@ def _ledger(project):
     import json
     path = project.novel_dir / "usage.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_first_name_alone_names_someone_only_when_no_one_else_has_it():
+    from novel_agent.context.retrieval import named
+    text = "Bram saw the lantern go out."
+    alone = Need.of(9, "Bram Oduya", ["Bram Oduya"])
+    shared = Need.of(9, "Bram Oduya", ["Bram Oduya"], shared_first={"Bram"})
+    assert named(text, alone) == {"bram oduya"}
+    assert named(text, shared) == set()
+    assert named("Bram Oduya saw it.", shared) == {"bram oduya"}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from novel_agent.config import load_config
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing, summarizer_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.writer import WriterInputs, propose_writer
+from novel_agent.context.items import Item
+from novel_agent.context.writer import Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
 from novel_agent.prompts import render_stage
 from novel_agent.tokens import TokenCounter
@@ -46,46 +47,56 @@ def briefing_of(stage: str, memory, scenes: sf.SyntheticScenes):
     return None
 
 
+TIER3 = [Piece("arc_001", "### Scenes 1–40\n" + sf.prose(220, 8)),
+         Piece("checkpoint_050", "### Scenes 41–50\n" + sf.prose(90, 9)),
+         Piece("overall", "### In short (scenes 1–50)\n" + sf.prose(120, 10))]
+LORE = [Item(f"lore_{n}", (f"The {w} lamp: " + sf.prose(40, n), f"The {w} lamp"), 1.0 + n,
+             (n,)) for n, w in enumerate(("brass", "iron", "glass"))]
+
+
 def propose(stage: str, memory, scenes: sf.SyntheticScenes, budget: int):
+    briefing = briefing_of(stage, memory, scenes)
+    if briefing is not None:
+        return propose_briefing(briefing, COUNTER, budget)
     last = scenes.count
-    recent = [s for s in (scenes(t) for t in range(max(1, last - 2), last + 1)) if s]
-    ctx = CONFIG.context
-    if stage == "planner":
-        briefing = planner_briefing(sf.story(), memory, recent, tick=last + 1,
-                                    shares=ctx.planner_shares, overall_summary=sf.prose(300, 4))
-    elif stage == "extractor":
-        briefing = extractor_briefing(sf.story(), memory, sf.plan(last + 1), sf.prose(600, 5),
-                                      tick=last + 1, shares=ctx.extractor_shares)
-    elif stage == "summarizer":
-        briefing = summarizer_briefing(sf.story(), recent, first=max(1, last - 2), last=last,
-                                       shares=ctx.summarizer_shares, previous=sf.prose(200, 6))
-    else:
-        inputs = WriterInputs(story=sf.story(), memory=memory, plan=sf.plan(last + 1),
-                              last_tick=last, scene=scenes, tick=last + 1)
-        return propose_writer(inputs, COUNTER, budget, ctx, CONFIG.generation)
-    return propose_briefing(briefing, COUNTER, budget)
+    inputs = WriterInputs(story=sf.story(), memory=memory, plan=sf.plan(last + 1),
+                          last_tick=last, scene=scenes, tick=last + 1,
+                          tier3=TIER3 if last > 50 else (), lore=LORE)
+    return propose_writer(inputs, COUNTER, budget, CONFIG.context, CONFIG.generation)
+
+
+# Memory sizes up to 5,000 characters, loops and relationships, the largest seldom drawn
+# (a build at 5,000 of each takes about half a second).
+SIZES = st.sampled_from([0, 1, 4, 30, 200, 1000, 5000])
 
 
 @pytest.mark.parametrize("stage", STAGES)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(size=st.integers(0, 5000), scenes=st.integers(0, 300), words=st.integers(50, 3000),
-       budget=st.sampled_from([400, 900, 2500, 7000, 30000]), seed=st.integers(0, 9))
-def test_every_stage_prompt_as_sent_fits_its_budget(stage, size, scenes, words, budget, seed):
-    memory = sf.big_memory(size // 10, size // 10, size, size // 5, seed)
+@given(characters=SIZES, loops=SIZES, relationships=SIZES, scenes=st.integers(0, 300),
+       words=st.integers(50, 3000), budget=st.sampled_from([400, 900, 2500, 7000, 30000]),
+       seed=st.integers(0, 9))
+@example(characters=5000, loops=5000, relationships=5000, scenes=300, words=400, budget=900,
+         seed=1)
+@example(characters=5000, loops=5000, relationships=5000, scenes=300, words=3000,
+         budget=2500, seed=2)
+def test_every_stage_prompt_as_sent_fits_its_budget(stage, characters, loops, relationships,
+                                                    scenes, words, budget, seed):
+    memory = sf.big_memory(characters, loops, relationships, relationships // 5, seed)
     story = sf.SyntheticScenes(scenes, lambda t: words, seed)
+    propose_at = propose(stage, memory, story, budget)
     try:
-        fitted = fit(propose(stage, memory, story, budget), render_stage, COUNTER, budget,
+        fitted = fit(propose_at, render_stage, COUNTER, budget,
                      CONFIG.context.compaction_thresholds)
     except ContextOverflowError as exc:
         assert exc.budget == budget and exc.tokens > 0
         assert budget <= 900, "only a tiny budget may be too small for the pinned parts"
         return
     assert as_sent(fitted.messages) == fitted.tokens <= budget
-    briefing = briefing_of(stage, memory, story)
-    if briefing is not None and fitted.tokens < budget and not fitted.truncated:
-        for pool in briefing.pools:
-            if pool.items:    # a section with items is never emptied while there is room
-                assert fitted.context.text(pool.name), pool.name
+    if fitted.tokens < budget and not fitted.truncated and not fitted.dropped:
+        # a section with items is never emptied while the prompt uses less than its budget
+        # (the engine drops a section only while the prompt is over it)
+        offered = [s.name for s in propose_at(0).context.sections if s.text and not s.pinned]
+        assert offered and [n for n in offered if not fitted.context.text(n)] == []
 
 
 def test_a_huge_memory_at_8k_still_briefs_the_planner_on_what_matters():

@@ -65,9 +65,43 @@ def test_the_text_report_says_each_measure(story):
     heads = [line[:17].strip() for line in lines[1:]]
     assert heads == ["words per scene", "planner prompt", "writer prompt", "extractor prompt",
                      "summarizer prompt", "writer sections", "compaction", "prefix shared",
-                     "summaries", "summaries", "cost per tick"]
+                     "recall", "summaries", "summaries", "cost per tick"]
     assert lines[-1] == "cost per tick     mean $0, last $0, total $0"
     assert "compaction        level 0: 12 ticks" in lines
+
+
+def test_the_recall_probe_per_tick_and_over_the_run(story):
+    stats = stats_json()
+    shares = []
+    for t in stats["ticks"]:
+        log = story.log_dir / f"tick_{t['tick']:03d}_writer.json"
+        probe = json.loads(log.read_text())["recall"]            # the writer's report
+        assert t["recall"] == {"relevant": probe["relevant"], "reached": probe["reached"],
+                               "share": probe["share"]}
+        if probe["relevant"]:
+            shares.append(probe["reached"] / probe["relevant"])
+    assert len(shares) >= 8                               # ticks with facts known
+    recall = stats["summary"]["recall"]
+    assert recall["ticks"] == len(shares)
+    assert recall["mean"] == round(sum(shares) / len(shares), 4)
+    assert (recall["min"], recall["last"]) == (round(min(shares), 4), round(shares[-1], 4))
+    lines = CliRunner().invoke(cli, ["stats", "-p", "harbour"]).output.splitlines()
+    assert f"recall            mean {recall['mean']:.0%}, min {recall['min']:.0%}, last " \
+           f"{recall['last']:.0%} of the relevant facts reached the writer ({len(shares)} " \
+           "ticks had one)" in lines
+
+
+def test_the_recall_probe_of_ticks_without_a_log_comes_from_state_yaml(story):
+    before = {t["tick"]: t["recall"] for t in stats_json()["ticks"]}
+    for path in story.log_dir.glob("tick_01[12]_writer.json"):
+        path.unlink()
+    after = {t["tick"]: t["recall"] for t in stats_json()["ticks"]}
+    assert after == before                     # state.yaml keeps the last 20 ticks' rows
+    state = story.state()
+    assert [row[0] for row in state["recall"]][-2:] == [11, 12]
+    story.update_state(recall=None)
+    after = {t["tick"]: t["recall"] for t in stats_json()["ticks"]}
+    assert after[11] is after[12] is None and after[10] == before[10]
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -91,6 +125,7 @@ def test_plot_writes_a_valid_png_and_svg(story, tmp_path, name):
         root = ET.fromstring(out.read_bytes())
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
         assert "writer prompt tokens per tick, by section" in out.read_text()
+        assert "recall probe: of the facts relevant to" in out.read_text()
 
 
 def test_plot_without_matplotlib_says_how_to_install_it(story, tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from fake_openai import FakeOpenAIServer
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
-from test_tick_openai import openai_project, story_responder  # noqa: F401 - a fixture
+from test_tick_openai import story_responder
 
 SUMMARY = ("- Mara Quill studies the drowned man's map: it shows a door she has never seen.\n"
            "- The question of what lies behind the drawn door opens.\n"
@@ -27,7 +27,7 @@ def summarizer_prompts(server) -> list[str]:
             and "condense part of a novel" in r["json"]["messages"][0]["content"]]
 
 
-def test_each_checkpoint_prompt_holds_its_own_range(openai_project):  # noqa: F811
+def test_each_checkpoint_prompt_holds_its_own_range(openai_project):
     project_file = openai_project / "project.yaml"
     data = yaml.safe_load(project_file.read_text())
     data["generation"] = {"checkpoint_summary_interval": 2}

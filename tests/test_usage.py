@@ -20,7 +20,7 @@ from novel_agent.models.openai_compat import OpenAICompatModel
 from novel_agent.models.recording import RecordingModel
 from novel_agent.prices import Price
 from novel_agent.project import Project
-from test_tick_openai import openai_project, story_responder  # noqa: F401 - a fixture
+from test_tick_openai import story_responder
 from ticking import run_ticks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -270,3 +270,54 @@ def test_novel_summarize_records_its_calls_too(project):
     assert result.exit_code == 0, result.output
     rows = read_rows(ledger_path(project))[before:]
     assert rows and {(r["stage"], r["tick"]) for r in rows} == {("summarizer", 3)}
+
+
+def three_models(root) -> None:
+    """Tick 1 on gpt-4o-mini, tick 2 on gpt-4o, tick 3 on a model of unknown price."""
+    with FakeOpenAIServer(priced) as server:
+        for model in ("gpt-4o-mini", "gpt-4o", "my-finetune"):
+            result = invoke("tick", "-p", "harbour", "--base-url", server.base_url,
+                            "--model", model)
+            assert result.exit_code == 0, result.output
+
+
+def test_usage_by_model(openai_project):  # noqa: F811
+    three_models(openai_project)
+    # a call: gpt-4o-mini $0.00018; gpt-4o (600 × 2.50 + 400 × 1.25 + 100 × 10) / 1M = $0.003
+    assert invoke("usage", "-p", "harbour", "--by", "model").output == """\
+usage of harbour
+price per million tokens: $0.15 input, $0.075 cached, $0.6 output (configs/models.yaml: gpt-4o-mini, checked 2025-08-07)
+
+model         calls      prompt     cached  completion         cost
+gpt-4o            3       3,000      1,200         300      $0.0090
+gpt-4o-mini       3       3,000      1,200         300      $0.0005
+my-finetune       3       3,000      1,200         300      unknown
+total             9       9,000      3,600         900    ≥ $0.0095
+
+prompt cache    40% of prompt tokens were cached
+per 1,000 words 110,000 tokens, $0.1060 (90 words in 3 scenes)
+summarizer      0% of the tokens, 0% of the cost
+forecast        next 100 ticks ≈ $0.4770 (the mean of the last 2 ticks)
+note: 3 call(s) of unknown price are not in the dollars
+"""
+
+
+def test_usage_by_day_is_by_the_utc_day_of_each_call(openai_project):  # noqa: F811
+    three_models(openai_project)
+    path = ledger_path(Project(openai_project))
+    rows = read_rows(path)
+    days = {1: "2026-11-01T23:59:59+00:00", 2: "2026-11-02T00:00:01+00:00",
+            3: "2026-11-02T08:30:00+00:00"}
+    path.write_text("".join(json.dumps({**row, "at": days[row["tick"]]}) + "\n" for row in rows))
+    assert invoke("reindex", "-p", "harbour").exit_code == 0   # the index from usage.jsonl
+    assert invoke("usage", "-p", "harbour", "--by", "day").output.splitlines()[3:8] == [
+        "day           calls      prompt     cached  completion         cost",
+        "2026-11-01        3       3,000      1,200         300      $0.0005",
+        "2026-11-02        6       6,000      2,400         600    ≥ $0.0090",
+        "total             9       9,000      3,600         900    ≥ $0.0095",
+        ""]
+    assert invoke("usage", "-p", "harbour", "--by", "day", "--since", "2026-11-02"
+                  ).output.splitlines()[3:6] == [
+        "day           calls      prompt     cached  completion         cost",
+        "2026-11-02        6       6,000      2,400         600    ≥ $0.0090",
+        "total             6       6,000      2,400         600    ≥ $0.0090"]

@@ -20,6 +20,11 @@ project_option = click.option(
     help="A project folder or a name under the projects folder (default: the project here, "
          "else the only one under projects/).")
 
+wait_option = click.option(
+    "--wait", type=click.FloatRange(0, None), default=0.0, show_default=True, metavar="S",
+    help="Wait up to S seconds for another process (a running `novel run`) to release the "
+         "project.")
+
 
 def model_options(fn: Callable) -> Callable:
     """--provider/--model/--base-url, the flag layer of the configuration."""

@@ -9,16 +9,18 @@ import click
 
 from ..doctor import diagnose, fix
 from ..project import find_project
-from .common import novel_errors, project_option
+from .common import novel_errors, project_option, wait_option
 
 
 @click.command("doctor")
 @project_option
 @click.option("--fix", "apply", is_flag=True, help="Apply the safe fixes, then check again.")
+@wait_option
 @novel_errors
-def doctor_cmd(project_spec: str | None, apply: bool) -> None:
-    """Check a project: tick counter vs scenes, gaps, duplicates, front matter, memory,
-    ids, summaries, index, temp files, lock. Exit 0 when clean, 1 otherwise.
+def doctor_cmd(project_spec: str | None, apply: bool, wait: float) -> None:
+    """Check a project: tick counter vs scenes, gaps, duplicates, front matter, stray
+    files in scenes/, memory, ids, lore, summaries, index, temp files, lock, whether it
+    can be written. Exit 0 when clean, 1 otherwise.
 
     \b
     Example:
@@ -28,7 +30,7 @@ def doctor_cmd(project_spec: str | None, apply: bool) -> None:
     project = find_project(project_spec, Path.cwd(), os.environ)
     problems = diagnose(project)
     if apply:
-        fixed, problems = fix(project)
+        fixed, problems = fix(project, wait)
         for problem in fixed:
             click.echo(f"fixed    {problem.what}: {problem.fix}")
     for problem in problems:

@@ -7,10 +7,11 @@ import sys
 
 import click
 
-from ..importer import ImportResult, import_manuscript, load_manuscript
+from ..importer import ImportProgress, ImportResult, import_manuscript, load_manuscript
 from ..manuscript import MODES
 from ..session import Session
-from .common import load_config, model_options, novel_errors, open_project, project_option
+from .common import (load_config, model_options, novel_errors, open_project, project_option,
+                     wait_option)
 
 
 def result_lines(result: ImportResult, project_name: str) -> list[str]:
@@ -35,9 +36,10 @@ def result_lines(result: ImportResult, project_name: str) -> list[str]:
                    "or at both and by length near scene_max_words (auto).")
 @click.option("--no-extract", is_flag=True,
               help="Import the text only: no model call, titles as summaries.")
+@wait_option
 @model_options
 @novel_errors
-def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bool,
+def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bool, wait: float,
                provider: str | None, model_flag: str | None, base_url: str | None) -> None:
     """Import a manuscript (a .md/.txt file or a folder of them) as the next scenes, then
     read each with the extractor and make the summaries, so `novel tick` continues it.
@@ -47,14 +49,34 @@ def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bo
     Example:
       novel import draft.md -p harbour
       novel import chapters/ -p harbour --split chapters --no-extract
+      novel import draft.md -p harbour --wait 600   # once the running daemon lets go
     """
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     manuscript = load_manuscript(source, split, config.generation.scene_max_words)
-    with project, Session.open(project, config, os.environ, stand_in=no_extract) as session, \
-            click.progressbar(length=len(manuscript.pieces), label="importing",
-                              file=sys.stderr) as bar:
-        result = import_manuscript(session, manuscript, extract=not no_extract,
-                                   on_progress=lambda p: bar.update(p.done - bar.pos))
+    seen: list[ImportProgress] = []
+
+    def advance(progress: ImportProgress) -> None:
+        seen.append(progress)
+        bar.update(progress.done - bar.pos)
+
+    try:
+        with project.locked(wait), \
+                Session.open(project, config, os.environ, stand_in=no_extract) as session, \
+                click.progressbar(length=len(manuscript.pieces), label="importing",
+                                  file=sys.stderr) as bar:
+            result = import_manuscript(session, manuscript, extract=not no_extract,
+                                       on_progress=advance)
+    except KeyboardInterrupt:
+        click.echo(interrupted_line(seen, len(manuscript.pieces)), err=True)
+        raise SystemExit(130) from None
     for line in result_lines(result, project.name):
         click.echo(line)
+
+
+def interrupted_line(seen: list[ImportProgress], total: int) -> str:
+    """What Ctrl-C left: the pieces imported (each committed whole), and how to go on."""
+    if not seen:
+        return "interrupted before the import began; run the same novel import again"
+    return (f"interrupted: {seen[-1].done} of {total} pieces are imported ({len(seen) - 1} in "
+            "this run); run the same novel import again to resume")

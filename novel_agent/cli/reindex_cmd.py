@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from ..index_sync import rebuild
-from .common import novel_errors, open_project, project_option
+from .common import novel_errors, open_project, project_option, wait_option
 
 
 @click.command("reindex")
 @project_option
+@wait_option
 @novel_errors
-def reindex_cmd(project_spec: str | None) -> None:
+def reindex_cmd(project_spec: str | None, wait: float) -> None:
     """Build the index (search, token counts, usage) again from the files.
 
     The index is a cache: every command heals it on its own when it is missing,
@@ -24,7 +25,7 @@ def reindex_cmd(project_spec: str | None) -> None:
       novel reindex -p harbour
     """
     project = open_project(project_spec)
-    with project.locked():
+    with project.locked(wait):
         report, restored = rebuild(project)
     click.echo(f"rebuilt {project.index_db.relative_to(project.root.parent)} in "
                f"{report.seconds:.1f}s: {report.totals() or 'no documents'}; "

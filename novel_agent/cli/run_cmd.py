@@ -13,7 +13,8 @@ from ..daemon_log import close_log, open_log
 from ..reload import Reloader
 from ..signals import signal_name
 from ..costs import ceiling_hook
-from .common import flags, model_options, novel_errors, open_project, project_option
+from .common import (flags, model_options, novel_errors, open_project, project_option,
+                     wait_option)
 from .tick import stage_line
 
 
@@ -71,9 +72,7 @@ def progress(reloader: Reloader):
 @click.option("--max-cost", type=click.FloatRange(0, None), default=0.0, metavar="D",
               help="Stop (exit 4) rather than start a tick that would take this run's "
                    "spending past D dollars (llm.max_cost bounds the project's).")
-@click.option("--wait", type=click.FloatRange(0, None), default=0.0, show_default=True,
-              metavar="S", help="Wait up to S seconds for another process to release the "
-                                "project.")
+@wait_option
 @click.option("-v", "--verbose", is_flag=True, help="Also show each stage of each tick.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings, errors and the last line.")
 @model_options

@@ -51,7 +51,9 @@ def scenes_show(tick: int, project_spec: str | None) -> None:
         raise ProjectError(f"no scene {tick} in {project.name} (it has {count} scenes)",
                            path=str(path))
     scene = load_scene(path)
-    click.echo(f"# {scene.title}  (scene {scene.tick}, pov {scene.pov}, at {scene.location})")
+    where = [f"scene {scene.tick}", *([f"pov {scene.pov}"] if scene.pov else []),
+             *([f"at {scene.location}"] if scene.location else [])]
+    click.echo(f"# {scene.title}  ({', '.join(where)})")
     click.echo(scene.summary_text())
     click.echo("")
     click.echo(scene.body)

@@ -40,6 +40,11 @@ def stats_lines(stats: Stats) -> list[str]:
     prefix = s["prefix_share"]
     if prefix["mean"] is not None:
         lines.append(f"prefix shared     mean {prefix['mean']:.0%}, last {prefix['last']:.0%}")
+    recall = s["recall"]
+    if recall["ticks"]:
+        lines.append(f"recall            mean {recall['mean']:.0%}, min {recall['min']:.0%}, "
+                     f"last {recall['last']:.0%} of the relevant facts reached the writer "
+                     f"({recall['ticks']} tick{'s' if recall['ticks'] != 1 else ''} had one)")
     for level in stats.levels:
         docs = f"{level.docs} doc{'s' if level.docs != 1 else ''}"
         lines.append(f"summaries         {level.label:<12} {docs:>8}  "
@@ -62,7 +67,7 @@ def stats_lines(stats: Stats) -> list[str]:
 @novel_errors
 def stats_cmd(project_spec: str | None, plot_file: Path | None, as_json: bool) -> None:
     """The story's numbers: words, prompt tokens by stage and section, compaction,
-    shared prefix, summary compression and cost, per tick.
+    shared prefix, the recall probe, summary compression and cost, per tick.
 
     \b
     Example:

@@ -8,7 +8,8 @@ import click
 
 from ..session import Session
 from ..stages.summarize import SummaryReport, summarize_project
-from .common import load_config, model_options, novel_errors, open_project, project_option
+from .common import (load_config, model_options, novel_errors, open_project, project_option,
+                     wait_option)
 
 
 def report_lines(report: SummaryReport) -> list[str]:
@@ -38,10 +39,12 @@ def report_lines(report: SummaryReport) -> list[str]:
 @click.option("--pending", is_flag=True, help="Make the checkpoints owed (the default).")
 @click.option("--rebuild", is_flag=True,
               help="Remake every checkpoint, arc and the overall summary, hand edits included.")
+@wait_option
 @model_options
 @novel_errors
 def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: bool, rebuild: bool,
-                  provider: str | None, model_flag: str | None, base_url: str | None) -> None:
+                  wait: float, provider: str | None, model_flag: str | None,
+                  base_url: str | None) -> None:
     """Make checkpoint, arc and overall summaries now (ticks make them on their own).
 
     \b
@@ -49,12 +52,13 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
       novel summarize -p harbour                 # the checkpoints still owed
       novel summarize -p harbour --checkpoint 20 # remake checkpoint_020
       novel summarize -p harbour --rebuild       # remake all, hand edits too
+      novel summarize -p harbour --wait 600      # once the running daemon lets go
     """
     if (checkpoint is not None) + pending + rebuild > 1:
         raise click.UsageError("give one of --checkpoint T, --pending, --rebuild")
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project, Session.open(project, config, os.environ) as session:
+    with project.locked(wait), Session.open(project, config, os.environ) as session:
         report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
     for line in report_lines(report):
         click.echo(line)

@@ -20,7 +20,8 @@ STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "co
 
 def stage_line(report: StageReport | SummaryReport) -> str:
     """One progress line: stage, seconds, tokens in → out (and cached); a summarizer
-    failure adds a line saying what stays pending and why."""
+    failure adds a line saying what stays pending and why, and each of its warnings
+    (a summary cut off by the token limit, one below summary_min_coverage) a line."""
     line = f"  {STAGE_NAMES.get(report.stage, report.stage):<9} {report.seconds:6.1f}s"
     if report.calls:
         line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
@@ -32,6 +33,8 @@ def stage_line(report: StageReport | SummaryReport) -> str:
     failure = getattr(report, "failure", None)
     if failure is not None:
         line += f"\n  warning: {failure}"
+    if isinstance(report, SummaryReport):     # a stage's own warnings come with its tick
+        line += "".join(f"\n  warning: {w}" for w in report.warnings)
     return line
 
 

@@ -1,10 +1,11 @@
 """Fitting a prompt into its budget: graduated compaction, then middle-out truncation.
 
 A stage's policy proposes drafts for a compaction level (0 = everything its
-tiers hold, 3 = only the pinned parts and the last scene). The engine renders
-and counts each level until usage falls under the next threshold, truncates
-the largest truncatable section middle-out if the prompt is still over, and
-raises ContextOverflowError when the pinned parts alone cannot fit. The count
+tiers hold, 3 = the leanest it has). The engine renders and counts each level
+until usage falls under the next threshold; if the prompt is still over, it
+empties the proposal's `droppable` sections in order while it is over, then
+truncates the largest truncatable section middle-out, and raises
+ContextOverflowError when the pinned parts alone cannot fit. The count
 is of the request exactly as it will be sent (messages plus chat overhead).
 """
 
@@ -40,6 +41,7 @@ class Proposal:
     context: Context
     notes: list[ItemNote] = field(default_factory=list)
     truncatable: tuple[str, ...] = ()   # section names that may be cut middle-out
+    droppable: tuple[str, ...] = ()     # emptied in this order, before any cut, while over
     state: dict = field(default_factory=dict)    # carried to the next tick (tier bounds)
     events: list[str] = field(default_factory=list)   # what moved this time, for the report
 
@@ -56,6 +58,7 @@ class Fitted:
     truncated: list[str]
     state: dict
     events: list[str]
+    dropped: list[str] = field(default_factory=list)
 
 
 Render = Callable[[Context], list[dict[str, str]]]
@@ -99,8 +102,16 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
         proposal = propose(level)
         messages = render(proposal.context)
         tokens = counter.count_messages(messages)
+    context, notes, dropped = proposal.context, list(proposal.notes), []
+    for name in proposal.droppable:
+        if tokens <= budget:
+            break
+        if context.text(name):
+            context, notes = _drop(context, notes, name, level)
+            dropped.append(name)
+            messages = render(context)
+            tokens = counter.count_messages(messages)
     truncated: list[str] = []
-    context = proposal.context
     for _ in range(4):
         if tokens <= budget:
             break
@@ -115,8 +126,18 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
         raise ContextOverflowError(
             f"the {context.stage} prompt needs {tokens:,} tokens and cannot be cut to the "
             f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget)
-    return Fitted(messages, context, tokens, level, proposal.notes, sorted(set(truncated)),
-                  proposal.state, proposal.events)
+    return Fitted(messages, context, tokens, level, notes, sorted(set(truncated)),
+                  proposal.state, proposal.events, dropped)
+
+
+def _drop(context: Context, notes: list[ItemNote], name: str,
+          level: int) -> tuple[Context, list[ItemNote]]:
+    """The context with section `name` emptied, its items noted as left out."""
+    why = f"dropped whole: the prompt was over its budget at compaction level {level}"
+    notes = [replace(n, included=False, reason=why) if n.section == name and n.included else n
+             for n in notes]
+    return replace(context, sections=tuple(replace(s, text="", items=()) if s.name == name
+                                           else s for s in context.sections)), notes
 
 
 def _truncate_largest(context: Context, names: Sequence[str], counter: TokenCounter,

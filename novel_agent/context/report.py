@@ -74,6 +74,7 @@ def build_report(fitted: Fitted, budget: Budget, counter: TokenCounter, *, tick:
         "usage": round(fitted.tokens / budget.tokens, 4) if budget.tokens > 0 else 1.0,
         "compaction_level": fitted.level,
         "truncated": list(fitted.truncated),
+        "dropped": list(fitted.dropped),
         "prefix_tokens": shared,
         "prefix_share": round(share, 4),
         "sections": sections,

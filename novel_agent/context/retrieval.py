@@ -5,13 +5,19 @@ A `Need` says what the scene is about (who, where, which loops, its words); a
 loops, by being pinned, by being near). `score` adds weighted signals, each
 between 0 and 1:
 
-    bm25        how well its words match the intention, the steer note and the
-                plan's names (normalized by the best match of its kind: a short
-                fact and a long scene are not on one scale)
-    pov         a scene told from the same point of view
-    character   the share of the scene's characters it shares (a fact: names)
+    bm25        how well its words match the words of the intention, the title and
+                the steer note, less the names of the scene's people and place
+                (scaled by the best match, damped when even that is weak)
+    pov         a scene told from the same point of view (a fact: names it)
+    character   the people of the scene it shares (a fact: names)
     location    the same place (a fact: names it)
-    loop        it opened or touched a loop the plan touches
+
+pov, character and location count each name by how much it tells: a name in
+one document in a thousand counts nearly 1, the protagonist's name, in half of
+them, little (see search.information). So a place or a minor character named
+again brings back what happened there, and the point of view, in every other
+scene, does not crowd the rest out.
+    loop        it opened a loop the plan touches (1), or played in one (less)
     recency     halving every 50 ticks
     pin         `pinned: true` by hand
     embedding   cosine similarity with the scene at hand, when embeddings are on
@@ -30,9 +36,16 @@ from typing import Iterable, Mapping
 from ..names import normalize_name
 from .items import Item
 
-RELEVANT = 1.0          # a candidate scoring under this is not brought back
+RELEVANT = 0.6          # a candidate scoring under this is not brought back
 NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
 RECENCY_HALF_LIFE = 50
+# BM25 is scaled by the best match plus this, so the best of a weak lot (common words
+# only) does not count as a strong match: a match on a word in one document in a
+# thousand scores ~20, one on a word in every tenth ~3.
+BM25_DAMPING = 8.0
+# At most this many of each kind are offered to one scene: facts are short and exact,
+# scenes (as summaries) broad; the section's share then takes what fits, best first.
+LIMITS = {"scene": 4, "fact": 12}
 
 
 @dataclass(frozen=True)
@@ -42,17 +55,32 @@ class Need:
     tick: int
     pov: str = ""                                  # normalized
     names: frozenset[str] = frozenset()            # normalized names of who is in it
-    first_names: frozenset[str] = frozenset()      # their first words ("mara")
+    first_names: frozenset[str] = frozenset()      # their first words, where no one else
+                                                   # known has it ("mara")
     location: str = ""                             # normalized
-    loop_scenes: frozenset[int] = frozenset()      # scenes of the loops the plan touches
+    # Scenes of the loops the plan touches: 1 for one that opened a loop, less for the rest.
+    loop_scenes: Mapping[int, float] = field(default_factory=dict)
+    # How much each (normalized) name tells, 0..1 (search.information); 1 when unknown.
+    weight: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tick: int, pov: str = "", characters: Iterable[str] = (), location: str = "",
-           loop_scenes: Iterable[int] = ()) -> "Need":
+           loop_scenes: Mapping[int, float] | Iterable[int] = (),
+           weight: Mapping[str, float] | None = None,
+           shared_first: Iterable[str] = ()) -> "Need":
+        """`shared_first`: first names more than one known character has (a text saying
+        only "Bram" is then about none of them in particular)."""
         names = {normalize_name(n) for n in [pov, *characters] if n and normalize_name(n)}
+        common = {normalize_name(f) for f in shared_first}
         return cls(tick, normalize_name(pov or ""), frozenset(names),
-                   frozenset(n.split()[0] for n in names),
-                   normalize_name(location or ""), frozenset(loop_scenes))
+                   frozenset(n.split()[0] for n in names if n.split()[0] not in common),
+                   normalize_name(location or ""),
+                   dict(loop_scenes) if isinstance(loop_scenes, Mapping)
+                   else dict.fromkeys(loop_scenes, 1.0),
+                   {normalize_name(k): v for k, v in (weight or {}).items()})
+
+    def tells(self, name: str) -> float:
+        return self.weight.get(name, 1.0)
 
 
 @dataclass(frozen=True)
@@ -86,28 +114,31 @@ class Scored:
         return "; ".join(shown[:4]) or "recent"
 
 
-def _mentions(text: str, need: Need) -> tuple[float, float]:
-    """(share of the scene's people named, 1 if its place is named) in a fact's text."""
+def named(text: str, need: Need) -> set[str]:
+    """The scene's people a text names (by full name, or by a first name no one else
+    known has)."""
     said = f" {normalize_name(text)} "
-    people = [n for n in need.names if f" {n} " in said or f" {n.split()[0]} " in said]
-    place = bool(need.location) and f" {need.location} " in said
-    return (len(people) / max(1, len(need.names)), float(place))
+    return {n for n in need.names
+            if f" {n} " in said or (n.split()[0] in need.first_names and f" {n.split()[0]} " in said)}
 
 
 def signals(c: Candidate, need: Need, best_bm25: float) -> dict[str, float]:
     """The signals of one candidate, each in [0, 1]."""
     if c.kind == "scene":
-        theirs = {normalize_name(n) for n in [c.pov, *c.characters] if n}
-        shared = len(theirs & need.names) / max(1, len(need.names))
-        pov = float(bool(need.pov) and normalize_name(c.pov) == need.pov)
-        place = float(bool(need.location) and normalize_name(c.location) == need.location)
+        people = {normalize_name(n) for n in [c.pov, *c.characters] if n} & need.names
+        same_pov = bool(need.pov) and normalize_name(c.pov) == need.pov
+        here = bool(need.location) and normalize_name(c.location) == need.location
     else:
-        shared, place = _mentions(c.text, need)
-        pov = 0.0
+        people = named(c.text, need)
+        same_pov = need.pov in people
+        here = bool(need.location) and f" {need.location} " in f" {normalize_name(c.text)} "
+    shared = min(1.0, sum(need.tells(n) for n in people))
+    pov = need.tells(need.pov) if same_pov else 0.0
+    place = need.tells(need.location) if here else 0.0
     age = max(0, need.tick - 1 - c.tick)
-    return {"bm25": c.bm25 / best_bm25 if best_bm25 > 0 else 0.0, "pov": pov,
+    return {"bm25": c.bm25 / (best_bm25 + BM25_DAMPING) if best_bm25 > 0 else 0.0, "pov": pov,
             "character": shared, "location": place,
-            "loop": float(c.tick in need.loop_scenes),
+            "loop": need.loop_scenes.get(c.tick, 0.0),
             "recency": 0.5 ** (age / RECENCY_HALF_LIFE), "pin": float(c.pinned),
             "embedding": max(0.0, c.similarity or 0.0)}
 
@@ -116,11 +147,10 @@ def score(candidates: Iterable[Candidate], need: Need,
           weights: Mapping[str, float]) -> list[Scored]:
     """Every candidate scored, best first."""
     pool = list(candidates)
-    best = {kind: max((c.bm25 for c in pool if c.kind == kind), default=0.0)
-            for kind in {c.kind for c in pool}}
+    best = max((c.bm25 for c in pool), default=0.0)
     out = []
     for c in pool:
-        sig = signals(c, need, best[c.kind])
+        sig = signals(c, need, best)
         weighted = {k: v * weights.get(k, 0.0) for k, v in sig.items()}
         out.append(Scored(c, sum(weighted.values()), weighted))
     return sorted(out, key=lambda s: (-s.score, -s.candidate.tick, s.candidate.key))
@@ -141,21 +171,25 @@ def fact_form(c: Candidate) -> str:
 
 
 def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] = (),
-                    exclude_facts: Iterable[int] = (), threshold: float = RELEVANT) -> list[Item]:
+                    exclude_facts: Iterable[int] = (), threshold: float = RELEVANT,
+                    limits: Mapping[str, int] | None = None) -> list[Item]:
     """Items for the writer's `retrieved` section: candidates scoring at least
     `threshold` and NEAR_BEST of the best one's score (what merely shares the cast is
     not brought back when something matches the scene), less the scenes the recent
     tiers already hold and the facts of the scenes they hold in full (the prose is
-    there). Laid out in story order, a scene's facts after its summary."""
+    there), at most LIMITS of each kind. Laid out in story order, a scene's facts after
+    its summary."""
     skip_scenes, skip_facts = set(exclude_scenes), set(exclude_facts)
     kept = [s for s in scored
             if s.candidate.tick not in (skip_scenes if s.candidate.kind == "scene" else skip_facts)]
     best = max((s.score for s in kept), default=0.0)
+    room = dict(LIMITS if limits is None else limits)
     items = []
     for s in kept:
         c = s.candidate
-        if s.score < max(threshold, NEAR_BEST * best):
+        if s.score < max(threshold, NEAR_BEST * best) or room.get(c.kind, 0) <= 0:
             continue
+        room[c.kind] -= 1
         forms = scene_forms(c) if c.kind == "scene" else (fact_form(c),)
         items.append(Item(c.key, forms, round(s.score, 3), (c.tick, c.kind != "scene", c.key),
                           why=s.why))

@@ -9,13 +9,17 @@ Layout (fixed; empty sections are skipped, never reordered):
 
 Compaction levels: 0 everything the tiers hold; 1 older full text becomes
 summaries (only the newest scene stays whole); 2 fewer tier-2 summaries and
-tier 3 cut to what fits half its share; 3 only the pinned parts and the newest
-scene.
+tier 3 cut to what fits half its share; 3 the pinned parts and the newest
+scene, and of every other section with items only its best in its barest form
+(the cast's names, the newest summary, the newest tier-3 summary, one lore entry,
+one retrieved item): a section with items is never emptied while the prompt has
+room. If the prompt is still over, those are dropped (retrieval first, the cast
+last), then the last scene is cut middle-out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from ..decisions import Plan
@@ -29,9 +33,12 @@ from .items import Item, Pool, choose
 from .sections import Context, Section, bullets, story_bible
 from .tiers import RecentSelection, TierLimits, select_recent
 
-RETRIEVED_LIMIT = 8    # older scenes and facts brought back to one scene, at most
+RETRIEVED_LIMIT = 16   # older scenes and facts brought back to one scene, at most
 FLOW = 2               # retrieval may take up to this many times its share of free room
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
+# At level 3 the best items kept may not fit: they are then dropped, least needed first,
+# before the last scene is cut middle-out.
+LEAN_DROPPABLE = ("retrieved", "lore", "tier3", "recent_summaries", "cast")
 WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
                 "lore", "tools", "intention", "steer")
 
@@ -69,13 +76,15 @@ class WriterInputs:
 
 
 def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str,
-          notes: list[ItemNote], why: str, *, newest_first: bool = False) -> list[Piece]:
-    """Pieces within `cap` tokens (oldest dropped first when newest_first), order kept."""
+          notes: list[ItemNote], why: str, *, newest_first: bool = False,
+          at_least: int = 0) -> list[Piece]:
+    """Pieces within `cap` tokens (oldest dropped first when newest_first), order kept;
+    the first `at_least` of them whatever their size."""
     order = list(reversed(pieces)) if newest_first else list(pieces)
     kept, used = [], 0
     for piece in order:
         n = counter.count(piece.text)
-        if used + n <= cap:
+        if used + n <= cap or len(kept) < at_least:
             kept.append(piece)
             used += n
             notes.append(ItemNote(piece.key, section, n, True, "fits its share"))
@@ -109,7 +118,8 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
 
 LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
                2: "compaction level 2: fewer tier-2 summaries",
-               3: "compaction level 3: only pinned parts and the last scene"}
+               3: "compaction level 3: only pinned parts, the last scene and the best item "
+                  "of each other section"}
 
 
 def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
@@ -122,28 +132,31 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     scenes_sum = _recent_scenes(inputs, summarized, "recent_summaries", scene_summary, counter,
                                 notes, "tier 2: recent summary")
     _note_older((summarized or full)[:1], notes)
-    caps = _caps(budget, ctx, level)
+    caps, on = _caps(budget, ctx, level), _caps(budget, ctx, 0)   # a share of 0 is off
     why = (lambda share: LEVEL_NOTES[3] if level >= 3 else f"over the {share} share")
-    offered = inputs.tier3(caps["tier3"]) if callable(inputs.tier3) else inputs.tier3
+    offered = (inputs.tier3(caps["tier3"] or on["tier3"] // 2) if callable(inputs.tier3)
+               else inputs.tier3)
     tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
-                  newest_first=True)
+                  newest_first=True, at_least=int(on["tier3"] > 0))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
-                        min_items=int(caps["lore"] > 0)), caps["lore"], level, counter, notes)
+                        min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
     cast = _cast(inputs, recent, gen, level)
-    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full)
+    described = () if level >= 3 else cast.items     # profiled in the cast section
+    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described)
     cap = caps["retrieved"]
     if cap:        # the room left under the first compaction threshold flows to retrieval,
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
         room = int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS
         cap = max(cap, min(room, FLOW * cap))   # up to FLOW times its share: it is volatile
     retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
-                             tuple(retrieved_items), 0, min_items=int(cap > 0),
+                             tuple(retrieved_items), 0, min_items=int(on["retrieved"] > 0),
                              limit=RETRIEVED_LIMIT), cap, level, counter, notes)
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full),
+                                          scenes_full, described),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
+                    droppable=LEAN_DROPPABLE if level >= 3 else (),
                     state=dict(recent.state), events=list(recent.events))
 
 
@@ -160,14 +173,15 @@ def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
 def _recent_at_level(recent: RecentSelection, level: int,
                      notes: list[ItemNote]) -> tuple[list[int], list[int]]:
     """Ticks in full and in summary at `level`: level 1 shows older full text as
-    summaries, level 2 halves the summaries, level 3 keeps only the newest scene."""
+    summaries, level 2 halves the summaries, level 3 keeps the newest scene and the
+    newest summary."""
     full, summarized = list(recent.full), list(recent.summarized)
     if level >= 1 and len(full) > 1:
         notes += [ItemNote(f"scene_{t:03d}", "recent_full", 0, False, LEVEL_NOTES[1])
                   for t in full[:-1]]
         summarized, full = summarized + full[:-1], full[-1:]
     if level >= 2 and summarized:
-        keep = 0 if level >= 3 else max(1, len(summarized) // 2)
+        keep = 1 if level >= 3 else max(1, len(summarized) // 2)
         dropped, summarized = summarized[:len(summarized) - keep], summarized[len(summarized) - keep:]
         notes += [ItemNote(f"scene_{t:03d}", "recent_summaries", 0, False,
                            LEVEL_NOTES[min(level, 3)]) for t in dropped]
@@ -204,20 +218,20 @@ def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
 def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, level: int) -> Section:
     """Who and where: those of the scenes the tiers held at the settled tick (see
     relevance.settled_tick), so it changes only every checkpoint interval and stays a
-    stable prefix; whoever else is in this scene is described in the tail."""
-    if level >= 3:
-        return Section("cast", "Who and where", "", items=())
+    stable prefix; whoever else is in this scene is described in the tail. At level 3
+    only their names (the tail then describes everyone in the scene)."""
     last = settled_tick(inputs.tick, gen.checkpoint_summary_interval)
     first = last - max(1, gen.summary_scenes_count) - max(1, gen.full_text_scenes_count) + 1
     anchor = [s for s in (inputs.scene(t) for t in range(max(1, first), last + 1)) if s]
-    return cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
+    cast = cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
                         places=[s.location for s in anchor])
+    return replace(cast, text=", ".join(cast.items)) if level >= 3 else cast
 
 
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
-              lore: list[Piece], summarized: list[Scene],
-              full: list[Scene]) -> tuple[Section, ...]:
-    """The writer's sections in WRITER_ORDER."""
+              lore: list[Piece], summarized: list[Scene], full: list[Scene],
+              described: Sequence[str]) -> tuple[Section, ...]:
+    """The writer's sections in WRITER_ORDER (`described`: who the cast profiles)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
@@ -236,7 +250,7 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",
-                intention_text(inputs.plan, inputs.memory, described=cast.items), pinned=True),
+                intention_text(inputs.plan, inputs.memory, described=described), pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )
 

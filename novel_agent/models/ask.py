@@ -10,7 +10,8 @@ from ..errors import ModelResponseError
 from .base import ChatModel, Completion, Request
 
 T = TypeVar("T")
-
+Room = Callable[[list[dict[str, str]]], int]   # messages -> tokens the window leaves
+EXCERPTS = (4000, 600, 0)     # how much of a bad answer a repair request may quote
 
 @dataclass
 class StageCall:
@@ -49,10 +50,12 @@ def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
 
 
 def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_tokens: int,
-             schema: dict[str, Any], convert: Callable[[dict[str, Any]], T]
-             ) -> tuple[T, StageCall]:
+             schema: dict[str, Any], convert: Callable[[dict[str, Any]], T],
+             room: Room | None = None) -> tuple[T, StageCall]:
     """Ask for a JSON answer; if it does not parse or validate, or was cut off by the token
-    limit (closed leniently it may have lost fields), ask once more saying why."""
+    limit (closed leniently it may have lost fields), ask once more saying why. The
+    repair request quotes as much of the bad answer as leaves `room` in the window for
+    a whole answer (all of it, a part, or none)."""
     call = StageCall(stage, messages)
     request = Request(stage=stage, messages=messages, max_tokens=max_tokens, json_schema=schema,
                       schema_name=stage)
@@ -67,13 +70,8 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
         problem = str(first)
         if completion.finish_reason == "length":
             problem += " (the answer was cut off: keep every string short)"
-    repair = messages + [
-        {"role": "assistant", "content": completion.text[:4000]},
-        {"role": "user", "content": f"That answer could not be used: {problem}. Answer again "
-                                    "with one valid JSON object only, following the keys asked "
-                                    "for."},
-    ]
-    completion = model.complete(Request(stage=stage, messages=repair, max_tokens=max_tokens,
+    repair, left = _repair(messages, completion.text, problem, max_tokens, room)
+    completion = model.complete(Request(stage=stage, messages=repair, max_tokens=left,
                                         json_schema=schema, schema_name=stage))
     call.completions.append(completion)
     if completion.finish_reason == "length":
@@ -84,6 +82,21 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
     except ModelResponseError as second:
         raise ModelResponseError(f"{second} (after one repair attempt)", stage=stage,
                                  raw=completion.text, call=_done(call)) from None
+
+
+def _repair(messages: list[dict[str, str]], bad: str, problem: str, max_tokens: int,
+            room: Room | None) -> tuple[list[dict[str, str]], int]:
+    """The repair request and its answer's limit: the bad answer quoted in full when the
+    window leaves room for a whole answer after it, else in part, else not at all."""
+    ask = (f"That answer could not be used: {problem}. Answer again with one valid JSON "
+           "object only, following the keys asked for.")
+    for keep in EXCERPTS:
+        quoted = [{"role": "assistant", "content": bad[:keep]}] if keep else []
+        repair = [*messages, *quoted, {"role": "user", "content": ask}]
+        left = room(repair) if room else max_tokens
+        if left >= max_tokens or not keep:
+            return repair, max(1, min(max_tokens, left))
+    raise AssertionError("unreachable")
 
 
 def _done(call: StageCall) -> StageCall:

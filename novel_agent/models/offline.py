@@ -211,18 +211,30 @@ class OfflineModel:
         return "\n\n".join(paragraphs)
 
     def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+        """Bullets and memory changes from the plan and the prose. A plan without a POV
+        or a place is not one the prose was written from (an imported piece): the
+        bullets are the prose's own first sentence and two more, the POV's state the
+        first sentence naming them, and no fact is made up."""
         plan = hints.get("plan")
-        pov = getattr(plan, "pov", "") or "Someone"
-        location = getattr(plan, "location", "") or "somewhere"
-        cast = list(getattr(plan, "characters", []) or [pov])
+        pov, location = getattr(plan, "pov", "") or "", getattr(plan, "location", "") or ""
         prose = str(hints.get("prose", ""))
         sentences = [s.strip() + "." for s in prose.replace("\n", " ").split(".") if len(s.split()) > 4]
+        answer: dict[str, Any] = {"facts": [], "characters": [], "loops_opened": [],
+                                  "loops_resolved": [], "relationships": []}
+        if not (pov and location):
+            summary = [first_sentence(prose) or "The story moves on."]
+            summary += [s for s in rng.sample(sentences, k=min(2, len(sentences)))
+                        if s not in summary]
+            naming = [s for s in sentences if pov and pov in s]
+            if naming:
+                answer["characters"] = [{"name": pov, "state": naming[0][:120]}]
+            return {"summary": summary, **answer}
+        cast = list(getattr(plan, "characters", []) or [pov])
         summary = [f"{pov} is at {location}.", getattr(plan, "intention", "") or "The story moves on."]
         summary += rng.sample(sentences, k=min(2, len(sentences)))
-        return {"summary": summary[:6],
+        return {**answer, "summary": summary[:6],
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
-                "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}],
-                "loops_opened": [], "loops_resolved": [], "relationships": []}
+                "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
 
     def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
         """Checkpoint and arc bullets that name every item the request lists (the

@@ -6,16 +6,17 @@ from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
 from ..memory import (Memory, add_fact, add_relationship, find_person, open_loop, resolve_loop,
                       upsert_character)
 from ..models.base import ChatModel
-from ..models.ask import StageCall, ask_json
+from ..models.ask import Room, StageCall, ask_json
 from ..names import clean_bullets
 from ..prose_cleanup import sentences
 
 
-def run(model: ChatModel, messages: list[dict[str, str]], *,
-        max_tokens: int) -> tuple[Extraction, StageCall]:
-    """Extract what the scene established, from the extractor's prompt."""
+def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
+        room: Room | None = None) -> tuple[Extraction, StageCall]:
+    """Extract what the scene established, from the extractor's prompt (`room`: see
+    ask_json)."""
     return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
-                    extraction_from_json)
+                    extraction_from_json, room)
 
 
 def from_prose(prose: str, *, max_words: int = 40) -> Extraction:

@@ -7,14 +7,14 @@ from typing import Callable, Sequence
 
 from ..decisions import Plan, plan_from_json, plan_schema
 from ..models.base import ChatModel
-from ..models.ask import StageCall, ask_json
+from ..models.ask import Room, StageCall, ask_json
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        max_tools: int) -> tuple[Plan, StageCall]:
-    """Plan the next scene from the planner's prompt."""
+        max_tools: int, room: Room | None = None) -> tuple[Plan, StageCall]:
+    """Plan the next scene from the planner's prompt (`room`: see ask_json)."""
     return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
-                    lambda data: plan_from_json(data, max_tools=max_tools))
+                    lambda data: plan_from_json(data, max_tools=max_tools), room)
 
 
 def settle_pov(plan: Plan, check: Callable[[str], "str | None"],

@@ -7,24 +7,30 @@ the tree up into arcs while tier 3 does not fit its share (see summaries.py).
 A checkpoint or arc is checked against the memory of its range (characters
 who appeared, loops opened or resolved, facts established); if it leaves any
 out the summarizer is asked once more, naming them, and the coverage is
-recorded. A summarizer failure never undoes the tick: the checkpoint stays
-pending in `.novel/state.yaml` and is made at the next tick (or by
-`novel summarize`). A hand-edited summary is never overwritten unless rebuilt.
+recorded. An answer cut off by `llm.summarizer_max_tokens` (finish_reason
+"length") is continued, up to MAX_CONTINUATIONS times, each continuation a
+prompt fitted like the first (the draft so far pinned in it); still cut off, it
+is trimmed to its last complete sentence or bullet. Either way the report says
+so: a summary is never written mid-word without a note. A summarizer failure
+never undoes the tick: the checkpoint stays pending in `.novel/state.yaml` and
+is made at the next tick (or by `novel summarize`). A hand-edited summary is
+never overwritten unless rebuilt.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..context import Briefing, Section
 from ..context.builders import summaries_briefing, summarizer_briefing
-from ..errors import ModelError, ProjectError, SummarizeError
+from ..errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from ..faithfulness import Item, arc_items, coverage, range_items
 from ..files import atomic_write
 from ..memory import Memory, load_memory
-from ..models.ask import ask_text
+from ..models.ask import StageCall, ask_text
 from ..models.offline import SummaryJob
 from ..prompt_log import log_path, log_text
 from ..scenes import load_scenes
@@ -39,6 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ARC_FANOUT = 4        # an arc condenses this many of the oldest roots of one level
 MAX_PER_TICK = 3      # checkpoints a tick makes; the rest stay pending
+MAX_CONTINUATIONS = 2  # more calls for an answer cut off by the token limit
+_COMPLETE = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)|\n")   # where a sentence or a line ends
 
 
 # -- the stage ---------------------------------------------------------------------
@@ -103,16 +111,44 @@ class Summarizer:
         return text, share, missing, model
 
     def _call(self, context: Briefing, name: str) -> tuple[str, str]:
+        """One summary: asked, continued while cut off, trimmed if still cut off."""
+        text, call = self._send(context, name)
+        more = 0
+        while call.completions[-1].finish_reason == "length" and more < MAX_CONTINUATIONS:
+            more += 1
+            try:
+                piece, call = self._send(_continuing(context, text), f"{name}_more{more}")
+            except ModelError as exc:       # what there is is trimmed below
+                self.report.warnings.append(f"{name}: continuing a cut-off summary failed: "
+                                            f"{exc}")
+                break
+            text += piece
+        cut = call.completions[-1].finish_reason == "length"
+        if more or cut:
+            self.report.warnings.append(self._cut_note(name, more, cut))
+        text = trim_summary(text, name) if cut else text
+        return clean_prose(text), call.completions[-1].model or self.session.limits.model
+
+    def _send(self, context: Briefing, name: str) -> tuple[str, StageCall]:
+        """Fit, log and send one summarizer prompt; the answer as sent back (unstripped)."""
         built = build_summary(self.session, context, self.tick)
         self._log(built, name)
-        text, call = ask_text(self.session.model, "summarizer", built.messages,
-                              self.config.max_tokens("summarizer"))
+        _, call = ask_text(self.session.model, "summarizer", built.messages,
+                           self.config.max_tokens("summarizer"))
         r = self.report
         r.calls += len(call.completions)
         r.prompt_tokens += call.prompt_tokens
         r.completion_tokens += call.completion_tokens
         r.cached_tokens += call.cached_tokens
-        return clean_prose(text), call.completions[-1].model or self.session.limits.model
+        return call.completions[-1].text, call
+
+    def _cut_note(self, name: str, more: int, cut: bool) -> str:
+        limit = self.config.max_tokens("summarizer")
+        how = (f"still cut off after {more} continuation{'s' * (more != 1)}: trimmed to its "
+               "last complete sentence" if cut else
+               f"continued ({more} more call{'s' * (more != 1)})")
+        return (f"{name}: the summarizer's answer was cut off at the {limit}-token limit; "
+                f"{how} (raise llm.summarizer_max_tokens)")
 
     def _log(self, built: Built, name: str) -> None:
         atomic_write(log_path(self.project, self.tick, f"summarizer_{name}"), log_text(built))
@@ -225,6 +261,26 @@ class Summarizer:
         return summaries_briefing(self.story, docs, first=first, last=last,
                                   shares=self.config.context.summarizer_shares,
                                   previous=previous, kind=kind)
+
+
+def _continuing(context: Briefing, draft: str) -> Briefing:
+    """The same briefing with the cut-off draft pinned; the template asks for the rest
+    (`continuing`)."""
+    return context.with_fixed(Section("draft", "Your summary so far", draft.strip(),
+                                      pinned=True)).with_values(continuing=True)
+
+
+def trim_summary(text: str, name: str = "summary") -> str:
+    """A cut-off summary up to its last complete sentence or line; ModelResponseError
+    when not one of them ended."""
+    text = text.rstrip()
+    ends = [m.end() for m in _COMPLETE.finditer(text)]
+    kept = text[:ends[-1]].rstrip() if ends else ""
+    if not kept.strip(" -*\n"):
+        raise ModelResponseError(f"summarizer: {name} was cut off before its first sentence "
+                                 "ended (raise llm.summarizer_max_tokens)", stage="summarizer",
+                                 raw=text)
+    return kept
 
 
 def _with_feedback(context: Briefing, draft: str, missing: list[Item]) -> Briefing:

@@ -1,0 +1,75 @@
+"""Selection by item (context/items.py): a section with items is never emptied, even when
+its best item's barest form is over the section's share; items marked `keep` stay."""
+
+from __future__ import annotations
+
+from novel_agent.context.briefing import propose_briefing
+from novel_agent.context.builders import planner_briefing
+from novel_agent.context.engine import fit
+from novel_agent.context.items import Item, Pool, choose, select
+from novel_agent.prompts import render_stage
+from novel_agent.tokens import TokenCounter
+
+import story_factory as sf
+
+COUNTER = TokenCounter("gpt-4o")
+count = COUNTER.count
+LONG = sf.prose(120, 3)        # a barest form of about 150 tokens
+
+
+def test_the_best_item_is_kept_in_its_barest_form_when_even_that_is_over_the_share():
+    best = Item("overall", (sf.prose(400, 2), LONG), score=9.0)
+    other = Item("minor", ("a short line",), score=1.0)
+    taken, notes, used = choose(Pool("overall", "The story so far", (best, other), 0.01),
+                                cap=20, level=0, count=count)
+    assert count(LONG) > 20
+    assert taken == [(best, 1)] and used == count(LONG) + 1
+    assert [(n.key, n.included, n.form, n.reason) for n in notes] == [
+        ("overall", True, "line", "kept: the section is never emptied"),
+        ("minor", False, "full", "over the overall share (20 tokens) at compaction level 0")]
+
+
+def test_items_marked_keep_stay_whatever_their_rank():
+    scenes = tuple(Item(f"scene_{t}", (sf.prose(300, t), LONG), score=1.0, rank=(t,), keep=True)
+                   for t in (1, 2, 3))
+    taken, notes, _ = choose(Pool("scenes", "Scenes 1–3", scenes, 0.1), cap=50, level=2,
+                             count=count)
+    assert [(item.key, form) for item, form in taken] == [("scene_1", 1), ("scene_2", 1),
+                                                          ("scene_3", 1)]
+    assert all(n.included for n in notes)
+
+
+def test_min_items_holds_even_for_items_under_the_relevance_floor():
+    loops = tuple(Item(f"loop_{n}", (f"[loop_{n}] a thread", f"loop_{n}"), score=0.1, rank=(n,))
+                  for n in range(5))
+    taken, notes, _ = choose(Pool("loops", "Open plot loops", loops, 0.1, min_items=3,
+                                  min_score=0.25), cap=1000, level=0, count=count)
+    assert [item.key for item, _ in taken] == ["loop_0", "loop_1", "loop_2"]
+    assert [n.reason for n in notes if not n.included] == [
+        "not relevant to this scene (score under 0.25)"] * 2
+
+
+def test_select_gives_the_next_pool_what_the_first_left_and_empties_none():
+    pools = [Pool("overall", "The story so far", (Item("overall", (LONG,), 9.0, keep=True),),
+                  0.02),
+             Pool("loops", "Open plot loops", (Item("loop_1", ("[loop_1] the door", "loop_1"),
+                                                    1.0),), 0.02)]
+    chosen = select(pools, budget=400, level=3, count=count)
+    assert [s.text for s in chosen.sections] == [LONG, "loop_1"]
+    assert chosen.used == count(LONG) + 1 + count("loop_1") + 1
+
+
+def test_the_planners_story_so_far_stays_when_its_barest_form_is_over_its_share():
+    overall = sf.prose(600, 4).replace(".", "")    # one long sentence: its shortened form
+                                                   # (80 words) is over 8% of 1,000
+    briefing = planner_briefing(sf.story(), sf.memory(), [], tick=5,
+                                shares={"overall": 0.08, "loops": 0.1, "characters": 0.08,
+                                        "recent": 0.08, "relationships": 0.05,
+                                        "locations": 0.03, "now": 0.04, "facts": 0.05,
+                                        "lore": 0.04}, overall_summary=overall)
+    bare = briefing.pools[0].items[0].forms[-1]
+    assert count(bare) > 0.08 * 1000
+    fitted = fit(propose_briefing(briefing, COUNTER, 1000), render_stage, COUNTER, 1000,
+                 (0.5, 0.65, 0.8))
+    assert fitted.tokens <= 1000 and fitted.truncated == []
+    assert fitted.context.text("overall") == bare
