@@ -36,7 +36,7 @@ from novel_agent.stage_prompts import build_writer  # noqa: E402
 from novel_agent.windows import limits_for  # noqa: E402
 from novel_agent.files import write_yaml  # noqa: E402
 from novel_agent.index import Index  # noqa: E402
-from novel_agent.memory import memory_files  # noqa: E402
+from novel_agent.memory_layout import memory_files  # noqa: E402
 from novel_agent.project import create_project  # noqa: E402
 from novel_agent.prompts import render_stage  # noqa: E402
 from novel_agent.scenes import load_scenes  # noqa: E402

@@ -4,12 +4,13 @@
 safe ones a function that applies it): an unfinished commit journal, temp files
 of killed writes, the tick counter against the scenes, gaps and duplicate
 ticks, front matter against file names, files in scenes/ that are no scene
-(a chapter1.md of the writer's own), plans without scenes, memory files
-that do not parse or validate (ids against file names included), summaries
-beyond the last scene, lore files and entries the loader skips, the index's health (a read-only one is read as it is, not
-called damaged), a project that cannot be written, and a stale lock. `fix(project)`
-applies the safe fixes and checks again. Reads everything, changes nothing
-unless asked.
+(a chapter1.md of the writer's own), plans without scenes, memory in the old
+layout (memory/loops.yaml, relationships.yaml), memory files that do not parse
+or validate (ids against file names included), summaries beyond the last
+scene, lore files and entries the loader skips, the index's health (a read-only
+one is read as it is, not called damaged), a project that cannot be written,
+and a stale lock. `fix(project)` applies the safe fixes and checks again. Reads
+everything, changes nothing unless asked.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from typing import Callable
 from .errors import NovelError
 from .files import temp_files
 from .lore import load_lorebook
-from .memory import load_memory
+from .memory import LEGACY, load_memory
 from .project import Project
-from .recovery import journal_tick, temp_folders
+from .recovery import journal_tick, migrate_memory, temp_folders
 from .scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from .summaries import load_tree
 
@@ -111,6 +112,13 @@ def _plans(p: Project) -> list[Problem]:
             for t in orphans if t > last]
 
 
+def _layout(p: Project) -> list[Problem]:
+    old = [kind for kind in LEGACY if (p.memory_dir / f"{kind}.yaml").is_file()]
+    return [Problem(f"memory/{kind}.yaml is in the old layout (one file for all {kind})",
+                    f"move each to its own file under memory/{kind}/ (any command that opens "
+                    "the project does)", lambda: migrate_memory(p)) for kind in old]
+
+
 def _memory(p: Project) -> list[Problem]:
     try:
         load_memory(p.memory_dir)
@@ -188,8 +196,8 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_writable, _journal, _temps, _counter, _scenes, _strays, _plans, _memory, _lore,
-          _summaries, _index, _lock)
+CHECKS = (_writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
+          _lore, _summaries, _index, _lock)
 
 
 def diagnose(project: Project) -> list[Problem]:

@@ -99,16 +99,17 @@ def entity_doc(kind: str, entity: dict[str, Any], source: str) -> Doc:
 
 
 def memory_docs(memory: Memory, sources: dict[str, str]) -> dict[str, list[Doc]]:
-    """Every memory doc, grouped by the file it comes from (`sources` maps a kind or a
-    `characters/<id>` to its file)."""
+    """Every memory doc, grouped by the file it comes from (`sources` maps `facts` and
+    each `<folder>/<id>` (characters, locations, loops, relationships) to its file)."""
     out: dict[str, list[Doc]] = {}
     for kind, folder in (("character", "characters"), ("location", "locations")):
         for entity_id, entity in getattr(memory, folder).items():
             source = sources[f"{folder}/{entity_id}"]
             out[source] = [entity_doc(kind, entity, source)]
-    out[sources["loops"]] = loop_docs(memory.loops, sources["loops"])
-    out[sources["relationships"]] = relationship_docs(memory.relationships,
-                                                      sources["relationships"])
+    for folder, docs_of in (("loops", loop_docs), ("relationships", relationship_docs)):
+        for item in getattr(memory, folder):
+            source = sources[f"{folder}/{item.get('id')}"]
+            out[source] = docs_of([item], source)
     out[sources["facts"]] = fact_docs(memory.facts, sources["facts"])
     return out
 

@@ -1,24 +1,21 @@
-"""The one writer of project files: atomic writes, YAML, front matter, transactions.
+"""The one writer of project files: atomic writes, YAML, front matter.
 
 Every file novel_agent writes goes through `atomic_write` (temp file, fsync,
-rename) or a `Transaction` (many files that land together: a journal names them,
-and a crash half-way is rolled forward by `recover`). Readers raise
-FileFormatError naming the file and line, never a bare YAML traceback.
+rename) or a `journal.Transaction` (many files that land together). Readers
+raise FileFormatError naming the file and line, never a bare YAML traceback.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
+import secrets
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
-from . import crashpoints
-from .errors import FileFormatError, OverwriteError
+from .errors import FileFormatError
 
 FRONT = "---"
 # libyaml's loader when PyYAML was built with it: several times faster on the
@@ -31,39 +28,49 @@ def _load(text: str) -> Any:
 
 
 TEMP_RE = re.compile(r"^\..+\.tmp$")   # what atomic_write leaves when killed mid-write
-_umask: list[int] = []
 
 
-def file_mode() -> int:
-    """The mode a new file gets under this process's umask (0666 & ~umask), read once."""
-    if not _umask:
-        current = os.umask(0o022)
-        os.umask(current)
-        _umask.append(current)
-    return 0o666 & ~_umask[0]
+def new_temp(path: Path) -> tuple[int, Path]:
+    """A new, empty temp file beside `path` (`.<name>.<random>.tmp`), open for writing.
+    Created with mode 0666 so the kernel applies the umask of the moment (mkstemp would
+    make it 0600 whatever the umask)."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+def write_synced(fd: int, data: bytes) -> None:
+    """Write all of `data` to the open file `fd`, flush it to the disk, and close it."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: Path, text: str | bytes) -> None:
     """Write `text` (or bytes) to `path` so a reader sees the old file or the new one,
-    never half. The file's mode follows the umask (mkstemp alone would make it 0600)."""
+    never half. A new file's mode follows the umask."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = new_temp(path)
     try:
-        os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_synced(fd, data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make the directory's entries (a rename, a new or removed file) durable."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -178,61 +185,6 @@ def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
     return parse_front_matter(read_text(path), path=path)
 
 
-class Transaction:
-    """Files that must land together (a tick's commit).
-
-    `stage()` collects (path, text); `commit()` writes every text to a staging
-    file, then a journal listing them, then renames each into place, then
-    removes the journal. A crash before the journal leaves the project as it
-    was; a crash after it is finished by `recover()` at the next open.
-    """
-
-    def __init__(self, root: Path, work_dir: Path):
-        self.root = Path(root)
-        self.work_dir = Path(work_dir)
-        self.files: dict[Path, str] = {}
-        self.new: set[Path] = set()
-
-    def stage(self, path: Path, text: str, *, new: bool = False) -> None:
-        """Add a file to the transaction (a later stage of the same path wins). `new`: the
-        file must not exist yet; the commit stops, naming it, rather than replace it."""
-        self.files[Path(path)] = text
-        if new:
-            self.new.add(Path(path))
-
-    def stage_yaml(self, path: Path, data: Any) -> None:
-        """Add a YAML file to the transaction."""
-        self.stage(path, dump_yaml(data))
-
-    def commit(self) -> None:
-        """Land every staged file, all or nothing."""
-        if not self.files:
-            return
-        for path in [p for p in self.files if p in self.new]:
-            if path.exists():
-                raise OverwriteError(f"{path.relative_to(self.root)} exists and this commit "
-                                     "did not write it: nothing was changed; move the file "
-                                     "away (or run `novel doctor`)", path=str(path))
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        entries = []
-        for number, (target, text) in enumerate(self.files.items()):
-            staged = self.work_dir / f"{number:04d}.staged"
-            atomic_write(staged, text)
-            entries.append({"staged": staged.name, "target": str(target.relative_to(self.root))})
-        crashpoints.hit("before_journal")
-        atomic_write(self.work_dir / "journal.json", json.dumps(entries, indent=1))
-        recover(self.root, self.work_dir, midway=lambda: crashpoints.hit("mid_commit"))
-
-
-def journal_targets(work_dir: Path) -> list[str]:
-    """The files an unfinished journal in `work_dir` will land (relative paths)."""
-    try:
-        entries = json.loads((Path(work_dir) / "journal.json").read_text(encoding="utf-8"))
-        return [str(e["target"]) for e in entries]
-    except (OSError, ValueError, TypeError, KeyError):
-        return []
-
-
 def temp_files(root: Path, folders: list[Path]) -> list[Path]:
     """Temp files a killed `atomic_write` left in `folders` (and the journal's staging)."""
     found = []
@@ -243,36 +195,3 @@ def temp_files(root: Path, folders: list[Path]) -> list[Path]:
             continue
         found += [Path(e.path) for e in entries if TEMP_RE.match(e.name) and e.is_file()]
     return sorted(found)
-
-
-def recover(root: Path, work_dir: Path, midway: Callable[[], None] | None = None) -> bool:
-    """Finish a transaction whose journal was written; drop one that never got that far.
-
-    Returns True when a journal was rolled forward.
-    """
-    work_dir = Path(work_dir)
-    journal = work_dir / "journal.json"
-    if not work_dir.is_dir():
-        return False
-    rolled = False
-    if journal.is_file():
-        try:
-            entries = json.loads(journal.read_text(encoding="utf-8"))
-        except ValueError:
-            raise FileFormatError("an unreadable commit journal (hand-edited?): move it away "
-                                  "to drop the interrupted commit", file=str(journal)) from None
-        for entry in entries:
-            staged = work_dir / entry["staged"]
-            target = Path(root) / entry["target"]
-            if staged.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staged, target)
-                _fsync_dir(target.parent)
-                if midway is not None:
-                    midway()
-                    midway = None
-        journal.unlink()
-        rolled = True
-    for leftover in [*work_dir.glob("*.staged"), *temp_files(root, [work_dir])]:
-        leftover.unlink(missing_ok=True)
-    return rolled

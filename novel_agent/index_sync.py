@@ -31,14 +31,15 @@ from .files import read_yaml
 from .index import Index
 from .ledger import restore_usage
 from .lore import read_lore_file
-from .memory import Memory, load_list
+from .memory import FOLDERS, Memory, load_list
 from .memory_check import check_entity
 from .project import Project
 from .scenes import SCENE_RE, load_scene
 from .summaries import load_doc
 
-LIST_FILES = {"loops.yaml": "loops", "relationships.yaml": "relationships",
+LIST_FILES = {"loops.yaml": "loops", "relationships.yaml": "relationships",   # the old layout
               "facts.yaml": "facts"}
+DOCS_OF = {"loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}
 
 
 @dataclass
@@ -98,7 +99,7 @@ def scan(project: Project) -> dict[str, tuple[int, int]]:
     add_folder(project.scenes_dir, lambda n: bool(SCENE_RE.match(n)))
     add_folder(project.summaries_dir, lambda n: n.endswith(".md") and not n.startswith("."))
     add_folder(project.lore_dir, lambda n: n.endswith((".yaml", ".yml")) and not n.startswith("."))
-    for folder in ("characters", "locations"):
+    for folder in FOLDERS:
         add_folder(project.memory_dir / folder,
                    lambda n: n.endswith(".yaml") and not n.startswith("."))
     add_folder(project.memory_dir, lambda n: n in LIST_FILES)
@@ -123,20 +124,29 @@ def docs_of(project: Project, rel: str, memory: Memory | None = None) -> list[Do
 
 def _memory_docs(path: Path, rel: str, parts: tuple[str, ...],
                  memory: Memory | None) -> list[Doc]:
-    if len(parts) == 3:                          # memory/characters/<id>.yaml
-        folder, entity_id = parts[1], Path(parts[2]).stem
-        data = getattr(memory, folder).get(entity_id) if memory is not None else None
+    if len(parts) == 3:                          # memory/<folder>/<id>.yaml
+        folder, item_id = parts[1], Path(parts[2]).stem
+        data = _item(memory, folder, item_id) if memory is not None else None
         if data is None:
             data = read_yaml(path, {})
             if not isinstance(data, dict):
                 raise FileFormatError("expected a mapping of fields", file=str(path), line=1)
             check_entity(folder, data, path)
-            data = {"id": entity_id, **data}
+            data = {"id": item_id, **data}
+        if folder in DOCS_OF:
+            return DOCS_OF[folder]([data], rel)
         return [entity_doc("character" if folder == "characters" else "location", data, rel)]
     kind = LIST_FILES[parts[1]]
     items = getattr(memory, kind) if memory is not None else load_list(path, kind)
-    maker = {"loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}[kind]
-    return maker(items, rel)
+    return DOCS_OF[kind](items, rel)
+
+
+def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
+    """The item of `memory` a memory/<folder>/<id>.yaml file holds, if it is there."""
+    items = getattr(memory, folder)
+    if isinstance(items, dict):
+        return items.get(item_id)
+    return next((item for item in items if item.get("id") == item_id), None)
 
 
 def sync(project: Project, index: Index, memory: Memory | None = None,

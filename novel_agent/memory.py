@@ -1,8 +1,10 @@
 """The story's memory: characters, locations, loops, relationships and facts.
 
 Memory is plain data (dicts that map one-to-one onto the YAML files under
-`memory/`), loaded from the files every tick so a hand edit is always seen.
-The functions that change it are pure: they take a Memory and return a new one.
+`memory/`: one file per character, place, loop and relationship, whose name is
+its id, and facts.yaml), loaded from the files every tick so a hand edit is
+always seen. The functions that change it work on a Memory in memory; what a
+tick changed is written back by memory_layout.stage_memory.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FileFormatError
-from .files import dump_yaml, read_yaml, yaml_line
+from .files import read_yaml, yaml_line
 from .memory_check import check_entity, check_items
 from .names import normalize_name, strip_markers
 
@@ -50,21 +52,27 @@ class Memory:
         return _find(self.locations, name_or_id)
 
     def find_loop(self, ref: str) -> dict[str, Any] | None:
-        """A loop by id, or by its description (the prompt's "[id]" and "(opened in scene
-        N)" marks, copied back by a model, are looked through)."""
+        """A loop by id, or by its description: an open one before a resolved one (the
+        prompt's "[id]" and "(opened in scene N)" marks, copied back by a model, are
+        looked through)."""
         marked = re.match(r"\s*\[([a-z0-9_]+)\]", str(ref))
         if marked and any(loop.get("id") == marked.group(1) for loop in self.loops):
             ref = marked.group(1)
         ref = strip_markers(ref) or ref
-        ref_slug = slug(ref)
-        for loop in self.loops:
-            if loop.get("id") == ref or loop.get("id") == ref_slug:
-                return loop
-        lowered = str(ref).strip().lower()
-        for loop in self.loops:
-            if str(loop.get("description", "")).strip().lower() == lowered:
-                return loop
-        return None
+        return _match_loop(self.open_loops(), ref) or _match_loop(self.loops, ref)
+
+
+def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
+    """The first of `loops` whose id is `ref` (or its slug), else whose description is."""
+    ref_slug = slug(ref)
+    for loop in loops:
+        if loop.get("id") == ref or loop.get("id") == ref_slug:
+            return loop
+    lowered = str(ref).strip().lower()
+    for loop in loops:
+        if str(loop.get("description", "")).strip().lower() == lowered:
+            return loop
+    return None
 
 
 def _names_of(entity: dict[str, Any]) -> set[str]:
@@ -103,11 +111,26 @@ def same_person(memory: "Memory", name: str) -> dict[str, Any] | None:
     return found[0] if len(found) == 1 else None
 
 
-def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
+FILE_ID = re.compile(r"^[^./\\\x00\s][^/\\\x00]{0,119}(?<!\s)$")   # an id that can name its file
+FOLDERS = ("characters", "locations", "loops", "relationships")   # one file per item
+LEGACY = ("loops", "relationships")     # once memory/<kind>.yaml, one file for all
+
+
+def find_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+    """The character `name` names: by id, name or alias, else as the shorter or fuller
+    form of one character's name (same_person: "Mara" for "Mara Voss")."""
+    return memory.find_character(name) or same_person(memory, name)
+
+
+def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
+    """The items of a one-file-per-item folder by id; the file name is the id."""
     out: dict[str, dict[str, Any]] = {}
-    if not folder.is_dir():
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.suffix == ".yaml"
+                       and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
         return out
-    for path in sorted(folder.glob("*.yaml")):
+    for path in paths:
         data = read_yaml(path, {})
         if not isinstance(data, dict):
             raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
@@ -119,13 +142,15 @@ def _load_entities(folder: Path) -> dict[str, dict[str, Any]]:
                                   line=yaml_line(path, "id"))
         check_entity(folder.name, data, path)
         data.setdefault("id", path.stem)
-        data.setdefault("name", path.stem.replace("_", " ").title())
+        if folder.name in ("characters", "locations"):
+            data.setdefault("name", path.stem.replace("_", " ").title())
         out[str(data["id"])] = data
     return out
 
 
 def load_list(path: Path, key: str) -> list[dict[str, Any]]:
-    """The items of a list file (loops, relationships, facts), their fields checked."""
+    """The items of a list file (facts; loops and relationships in the old layout), their
+    fields checked."""
     data = read_yaml(path, {key: []})
     items = data.get(key, []) if isinstance(data, dict) else data
     if items is None:
@@ -143,30 +168,45 @@ def load_list(path: Path, key: str) -> list[dict[str, Any]]:
     return items
 
 
+def _tick_of(item: dict[str, Any], key: str) -> int:
+    value = item.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
+    """Loops or relationships: one file each under memory/<kind>/, in the order they
+    began (then by id), and those of an old memory/<kind>.yaml not migrated yet."""
+    found = load_folder(memory_dir / kind)
+    for item in load_list(memory_dir / f"{kind}.yaml", kind):
+        if str(item.get("id")) not in found:
+            found[f"legacy:{len(found)}"] = item
+    began = "opened_in" if kind == "loops" else "since"
+    return sorted(found.values(), key=lambda item: (_tick_of(item, began), str(item.get("id"))))
+
+
 def load_memory(memory_dir: Path) -> Memory:
     """Read memory/ from disk."""
     return Memory(
-        characters=_load_entities(memory_dir / "characters"),
-        locations=_load_entities(memory_dir / "locations"),
-        loops=load_list(memory_dir / "loops.yaml", "loops"),
-        relationships=load_list(memory_dir / "relationships.yaml", "relationships"),
+        characters=load_folder(memory_dir / "characters"),
+        locations=load_folder(memory_dir / "locations"),
+        loops=_load_items(memory_dir, "loops"),
+        relationships=_load_items(memory_dir, "relationships"),
         facts=load_list(memory_dir / "facts.yaml", "facts"),
     )
 
 
-def memory_files(memory: Memory, memory_dir: Path, before: Memory | None = None) -> dict[Path, str]:
-    """The files that hold `memory`, as {path: text}; with `before`, only those that changed."""
-    files: dict[Path, str] = {}
-    for kind in ("characters", "locations"):
-        entities = getattr(memory, kind)
-        old = getattr(before, kind) if before else {}
-        for entity_id, data in entities.items():
-            if before is None or old.get(entity_id) != data:
-                files[memory_dir / kind / f"{entity_id}.yaml"] = dump_yaml(data)
-    for kind in ("loops", "relationships", "facts"):
-        if before is None or getattr(before, kind) != getattr(memory, kind):
-            files[memory_dir / f"{kind}.yaml"] = dump_yaml({kind: getattr(memory, kind)})
-    return files
+def unique_id(base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, `base_3`, ... whichever is not taken (case-insensitively)."""
+    wanted, n = base, 2
+    while wanted.lower() in taken:
+        wanted, n = f"{base}_{n}", n + 1
+    return wanted
+
+
+def relationship_id(a: str, b: str) -> str:
+    """The id (and file name) of a relationship: its two people, in order ("mara--tobin")."""
+    first, second = sorted([slug(a), slug(b)])
+    return f"{first}--{second}"
 
 
 def _clean_list(value: Any) -> list[str]:
@@ -182,7 +222,7 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     """Create a character or update the one of that name (or alias, or shorter or fuller
     form: see same_person); returns (character, created). A fuller name becomes the
     name and the shorter one an alias; the id, and so the file, stay."""
-    existing = memory.find_character(name) or same_person(memory, name)
+    existing = find_person(memory, name)
     created = existing is None
     if existing is not None:
         _learn_name(existing, str(name).strip())
@@ -233,16 +273,15 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
 
 
 def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
-    """Open a plot loop (or return the open one with the same description); the prompt's
-    marks copied back are stripped."""
+    """Open a plot loop, or return the open one with the same description (a resolved
+    one with the same words stays resolved: the question is asked again, a new loop);
+    the prompt's marks copied back are stripped."""
     description = strip_markers(description) or description
-    existing = memory.find_loop(description)
+    existing = _match_loop(memory.open_loops(), description)
     if existing is not None:
         return existing, False
-    base = slug(description)[:40]
-    loop_id, n = base, 2
-    while any(loop.get("id") == loop_id for loop in memory.loops):
-        loop_id, n = f"{base}_{n}", n + 1
+    loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
+                                                 for loop in memory.loops})
     loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
             "opened_in": tick, "resolved_in": None, "scenes": [tick]}
     memory.loops.append(loop)
@@ -250,9 +289,9 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, boo
 
 
 def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
-    """Mark a loop resolved; None when no loop matches `ref`."""
-    loop = memory.find_loop(ref)
-    if loop is None or loop.get("status") == "resolved":
+    """Mark an open loop resolved; None when no open loop matches `ref`."""
+    loop = _match_loop(memory.open_loops(), ref)
+    if loop is None:
         return None
     loop["status"] = "resolved"
     loop["resolved_in"] = tick
@@ -265,7 +304,7 @@ def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -
 
 def _person_key(memory: Memory, name: str) -> str:
     """Who `name` is, for pairing: the character's id when known, else the name."""
-    c = memory.find_character(name) or same_person(memory, name)
+    c = find_person(memory, name)
     return str(c.get("id")) if c is not None else normalize_name(str(name))
 
 
@@ -283,8 +322,10 @@ def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
                 rel["description"] = str(description).strip()
             rel["updated_in"] = tick
             return rel, False
-    rel = {"a": pair[0], "b": pair[1], "kind": str(kind).strip(),
-           "description": str(description).strip(), "since": tick, "updated_in": tick}
+    taken = {str(r.get("id")).lower() for r in memory.relationships}
+    rel = {"id": unique_id(relationship_id(*pair), taken), "a": pair[0], "b": pair[1],
+           "kind": str(kind).strip(), "description": str(description).strip(), "since": tick,
+           "updated_in": tick}
     memory.relationships.append(rel)
     return rel, True
 

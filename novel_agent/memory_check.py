@@ -44,7 +44,7 @@ FIELDS: dict[str, dict[str, Check]] = {
     "locations": {"id": TEXT, "name": TEXT, "description": TEXT, "first_seen": TICK},
     "loops": {"id": TEXT, "description": TEXT, "status": TEXT, "opened_in": TICK,
               "resolved_in": TICK, "scenes": TICKS, "resolution": TEXT},
-    "relationships": {"a": TEXT, "b": TEXT, "kind": TEXT, "description": TEXT,
+    "relationships": {"id": TEXT, "a": TEXT, "b": TEXT, "kind": TEXT, "description": TEXT,
                       "since": TICK, "updated_in": TICK},
     "facts": {"text": TEXT, "scene": TICK},
 }

@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator, Mapping
 from .config import (Config, Layer, config_layers, load_yaml_layer, merge_layers,
                      user_presets_dir)
 from .errors import ConfigError, LockError, ProjectError
-from .files import Transaction, dump_yaml, read_yaml, recover, yaml_line
+from .files import dump_yaml, read_yaml, yaml_line
+from .journal import Transaction, recover
 from .scenes import last_tick
 from .state import check_state
 
@@ -131,7 +132,7 @@ class Project:
         return self.plans_dir / f"plan_{tick:03d}.yaml"
 
     def transaction(self) -> Transaction:
-        """A Transaction rooted at this project (see files.Transaction)."""
+        """A Transaction rooted at this project (see journal.Transaction)."""
         return Transaction(self.root, self.novel_dir / "txn")
 
     # -- reading -----------------------------------------------------------
@@ -351,14 +352,14 @@ def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str,
     data.update({k: v for k, v in (config or {}).items() if v})
     txn = project.transaction()
     txn.stage(project.project_file, dump_yaml(data))
-    txn.stage(project.memory_dir / "loops.yaml", dump_yaml({"loops": []}))
-    txn.stage(project.memory_dir / "relationships.yaml", dump_yaml({"relationships": []}))
     txn.stage(project.memory_dir / "facts.yaml", dump_yaml({"facts": []}))
     project.stage_state(txn, {"tick": 0})
     txn.stage(project.lore_dir / "README.md",
               "Lorebook entries: one YAML file each, with `keys`, `content` and `priority`.\n")
-    for folder in (project.scenes_dir, project.plans_dir, project.memory_dir / "characters",
-                   project.memory_dir / "locations", project.summaries_dir, project.log_dir):
+    memory = project.memory_dir
+    for folder in (project.scenes_dir, project.plans_dir, memory / "characters",
+                   memory / "locations", memory / "loops", memory / "relationships",
+                   project.summaries_dir, project.log_dir):
         folder.mkdir(parents=True, exist_ok=True)
     txn.commit()
     return project

@@ -3,9 +3,11 @@
 `reconcile(project)` runs under the project's lock whenever a command opens a
 project (the tick takes the lock for it; read-only commands try to): it
 finishes a commit a crash interrupted (the journal), removes the temporary
-files of killed writes, and sets the tick counter in state.yaml (a cache) to
-the scenes on disk. Each returns a notice for the user; nothing else is
-touched, and no scene, plan or memory file is ever overwritten here.
+files of killed writes, moves memory written in the old layout (one file for
+all loops, one for all relationships) to one file per item, and sets the tick
+counter in state.yaml (a cache) to the scenes on disk. Each returns a notice
+for the user; nothing else is touched, and no scene, plan or memory file is
+ever overwritten here.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .files import journal_targets, temp_files
+from .errors import FileFormatError
+from .files import temp_files
+from .journal import journal_targets
+from .memory import FOLDERS
+from .memory_layout import stage_migration
 from .scenes import SCENE_RE
 
 if TYPE_CHECKING:
@@ -24,7 +30,7 @@ def temp_folders(project: "Project") -> list[Path]:
     """Folders where a killed write can leave a temp file."""
     memory = project.memory_dir
     return [project.root, project.scenes_dir, project.plans_dir, project.summaries_dir, memory,
-            memory / "characters", memory / "locations", memory / "facts", project.novel_dir,
+            *(memory / kind for kind in FOLDERS), project.novel_dir,
             project.log_dir, project.drafts_dir, project.novel_dir / "txn"]
 
 
@@ -69,7 +75,25 @@ def sync_counter(project: "Project") -> list[str]:
             f"tick {disk}: the counter now follows the scenes"]
 
 
+def migrate_memory(project: "Project") -> list[str]:
+    """Move the old memory/loops.yaml and relationships.yaml to one file per loop and per
+    relationship, in one transaction; a notice when it did. An old file that cannot be
+    read is left as it is (what reads memory names the line; so does `novel doctor`)."""
+    txn = project.transaction()
+    try:
+        moved = stage_migration(txn, project.memory_dir)
+    except FileFormatError:
+        return []
+    if not moved:
+        return []
+    txn.commit()
+    what = " and ".join(f"memory/{kind}.yaml ({n} {kind if n != 1 else kind[:-1]}) to "
+                        f"memory/{kind}/" for kind, n in moved.items())
+    return [f"moved {what}: one file each, so a tick writes only what changed"]
+
+
 def reconcile(project: "Project") -> list[str]:
-    """Finish, clean and re-count (the caller holds the lock); the notices, in order."""
+    """Finish, clean, migrate and re-count (the caller holds the lock); the notices, in
+    order."""
     cleaned = remove_temp_files(project)   # first: the journal never names a temp file
-    return finish_commit(project) + cleaned + sync_counter(project)
+    return finish_commit(project) + cleaned + migrate_memory(project) + sync_counter(project)

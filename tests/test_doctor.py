@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import stat
+
+import pytest
 
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.doctor import diagnose
+from novel_agent.project import create_project
 
 from ticking import run_ticks
 
@@ -57,12 +61,26 @@ def test_a_plan_without_its_scene_is_found(project):
     assert "plans/plan_002.yaml has no scene after it" in doctor(project).output
 
 
-def test_files_follow_the_umask(project):
-    run_ticks(project, 1)
-    old = __import__("os").umask(0o022)
-    __import__("os").umask(old)
-    mode = stat.S_IMODE(project.scene_path(1).stat().st_mode)
-    assert mode == 0o666 & ~old
+@pytest.mark.parametrize("umask", [0o022, 0o027], ids=oct)
+def test_files_follow_the_umask(projects_dir, umask):
+    """Under 027 a mode hard-coded to 0644 (or mkstemp's 0600) fails; under 022 too."""
+    old = os.umask(umask)
+    try:
+        project = create_project(projects_dir / "harbour", {"name": "harbour",
+                                                            "premise": "A keeper."},
+                                 config={"llm": {"provider": "offline"}})
+        run_ticks(project, 12)
+    finally:
+        os.umask(old)
+    memory = project.memory_dir
+    files = [project.project_file, project.scene_path(12), project.plan_path(12),
+             project.state_file, memory / "facts.yaml",
+             next((memory / "characters").glob("*.yaml")), next((memory / "loops").glob("*.yaml")),
+             next((memory / "relationships").glob("*.yaml")),
+             next(project.summaries_dir.glob("*.md")), next(project.log_dir.glob("*.json"))]
+    modes = {str(f.relative_to(project.root)): oct(stat.S_IMODE(f.stat().st_mode)) for f in files}
+    assert modes == {name: oct(0o666 & ~umask) for name in modes}
+    assert stat.S_IMODE(memory.stat().st_mode) == 0o777 & ~umask
 
 
 def test_stray_files_in_scenes_and_broken_lore_are_listed_with_their_fix(project):

@@ -60,6 +60,10 @@ def test_a_garbage_index_is_rebuilt_with_a_notice(ticked):
     ("relationships.yaml", None, "relationships:\n- a: 1\n  b: Mara\n  kind: friends\n", 2,
      "'a' must be text"),
     ("facts.yaml", None, "facts:\n- text: [a]\n  scene: 1\n", 2, "'text' must be text"),
+    ("loops/x.yaml", None, "description: d\nscenes: x\n", 2,
+     "'scenes' must be a list of tick numbers"),
+    ("relationships/mara--x.yaml", None, "a: Mara\nb: 1\nkind: friends\n", 2,
+     "'b' must be text"),
 ])
 def test_wrong_typed_memory_values_name_file_and_line(ticked, snapshot, file, old, new, where,
                                                        what):
@@ -124,7 +128,7 @@ def test_a_read_only_project_as_the_disk_says_it(ticked, monkeypatch):
     def refuse(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied", str(ticked.scenes_dir))
 
-    monkeypatch.setattr(files.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(files, "new_temp", refuse)
     one_line_error(novel("tick", "-p", "harbour"), f"{ticked.scenes_dir}: permission denied",
                    "make the project writable")
 
@@ -190,7 +194,7 @@ def test_temp_files_of_killed_writes_are_removed_and_said(ticked):
 
 
 def test_status_reports_an_interrupted_commit_and_counts_right(ticked):
-    from novel_agent.files import Transaction, atomic_write
+    from novel_agent.files import atomic_write
     import json
     txn_dir = ticked.novel_dir / "txn"
     txn_dir.mkdir(exist_ok=True)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import (Transaction, atomic_write, parse_front_matter, read_yaml,
-                               recover, render_front_matter)
+from novel_agent.files import atomic_write, parse_front_matter, read_yaml, render_front_matter
+from novel_agent.journal import Transaction, recover
 
 
 def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
@@ -69,3 +69,93 @@ def test_recover_drops_a_commit_that_never_reached_its_journal(tmp_path):
     assert recover(tmp_path, work) is False
     assert not list(work.iterdir())
     assert not (tmp_path / "scenes").exists()
+
+
+def test_a_transaction_appends_and_removes(tmp_path):
+    (tmp_path / "facts.yaml").write_text("facts:\n- text: a\n")
+    (tmp_path / "old.yaml").write_text("gone soon\n")
+    txn = Transaction(tmp_path, tmp_path / ".novel" / "txn")
+    txn.append(tmp_path / "facts.yaml", "- text: b\n")
+    txn.append(tmp_path / "facts.yaml", "- text: c\n")
+    txn.append(tmp_path / "new.yaml", "made\n")
+    txn.remove(tmp_path / "old.yaml")
+    txn.commit()
+    assert (tmp_path / "facts.yaml").read_text() == "facts:\n- text: a\n- text: b\n- text: c\n"
+    assert (tmp_path / "new.yaml").read_text() == "made\n"
+    assert not (tmp_path / "old.yaml").exists()
+    assert not list((tmp_path / ".novel" / "txn").iterdir())
+
+
+def test_a_later_operation_on_the_same_path_wins(tmp_path):
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.stage(tmp_path / "a", "whole\n")
+    txn.append(tmp_path / "a", "more\n")       # added to the staged text
+    txn.remove(tmp_path / "b")
+    txn.stage(tmp_path / "b", "back\n")
+    txn.commit()
+    assert (tmp_path / "a").read_text() == "whole\nmore\n"
+    assert (tmp_path / "b").read_text() == "back\n"
+
+
+class Killed(Exception):
+    """Stands for SIGKILL: the journal stays, nothing after the crash point runs."""
+
+
+@pytest.mark.parametrize("point", ["before_journal", "mid_commit"])
+def test_an_append_cut_by_a_crash_lands_once(tmp_path, point):
+    from novel_agent import crashpoints
+    facts = tmp_path / "facts.yaml"
+    facts.write_text("facts:\n- text: a\n")
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.stage(tmp_path / "scene.md", "scene\n")          # the op the crash point follows
+    txn.append(facts, "- text: b\n")
+    crashpoints.arm(point, lambda: (_ for _ in ()).throw(Killed()))
+    try:
+        with pytest.raises(Killed):
+            txn.commit()
+    finally:
+        crashpoints.disarm()
+    assert recover(tmp_path, tmp_path / "txn") is (point == "mid_commit")
+    assert recover(tmp_path, tmp_path / "txn") is False
+    assert facts.read_text() == ("facts:\n- text: a\n- text: b\n" if point == "mid_commit"
+                                 else "facts:\n- text: a\n")
+
+
+def test_recovery_applies_an_append_again_without_doubling_it(tmp_path):
+    """Killed after the append reached the file, before its staging file was removed."""
+    work = tmp_path / "txn"
+    work.mkdir()
+    (tmp_path / "facts.yaml").write_text("facts:\n- text: a\n- text: b\n")   # appended
+    (work / "0000.staged").write_text("- text: b\n")
+    (work / "journal.json").write_text(json.dumps([
+        {"staged": "0000.staged", "target": "facts.yaml", "append_at": 17},
+        {"target": "loops.yaml", "remove": True}]))
+    (tmp_path / "loops.yaml").write_text("loops: []\n")
+    assert recover(tmp_path, work) is True
+    assert (tmp_path / "facts.yaml").read_text() == "facts:\n- text: a\n- text: b\n"
+    assert not (tmp_path / "loops.yaml").exists() and not list(work.iterdir())
+
+
+def test_a_journal_that_is_not_a_list_of_operations_is_named(tmp_path):
+    work = tmp_path / "txn"
+    work.mkdir()
+    (work / "journal.json").write_text('{"staged": "0000.staged"}')
+    with pytest.raises(FileFormatError, match="an unreadable commit journal"):
+        recover(tmp_path, work)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077], ids=oct)
+def test_written_files_follow_the_umask_of_the_moment(tmp_path, umask):
+    import os
+    import stat
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "atomic", "x")
+        txn = Transaction(tmp_path, tmp_path / "txn")
+        txn.stage(tmp_path / "staged", "x")
+        txn.append(tmp_path / "created", "x")
+        txn.commit()
+    finally:
+        os.umask(old)
+    for name in ("atomic", "staged", "created"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name

@@ -76,8 +76,9 @@ def test_front_matter_and_scene_loader(head, body):
 
 
 @SETTINGS
-@given(st.sampled_from(["characters/mara.yaml", "locations/tower.yaml", "loops.yaml",
-                        "relationships.yaml", "facts.yaml"]), raw)
+@given(st.sampled_from(["characters/mara.yaml", "locations/tower.yaml", "loops/map.yaml",
+                        "relationships/mara--tobin.yaml", "loops.yaml", "relationships.yaml",
+                        "facts.yaml"]), raw)
 def test_memory_loaders(name, data):
     folder = Path(tempfile.mkdtemp(prefix="fuzz"))
     (folder / name).parent.mkdir(parents=True, exist_ok=True)

@@ -75,3 +75,94 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
     marked, _ = open_loop(memory, "[lamp_out] The lamp went out. (opened in scene 3)", tick=3)
     assert marked["description"] == "The lamp went out."
     assert memory.find_loop(f"[{loop['id']}] something else entirely") is loop
+
+
+# -- bug A: the extractor finds characters as the planner's tools do ----------------------
+
+def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
+    from novel_agent.testing import ScriptedModel
+    from ticking import run_ticks
+    calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
+             for n in ("Mara Voss", "Tobin Keel")]
+    plan = {"title": "The Map", "intention": "Mara Voss finds the map.", "pov": "Mara Voss",
+            "location": "the tower", "characters": ["Mara Voss", "Tobin Keel"],
+            "tool_calls": calls}
+    extraction = {"summary": ["Mara and Tobin find the map."], "facts": [],
+                  "characters": [{"name": "Mara", "state": "soaked to the bone"}],
+                  "loops_opened": [], "loops_resolved": [],
+                  "relationships": [{"a": "Mara", "b": "Tobin", "kind": "allies"}]}
+    model = ScriptedModel().add("planner", plan).add("extractor", extraction)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    memory = load_memory(project.memory_dir)
+    assert memory.characters["mara_voss"]["state"] == "soaked to the bone"
+    assert [(r["id"], r["a"], r["b"], r["kind"]) for r in memory.relationships] == \
+        [("mara_voss--tobin_keel", "Mara Voss", "Tobin Keel", "allies")]
+    assert "relationship: Mara Voss & Tobin Keel" in result.memory_changes
+    assert (project.memory_dir / "relationships" / "mara_voss--tobin_keel.yaml").is_file()
+
+
+def test_an_extraction_about_someone_unknown_or_one_person_twice_changes_nothing():
+    from novel_agent.decisions import Extraction
+    from novel_agent.memory import Memory, upsert_character
+    from novel_agent.stages.extract import apply
+    memory = Memory()
+    upsert_character(memory, "Mara Voss", tick=1)
+    changes = apply(memory, Extraction(summary=["x"], characters=[{"name": "Ilse", "state": "x"}],
+                                       relationships=[{"a": "Mara", "b": "Mara Voss",
+                                                       "kind": "self"}]), tick=2)
+    assert changes == [] and memory.relationships == [] and list(memory.characters) == \
+        ["mara_voss"]
+
+
+# -- bug B: a resolved loop is not the open one ------------------------------------------
+
+def test_a_question_asked_again_after_its_loop_was_resolved_opens_a_new_loop():
+    from novel_agent.decisions import ToolCall
+    from novel_agent.memory import Memory, open_loop, resolve_loop
+    from novel_agent.stages.tools import run_tool
+    memory = Memory()
+    first, _ = open_loop(memory, "Who drew the map?", tick=1)
+    assert resolve_loop(memory, "who drew the map?", tick=3)["id"] == first["id"]
+    said = run_tool(memory, ToolCall("open_loop", "", "", "Who drew the map?"), 9)
+    assert said == "Opened loop [who_drew_the_map_2]: Who drew the map?"
+    assert [(loop["id"], loop["status"]) for loop in memory.loops] == \
+        [("who_drew_the_map", "resolved"), ("who_drew_the_map_2", "open")]
+    again, created = open_loop(memory, "who drew the map?", tick=10)   # still open: the same
+    assert (again["id"], created) == ("who_drew_the_map_2", False)
+    assert resolve_loop(memory, "Who drew the map?", tick=11)["id"] == "who_drew_the_map_2"
+    assert memory.find_loop("who_drew_the_map")["resolved_in"] == 3
+
+
+# -- the layout: one file per loop and per relationship, the file name is the id ---------
+
+def test_each_loop_and_relationship_is_a_file_named_by_its_id(project):
+    from ticking import run_ticks
+    run_ticks(project, 12)
+    memory = load_memory(project.memory_dir)
+    assert memory.loops and memory.relationships
+    for kind in ("loops", "relationships"):
+        files = sorted(p.stem for p in (project.memory_dir / kind).glob("*.yaml"))
+        assert files == sorted(item["id"] for item in getattr(memory, kind))
+    assert not (project.memory_dir / "loops.yaml").exists()
+    assert not (project.memory_dir / "relationships.yaml").exists()
+
+
+@pytest.mark.parametrize("kind, name, text", [
+    ("loops", "the_map", "id: a_map\ndescription: who drew it\n"),
+    ("relationships", "mara--tobin", "a: Mara\nb: Tobin\nkind: allies\nid: mara--ilse\n"),
+])
+def test_an_id_that_disagrees_with_its_file_name_is_named(tmp_path, kind, name, text):
+    path = tmp_path / kind / f"{name}.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(FileFormatError) as info:
+        load_memory(tmp_path)
+    assert str(info.value).startswith(f"{path}:{text[:text.index('id:')].count(chr(10)) + 1}: ")
+    assert "disagrees with the file name: the file name is the id" in str(info.value)
+
+
+def test_a_loop_file_with_a_wrong_type_names_its_line(tmp_path):
+    (tmp_path / "loops").mkdir()
+    (tmp_path / "loops" / "x.yaml").write_text("description: d\nscenes: x\n")
+    with pytest.raises(FileFormatError, match=r"x.yaml:2: 'scenes' must be a list of tick"):
+        load_memory(tmp_path)

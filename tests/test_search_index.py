@@ -129,6 +129,27 @@ def test_only_what_changed_is_written(project):
         index.close()
 
 
+
+def test_a_loop_or_relationship_edited_by_hand_is_read_again_alone(project):
+    run_ticks(project, 12)
+    memory = load_memory(project.memory_dir)
+    loop, rel = memory.loops[0], memory.relationships[0]
+    index, _ = open_index(project)
+    try:
+        sources = dict(index.db.execute("SELECT key, source FROM docs WHERE kind IN "
+                                        "('loop', 'relationship')"))
+        assert sources[f"loop:{loop['id']}"] == f"memory/loops/{loop['id']}.yaml"
+        assert sources[f"relationship:{rel['a']}|{rel['b']}"] == \
+            f"memory/relationships/{rel['id']}.yaml"
+        path = project.memory_dir / "loops" / f"{loop['id']}.yaml"
+        path.write_text(path.read_text().replace(loop["description"], "who rang the bell"))
+        report = sync(project, index)
+        assert report.read == [f"memory/loops/{loop['id']}.yaml"] and report.written == 1
+        assert [h.key for h in search(index, "rang bell", "loop")][:1] == [f"loop:{loop['id']}"]
+    finally:
+        index.close()
+
+
 # ---------------------------------------------------------------- queries and the CLI
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..files import dump_yaml
-from ..memory import Memory, memory_files
+from ..memory import Memory
+from ..memory_layout import stage_memory
 from ..project import Project
 from ..scenes import Scene
 
 
 def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,
                 before: Memory, state: dict[str, Any], extra: dict | None = None) -> None:
-    """Write everything a tick produced in one transaction (all or nothing).
+    """Write everything a tick produced in one transaction (all or nothing): only what
+    changed, so a commit costs the same at tick 10 and tick 10,000 (memory.stage_memory).
 
     The scene and plan files must be new: one already there (a file the user moved in,
     a counter gone stale) stops the commit with an OverwriteError naming it.
@@ -22,8 +24,7 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
     txn = project.transaction()
     txn.stage(project.scene_path(scene.tick), scene.render(), new=True)
     txn.stage(project.plan_path(scene.tick), dump_yaml(plan_record), new=True)
-    for path, text in memory_files(memory, project.memory_dir, before).items():
-        txn.stage(path, text)
+    stage_memory(txn, memory, project.memory_dir, before)
     for path, text in (extra or {}).items():
         txn.stage(path, text)
     project.stage_state(txn, state)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
-from ..memory import Memory, add_fact, add_relationship, open_loop, resolve_loop, upsert_character
+from ..memory import (Memory, add_fact, add_relationship, find_person, open_loop, resolve_loop,
+                      upsert_character)
 from ..models.base import ChatModel
 from ..models.ask import Room, StageCall, ask_json
 from ..names import clean_bullets
@@ -43,10 +44,11 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
                 changes.append(f"fact: {fact}")
     if not entities:
         return changes
-    for item in extraction.characters:
-        if memory.find_character(item["name"]) is not None:
-            upsert_character(memory, item["name"], tick=tick, state=item.get("state", ""))
-            changes.append(f"{item['name']}: {item.get('state', '')}")
+    for item in extraction.characters:      # known characters only, as the tools find them
+        if find_person(memory, item["name"]) is not None:
+            who, _ = upsert_character(memory, item["name"], tick=tick,
+                                      state=item.get("state", ""))
+            changes.append(f"{who['name']}: {item.get('state', '')}")
     for text in extraction.loops_opened:
         loop, created = open_loop(memory, text, tick=tick)
         if created:
@@ -56,9 +58,10 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if loop is not None:
             changes.append(f"loop resolved: {loop['id']}")
     for rel in extraction.relationships:
-        if memory.find_character(rel["a"]) and memory.find_character(rel["b"]):
-            add_relationship(memory, rel["a"], rel["b"], rel["kind"], tick=tick)
-            changes.append(f"relationship: {rel['a']} & {rel['b']}")
+        a, b = find_person(memory, rel["a"]), find_person(memory, rel["b"])
+        if a is not None and b is not None and a is not b:
+            add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
+            changes.append(f"relationship: {a['name']} & {b['name']}")
     for loop in memory.open_loops():
         if tick not in loop.setdefault("scenes", []) and _mentions(extraction, loop):
             loop["scenes"].append(tick)
