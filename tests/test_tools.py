@@ -30,3 +30,14 @@ def test_tools_change_memory_and_say_what_they_did():
     assert run_tool(memory, ToolCall("add_relationship", "Mara Quill"), 3) == \
         "add_relationship skipped: it needs two characters"
     assert run_tool(memory, ToolCall("teleport", "x"), 3) == "unknown tool 'teleport'"
+
+
+def test_update_character_finds_mara_voss_by_her_first_name():
+    from novel_agent.decisions import ToolCall
+    from novel_agent.memory import Memory, upsert_character
+    from novel_agent.stages.tools import run_tool
+    memory = Memory()
+    upsert_character(memory, "Mara Voss", tick=1)
+    said = run_tool(memory, ToolCall("update_character", "Mara", "", "soaked"), 2)
+    assert said == "Mara Voss now: soaked"
+    assert memory.characters["mara_voss"]["state"] == "soaked" and len(memory.characters) == 1

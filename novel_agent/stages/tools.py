@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..decisions import Plan, ToolCall
-from ..memory import (Memory, add_relationship, open_loop, query_memory, resolve_loop,
-                      upsert_character, upsert_location)
+from ..memory import (Memory, add_relationship, find_person, open_loop, query_memory,
+                      resolve_loop, upsert_character, upsert_location)
 
 
 REJECTED = "rejected name"
@@ -36,10 +36,10 @@ def _creator(kind: str, upsert: Callable, new: str, known: str) -> "Tool":
 
 
 def _update_character(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
-    c = memory.find_character(name)
+    c = find_person(memory, name)
     if c is None:
         return f"update_character skipped: no character named {name!r}"
-    upsert_character(memory, name, tick=tick, state=detail)
+    upsert_character(memory, str(c["name"]), tick=tick, state=detail)
     return f"{c['name']} now: {detail}"
 
 
