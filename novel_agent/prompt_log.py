@@ -79,6 +79,14 @@ def stripped(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def log_text(built: "Built") -> str:
-    """The JSON saved under .novel/log/ for one stage of one tick."""
-    return json.dumps({**built.report, "messages": built.messages}, indent=1,
+    """The JSON saved under .novel/log/ for one stage of one tick: the report (the items
+    left out capped as in `stripped`, so a log does not grow with the memory; `novel
+    context --json` shows them all) and the messages sent."""
+    return json.dumps({**capped(built.report), "messages": built.messages}, indent=1,
                       ensure_ascii=False) + "\n"
+
+
+def capped(report: dict[str, Any]) -> dict[str, Any]:
+    """`report` with only the first LEFT_OUT_KEPT of its items left out (see stripped)."""
+    return {**stripped(report), **({"messages": report["messages"]}
+                                   if "messages" in report else {})}
