@@ -225,41 +225,42 @@ def test_keep_prompt_logs_is_validated(project):
         project.config()
 
 
-def test_a_continuation_fits_the_window_with_its_answer(project):
+def with_window(project, window: int) -> None:
     import yaml
-    from novel_agent.session import Session
     data = yaml.safe_load(project.project_file.read_text())
-    data.setdefault("context", {})["window"] = 1300      # a prompt budget of 344
+    data.setdefault("context", {})["window"] = window
     project.project_file.write_text(yaml.safe_dump(data))
+
+
+def assert_fit(project, stage: str, requests) -> None:
+    """Each request's prompt and its answer's room fit the stage's window."""
+    from novel_agent.session import Session
+    with Session.open(project, project.config(), stand_in=True) as session:
+        budget = session.budget(stage)
+        for request in requests:
+            assert session.counter.count_messages(request.messages) + request.max_tokens \
+                <= budget.window - budget.margin
+
+
+def test_a_continuation_fits_the_window_with_its_answer(project):
+    with_window(project, 1300)                          # a prompt budget of 344
     long_draft = "Mara climbed the stair and counted every step. " * 20 + "The road l"
     model = (ScriptedModel().add("planner", PLAN).add("writer", cut(long_draft))
              .add("writer", Completion(text="ay below. She smiled.")))
     (result,) = run_ticks(project, 1, model, offline_seed=0)
     first, again = model.calls("writer")
-    with Session.open(project, project.config(), stand_in=True) as session:
-        budget = session.budget("writer")
-        for request in (first, again):
-            assert session.counter.count_messages(request.messages) + request.max_tokens \
-                <= budget.window - budget.margin
+    assert_fit(project, "writer", (first, again))
     assert again.max_tokens < first.max_tokens          # the draft left less room
     assert result.scene_path.read_text().rstrip().endswith("The road lay below. She smiled.")
 
 
 def test_a_repair_request_fits_the_window_with_its_answer(project):
-    import yaml
-    from novel_agent.session import Session
-    data = yaml.safe_load(project.project_file.read_text())
-    data.setdefault("context", {})["window"] = 1700
-    project.project_file.write_text(yaml.safe_dump(data))
+    with_window(project, 1700)
     garbage = "{" + '"title": "x", ' * 200       # ~1,200 tokens of a cut-off answer
     model = ScriptedModel().add("planner", cut(garbage)).add("planner", PLAN)
     run_ticks(project, 1, model, offline_seed=0)
     first, repair = model.calls("planner")
-    with Session.open(project, project.config(), stand_in=True) as session:
-        budget = session.budget("planner")
-        for request in (first, repair):
-            assert session.counter.count_messages(request.messages) + request.max_tokens \
-                <= budget.window - budget.margin
+    assert_fit(project, "planner", (first, repair))
     quoted = [m["content"] for m in repair.messages if m["role"] == "assistant"]
     assert quoted == [garbage[:600]]                    # the whole would not have left room
     assert "could not be used" in repair.messages[-1]["content"]
