@@ -65,7 +65,8 @@ class StoryServer:
             self.plan, None
         if stage == "extractor":
             user = body["messages"][-1]["content"]
-            found = re.search(r"^## Scene \d+\n(.*)", user, re.S | re.M)
+            found = re.search(r"^## Scene \d+\n(.*?)(?:\n+Extract what scene \d+|\Z)", user,
+                              re.S | re.M)       # the scene, not the request after it
             source.prose = found.group(1) if found else user
         if stage == "summarizer":
             source.summary = self.summary_job(body["messages"][-1]["content"])
