@@ -27,6 +27,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -34,6 +35,7 @@ from typing import Any, Callable, Mapping
 from . import pipeline
 from .errors import NovelError
 from .heartbeat import Heartbeat, write_heartbeat
+from .models.base import OnProgress
 from .project import Project
 from .reload import Reloader
 from .scenes import scene_ticks
@@ -305,9 +307,11 @@ class Daemon:
 def serve(project: Project, reloader: Reloader, env: Mapping[str, str], *, wait: float = 0.0,
           on_event: Callable[[Event], None] = lambda event: None,
           notify: Callable[[int, int], None] | None = None,
-          before_tick: list[BeforeTick] | None = None) -> RunSummary:
+          before_tick: list[BeforeTick] | None = None,
+          on_progress: OnProgress | None = None) -> RunSummary:
     """`novel run`: hold the project's lock (waiting up to `wait` s), watch its files,
-    take SIGINT/SIGTERM, and run the loop until it ends."""
+    take SIGINT/SIGTERM, and run the loop until it ends. A streaming (local) model tells
+    `on_progress` how each call is going."""
     from .watch import Watched, Watcher
 
     with project.locked(wait):
@@ -318,7 +322,8 @@ def serve(project: Project, reloader: Reloader, env: Mapping[str, str], *, wait:
             with Watcher(watched, changes) as watcher:
                 daemon = Daemon(project, reloader, env, stop, changes, watched.kind,
                                 on_event=on_event, before_tick=list(before_tick or []),
-                                retarget=watcher.retarget)
+                                retarget=watcher.retarget,
+                                open_session=partial(Session.open, on_progress=on_progress))
                 return daemon.run()
         finally:
             restore()

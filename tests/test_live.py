@@ -53,3 +53,49 @@ def test_off_a_terminal_nothing_is_drawn():
 def test_the_stage_line_gives_the_cached_share():
     line = stage_line(StageReport("writer", 12.5, 1830, 412, 1024))
     assert line == "  write       12.5s    1830 → 412   tokens (1024 cached, 56%)"
+
+
+class Drawn(LiveLine):
+    """A live line that draws although CliRunner's output is no terminal."""
+
+    def __init__(self, stream, **_):
+        super().__init__(stream, interval=0.0, enabled=True)
+
+
+def streaming_session(monkeypatch):
+    """Session.open as a streaming model's would be: each open reports one progress."""
+    from novel_agent.session import Session
+    real, heard = Session.open, []
+
+    def opening(*args, on_progress=None, **kwargs):
+        heard.append(on_progress)
+        if on_progress is not None:
+            on_progress(Progress("writer", seconds=3.0, tokens=12, generating=2.0))
+        return real(*args, on_progress=on_progress, **kwargs)
+    monkeypatch.setattr(Session, "open", opening)
+    return heard
+
+
+def test_novel_run_draws_the_live_line_and_clears_it_for_the_tick_line(project, monkeypatch):
+    from click.testing import CliRunner
+
+    from novel_agent.cli import cli, run_cmd
+    heard = streaming_session(monkeypatch)
+    monkeypatch.setattr(run_cmd, "LiveLine", Drawn)
+    out = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "1"],
+                             catch_exceptions=False).output
+    assert heard and all(callable(h) for h in heard)
+    drawn = out.index(CLEAR + "  write     12 tokens  5.5 tok/s  3s")
+    assert out.index(CLEAR, drawn + 1) < out.index("tick 1 ")    # cleared before the line
+
+
+def test_novel_summarize_draws_the_live_line(project, monkeypatch):
+    from click.testing import CliRunner
+
+    from novel_agent.cli import cli, summarize
+    heard = streaming_session(monkeypatch)
+    monkeypatch.setattr(summarize, "LiveLine", Drawn)
+    out = CliRunner().invoke(cli, ["summarize", "-p", "harbour"], catch_exceptions=False).output
+    assert len(heard) == 1 and callable(heard[0])
+    assert out.startswith(CLEAR + "  write     12 tokens  5.5 tok/s  3s" + CLEAR)
+    assert out.endswith("nothing to summarize: every checkpoint owed is made\n")

@@ -15,6 +15,7 @@ from ..signals import signal_name
 from ..costs import ceiling_hook
 from .common import (flags, model_options, novel_errors, open_project, project_option,
                      wait_option)
+from .live import LiveLine
 from .tick import stage_line
 
 
@@ -27,14 +28,17 @@ def notify(signum: int, level: int) -> None:
 
 
 class Console:
-    """Log lines and the progress bar on one terminal: a line clears the bar, then the
-    bar is drawn again below it."""
+    """Log lines, the progress bar and a local model's live line on one terminal: the
+    live line takes the bar's place while a stage streams; a line clears either, then
+    the bar is drawn again below it."""
 
-    def __init__(self, bar=None, by_words: bool = False):
+    def __init__(self, bar=None, by_words: bool = False, live: LiveLine | None = None):
         self.bar, self.by_words = bar, by_words
         self.tty = sys.stdout.isatty()
+        self.live = live or LiveLine(sys.stdout, enabled=False)
 
     def echo(self, line: str) -> None:
+        self.live.clear()
         if self.bar is not None and self.tty:
             click.echo("\r\033[K", nl=False)
         click.echo(line)
@@ -101,12 +105,13 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
     reloader = Reloader(project, os.environ, layer)
     bar, by_words = (contextlib.nullcontext(), False) if quiet else progress(reloader)
     with bar as shown:
-        console = Console(shown, by_words)
+        console = Console(shown, by_words, LiveLine(sys.stdout, enabled=False if quiet else None))
         log = open_log(project, console.echo, verbose=verbose, quiet=quiet)
         try:
             summary = serve(project, reloader, os.environ, wait=wait, notify=notify,
                             on_event=lambda e: _report(log, console, e),
-                            before_tick=[ceiling_hook(max_cost)])
+                            before_tick=[ceiling_hook(max_cost)],
+                            on_progress=console.live.update)
             log.info(summary.line())
         finally:
             close_log(log)

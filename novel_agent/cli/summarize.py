@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -10,6 +11,7 @@ from ..session import Session
 from ..stages.summarize import SummaryReport, summarize_project
 from .common import (load_config, model_options, novel_errors, open_project, project_option,
                      wait_option)
+from .live import LiveLine
 
 
 def report_lines(report: SummaryReport) -> list[str]:
@@ -58,8 +60,13 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
         raise click.UsageError("give one of --checkpoint T, --pending, --rebuild")
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with project.locked(wait), Session.open(project, config, os.environ) as session:
-        report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
+    live = LiveLine(sys.stdout)
+    with project.locked(wait), Session.open(project, config, os.environ,
+                                            on_progress=live.update) as session:
+        try:
+            report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
+        finally:
+            live.clear()
     for line in report_lines(report):
         click.echo(line)
     if report.failure is not None:
