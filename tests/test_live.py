@@ -99,3 +99,18 @@ def test_novel_summarize_draws_the_live_line(project, monkeypatch):
     assert len(heard) == 1 and callable(heard[0])
     assert out.startswith(CLEAR + "  write     12 tokens  5.5 tok/s  3s" + CLEAR)
     assert out.endswith("nothing to summarize: every checkpoint owed is made\n")
+
+
+def test_novel_import_draws_the_live_line_beside_its_bar(project, monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from novel_agent.cli import cli, import_cmd
+    heard = streaming_session(monkeypatch)
+    monkeypatch.setattr(import_cmd, "LiveLine", Drawn)
+    book = tmp_path / "book.md"
+    book.write_text("# One\n\nMara Quill climbed to the lamp room and lit it.\n")
+    out = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"],
+                             catch_exceptions=False).output
+    assert len(heard) == 1 and callable(heard[0])
+    drawn = out.index(CLEAR + "  write     12 tokens  5.5 tok/s  3s")
+    assert out.index(CLEAR, drawn + 1) < out.index("imported 1 scene")

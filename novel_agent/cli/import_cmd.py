@@ -12,6 +12,7 @@ from ..manuscript import MODES
 from ..session import Session
 from .common import (load_config, model_options, novel_errors, open_project, project_option,
                      wait_option)
+from .live import LiveLine
 
 
 def result_lines(result: ImportResult, project_name: str) -> list[str]:
@@ -55,21 +56,26 @@ def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bo
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     manuscript = load_manuscript(source, split, config.generation.scene_max_words)
     seen: list[ImportProgress] = []
+    live = LiveLine(sys.stderr)        # a local model's progress, in the bar's place
 
     def advance(progress: ImportProgress) -> None:
         seen.append(progress)
+        live.clear()
         bar.update(progress.done - bar.pos)
 
     try:
         with project.locked(wait), \
-                Session.open(project, config, os.environ, stand_in=no_extract) as session, \
+                Session.open(project, config, os.environ, stand_in=no_extract,
+                             on_progress=live.update) as session, \
                 click.progressbar(length=len(manuscript.pieces), label="importing",
                                   file=sys.stderr) as bar:
             result = import_manuscript(session, manuscript, extract=not no_extract,
                                        on_progress=advance)
     except KeyboardInterrupt:
+        live.clear()
         click.echo(interrupted_line(seen, len(manuscript.pieces)), err=True)
         raise SystemExit(130) from None
+    live.clear()
     for line in result_lines(result, project.name):
         click.echo(line)
 
