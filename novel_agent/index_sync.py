@@ -218,8 +218,9 @@ def opening_line(index: Index, report: SyncReport, restored: int | None) -> str:
     what = report.totals() or "no documents yet"
     if index.rebuilt:
         return f"{index.rebuilt}; searched files read again: {what}{usage}"
-    if index.created and (report.counts or restored):
-        return f"{index.path} was missing: built again from the files ({what}){usage}"
+    if index.created:       # a new project's first index says nothing: nothing was lost
+        return f"{index.path} was missing: built again from the files ({what}){usage}" \
+            if report.counts or restored else ""
     if index.migrated and report.counts:
         return f"index.db: search index built from the files ({what})"
     return report.changes_line()

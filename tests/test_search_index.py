@@ -64,6 +64,13 @@ def test_a_scene_edited_by_hand_is_read_again_with_a_note_and_the_next_tick_is_r
         index.close()
 
 
+def test_a_new_projects_first_tick_says_nothing_of_the_index(project, cli):
+    assert not project.index_db.exists()
+    out = cli("tick", "-p", str(project.root)).output
+    assert "index.db" not in out and "tick 1 of harbour" in out
+    assert kinds(project)["scene"] == 1
+
+
 def test_a_deleted_index_is_built_again_with_its_usage_rows(project, cli):
     run_ticks(project, 2)
     rows = len((project.novel_dir / "usage.jsonl").read_text().splitlines())
