@@ -2,7 +2,7 @@
 
 Small models wrap a scene in markdown: a "# Scene 3: The Lamp" heading, a restated
 "Title:" line, a code fence, a table of characters, a `---` before and after, a
-"Word count: 350" at the end. `clean_scaffolding` takes those off and leaves the
+"Word count: 350" or the planner's tool notes ("- Opened loop [the_sailor]: …") at the end. `clean_scaffolding` takes those off and leaves the
 scene's own paragraphs (a `***` break inside the scene stays). `cut_to_sentence`
 shortens an over-long answer at the last complete sentence within the limit;
 `sentences` splits prose into its sentences.
@@ -25,6 +25,9 @@ _NUMBERED = re.compile(r"^\W*(?:scene|chapter|part)\s+(?:\d+|[ivxlc]+)\W*$", re.
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)[^*_]+\1\s*$")
 _TRAILER = re.compile(r"^\W*(?:word count\W*\d+|\d+\s+words|end of (?:the )?scene\b.*|"
                       r"the end|\(?continued\)?)\W*$", re.IGNORECASE)
+_NOTE = re.compile(r"^\W*(?:(?:opened|closed|resolved|still open) loop\b|new (?:character|"
+                   r"location):|relationship:|memory on\b|.*\[[a-z0-9]+(?:_[a-z0-9]+)+\])",
+                   re.IGNORECASE)      # the planner's tool notes, copied back after the scene
 _LABEL_MAX_WORDS = 12
 
 
@@ -33,7 +36,8 @@ def clean_scaffolding(text: str, title: str = "") -> str:
 
     Drops code fences (keeping what they held), headings, table rows, rules at the
     start or end, and leading lines that restate the scene ("Scene 3:", "Title: …",
-    the title itself, a lone bold line) or trail it ("Word count: 350"). Blank
+    the title itself, a lone bold line) or trail it ("Word count: 350", the prompt's tool notes copied back: "- Opened loop
+    [the_sailor]: …"). Blank
     runs collapse to one blank line.
 
     >>> clean_scaffolding("# Scene 3: The Lamp\\n---\\nMara lit the lamp.\\n---")
@@ -62,7 +66,7 @@ def _is_leading_scaffold(line: str, title: str) -> bool:
 
 
 def _is_trailing_scaffold(line: str) -> bool:
-    return bool(_RULE.match(line) or _TRAILER.match(line))
+    return bool(_RULE.match(line) or _TRAILER.match(line) or _NOTE.match(line))
 
 
 def _bare(text: str) -> str:

@@ -40,6 +40,16 @@ def test_each_kind_of_trailing_line_goes(trailing):
     assert clean_scaffolding(f"{PROSE}\n\n{trailing}\n") == PROSE
 
 
+def test_tool_notes_copied_after_the_scene_go_and_prose_of_loops_stays():
+    notes = ("- Opened loop [the_sailor_appears_at_the_door]: An old sailor appears.\n"
+             "- Closed loop [the_strangers_departure]: The strangers leave.\n\n"
+             "- Opened loop [the_sailor_appears_at_the_door] — An old sailor appears.\n"
+             "New character: Edda Lorn\nRelationship: Edda Lorn & Mara — rivals\n")
+    assert clean_scaffolding(f"{PROSE}\n\n{notes}") == PROSE
+    kept = f"{PROSE}\n\nShe opened the loop of rope. Relationship: a word she hated."
+    assert clean_scaffolding(kept) == kept
+
+
 def test_prose_that_looks_like_a_label_is_kept():
     text = ("Part of her wanted to run.\n\nScene after scene, the tide returned.\n\n"
             "The Drowned Man's Map was a lie, she said.")
