@@ -2,8 +2,10 @@
 
 Small models wrap a scene in markdown: a "# Scene 3: The Lamp" heading, a restated
 "Title:" line, a code fence, a table of characters, a `---` before and after, a
-"Word count: 350" or the planner's tool notes ("- Opened loop [the_sailor]: …") at the end. `clean_scaffolding` takes those off and leaves the
-scene's own paragraphs (a `***` break inside the scene stays). `cut_to_sentence`
+"Word count: 350" or the planner's tool notes ("- Opened loop [the_sailor]: …") at
+the end. `clean_scaffolding` takes those off and leaves the scene's own paragraphs (a
+`***` break inside the scene stays). `drop_copied` takes out paragraphs copied word
+for word from the prompt (the last scene's ending, written again). `cut_to_sentence`
 shortens an over-long answer at the last complete sentence within the limit;
 `sentences` splits prose into its sentences.
 Pure functions of their arguments.
@@ -36,8 +38,8 @@ def clean_scaffolding(text: str, title: str = "") -> str:
 
     Drops code fences (keeping what they held), headings, table rows, rules at the
     start or end, and leading lines that restate the scene ("Scene 3:", "Title: …",
-    the title itself, a lone bold line) or trail it ("Word count: 350", the prompt's tool notes copied back: "- Opened loop
-    [the_sailor]: …"). Blank
+    the title itself, a lone bold line) or trail it ("Word count: 350", the prompt's
+    tool notes copied back: "- Opened loop [the_sailor]: …"). Blank
     runs collapse to one blank line.
 
     >>> clean_scaffolding("# Scene 3: The Lamp\\n---\\nMara lit the lamp.\\n---")
@@ -71,6 +73,26 @@ def _is_trailing_scaffold(line: str) -> bool:
 
 def _bare(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s']", " ", text.casefold()).split())
+
+
+COPIED_MIN_WORDS = 10     # a paragraph this long found word for word in the prompt is a copy
+
+
+def drop_copied(text: str, prompt: str) -> tuple[str, int]:
+    """`text` without its paragraphs of COPIED_MIN_WORDS words or more that are found
+    word for word in `prompt` (small models repeat the last scene's ending), and how
+    many went. Case and spacing do not count; shorter paragraphs (a line of dialogue
+    said again) stay.
+
+    >>> drop_copied("She woke.\\n\\nThe sea was grey and cold and the boats were all out early.",
+    ...             "... the sea was grey and cold and the boats were all out early. ...")
+    ('She woke.', 1)
+    """
+    seen = " ".join(prompt.casefold().split())
+    paragraphs = re.split(r"\n\s*\n", text)
+    kept = [p for p in paragraphs if len(p.split()) < COPIED_MIN_WORDS
+            or " ".join(p.casefold().split()) not in seen]
+    return "\n\n".join(kept).strip(), len(paragraphs) - len(kept)
 
 
 class Cut(NamedTuple):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.prose_cleanup import Cut, clean_scaffolding, cut_to_sentence, sentences
+from novel_agent.prose_cleanup import (Cut, clean_scaffolding, cut_to_sentence, drop_copied,
+                                       sentences)
 
 PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
          "***\n\n"
@@ -110,3 +111,13 @@ def test_a_stand_in_summary_takes_the_first_two_sentences_and_the_last_clipped()
     assert got[0] == " ".join(["word"] * 40) + " …"
     assert got[1:] == ["Mara wept at dawn.", "The sea rose."]
     assert from_prose("12 34 56").summary == ["12 34 56"]    # nothing like prose: kept as is
+
+
+def test_copied_paragraphs_go_short_ones_and_new_ones_stay():
+    prompt = ("## The last scenes in full\n"
+              "The sea was grey and cold, and every boat in the harbour was out.\n\nYes.")
+    text = ("THE SEA WAS GREY   AND COLD, and every boat in the harbour was out.\n\nYes.\n\n"
+            "The sea was grey and cold, and one boat in the harbour was still tied up.")
+    assert drop_copied(text, prompt) == ("Yes.\n\nThe sea was grey and cold, and one boat in "
+                                         "the harbour was still tied up.", 1)
+    assert drop_copied(prompt.split("\n", 1)[1], prompt) == ("Yes.", 1)

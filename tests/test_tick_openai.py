@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -40,7 +41,11 @@ def story_responder(body):
                             "detail": "what lies behind the drawn door"},
                            {"tool": "create_character", "name": "The Stranger",
                             "detail": "drowned, carried the map"}]})
-    if stage in ("writer", "summarizer"):     # the prose names all a summary must
+    if stage == "writer":      # a scene after the first says something new: copies go
+        found = re.search(r"Write scene (\d+) now", body["messages"][-1]["content"])
+        n = int(found.group(1)) if found else 1
+        return PROSE if n == 1 else f"{PROSE} The bell rang {n} times."
+    if stage == "summarizer":                  # the prose names all a summary must
         return PROSE
     if stage == "extractor":
         return json.dumps({

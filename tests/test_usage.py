@@ -295,7 +295,7 @@ my-finetune       3       3,000      1,200         300      unknown
 total             9       9,000      3,600         900    ≥ $0.0095
 
 prompt cache    40% of prompt tokens were cached
-per 1,000 words 110,000 tokens, $0.1060 (90 words in 3 scenes)
+per 1,000 words 99,000 tokens, $0.0954 (100 words in 3 scenes)
 summarizer      0% of the tokens, 0% of the cost
 forecast        next 100 ticks ≈ $0.4770 (the mean of the last 2 ticks)
 note: 3 call(s) of unknown price are not in the dollars

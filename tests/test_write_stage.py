@@ -3,7 +3,10 @@ over it is cut at a sentence, continued only when short; scaffolding comes off."
 
 from __future__ import annotations
 
+import pytest
+
 from novel_agent.config import load_config
+from novel_agent.errors import TickError
 from novel_agent.models.base import Completion
 from novel_agent.stages import write
 from novel_agent.testing import ScriptedModel
@@ -57,3 +60,32 @@ def test_scaffolding_and_the_restated_title_come_off_the_scene(project):
     (result,) = run_ticks(project, 1, model, offline_seed=0)
     body = result.scene_path.read_text().split("---\n", 2)[2]
     assert body.strip() == "Mara lit the lamp. The sea answered.\n\nShe waited."
+
+
+ENDING = ("A group of fishermen appeared outside the window, looking scared and confused by "
+          "what they saw.")
+
+
+def test_the_last_scenes_ending_written_again_is_taken_out_and_said(project):
+    first = f"{SENTENCE * 3}\n\n{ENDING}"
+    again = f"The fishermen knocked twice. {SENTENCE * 2}\n\n{ENDING.upper()}\n\nShe let them in."
+    model = (ScriptedModel().add("planner", PLAN).add("writer", first)
+             .add("planner", PLAN).add("writer", again))
+    one, two = run_ticks(project, 2, model, offline_seed=0)
+    assert one.scene_path.read_text().rstrip().endswith(ENDING)        # nothing to copy yet
+    body = two.scene_path.read_text().split("---\n", 2)[2].strip()
+    assert body == f"The fishermen knocked twice. {SENTENCE * 2}\n\nShe let them in."
+    assert "1 paragraph copied word for word from the prompt (an earlier scene) taken out" \
+        in two.notices
+
+
+def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothing(project,
+                                                                                  snapshot):
+    first = f"{SENTENCE * 3}\n\n{ENDING}"
+    model = ScriptedModel().add("planner", PLAN).add("writer", first)
+    run_ticks(project, 1, model, offline_seed=0)
+    before = snapshot(project.root)
+    model = ScriptedModel().add("planner", PLAN).add("writer", first)
+    with pytest.raises(TickError, match="the answer only repeats its prompt"):
+        run_ticks(project, 1, model, offline_seed=0)
+    assert snapshot(project.root) == before

@@ -8,7 +8,8 @@ MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are join
 A scene over generation.scene_max_words is cut at its last sentence within them. A
 scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
-(prose_cleanup.clean_scaffolding).
+(prose_cleanup.clean_scaffolding), and so are paragraphs it copied word for word from
+its prompt (prose_cleanup.drop_copied: small models repeat the last scene's ending).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from ..errors import ModelResponseError
 from ..models.ask import Room, StageCall, ask_text
 from ..models.base import ChatModel, Request
-from ..prose_cleanup import clean_scaffolding, cut_to_sentence
+from ..prose_cleanup import clean_scaffolding, cut_to_sentence, drop_copied
 
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
@@ -72,6 +73,20 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
     return text
 
 
+def _without_copies(prose: str, messages: list[dict[str, str]], call: StageCall) -> str:
+    """The prose without the paragraphs it copied from its prompt (`call.warning` says
+    how many); an answer that is nothing but copies is a ModelResponseError."""
+    kept, copied = drop_copied(prose, "\n".join(m["content"] for m in messages))
+    if copied and not kept:
+        raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
+                                 "scenes) word for word", stage="writer", raw=prose)
+    if copied:
+        call.warning = "; ".join(filter(None, [call.warning, (
+            f"{copied} paragraph{'s' if copied > 1 else ''} copied word for word from the "
+            "prompt (an earlier scene) taken out")]))
+    return kept
+
+
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None) -> tuple[str, StageCall]:
@@ -82,13 +97,15 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     _, call = ask_text(model, "writer", messages, max_tokens)
     prose = clean_scaffolding(_continue(model, messages, call, max_tokens, min_words, room),
                               title)
+    prose = _without_copies(prose, messages, call)
     if call.completions[-1].finish_reason == "length":
         prose = trim_to_sentence(prose)
         tries = len(call.completions)
         after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
-        call.warning = (f"the writer's answer was cut off at the {max_tokens}-token limit"
-                        f"{after}: trimmed to its last complete sentence (the limit follows "
-                        "generation.scene_max_words, or set llm.writer_max_tokens)")
+        call.warning = "; ".join(filter(None, [call.warning, (
+            f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
+            "trimmed to its last complete sentence (the limit follows "
+            "generation.scene_max_words, or set llm.writer_max_tokens)")]))
     words = len(prose.split())
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
