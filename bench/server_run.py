@@ -6,7 +6,8 @@
 The server (tests/fake_openai.py, on 127.0.0.1) answers like the offline model:
 its story source is read from the project's files at each request, the plan
 it gave is remembered for the writer and the extractor, and the prose is read
-back from the extractor's prompt. The model name is one the model table does
+back from the extractor's prompt. A scene or summary longer than the request's
+max_tokens is cut there with finish_reason "length", as a real server does. The model name is one the model table does
 not know, so the window is the 8,192-token default, as for a small local
 model. Prints each stage's prompt tokens, budget and compaction level at the
 last tick, the sections emptied although they had items, and the median
@@ -40,7 +41,9 @@ from novel_agent.scenes import load_scenes  # noqa: E402
 from novel_agent.pipeline import tick  # noqa: E402
 from novel_agent.project import Project, create_project  # noqa: E402
 from novel_agent.session import Session  # noqa: E402
+from novel_agent.vocabulary import load_encoding  # noqa: E402
 
+ENCODING = load_encoding("cl100k_base")
 STAGE_WORDS = (("You condense part of a novel", "summarizer"),
                ("record what it establishes", "extractor"), ("You are the planner", "planner"))
 
@@ -75,6 +78,10 @@ class StoryServer:
         text = self.model.complete(request).text
         if stage == "planner":
             self.plan = plan_from_json(parse_json(text), max_tools=5)
+        tokens = ENCODING.encode(text)
+        if stage in ("writer", "summarizer") and len(tokens) > request.max_tokens:
+            return {"content": ENCODING.decode(tokens[:request.max_tokens]),   # as a real
+                    "finish_reason": "length"}                             # server does
         return text
 
 
