@@ -66,17 +66,30 @@ ENDING = ("A group of fishermen appeared outside the window, looking scared and 
           "what they saw.")
 
 
-def test_the_last_scenes_ending_written_again_is_taken_out_and_said(project):
+def test_a_copied_paragraph_is_taken_out_and_said():
+    messages = [{"role": "user", "content": f"## The last scenes in full\n{ENDING}\n\n"
+                                            "Write scene 2 now."}]
+    answer = f"The fishermen knocked twice. {SENTENCE * 2}\n\n{ENDING.upper()}\n\nShe let them in."
+    model = ScriptedModel().add("writer", answer)
+    prose, call = write.run(model, messages, max_tokens=700, min_words=10)
+    assert prose == f"The fishermen knocked twice. {SENTENCE * 2}\n\nShe let them in."
+    assert len(model.calls("writer")) == 1                 # enough new words: not asked again
+    assert call.warning == ("1 paragraph copied word for word from the prompt (an earlier "
+                            "scene) taken out")
+
+
+def test_a_scene_left_short_by_copies_is_asked_for_once_more(project):
     first = f"{SENTENCE * 3}\n\n{ENDING}"
-    again = f"The fishermen knocked twice. {SENTENCE * 2}\n\n{ENDING.upper()}\n\nShe let them in."
+    copy = f"She woke.\n\n{ENDING}"
+    fresh = "The fishermen came in out of the rain. " * 30
     model = (ScriptedModel().add("planner", PLAN).add("writer", first)
-             .add("planner", PLAN).add("writer", again))
+             .add("planner", PLAN).add("writer", copy).add("writer", fresh))
     one, two = run_ticks(project, 2, model, offline_seed=0)
     assert one.scene_path.read_text().rstrip().endswith(ENDING)        # nothing to copy yet
-    body = two.scene_path.read_text().split("---\n", 2)[2].strip()
-    assert body == f"The fishermen knocked twice. {SENTENCE * 2}\n\nShe let them in."
-    assert "1 paragraph copied word for word from the prompt (an earlier scene) taken out" \
-        in two.notices
+    asked, again = model.calls("writer")[1:]
+    assert again.messages[-1]["content"] == f"{asked.messages[-1]['content']}\n\n{write.ANEW}"
+    assert two.scene_path.read_text().split("---\n", 2)[2].strip() == fresh.strip()
+    assert "the writer copied earlier scenes: asked once more not to" in two.notices
 
 
 def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothing(project,
@@ -85,7 +98,8 @@ def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothin
     model = ScriptedModel().add("planner", PLAN).add("writer", first)
     run_ticks(project, 1, model, offline_seed=0)
     before = snapshot(project.root)
-    model = ScriptedModel().add("planner", PLAN).add("writer", first)
+    model = ScriptedModel().add("planner", PLAN).add("writer", first).add("writer", first)
     with pytest.raises(TickError, match="the answer only repeats its prompt"):
         run_ticks(project, 1, model, offline_seed=0)
+    assert len(model.calls("writer")) == 2
     assert snapshot(project.root) == before

@@ -18,7 +18,7 @@ import re
 
 from ..errors import ModelResponseError
 from ..models.ask import Room, StageCall, ask_text
-from ..models.base import ChatModel, Request
+from ..models.base import ChatModel, Completion, Request
 from ..prose_cleanup import clean_scaffolding, cut_to_sentence, drop_copied
 
 MAX_CONTINUATIONS = 2
@@ -26,6 +26,8 @@ MIN_CONTINUATION = 48     # a continuation with less room than this is not asked
 CONTINUE = ("Your answer was cut off by the length limit. Continue the scene exactly where "
             "it stopped, without repeating anything and without a heading, and bring it to an "
             "end within a few sentences.")
+ANEW = ("Your last answer copied earlier scenes word for word. Write this scene anew: only "
+        "new events in new sentences, nothing copied from the scenes above.")
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*_]*$")
 
 
@@ -73,44 +75,72 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
     return text
 
 
-def _without_copies(prose: str, messages: list[dict[str, str]], call: StageCall) -> str:
-    """The prose without the paragraphs it copied from its prompt (`call.warning` says
-    how many); an answer that is nothing but copies is a ModelResponseError."""
-    kept, copied = drop_copied(prose, "\n".join(m["content"] for m in messages))
-    if copied and not kept:
+def _note(call: StageCall, text: str) -> None:
+    call.warning = "; ".join(filter(None, [call.warning, text]))
+
+
+def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
+          room: Room | None) -> Completion | None:
+    """The scene asked for once more, told not to copy (None without room for it)."""
+    again = [*messages[:-1], {"role": messages[-1]["role"],
+                              "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
+    left = min(max_tokens, room(again)) if room else max_tokens
+    if left < MIN_CONTINUATION:
+        return None
+    more = model.complete(Request(stage="writer", max_tokens=left, messages=again))
+    call.completions.append(more)
+    return more
+
+
+def _without_copies(prose: str, cut_off: bool, model: ChatModel,
+                    messages: list[dict[str, str]], call: StageCall, max_tokens: int,
+                    min_words: int, title: str, room: Room | None) -> tuple[str, bool]:
+    """The prose without the paragraphs it copied from its prompt, and whether what is
+    kept was cut off. When copying left it under `min_words`, the scene is asked for
+    once more (told not to copy) and the answer with more new words is kept; one that
+    is nothing but copies is a ModelResponseError. `call.warning` says what was done."""
+    prompt = "\n".join(m["content"] for m in messages)
+    kept, copied = drop_copied(prose, prompt)
+    if copied and len(kept.split()) < max(min_words, 1):
+        more = _anew(model, messages, call, max_tokens, room)
+        fresh, again = drop_copied(clean_scaffolding(more.text, title), prompt) if more \
+            else ("", 0)
+        _note(call, "the writer copied earlier scenes: asked once more not to")
+        if len(fresh.split()) > len(kept.split()):
+            kept, copied, cut_off = fresh, again, more.finish_reason == "length"
+    if not kept:
         raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
                                  "scenes) word for word", stage="writer", raw=prose)
     if copied:
-        call.warning = "; ".join(filter(None, [call.warning, (
-            f"{copied} paragraph{'s' if copied > 1 else ''} copied word for word from the "
-            "prompt (an earlier scene) taken out")]))
-    return kept
+        _note(call, f"{copied} paragraph{'s' if copied > 1 else ''} copied word for word "
+                    "from the prompt (an earlier scene) taken out")
+    return kept, cut_off
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None) -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt, without scaffolding (`title`
-    restated at the top goes too). Cut off by the token limit, it is continued (within
-    the window, `room`) while under `min_words`, then trimmed to a sentence; over
-    `max_words` it is cut at a sentence within them (`call.warning` says what was done)."""
+    restated at the top goes too) or paragraphs copied from the prompt. Cut off by the
+    token limit, it is continued (within the window, `room`) while under `min_words`,
+    then trimmed to a sentence; over `max_words` it is cut at a sentence within them
+    (`call.warning` says what was done)."""
     _, call = ask_text(model, "writer", messages, max_tokens)
     prose = clean_scaffolding(_continue(model, messages, call, max_tokens, min_words, room),
                               title)
-    prose = _without_copies(prose, messages, call)
-    if call.completions[-1].finish_reason == "length":
+    tries = len(call.completions)
+    prose, cut_off = _without_copies(prose, call.completions[-1].finish_reason == "length",
+                                     model, messages, call, max_tokens, min_words, title, room)
+    if cut_off:
         prose = trim_to_sentence(prose)
-        tries = len(call.completions)
         after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
-        call.warning = "; ".join(filter(None, [call.warning, (
-            f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
-            "trimmed to its last complete sentence (the limit follows "
-            "generation.scene_max_words, or set llm.writer_max_tokens)")]))
+        _note(call, f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
+                    "trimmed to its last complete sentence (the limit follows "
+                    "generation.scene_max_words, or set llm.writer_max_tokens)")
     words = len(prose.split())
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
         prose = cut.text
-        call.warning = "; ".join(filter(None, [call.warning, (
-            f"the scene had {words} words: cut at its last sentence within "
-            f"generation.scene_max_words ({max_words})")]))
+        _note(call, f"the scene had {words} words: cut at its last sentence within "
+                    f"generation.scene_max_words ({max_words})")
     return prose, call
