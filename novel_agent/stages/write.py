@@ -15,6 +15,7 @@ its prompt (prose_cleanup.drop_copied: small models repeat the last scene's endi
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from ..errors import ModelResponseError
 from ..models.ask import Room, StageCall, ask_text
@@ -79,6 +80,21 @@ def _note(call: StageCall, text: str) -> None:
     call.warning = "; ".join(filter(None, [call.warning, text]))
 
 
+class Draft(NamedTuple):
+    """An answer's prose without its copies: how many paragraphs went, whether it was
+    cut off, and the calls it took (the first and its continuations)."""
+
+    text: str
+    copied: int
+    cut_off: bool
+    calls: int
+
+
+def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str) -> Draft:
+    text, copied = drop_copied(clean_scaffolding(answer, title), prompt)
+    return Draft(text, copied, completion.finish_reason == "length", calls)
+
+
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
           room: Room | None) -> Completion | None:
     """The scene asked for once more, told not to copy (None without room for it)."""
@@ -92,47 +108,36 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     return more
 
 
-def _without_copies(prose: str, cut_off: bool, model: ChatModel,
-                    messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-                    min_words: int, title: str, room: Room | None) -> tuple[str, bool]:
-    """The prose without the paragraphs it copied from its prompt, and whether what is
-    kept was cut off. When copying left it under `min_words`, the scene is asked for
-    once more (told not to copy) and the answer with more new words is kept; one that
-    is nothing but copies is a ModelResponseError. `call.warning` says what was done."""
-    prompt = "\n".join(m["content"] for m in messages)
-    kept, copied = drop_copied(prose, prompt)
-    if copied and len(kept.split()) < max(min_words, 1):
-        more = _anew(model, messages, call, max_tokens, room)
-        fresh, again = drop_copied(clean_scaffolding(more.text, title), prompt) if more \
-            else ("", 0)
-        _note(call, "the writer copied earlier scenes: asked once more not to")
-        if len(fresh.split()) > len(kept.split()):
-            kept, copied, cut_off = fresh, again, more.finish_reason == "length"
-    if not kept:
-        raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
-                                 "scenes) word for word", stage="writer", raw=prose)
-    if copied:
-        _note(call, f"{copied} paragraph{'s' if copied > 1 else ''} copied word for word "
-                    "from the prompt (an earlier scene) taken out")
-    return kept, cut_off
-
-
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None) -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt, without scaffolding (`title`
     restated at the top goes too) or paragraphs copied from the prompt. Cut off by the
     token limit, it is continued (within the window, `room`) while under `min_words`,
-    then trimmed to a sentence; over `max_words` it is cut at a sentence within them
-    (`call.warning` says what was done)."""
+    then trimmed to a sentence. When copies left it under `min_words`, it is asked for
+    once more, told not to copy, and the answer with more new words is kept; one that is
+    nothing but copies is a ModelResponseError. Over `max_words` it is cut at a sentence
+    within them (`call.warning` says what was done)."""
+    prompt = "\n".join(m["content"] for m in messages)
     _, call = ask_text(model, "writer", messages, max_tokens)
-    prose = clean_scaffolding(_continue(model, messages, call, max_tokens, min_words, room),
-                              title)
-    tries = len(call.completions)
-    prose, cut_off = _without_copies(prose, call.completions[-1].finish_reason == "length",
-                                     model, messages, call, max_tokens, min_words, title, room)
-    if cut_off:
+    answer = _continue(model, messages, call, max_tokens, min_words, room)
+    draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
+    if draft.copied and len(draft.text.split()) < max(min_words, 1):
+        more = _anew(model, messages, call, max_tokens, room)
+        if more is not None:
+            _note(call, "the writer copied earlier scenes: asked once more not to")
+            fresh = _draft(more.text, more, 1, prompt, title)
+            draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
+    if not draft.text:
+        raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
+                                 "scenes) word for word", stage="writer", raw=answer)
+    if draft.copied:
+        _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied word "
+                    "for word from the prompt (an earlier scene) taken out")
+    prose = draft.text
+    if draft.cut_off:
         prose = trim_to_sentence(prose)
+        tries = draft.calls
         after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
         _note(call, f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
                     "trimmed to its last complete sentence (the limit follows "
