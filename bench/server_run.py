@@ -7,9 +7,9 @@ The server (tests/fake_openai.py, on 127.0.0.1) answers like the offline model:
 its story source is read from the project's files at each request, the plan
 it gave is remembered for the writer and the extractor, and the prose is read
 back from the extractor's prompt. A scene or summary longer than the request's
-max_tokens is cut there with finish_reason "length", as a real server does. The model name is one the model table does
-not know, so the window is the 8,192-token default, as for a small local
-model. Prints each stage's prompt tokens, budget and compaction level at the
+max_tokens is cut there with finish_reason "length", as a real server does, and
+a request to continue gets the rest. The model name is one the model table does not know, so the window is the 8,192-token
+default, as for a small local model. Prints each stage's prompt tokens, budget and compaction level at the
 last tick, the sections emptied although they had items, and the median
 shared-prefix share of consecutive planner and writer prompts.
 """
@@ -55,13 +55,17 @@ class StoryServer:
         self.project, self.source = project, StorySource()
         self.model = OfflineModel(seed=0, source=self.source)
         self.plan = None
+        self.rest: dict[str, str] = {}      # what a cut-off answer had still to say
 
     def stage(self, body: dict) -> str:
         system = body["messages"][0]["content"]
         return next((stage for word, stage in STAGE_WORDS if word in system), "writer")
 
-    def __call__(self, body: dict) -> str:
+    def __call__(self, body: dict) -> str | dict:
         stage = self.stage(body)
+        max_tokens = body.get("max_tokens") or 600
+        if "cut off by the length limit" in body["messages"][-1]["content"]:
+            return self.cut(stage, self.rest.pop(stage, ""), max_tokens)   # the rest of it
         source = self.source
         source.story, source.tick = self.project.story(), self.project.tick() + 1
         source.memory, source.plan, source.summary = load_memory(self.project.memory_dir), \
@@ -74,16 +78,21 @@ class StoryServer:
         if stage == "summarizer":
             source.summary = self.summary_job(body["messages"][-1]["content"])
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-        request = Request(stage, body["messages"], body.get("max_tokens") or 600, schema)
+        request = Request(stage, body["messages"], max_tokens, schema)
         text = self.model.complete(request).text
         if stage == "planner":
             self.plan = plan_from_json(parse_json(text), max_tools=5)
-        tokens = ENCODING.encode(text)
-        if stage in ("writer", "summarizer") and len(tokens) > request.max_tokens:
-            return {"content": ENCODING.decode(tokens[:request.max_tokens]),   # as a real
-                    "finish_reason": "length"}                             # server does
-        return text
+        return self.cut(stage, text, max_tokens) if stage in ("writer", "summarizer") \
+            else text
 
+    def cut(self, stage: str, text: str, max_tokens: int) -> str | dict:
+        """`text` cut at `max_tokens` with finish_reason length, as a real server does;
+        the rest is kept for the request that asks to continue."""
+        tokens = ENCODING.encode(text)
+        if len(tokens) <= max_tokens:
+            return text
+        self.rest[stage] = ENCODING.decode(tokens[max_tokens:])
+        return {"content": ENCODING.decode(tokens[:max_tokens]), "finish_reason": "length"}
 
     def summary_job(self, user: str) -> SummaryJob:
         """What the summarizer is asked, read from its prompt as a real model would."""
