@@ -18,11 +18,11 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from novel_agent.pipeline import tick as run_tick
-from novel_agent.project import create_project
-from novel_agent.session import Session, counter_for
-from novel_agent.summaries import doc_cost, load_tree, select_tier3, tier3_budget
-from novel_agent.windows import limits_for
+from novel_agent.tick.pipeline import tick as run_tick
+from novel_agent.story.project import create_project
+from novel_agent.tick.session import Session, counter_for
+from novel_agent.story.summaries import doc_cost, load_tree, select_tier3, tier3_budget
+from novel_agent.models.limits import limits_for
 
 
 def writer_tier3_tokens(result) -> int | None:

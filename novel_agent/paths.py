@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-TEMPLATES_DIR = PACKAGE_DIR / "templates"
+TEMPLATES_DIR = PACKAGE_DIR / "context" / "templates"
 
 
 def config_dir() -> Path:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from novel_agent.decisions import Plan
+from novel_agent.story.decisions import Plan
 from novel_agent.files import atomic_write, dump_yaml
-from novel_agent.memory import slug
-from novel_agent.scenes import Scene
+from novel_agent.story.memory import slug
+from novel_agent.story.scenes import Scene
 
 from story_factory import prose
 

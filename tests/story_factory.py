@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
-from novel_agent.decisions import Plan
-from novel_agent.memory import Memory
-from novel_agent.project import Story
-from novel_agent.scenes import Scene
+from novel_agent.story.decisions import Plan
+from novel_agent.story.memory import Memory
+from novel_agent.story.project import Story
+from novel_agent.story.scenes import Scene
 
 WORDS = ("the lamp rain harbour keeper letter map door stair salt wind tide bell rope iron "
          "glass she he they said watched turned quietly again under over before after night "

@@ -7,10 +7,10 @@ import json
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.memory import load_memory
-from novel_agent.session import Session
-from novel_agent.stage_prompts import build_extractor
-from novel_agent.tokens import TokenCounter
+from novel_agent.story.memory import load_memory
+from novel_agent.tick.session import Session
+from novel_agent.tick.stage_prompts import build_extractor
+from novel_agent.text.tokens import TokenCounter
 
 import story_factory as sf
 from ticking import run_ticks

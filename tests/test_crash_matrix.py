@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.crashpoints import POINTS
-from novel_agent.scenes import scene_ticks
+from novel_agent.story.scenes import scene_ticks
 
 from ticking import run_ticks
 

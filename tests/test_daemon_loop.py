@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.daemon import Daemon
+from novel_agent.daemon.loop import Daemon
 from novel_agent.errors import FileFormatError, ModelError, TickError
-from novel_agent.heartbeat import read_heartbeat, status_lines
-from novel_agent.reload import Reloader
-from novel_agent.signals import StopFlag
-from novel_agent.watch import ChangeSet
+from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
+from novel_agent.daemon.reload import Reloader
+from novel_agent.daemon.signals import StopFlag
+from novel_agent.daemon.watch import ChangeSet
 
 
 class FakeTime:

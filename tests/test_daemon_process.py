@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from novel_agent.files import read_front_matter
-from novel_agent.project import create_project
+from novel_agent.story.project import create_project
 
 from fake_openai import FakeOpenAIServer
 

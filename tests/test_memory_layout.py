@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from novel_agent import crashpoints
 from novel_agent.cli import cli
 from novel_agent.files import dump_yaml
-from novel_agent.memory import (Memory, add_fact, add_relationship, load_memory, open_loop,
+from novel_agent.story.memory import (Memory, add_fact, add_relationship, load_memory, open_loop,
                                 upsert_character)
-from novel_agent.memory_layout import stage_memory
-from novel_agent.pipeline import tick
-from novel_agent.recovery import migrate_memory
-from novel_agent.session import Session
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.tick.pipeline import tick
+from novel_agent.story.recovery import migrate_memory
+from novel_agent.tick.session import Session
 
 from ticking import run_ticks
 

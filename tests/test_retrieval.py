@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.context.retrieval import Candidate, Need, retrieval_items, score
-from novel_agent.decisions import Plan
-from novel_agent.documents import short_hash
-from novel_agent.pipeline import preview
-from novel_agent.session import Session
-from novel_agent.testing import ScriptedModel
+from novel_agent.story.decisions import Plan
+from novel_agent.index.documents import short_hash
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
+from novel_agent.models.scripted import ScriptedModel
 
 from fake_openai import FakeOpenAIServer
 from planted import plan_answer, plant, write_planted

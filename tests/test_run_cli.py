@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from novel_agent import daemon_log
+from novel_agent.daemon import log as daemon_log
 from novel_agent.cli import cli
 
 

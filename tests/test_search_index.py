@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.index import Index
-from novel_agent.index_sync import open_index, sync
-from novel_agent.memory import load_memory
-from novel_agent.search import match_query, search
+from novel_agent.index.db import Index
+from novel_agent.index.sync import open_index, sync
+from novel_agent.story.memory import load_memory
+from novel_agent.index.search import match_query, search
 
 from ticking import run_ticks
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from novel_agent.cli import cli
 from novel_agent.errors import FileFormatError
 from novel_agent.models.offline import first_sentence
-from novel_agent.steer import read_steer
+from novel_agent.story.steer import read_steer
 
 from ticking import run_ticks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import FileFormatError, ModelError, TickError
-from novel_agent.testing import ScriptedModel
+from novel_agent.models.scripted import ScriptedModel
 
 from ticking import run_ticks
 
@@ -94,7 +94,7 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
 
 def test_second_process_cannot_tick_a_locked_project(project):
     from novel_agent.errors import LockError
-    from novel_agent.project import Project
+    from novel_agent.story.project import Project
     with project:
         other = Project(project.root)
         with pytest.raises(LockError, match="busy"):

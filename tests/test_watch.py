@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from novel_agent import paths
-from novel_agent.reload import Reloader
-from novel_agent.watch import ChangeSet, Watched, Watcher
+from novel_agent.daemon.reload import Reloader
+from novel_agent.daemon.watch import ChangeSet, Watched, Watcher
 from test_daemon_process import until
 
 

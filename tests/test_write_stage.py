@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config import load_config
+from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
 from novel_agent.models.base import Completion
-from novel_agent.stages import write
-from novel_agent.testing import ScriptedModel
+from novel_agent.tick.stages import write
+from novel_agent.models.scripted import ScriptedModel
 
 from ticking import run_ticks
 

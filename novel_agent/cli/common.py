@@ -10,10 +10,10 @@ from typing import Any, Callable
 
 import click
 
-from ..config import Config
-from ..errors import NovelError, ProjectError
-from ..project import Project, find_project
-from ..storage import explain
+from novel_agent.config.settings import Config
+from novel_agent.errors import NovelError, ProjectError
+from novel_agent.story.project import Project, find_project
+from novel_agent.storage import explain
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",

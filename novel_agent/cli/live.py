@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Callable, TextIO
 
-from ..models.base import Progress
+from novel_agent.models.base import Progress
 
 STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
                "summarizer": "summarize"}

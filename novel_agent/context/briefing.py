@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..tokens import TokenCounter
-from .engine import ItemNote, Proposal
-from .items import Pool, select
-from .sections import Context, Section
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.context.engine import ItemNote, Proposal
+from novel_agent.context.items import Pool, select
+from novel_agent.context.sections import Context, Section
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from ..errors import ContextOverflowError
-from ..tokens import TokenCounter
-from .sections import Context
+from novel_agent.errors import ContextOverflowError
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.context.sections import Context
 
 TRUNCATION_MARKER = "\n\n[… {n} tokens cut from the middle to fit the budget …]\n\n"
 

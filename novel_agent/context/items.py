@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .engine import ItemNote
-from .sections import Section
+from novel_agent.context.engine import ItemNote
+from novel_agent.context.sections import Section
 
 FORM_NAMES = ("full", "line", "name")
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..memory import Memory
-from ..names import normalize_name
-from .items import Item
-from .sections import describe_character, describe_location, describe_loop, describe_relationship
+from novel_agent.story.memory import Memory
+from novel_agent.text.names import normalize_name
+from novel_agent.context.items import Item
+from novel_agent.context.sections import describe_character, describe_location, describe_loop, describe_relationship
 
 HALF_LIFE = 10      # ticks after which an item's recency counts half
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..tokens import TokenCounter
-from .budget import Budget
-from .engine import Fitted
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.config.budget import Budget
+from novel_agent.context.engine import Fitted
 
 BAR_WIDTH = 50
 SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R",

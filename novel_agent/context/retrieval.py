@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from ..names import normalize_name
-from .items import Item
+from novel_agent.text.names import normalize_name
+from novel_agent.context.items import Item
 
 RELEVANT = 0.6          # a candidate scoring under this is not brought back
 NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-from ..lenient_json import parse_json
-from ..errors import ModelResponseError
-from .base import ChatModel, Completion, Request
+from novel_agent.text.lenient_json import parse_json
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.base import ChatModel, Completion, Request
 
 T = TypeVar("T")
 Room = Callable[[list[dict[str, str]]], int]   # messages -> tokens the window leaves

@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable
 
-from ..errors import ModelError
+from novel_agent.errors import ModelError
 
 Address = Callable[[], str]       # the server's "http://127.0.0.1:PORT", started if need be
 TIMEOUT = 60.0

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..memory import Memory
-from .base import Completion, Request, Usage
+from novel_agent.story.memory import Memory
+from novel_agent.models.base import Completion, Request, Usage
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]

@@ -22,8 +22,8 @@ try:                            # the SDK's HTTP library: httpx, or httpx2 in ne
 except ImportError:             # pragma: no cover - depends on the installed SDK
     import httpx as _http       # type: ignore[no-redef]
 
-from ..errors import ModelError, ModelResponseError
-from .base import Completion, OnProgress, Progress, Request, Usage
+from novel_agent.errors import ModelError, ModelResponseError
+from novel_agent.models.base import Completion, OnProgress, Progress, Request, Usage
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")

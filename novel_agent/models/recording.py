@@ -18,11 +18,11 @@ import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import ModelError
-from .base import ChatModel, Completion, Request, Usage
+from novel_agent.errors import ModelError
+from novel_agent.models.base import ChatModel, Completion, Request, Usage
 
 if TYPE_CHECKING:
-    from ..prices import Price
+    from novel_agent.models.prices import Price
 
 
 def _utc_now() -> datetime:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ..errors import ModelError
+from novel_agent.errors import ModelError
 
 Locate = Callable[[str, str], "Path | None"]     # (package, file inside it) -> path or None
 Runner = Callable[[list[str]], int]              # a command -> its exit status

@@ -1,0 +1,295 @@
+"""The manuscript in: `novel import` brings an existing text into a project. Prints nothing.
+
+    manuscript = load_manuscript(path, split, max_words)   # read and split; writes nothing
+    result = import_manuscript(session, manuscript, extract=True, on_progress=...)
+
+Each piece becomes the next tick, T = (the last tick or scene on disk) + 1, and
+goes through the tick's own sequence, `pipeline.land_given`: begin (the index
+synced, memory read), the extractor step (an unusable answer: the piece lands
+summed up by its own sentences, `extraction_fallback` in its plan record), one
+commit of scene, plan record, memory, state and prompt log (older logs
+stripped past `context.keep_prompt_logs`), then the checkpoints and arcs owed.
+Without extraction the scenes land with their titles as summaries, and no
+model is called.
+
+An import has no planner, so its Plan is made from the piece: the title, the
+intention "Imported scene N: <first sentence>", as POV the known character
+the piece names most (else the project's protagonist if the piece names them,
+else none), as location the known place it names most (else none), and as
+characters the known ones it names. The extractor sees "unknown" where
+there is none. Characters the extractor names are created when the name is
+plausible (`names.name_problem`) and the piece writes the whole name as a name
+(`written_name`), so a guess such as "Someone" or "The Launderer's Map" never
+becomes a person; their state is then set by `stages.extract.apply`, and the
+plan is guessed again with them known.
+
+Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,
+split mode, max_words, pieces, done, first tick), committed with each piece.
+A run with the same source, text and split continues after the pieces done
+(split again with the recorded max_words); a finished one does nothing; any
+other import is appended after the scenes already there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.errors import ImportStoppedError, ManuscriptError, ModelError, TickError
+from novel_agent.books.split import ImportedScene, read_manuscript, split_manuscript
+from novel_agent.story.memory import Memory, load_memory, upsert_character
+from novel_agent.text.names import name_problem
+from novel_agent.tick.pipeline import GivenScene, TickDraft, TickResult, land_given
+from novel_agent.story.project import Project, Story
+from novel_agent.story.scenes import scene_ticks, word_count
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages import summarize
+
+# Words of a name that are written in lower case ("Anne of Cleves"), and so never a
+# name's first word when a full name is matched by its first word alone.
+PARTICLES = {"the", "of", "and", "de", "del", "der", "van", "von", "da", "di", "du", "la",
+             "le", "al", "bin", "ibn", "y"}
+
+
+@dataclass(frozen=True)
+class Manuscript:
+    """A manuscript read and split: where it came from, its text's sha256, its pieces."""
+
+    source: str
+    sha256: str
+    split: str
+    max_words: int
+    text: str
+    pieces: list[ImportedScene]
+
+
+def load_manuscript(path: Path | str, split: str = "auto", max_words: int = 400) -> Manuscript:
+    """Read and split a manuscript (a file or a folder); ManuscriptError if it cannot be."""
+    text = read_manuscript(path)
+    if not word_count(text):
+        raise ManuscriptError(f"{path}: no text to import")
+    return Manuscript(source=str(Path(path).expanduser().resolve()),
+                      sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), split=split,
+                      max_words=max_words, text=text,
+                      pieces=split_manuscript(text, split, max_words))
+
+
+@dataclass
+class ImportProgress:
+    """One piece landed (or, with `tick` 0, where a resumed import starts)."""
+
+    done: int            # pieces of the manuscript imported so far, this one included
+    total: int
+    tick: int = 0
+    title: str = ""
+    words: int = 0
+    changes: list[str] = field(default_factory=list)
+    summary: summarize.SummaryReport | None = None
+
+
+@dataclass
+class ImportResult:
+    """What a run of `novel import` did."""
+
+    total: int                  # pieces in the manuscript
+    skipped: int                # already imported by an earlier run
+    ticks: list[int] = field(default_factory=list)   # the ticks this run wrote
+    words: int = 0
+    characters: int = 0         # characters in memory afterwards
+    checkpoints: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+OnProgress = Callable[[ImportProgress], None]
+
+
+# -- where an import starts ------------------------------------------------------
+def next_tick(project: Project) -> int:
+    """The next tick: after the tick counter and after every scene on disk."""
+    return max([project.tick(), *scene_ticks(project.scenes_dir)]) + 1
+
+
+def same_import(record: Any, m: Manuscript) -> bool:
+    """Is the state's `import:` record this manuscript, split the same way?"""
+    return (isinstance(record, dict) and record.get("source") == m.source
+            and record.get("sha256") == m.sha256 and record.get("split") == m.split)
+
+
+def resume(project: Project, m: Manuscript) -> tuple[Manuscript, int]:
+    """The manuscript as the earlier run split it, and how many pieces it imported
+    (0 for a new import)."""
+    record = project.state().get("import")
+    if not same_import(record, m):
+        return m, 0
+    max_words = int(record.get("max_words") or m.max_words)
+    if max_words != m.max_words:
+        m = Manuscript(m.source, m.sha256, m.split, max_words, m.text,
+                       split_manuscript(m.text, m.split, max_words))
+    return m, min(int(record.get("done") or 0), len(m.pieces))
+
+
+# -- guessing the plan -------------------------------------------------------------
+def mentions(entities: Iterable[dict[str, Any]], text: str) -> list[str]:
+    """Names of the entities `text` mentions (by name, alias or a full name's first
+    word), most mentioned first."""
+    counts: Counter[str] = Counter()
+    for entity in entities:
+        name = str(entity.get("name") or "").strip()
+        forms = {name, *map(str, entity.get("aliases") or [])}
+        first = name.split()[0] if name else ""
+        if len(name.split()) > 1 and len(first) > 2 and first.lower() not in PARTICLES:
+            forms.add(first)
+        hits = sum(len(re.findall(rf"\b{re.escape(f)}\b", text)) for f in forms if f.strip())
+        if name and hits:
+            counts[name] = hits
+    return [name for name, _ in counts.most_common()]
+
+
+def first_sentence(body: str) -> str:
+    """The piece's first sentence (at most 160 characters), for its intention."""
+    flat = " ".join(body.split())
+    match = re.search(r"^.+?[.!?…](?=\s|$)", flat)
+    return (match.group(0) if match else flat)[:160]
+
+
+def guess_plan(piece: ImportedScene, number: int, memory: Memory, story: Story) -> Plan:
+    """The plan an imported piece stands for (see the module docstring)."""
+    cast = mentions(memory.characters.values(), piece.body)
+    protagonist = story.protagonist.split(",")[0].strip()
+    if not cast and protagonist and mentions([{"name": protagonist}], piece.body):
+        cast = [protagonist]
+    places = mentions(memory.locations.values(), piece.body)
+    return Plan(intention=f"Imported scene {number}: {first_sentence(piece.body)}",
+                pov=cast[0] if cast else "", location=places[0] if places else "",
+                title=piece.title, characters=cast[:8])
+
+
+def written_name(name: str, body: str) -> str | None:
+    """`name` as `body` writes it as a name, or None: the whole name (case aside, any
+    spacing), its words capitalized but for particles ("of", "van"), and, for a name of
+    one capitalized word, once where a sentence does not start ("Someone went in." is
+    not a name; "said Someone" would be)."""
+    words = name.split()
+    if not words:
+        return None
+    pattern = r"(?<![\w'’])" + r"\s+".join(map(re.escape, words)) + r"(?![\w’]|'\w)"
+    for match in re.finditer(pattern, body, re.IGNORECASE):
+        found = match.group(0).split()
+        capital = [w for w in found if w.lower() not in PARTICLES or w is found[0]]
+        if not all(w[0].isupper() for w in capital):
+            continue
+        if len(capital) > 1 or not _starts_sentence(body, match.start()):
+            return " ".join(found)
+    return None
+
+
+def _starts_sentence(body: str, at: int) -> bool:
+    before = body[:at].rstrip(" \t\"'“‘(*_")
+    return not before or before[-1] in ".!?…:\n"
+
+
+def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
+                check: Callable[[str], str | None]) -> list[str]:
+    """Create the characters the extractor names that memory does not know yet, when
+    the piece writes the whole name as a name (`written_name`, its spelling kept) and
+    `check` finds no problem with it. Returns what changed, one line each."""
+    created = []
+    for item in extraction.characters:
+        if memory.find_character(item["name"]):
+            continue
+        name = written_name(item["name"], body)
+        if name is None or check(name) or memory.find_character(name):
+            continue
+        _, new = upsert_character(memory, name, tick=tick, state=item.get("state", ""))
+        if new:
+            created.append(f"new character: {name}")
+    return created
+
+
+# -- one piece ---------------------------------------------------------------------
+def _record(m: Manuscript, done: int, first_tick: int) -> dict[str, Any]:
+    return {"source": m.source, "sha256": m.sha256, "split": m.split, "max_words": m.max_words,
+            "pieces": len(m.pieces), "done": done, "first_tick": first_tick}
+
+
+def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
+                extract_on: bool) -> GivenScene:
+    """Piece `index` as the scene the tick's sequence lands next (see the module
+    docstring): its plan guessed from memory, and guessed again once the extraction
+    has introduced who it names; the resume record goes into the same commit."""
+    piece, number = m.pieces[index], index + 1
+    entities = session.config.generation.enable_entity_updates
+
+    def plan(memory: Memory, story: Story) -> Plan:
+        return guess_plan(piece, number, memory, story)
+
+    def introduce(draft: TickDraft) -> list[str]:
+        story = draft.story
+        check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
+                                          premise=story.premise)
+        changes = create_cast(draft.memory, draft.extraction, piece.body, draft.tick, check) \
+            if entities else []
+        draft.plan = plan(draft.memory, story)
+        return changes
+
+    imported = {"source": m.source, "piece": number, "of": len(m.pieces),
+                "chapter": piece.chapter}
+    return GivenScene(tick=next_tick(session.project), prose=piece.body, plan=plan,
+                      introduce=introduce, extract=extract_on,
+                      record={"imported": imported, **({} if extract_on else
+                                                        {"extraction": None})},
+                      state={"import": _record(m, number, first_tick)})
+
+
+# -- the whole import --------------------------------------------------------------
+def import_manuscript(session: Session, manuscript: Manuscript, *, extract: bool = True,
+                      on_progress: OnProgress | None = None) -> ImportResult:
+    """Import the pieces not yet imported, in order, one tick each (the caller holds
+    the project's lock). A model failure raises ImportStoppedError; what landed stays."""
+    project = session.project
+    m, done = resume(project, manuscript)
+    record = project.state().get("import")
+    first = int(record.get("first_tick") or 0) if done else next_tick(project)
+    result = ImportResult(total=len(m.pieces), skipped=done)
+    emit = on_progress or (lambda progress: None)
+    emit(ImportProgress(done, len(m.pieces)))
+    for index in range(done, len(m.pieces)):
+        landed = _land_or_stop(session, m, index, first, extract, result)
+        _count(result, landed)
+        emit(ImportProgress(index + 1, len(m.pieces), landed.tick, landed.title,
+                            landed.words, landed.memory_changes, landed.summary))
+    result.characters = len(load_memory(project.memory_dir).characters)
+    return result
+
+
+def _land_or_stop(session: Session, m: Manuscript, index: int, first: int, extract_on: bool,
+                  result: ImportResult) -> TickResult:
+    """Land one piece; a model failure becomes ImportStoppedError saying how to resume."""
+    try:
+        return land_given(session, given_piece(session, m, index, first, extract_on))
+    except TickError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, ModelError) else exc
+        raise ImportStoppedError(
+            f"import stopped at piece {index + 1} of {len(m.pieces)}: {cause}; {index} of "
+            f"{len(m.pieces)} pieces are imported ({len(result.ticks)} in this run); run the "
+            "same novel import again to resume", done=index, total=len(m.pieces)) from exc
+
+
+def _count(result: ImportResult, landed: TickResult) -> None:
+    result.ticks.append(landed.tick)
+    result.words += landed.words
+    if landed.fallback:
+        result.warnings.append(f"scene {landed.tick}: the extractor's answer could not be used "
+                               f"({landed.fallback}); the scene's own sentences stand as its "
+                               "summary")
+    if landed.summary is not None:
+        result.checkpoints += [d.name for d in landed.summary.made
+                               if d.name not in result.checkpoints]
+        result.warnings += landed.summary.warnings
+        if landed.summary.failure is not None:
+            result.warnings.append(str(landed.summary.failure))

@@ -1,0 +1,539 @@
+"""Layered configuration: defaults < preset < project.yaml < environment < flags.
+
+Every layer is a nested mapping `{section: {key: value}}`. Each value is checked
+against the dataclass field it sets; an unknown key or a wrong type raises
+ConfigError naming the file, the key and the line. Nothing here reads the
+environment or the disk on its own: callers pass the environment mapping in, and
+files are read through `load_yaml_layer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from novel_agent.errors import ConfigError
+from novel_agent.paths import config_dir
+
+PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+PROVIDERS = ("auto", "openai", "local", "offline")
+STAGES = ("planner", "writer", "extractor", "summarizer")
+# The writer's output cap per word of generation.scene_max_words: English prose runs
+# ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
+# to finish the last sentence. 400 words -> 700 tokens.
+WRITER_TOKENS_PER_WORD = 1.75
+
+
+PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
+                  "relationships": 0.05, "locations": 0.03, "now": 0.04, "facts": 0.05,
+                  "lore": 0.04}
+EXTRACTOR_SHARES = {"plan": 0.04, "loops": 0.08, "characters": 0.04}
+SUMMARIZER_SHARES = {"scenes": 0.75, "previous": 0.15}
+SHARE_KEYS = {"planner_shares": PLANNER_SHARES, "extractor_shares": EXTRACTOR_SHARES,
+              "summarizer_shares": SUMMARIZER_SHARES}
+# The weights of retrieval's signals (context/retrieval.py says what each measures).
+RELEVANCE = {"bm25": 3.0, "pov": 1.0, "character": 2.0, "location": 2.0, "loop": 2.0,
+             "recency": 0.5, "pin": 5.0, "embedding": 3.0}
+EMBEDDING_KEYS = ("model", "base_url", "api_key_env", "batch_size")
+# Mappings merged key by key across layers (a layer may set one share or one weight).
+MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Which model answers, and how."""
+
+    provider: str = "auto"          # auto: local if its model file is installed, else offline
+    model: str = ""                 # "" = the provider's default model
+    base_url: str = ""              # openai provider: any OpenAI-compatible endpoint
+    api_key_env: str = "OPENAI_API_KEY"   # the NAME of the variable; keys never live in files
+    # local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path
+    local_model: str = "auto"
+    local_context: int = 0          # local provider: llama.cpp's n_ctx; 0 = the model's
+    timeout: float = 120.0          # seconds; local: without a token (an idle timeout)
+    max_retries: int = 3
+    temperature: float = 0.8
+    seed: int = 0
+    planner_max_tokens: int = 600
+    writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD x generation.scene_max_words
+    extractor_max_tokens: int = 800
+    summarizer_max_tokens: int = 400
+    # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
+    prices: dict[str, float] = field(default_factory=dict)
+    max_cost: float = 0.0           # dollars this project may spend in all; 0 = no ceiling
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """What a tick produces and what it looks back on."""
+
+    max_tools_per_tick: int = 3
+    recent_scenes_count: int = 3
+    full_text_scenes_count: int = 2
+    summary_scenes_count: int = 3
+    checkpoint_summary_interval: int = 10
+    include_overall_summary: bool = True
+    enable_fact_extraction: bool = True
+    enable_entity_updates: bool = True
+    scene_min_words: int = 200
+    scene_max_words: int = 400
+    loop_overdue_after: int = 30    # a loop open longer than this many ticks is overdue
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """How prompts are packed into the model's window."""
+
+    window: int = 0                 # 0 = from configs/models.yaml
+    max_prompt_tokens: int = 32000  # a cap below the window, for cost
+    margin: int = 256
+    encoding: str = ""              # "" = chosen by model name
+    compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
+    # Shares of the writer's budget each tier may fill before compaction starts.
+    tier3_share: float = 0.12       # arc + checkpoint summaries, the story so far
+    cast_share: float = 0.06        # POV character, location, characters present, lore
+    retrieved_share: float = 0.05   # older scenes chosen by relevance
+    tier2_share: float = 0.08       # recent scene summaries
+    tier1_share: float = 0.20       # the last scenes in full text
+    max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
+    low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
+    summary_min_coverage: float = 0.8
+    # Shares of the other stages' budgets for their memory sections, filled item by item
+    # (best first); what a section leaves unused flows to the next (in this order).
+    planner_shares: dict[str, float] = field(default_factory=lambda: dict(PLANNER_SHARES))
+    extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
+    summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
+    keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
+    # Weights of retrieval's signals (older scenes and facts for the writer, facts for
+    # the planner); merged key by key.
+    relevance: dict[str, float] = field(default_factory=lambda: dict(RELEVANCE))
+    # Optional embeddings (an OpenAI-compatible /embeddings): model ("" = off), base_url
+    # ("" = llm.base_url), api_key_env ("" = llm.api_key_env), batch_size.
+    embeddings: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    """How `novel run` paces itself: the defaults of its flags."""
+
+    interval: float = 0.0           # seconds between ticks (--interval)
+    max_ticks: int = 0              # ticks per run, 0 = no limit (--ticks)
+    stop_at_words: int = 0          # stop once the book holds this many words, 0 = never
+    max_failures: int = 5           # failed ticks in a row before the daemon gives up
+    failure_backoff: float = 5.0    # seconds before the first retry; doubles per failure
+
+
+@dataclass(frozen=True)
+class Config:
+    """The merged configuration of one project."""
+
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    preset: str = "balanced"
+
+    def max_tokens(self, stage: str) -> int:
+        """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
+        writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        if stage == "writer" and self.llm.writer_max_tokens == 0:
+            return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
+        return getattr(self.llm, f"{stage}_max_tokens")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain nested dict, for `novel config show` and reports."""
+        return dataclasses.asdict(self)
+
+
+SECTIONS: dict[str, type] = {
+    "llm": LLMConfig,
+    "generation": GenerationConfig,
+    "context": ContextConfig,
+    "daemon": DaemonConfig,
+}
+
+
+@dataclass
+class Layer:
+    """One source of settings: its values, where they came from, and their lines."""
+
+    source: str
+    values: dict[str, dict[str, Any]]
+    lines: dict[tuple[str, ...], int] = field(default_factory=dict)
+
+    def line(self, *path: str) -> int | None:
+        return self.lines.get(tuple(path))
+
+
+def _key_lines(node: yaml.Node, source: str,
+               prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Map each key path of a composed YAML mapping to its 1-based line. A key given twice
+    in one mapping is a ConfigError at the second (YAML would keep it and silently drop
+    the first: two `llm:` blocks lose the first one's settings)."""
+    lines: dict[tuple[str, ...], int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            path = prefix + (str(key_node.value),)
+            line = key_node.start_mark.line + 1
+            if path in lines and key_node.tag != "tag:yaml.org,2002:merge":
+                raise ConfigError(f"duplicate key '{'.'.join(path)}' (first on line "
+                                  f"{lines[path]}): keep one, merged by hand", file=source,
+                                  key=".".join(path), line=line)
+            lines[path] = line
+            lines.update(_key_lines(value_node, source, path))
+    return lines
+
+
+def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Parse a YAML file; return its data and the line of every mapping key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError("not UTF-8 text: re-save the file as UTF-8", file=str(path),
+                          line=line) from None
+    return parse_yaml_with_lines(text, str(path))
+
+
+def parse_yaml_with_lines(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    """Parse YAML text (errors name `source`); return its data and every key's line."""
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", file=source,
+                          line=mark.line + 1 if mark else None) from None
+    return data, (_key_lines(node, source) if node is not None else {})
+
+
+def load_yaml_layer(path: Path, *, extra_keys: tuple[str, ...] = (),
+                    text: str | None = None) -> Layer:
+    """Read a preset or project.yaml as a layer; `extra_keys` are allowed top-level keys
+    that are not configuration (a project's premise, genre, ...). With `text`, that text
+    is read as if it were the file (to check an edit before it is saved)."""
+    data, lines = (read_yaml_with_lines(path) if text is None
+                   else parse_yaml_with_lines(text, str(path)))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", file=str(path), line=1)
+    values: dict[str, dict[str, Any]] = {}
+    for key, value in data.items():
+        if key in extra_keys:
+            continue
+        if key not in SECTIONS:
+            allowed = ", ".join(sorted([*SECTIONS, *extra_keys]))
+            raise ConfigError(f"unknown key '{key}' (expected one of: {allowed})",
+                              file=str(path), key=str(key), line=lines.get((str(key),)))
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"'{key}' must be a mapping of settings", file=str(path),
+                              key=str(key), line=lines.get((str(key),)))
+        values[key] = dict(value)
+    return Layer(str(path), values, lines)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def coerce_value(value: Any, tp: Any, *, where: str) -> Any:
+    """Check (and gently coerce: int to float) one value against a field type."""
+    origin = typing.get_origin(tp)
+    if origin is dict:
+        key_tp, item_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ValueError(f"{where} must be a mapping of {_type_name(item_tp)}, not {value!r}")
+        return {coerce_value(k, key_tp, where=where): coerce_value(v, item_tp, where=f"{where}.{k}")
+                for k, v in value.items()}
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ValueError(f"{where} must be a list of {_type_name(item_tp)}, not {value!r}")
+        return [coerce_value(v, item_tp, where=where) for v in value]
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    raise ValueError(f"{where} must be {_type_name(tp)}, not {value!r}")
+
+
+# Keys that were renamed: what an old project.yaml is told.
+RENAMED = {"llm.model_path": "now llm.local_model, which takes a path to a .gguf or a name"}
+
+
+def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> dict[str, Any]:
+    cls = SECTIONS[section]
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        dotted = f"{section}.{key}"
+        if key not in hints:
+            known = RENAMED.get(dotted) or f"known keys: {', '.join(hints)}"
+            raise ConfigError(f"unknown key '{dotted}' ({known})",
+                              file=layer.source, key=dotted, line=layer.line(section, key))
+        try:
+            out[key] = coerce_value(value, hints[key], where=dotted)
+        except ValueError as exc:
+            raise ConfigError(str(exc), file=layer.source, key=dotted,
+                              line=layer.line(section, key)) from None
+    return out
+
+
+def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) -> None:
+    """Range checks that need the merged values; errors point at the layer that set them."""
+
+    def fail(dotted: str, message: str) -> None:
+        source, line = origin.get(dotted, ("built-in defaults", None))
+        raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
+
+    if config.llm.provider not in PROVIDERS:
+        fail("llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {config.llm.provider!r}")
+    for stage in STAGES:
+        if config.max_tokens(stage) <= 0 or getattr(config.llm, f"{stage}_max_tokens") < 0:
+            fail(f"llm.{stage}_max_tokens", "must be positive"
+                 + (" (or 0: from generation.scene_max_words)" if stage == "writer" else ""))
+    if config.llm.local_context < 0:
+        fail("llm.local_context", "must be 0 (the model's own) or a number of tokens")
+    if config.llm.timeout <= 0:
+        fail("llm.timeout", "must be positive")
+    if config.llm.max_retries < 0:
+        fail("llm.max_retries", "must be 0 or more")
+    if config.llm.max_cost < 0:
+        fail("llm.max_cost", "must be 0 (no ceiling) or a positive number of dollars")
+    problem = price_problem(config.llm.prices)
+    if problem:
+        fail("llm.prices", problem)
+    gen = config.generation
+    for key in ("max_tools_per_tick", "recent_scenes_count", "full_text_scenes_count",
+                "summary_scenes_count"):
+        if getattr(gen, key) < 0:
+            fail(f"generation.{key}", "must be 0 or more")
+    if gen.checkpoint_summary_interval < 1:
+        fail("generation.checkpoint_summary_interval", "must be at least 1")
+    if not 0 < gen.scene_min_words <= gen.scene_max_words:
+        fail("generation.scene_min_words", "must be positive and at most scene_max_words")
+    thresholds = config.context.compaction_thresholds
+    if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
+        fail("context.compaction_thresholds", "must be three rising shares between 0 and 1")
+    ctx = config.context
+    for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
+                "low_water", "summary_min_coverage"):
+        if not 0 <= getattr(ctx, key) <= 1:
+            fail(f"context.{key}", "must be a share between 0 and 1")
+    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
+        fail("context.tier1_share", "the tier shares add up to more than the whole budget")
+    for key, defaults in SHARE_KEYS.items():
+        shares = getattr(ctx, key)
+        unknown = sorted(set(shares) - set(defaults))
+        if unknown:
+            fail(f"context.{key}", f"unknown section '{unknown[0]}' (sections: "
+                                   f"{', '.join(defaults)})")
+        if not all(0 <= v <= 1 for v in shares.values()) or sum(shares.values()) > 1:
+            fail(f"context.{key}", "must be shares between 0 and 1 adding up to at most 1")
+    unknown = sorted(set(ctx.relevance) - set(RELEVANCE))
+    if unknown:
+        fail("context.relevance", f"unknown signal '{unknown[0]}' (signals: "
+                                  f"{', '.join(RELEVANCE)})")
+    if any(v < 0 for v in ctx.relevance.values()):
+        fail("context.relevance", "weights must be 0 or more")
+    problem = embeddings_problem(ctx.embeddings)
+    if problem:
+        fail("context.embeddings", problem)
+    if gen.loop_overdue_after < 1:
+        fail("generation.loop_overdue_after", "must be at least 1")
+    if ctx.keep_prompt_logs < 1:
+        fail("context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)")
+    if ctx.max_full_text_scenes < 1:
+        fail("context.max_full_text_scenes", "must be at least 1")
+    daemon = config.daemon
+    for key in ("interval", "max_ticks", "stop_at_words", "failure_backoff"):
+        if getattr(daemon, key) < 0:
+            fail(f"daemon.{key}", "must be 0 or more")
+    if daemon.max_failures < 1:
+        fail("daemon.max_failures", "must be at least 1")
+    if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
+        fail("context.window", "must be 0 (from the model table) or positive")
+
+
+def embeddings_problem(raw: Mapping[str, str]) -> str:
+    """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
+    unknown = [k for k in raw if k not in EMBEDDING_KEYS]
+    if unknown:
+        return f"unknown key '{unknown[0]}' (expected {', '.join(EMBEDDING_KEYS)})"
+    batch = str(raw.get("batch_size", "64"))
+    if not batch.isdigit() or not 1 <= int(batch) <= 2048:
+        return f"batch_size must be a whole number from 1 to 2048, not {batch!r}"
+    return ""
+
+
+def price_problem(prices: Mapping[str, float]) -> str:
+    """What is wrong with an `llm.prices` mapping ("" when nothing is, or it is empty)."""
+    if not prices:
+        return ""
+    unknown = [k for k in prices if k not in ("input", "cached_input", "output")]
+    if unknown:
+        return f"unknown key '{unknown[0]}' (expected input, cached_input, output)"
+    if "input" not in prices or "output" not in prices:
+        return "needs input and output (dollars per million tokens; cached_input optional)"
+    negative = [k for k, v in prices.items() if v < 0]
+    return f"'{negative[0]}' must be 0 or more" if negative else ""
+
+
+def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
+    """Apply layers in order over the built-in defaults and validate the result."""
+    merged: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+    origin: dict[str, tuple[str, int | None]] = {}
+    for layer in layers:
+        for section, values in layer.values.items():
+            if section not in SECTIONS:
+                raise ConfigError(f"unknown section '{section}'", file=layer.source, key=section,
+                                  line=layer.line(section))
+            checked = _validate_section(section, values, layer)
+            for key, value in checked.items():   # a mapping overrides key by key
+                if key in MAPPING_KEYS:
+                    checked[key] = {**MAPPING_KEYS[key], **merged[section].get(key, {}), **value}
+                elif key == "embeddings":
+                    checked[key] = {**merged[section].get(key, {}), **value}
+            merged[section].update(checked)
+            for key in checked:
+                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+    config = Config(
+        llm=LLMConfig(**merged["llm"]),
+        generation=GenerationConfig(**merged["generation"]),
+        context=ContextConfig(**merged["context"]),
+        daemon=DaemonConfig(**merged["daemon"]),
+        preset=preset,
+    )
+    _check_values(config, origin)
+    return config
+
+
+def env_layer(env: Mapping[str, str]) -> Layer:
+    """Settings from variables named NOVEL_<SECTION>_<KEY>, e.g. NOVEL_LLM_MODEL."""
+    values: dict[str, dict[str, Any]] = {}
+    for section, cls in SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            name = f"NOVEL_{section}_{f.name}".upper()
+            if name in env:
+                raw = env[name]
+                try:
+                    value = yaml.safe_load(raw) if raw.strip() else ""
+                except yaml.YAMLError:
+                    value = raw
+                if f.type in ("str", str) and not isinstance(value, str):
+                    value = raw
+                values.setdefault(section, {})[f.name] = value
+    return Layer("environment", values)
+
+
+def flags_layer(flags: Mapping[str, Any]) -> Layer:
+    """Settings from command-line flags, given as {"llm.model": "gpt-4o", ...}."""
+    values: dict[str, dict[str, Any]] = {}
+    for dotted, value in flags.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        values.setdefault(section, {})[key] = value
+    return Layer("command line", values)
+
+
+PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+def check_preset_name(name: str) -> str:
+    """A preset is named, never pathed: letters, digits, '-' and '_' (not 'models')."""
+    if not PRESET_NAME.match(name or "") or name == "models":
+        raise ConfigError(f"'{name}' is not a preset name (use letters, digits, '-' or '_'; "
+                          "a name, not a file or a path)", key="preset")
+    return name
+
+
+def preset_path(name: str, directory: Path | None = None) -> Path:
+    """The file of a named preset in `directory` (default: the built-in configs/)."""
+    return (directory or config_dir()) / f"{check_preset_name(name)}.yaml"
+
+
+def list_presets(directory: Path | None = None) -> list[str]:
+    """Names of the presets in a folder (default: the built-in configs/; every YAML there
+    with a preset's name, models.yaml aside)."""
+    d = directory or config_dir()
+    return sorted(p.stem for p in d.glob("*.yaml") if PRESET_NAME.match(p.stem)
+                  and p.stem != "models") if d.is_dir() else []
+
+
+def user_presets_dir(env: Mapping[str, str], projects_folder: Path) -> Path:
+    """Where the user's own presets live: $NOVEL_PRESETS_DIR, else `presets/` in the
+    folder that holds the projects."""
+    configured = env.get("NOVEL_PRESETS_DIR")
+    return Path(configured).expanduser() if configured else Path(projects_folder) / "presets"
+
+
+def find_preset(name: str, directory: Path | None = None, user_dir: Path | None = None) -> Path:
+    """The file of preset `name`: built in first, then the user's presets folder."""
+    for folder in (directory or config_dir(), user_dir):
+        if folder is not None and preset_path(name, folder).is_file():
+            return preset_path(name, folder)
+    names = ", ".join(sorted({*list_presets(directory), *list_presets(user_dir)})) or "none"
+    raise ConfigError(f"unknown preset '{name}' (available: {names})", key="preset")
+
+
+def load_preset(name: str, directory: Path | None = None, user_dir: Path | None = None) -> Layer:
+    """Read a preset as a layer; an unknown name lists the ones there are."""
+    return load_yaml_layer(find_preset(name, directory, user_dir))
+
+
+def config_layers(project_layer: Layer | None = None, *, preset: str | None = None,
+                  env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
+                  preset_dir: Path | None = None, user_presets: Path | None = None
+                  ) -> tuple[str, list[Layer]]:
+    """The preset's name and every layer in order: preset, project, environment, flags."""
+    name = preset or "balanced"
+    layers = [load_preset(name, preset_dir, user_presets)]
+    if project_layer is not None:
+        layers.append(project_layer)
+    layers.append(env_layer(env or {}))
+    layers.append(flags_layer(flags or {}))
+    return name, layers
+
+
+def load_config(project_layer: Layer | None = None, *, preset: str | None = None,
+                env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None,
+                preset_dir: Path | None = None, user_presets: Path | None = None) -> Config:
+    """Build a Config from every layer. `preset` defaults to balanced."""
+    name, layers = config_layers(project_layer, preset=preset, env=env, flags=flags,
+                                 preset_dir=preset_dir, user_presets=user_presets)
+    return merge_layers(layers, preset=name)
+
+
+def sources(layers: list[Layer]) -> dict[str, tuple[str, int | None]]:
+    """Which layer set each dotted key last, with its line: what `config show --sources`
+    prints (keys no layer sets come from the built-in defaults)."""
+    origin: dict[str, tuple[str, int | None]] = {}
+    for layer in layers:
+        for section, values in layer.values.items():
+            for key in values:
+                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+    return origin

@@ -1,0 +1,169 @@
+"""Prompts: sandboxed Jinja2 templates, one per stage, overridable per project.
+
+A template renders the user message; a `{% set system %}...{% endset %}` block
+in it is the system message. A project overrides a template by putting a file of
+the same name in its `templates/` folder.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
+
+from novel_agent.context import Context, Section
+from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
+from novel_agent.context.writer import WRITER_ORDER
+from novel_agent.errors import ConfigError
+from novel_agent.paths import TEMPLATES_DIR
+
+STAGE_TEMPLATES = {"planner": "plan.j2", "writer": "write.j2", "extractor": "extract.j2",
+                   "summarizer": "summarize.j2"}
+
+
+MAX_OUTPUT = 2_000_000      # characters a template may render
+MAX_SECONDS = 5.0           # time a template may take to render
+MAX_ITEMS = 100_000         # a sequence or string a template may build with * or range()
+
+
+class BoundedEnvironment(SandboxedEnvironment):
+    """The sandbox, with `*` and `**` bounded too (`"x" * 10**9` is refused)."""
+
+    intercepted_binops = frozenset(["*", "**"])
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int) and abs(right) > 64:
+            raise SecurityError(f"exponent {right} is too large for a template")
+        if operator == "*" and any(isinstance(x, (str, list, tuple)) for x in (left, right)):
+            size = (len(left) if isinstance(left, (str, list, tuple)) else left) * (
+                len(right) if isinstance(right, (str, list, tuple)) else right)
+            if isinstance(size, int) and size > MAX_ITEMS * 10:
+                raise SecurityError(f"a repetition of {size:,} items is too large for a template")
+        return super().call_binop(context, operator, left, right)
+
+
+def environment(project_templates: Path | None = None, *,
+                undefined: type = jinja2.StrictUndefined) -> SandboxedEnvironment:
+    """A sandboxed environment that looks in the project's templates first."""
+    paths = [str(p) for p in (project_templates, TEMPLATES_DIR) if p is not None and p.is_dir()]
+    env = BoundedEnvironment(loader=jinja2.FileSystemLoader(paths), autoescape=False,
+                             undefined=undefined, keep_trailing_newline=False,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.globals["range"] = _small_range
+    return env
+
+
+def _small_range(*args: int) -> range:
+    r = range(*args)
+    if len(r) > MAX_ITEMS:
+        raise SecurityError(f"range of {len(r):,} items is too large for a template "
+                            f"(at most {MAX_ITEMS:,})")
+    return r
+
+
+def _render(template: jinja2.Template, variables: dict[str, Any],
+            clock: Callable[[], float]) -> tuple[str, str]:
+    """(user text, system text) of `template`, stopped past MAX_OUTPUT or MAX_SECONDS."""
+    context = template.new_context(variables)
+    pieces, size, deadline = [], 0, clock() + MAX_SECONDS
+    for piece in template.root_render_func(context):
+        pieces.append(piece)
+        size += len(piece)
+        if size > MAX_OUTPUT:
+            raise SecurityError(f"the template rendered more than {MAX_OUTPUT:,} characters")
+        if clock() > deadline:
+            raise SecurityError(f"the template took more than {MAX_SECONDS:.0f}s to render")
+    system = context.get_exported().get("system", "")
+    return "".join(pieces), str(system or "")
+
+
+def render_messages(template_name: str, variables: dict[str, Any],
+                    project_templates: Path | None = None, *,
+                    clock: Callable[[], float] = time.monotonic,
+                    undefined: type = jinja2.StrictUndefined) -> list[dict[str, str]]:
+    """Render a template into chat messages: [system?, user]. A template error, or one
+    that renders too much or too long, is a ConfigError naming the template."""
+    env = environment(project_templates, undefined=undefined)
+    template = None
+    try:
+        template = env.get_template(template_name)
+        user, system = _render(template, variables, clock)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"template error: {exc.message}", file=exc.filename or template_name,
+                          line=exc.lineno) from None
+    except (jinja2.TemplateError, ArithmeticError, MemoryError, RecursionError, TypeError,
+            ValueError, LookupError, AttributeError) as exc:    # the template's own doing
+        where = _where(template_name, project_templates)
+        raise ConfigError(f"template error: {exc}; fix the template", file=where,
+                          line=_line_in(exc, template)) from None
+    user, system = user.strip(), system.strip()
+    messages = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+def render_stage(context: Context, project_templates: Path | None = None,
+                 **extra: Any) -> list[dict[str, str]]:
+    """Render a stage's template with its context's sections and values."""
+    variables = {"sections": context.nonempty(), "context": context, **context.values, **extra}
+    return render_messages(STAGE_TEMPLATES[context.stage], variables, project_templates)
+
+
+def _line_in(exc: BaseException, template: jinja2.Template | None) -> int | None:
+    """The line of `template` a render error was raised at (None if not inside it)."""
+    line, tb = None, exc.__traceback__
+    while tb is not None and template is not None:
+        if tb.tb_frame.f_code.co_filename == template.filename:
+            line = template.get_corresponding_lineno(tb.tb_lineno)
+        tb = tb.tb_next
+    return line
+
+
+def _where(template_name: str, project_templates: Path | None) -> str:
+    own = project_templates / template_name if project_templates else None
+    return str(own) if own is not None and own.is_file() else template_name
+
+
+# What each stage's template is given, in shapes the real data has: the values of every
+# variant a stage renders, and sections of every kind (sample text).
+SAMPLE_VALUES = {
+    "planner": [{"tick": 1, "max_tools": 3, "first_scene": True},
+                {"tick": 12, "max_tools": 3, "first_scene": False}],
+    "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door"}],
+    "extractor": [{"tick": 12}],
+    "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
+                   ("checkpoint", "arc", "overall")]
+    + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],
+}
+SAMPLE_SECTIONS = {"planner": PLANNER_LAYOUT, "writer": WRITER_ORDER,
+                   "extractor": EXTRACTOR_LAYOUT,
+                   "summarizer": SUMMARIZER_LAYOUT + ("draft", "missing")}
+SAMPLE_TEXT = ("Mara Quill turned the drowned man's map toward the light.\n"
+               "- She found a door she had never seen.")
+
+
+def sample_context(stage: str, values: dict[str, Any]) -> Context:
+    """A context of `stage` holding every kind of section it can have, with sample text."""
+    sections = tuple(Section(name, name.replace("_", " ").title(), SAMPLE_TEXT,
+                             pinned=name in ("bible", "steer", "intention", "tools", "scene"),
+                             items=(f"{name}_1",))
+                     for name in SAMPLE_SECTIONS[stage])
+    return Context(stage, sections, dict(values))
+
+
+def check_templates(project_templates: Path | None) -> None:
+    """Render every stage's template with sample data of the real shapes (every section,
+    every value, each variant), strict about missing values as a real render is, so a
+    broken project template, or one that fails only on data (`sections[99].text`, a
+    filter on a value no stage gives), stops the tick before the first model call."""
+    if project_templates is None or not project_templates.is_dir():
+        return
+    for stage, variants in SAMPLE_VALUES.items():
+        for values in variants:
+            render_stage(sample_context(stage, values), project_templates)

@@ -1,0 +1,282 @@
+"""Gathering what retrieval, the lorebook and the recall probe score: the index's edge.
+
+For the writer, `WriterRecall` asks the index for older scenes and facts that
+may matter to the planned scene (a BM25 match with the intention, the title,
+the steer note and the plan's names; the scenes of the loops the plan touches
+and their facts; the scenes just before the recent tiers; anything pinned),
+adds embedding similarity when embeddings are on, and scores them with
+context/retrieval.py. For the planner, `planner_facts` does the same for the
+facts about who and what the last scenes are about. `lore_items` turns the
+lorebook entries that fire into Items. `recall_probe` lists the known facts
+relevant to the scene and says how many reached the writer's prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from novel_agent.context.items import Item
+from novel_agent.context.retrieval import (Candidate, Need, RELEVANT, Scored, fact_form, retrieval_items,
+                                score)
+from novel_agent.context.retrieval import named as named_in
+from novel_agent.story.decisions import Plan
+from novel_agent.index.embeddings import Embedder
+from novel_agent.errors import ModelError
+from novel_agent.index.db import Index
+from novel_agent.story.lore import Lorebook, entry_text
+from novel_agent.story.memory import Memory
+from novel_agent.text.names import normalize_name
+from novel_agent.index.search import (Row, any_of, bm25, by_spread, fact_rows_of_scenes, information, newest,
+                     pinned_rows, scene_rows, words)
+
+NEAR = 30            # scenes just before the recent tiers that are always candidates
+BM25_LIMIT = 200
+NEWEST = 120         # documents naming the main cast, newest first
+LOOP_SCENES = 40     # at most this many scenes of the touched loops (the newest)
+TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of it
+
+
+def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
+    """The open loops the plan touches: named by its tool calls, or sharing two content
+    words with its intention and title."""
+    found: dict[str, dict[str, Any]] = {}
+    for call in plan.tool_calls:
+        if call.tool in ("resolve_loop", "open_loop"):
+            loop = memory.find_loop(call.name) or memory.find_loop(call.target)
+            if loop is not None:
+                found[str(loop.get("id"))] = loop
+    said = set(words(f"{plan.title} {plan.intention}"))
+    for loop in memory.open_loops():
+        if len(said & set(words(str(loop.get("description", ""))))) >= 2:
+            found.setdefault(str(loop.get("id")), loop)
+    return list(found.values())
+
+
+def loop_scenes(loops: Iterable[dict[str, Any]]) -> dict[int, float]:
+    """The scenes of `loops` with how much each says of them: 1 for the scene that opened
+    a loop (where the question arose), TOUCHED for the others (the newest LOOP_SCENES)."""
+    strength: dict[int, float] = {}
+    for loop in loops:
+        for t in loop.get("scenes") or []:
+            if isinstance(t, int) and not isinstance(t, bool):
+                strength[t] = max(strength.get(t, 0.0), TOUCHED)
+        if isinstance(loop.get("opened_in"), int):
+            strength[loop["opened_in"]] = 1.0
+    kept = sorted(strength)[-LOOP_SCENES:]
+    return {t: strength[t] for t in kept}
+
+
+def shared_first_names(memory: Memory) -> set[str]:
+    """First names more than one known character has."""
+    seen: dict[str, int] = {}
+    for c in memory.characters.values():
+        words_ = normalize_name(str(c.get("name", ""))).split()
+        if len(words_) > 1:
+            seen[words_[0]] = seen.get(words_[0], 0) + 1
+    return {first for first, n in seen.items() if n > 1}
+
+
+def names_of(memory: Memory, names: Iterable[str]) -> list[str]:
+    """Names as the index may hold them: each name, the known full name and aliases."""
+    out: dict[str, None] = {}
+    for name in names:
+        if not name:
+            continue
+        out.setdefault(name, None)
+        known = memory.find_character(name) or memory.find_location(name)
+        for other in [known.get("name"), *(known.get("aliases") or [])] if known else []:
+            out.setdefault(str(other), None)
+    return list(out)
+
+
+def candidate(row: Row, score: float = 0.0) -> Candidate:
+    """A scene or fact row as a retrieval candidate."""
+    meta = row.meta
+    if row.kind == "scene":
+        return Candidate(f"scene_{row.tick:03d}", "scene", row.tick or 0, row.title, row.body,
+                         tuple(meta.get("summary") or ()), meta.get("pov") or "",
+                         meta.get("location") or "", tuple(meta.get("characters") or ()),
+                         meta.get("pinned") is True, score)
+    return Candidate(row.key, "fact", row.tick or 0, text=meta.get("text") or row.body,
+                     pinned=meta.get("pinned") is True, bm25=score)
+
+
+def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
+           scenes_before: int, facts_before: int,
+           extra_ticks: Iterable[int] = ()) -> list[Candidate]:
+    """Candidates: the BM25 matches of the `terms` that tell documents apart (in at most
+    a tenth of them: see search.by_spread), the newest
+    documents naming any of `names` (the scene's people and place), the scenes in
+    `extra_ticks` and their facts, the NEAR scenes before `scenes_before`, and what is
+    pinned (deduplicated, best BM25)."""
+    found: dict[str, Candidate] = {}
+
+    def add(rows: Iterable[Row]) -> None:
+        for row in rows:
+            limit = scenes_before if row.kind == "scene" else facts_before
+            if row.tick is None or row.tick >= limit:
+                continue
+            c = candidate(row, row.score)
+            if c.key not in found or found[c.key].bm25 < c.bm25:
+                found[c.key] = c
+
+    rare, _ = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
+    add(bm25(index, any_of(rare), ("scene", "fact"), BM25_LIMIT, before=facts_before))
+    add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
+    extra = sorted(set(extra_ticks))
+    add(r for t in extra for r in scene_rows(index, t, t))
+    add(fact_rows_of_scenes(index, extra))
+    add(scene_rows(index, max(1, scenes_before - NEAR), scenes_before - 1))
+    add(pinned_rows(index))
+    return list(found.values())
+
+
+def with_similarity(candidates: list[Candidate], query: str, embedder: Embedder | None,
+                    warnings: list[str]) -> list[Candidate]:
+    """The candidates with their embedding similarity to `query` (unchanged when
+    embeddings are off or fail: the failure becomes a warning)."""
+    if embedder is None or not candidates:
+        return candidates
+    texts = [c.text if c.kind == "fact" else "\n".join([c.title, *c.summary]) or c.text[:2000]
+             for c in candidates]
+    try:
+        sims = embedder.similarities(query, texts)
+    except ModelError as exc:
+        warnings.append(f"{exc}; retrieval went on without embeddings")
+        return candidates
+    return [Candidate(**{**c.__dict__, "similarity": s}) for c, s in zip(candidates, sims)]
+
+
+def topic_words(text: str, names: Sequence[str]) -> list[str]:
+    """The content words of `text`, less the words of `names` (who and where are scored
+    on their own, by how much each name tells)."""
+    skip = {w for name in names for w in words(name)}
+    return [w for w in words(text) if w not in skip]
+
+
+def plan_need(index: Index, plan: Plan, memory: Memory, tick: int) -> tuple[Need, list[str]]:
+    """What the planned scene is about, each name weighted by how much it tells, and the
+    names as the index may hold them (aliases too)."""
+    people = [n for n in [plan.pov, *plan.characters] if n]
+    names = names_of(memory, [*people, plan.location])
+    tells = information(index, [*people, plan.location] if plan.location else people)
+    need = Need.of(tick, plan.pov, people, plan.location,
+                   loop_scenes(plan_loops(plan, memory)), tells, shared_first_names(memory))
+    return need, names
+
+
+@dataclass
+class WriterRecall:
+    """Retrieval for one writer prompt: candidates gathered once the recent tiers are known."""
+
+    index: Index
+    plan: Plan
+    memory: Memory
+    steer: str
+    tick: int
+    weights: Mapping[str, float]
+    embedder: Embedder | None = None
+    warnings: list[str] = field(default_factory=list)
+    scored: list[Scored] = field(default_factory=list)
+
+    def __call__(self, in_tiers: set[int], full: set[int]) -> list[Item]:
+        """Items for the `retrieved` section, given the ticks the recent tiers hold (and
+        those in full text)."""
+        need, names = plan_need(self.index, self.plan, self.memory, self.tick)
+        terms = topic_words(f"{self.plan.title} {self.plan.intention} {self.steer}", names)
+        first = min(in_tiers, default=self.tick)
+        found = gather(self.index, terms, names=names, scenes_before=first,
+                       facts_before=self.tick, extra_ticks=need.loop_scenes)
+        found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
+                                self.embedder, self.warnings)
+        self.scored = score(found, need, self.weights)
+        return retrieval_items(self.scored, exclude_scenes=in_tiers, exclude_facts=full)
+
+
+def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[str],
+                  places: Sequence[str], loops: Sequence[dict[str, Any]], steer: str,
+                  weights: Mapping[str, float]) -> list[Item]:
+    """Facts about who and where the last scenes are, and the loops they touch, scored
+    for the planner (best first; the pool takes what fits)."""
+    ticks = loop_scenes(loops)
+    known = names_of(memory, [*names, *places])
+    terms = topic_words(" ".join([steer, *(str(l.get("description", "")) for l in loops)]),
+                        known)
+    found = [c for c in gather(index, terms, names=known, scenes_before=0, facts_before=tick,
+                               extra_ticks=ticks) if c.kind == "fact"]
+    people = list(dict.fromkeys(n for n in names if n))
+    place = places[-1] if places else ""
+    need = Need.of(tick, "", people, place, ticks,
+                   information(index, [*people, *([place] if place else [])]),
+                   shared_first_names(memory))
+    return [Item(s.candidate.key, (fact_form(s.candidate),), round(s.score, 3),
+                 (s.candidate.tick, s.candidate.key), why=s.why)
+            for s in score(found, need, weights) if s.score >= RELEVANT]
+
+
+def lore_items(book: Lorebook, texts: Sequence[str]) -> list[Item]:
+    """The entries that fire for `texts`: full content, then its first sentence; scored by
+    priority (laid out by priority too)."""
+    items = []
+    for entry, why in book.fired(texts):
+        text = entry_text(entry)
+        first = text.split(". ")[0].rstrip(".") + "." if ". " in text else text
+        forms = (text, first) if first != text else (text,)
+        items.append(Item(f"lore:{entry.key}", forms, float(entry.priority),
+                          (-entry.priority, entry.key), keep=entry.always, why=why))
+    return items
+
+
+@dataclass(frozen=True)
+class Recall:
+    """The live recall probe of one writer prompt."""
+
+    relevant: int
+    reached: int
+    missed: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float | None:
+        return self.reached / self.relevant if self.relevant else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relevant": self.relevant, "reached": self.reached,
+                "share": None if self.share is None else round(self.share, 4),
+                "missed": list(self.missed[:5])}
+
+
+def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[Candidate]:
+    """The known facts relevant to the planned scene: those naming someone in it and
+    either its place or a word of its intention that tells documents apart (not a name,
+    not a word in more than a tenth of them: the words retrieval ranks by); those
+    established in the scene that opened a loop the plan touches; and those pinned."""
+    people = names_of(memory, [plan.pov, *plan.characters])
+    place = names_of(memory, [plan.location])
+    said, _ = by_spread(index, topic_words(f"{plan.title} {plan.intention}", [*people, *place]))
+    need = Need.of(tick, plan.pov, [plan.pov, *plan.characters], plan.location,
+                   loop_scenes(plan_loops(plan, memory)), shared_first=shared_first_names(memory))
+    query = f"({any_of(people)}) AND ({any_of([*place, *said])})" if people and (place or said) \
+        else ""
+    rows = newest(index, f"kind : fact AND {query}", ("fact",), 1000, before=tick) \
+        if query else []
+    rows += fact_rows_of_scenes(index, [t for t, s in need.loop_scenes.items() if s == 1.0 and t < tick])
+    rows += [r for r in pinned_rows(index, ("fact",)) if (r.tick or 0) < tick]
+    out: dict[str, Candidate] = {}
+    for row in rows:
+        c = candidate(row)
+        text = f" {normalize_name(c.text)} "
+        named = bool(named_in(c.text, need))
+        where = bool(need.location) and f" {need.location} " in text
+        about = any(f" {w} " in text for w in said)
+        if c.pinned or need.loop_scenes.get(c.tick) == 1.0 or (named and (where or about)):
+            out[c.key] = c
+    return list(out.values())
+
+
+def recall_probe(facts: Sequence[Candidate], prompt: str, full_ticks: Iterable[int]) -> Recall:
+    """How many of `facts` reached the prompt: their text is in it, or the scene that
+    established them is there in full."""
+    full = set(full_ticks)
+    missed = [c.text for c in facts if c.text not in prompt and c.tick not in full]
+    return Recall(len(facts), len(facts) - len(missed), tuple(missed))

@@ -1,0 +1,224 @@
+"""Queries on the search index: BM25 through SQLite FTS5, and documents by key or tick.
+
+`novel search` calls `search`; retrieval (retrieve.py) calls the lower-level
+`bm25`, `rows_by_id`, `scene_rows`, `fact_rows_of_scenes` and `pinned_rows`.
+Free text becomes an FTS5 query with `match_query` (each word or "quoted
+phrase" a term, any of them matching, so a typo never becomes a syntax error);
+BM25 ranks the hits, and scores are shown positive (higher is better).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from novel_agent.index.documents import KINDS
+from novel_agent.index.db import Index
+
+# Words too common to tell scenes apart (BM25 weighs them low anyway; leaving them out
+# keeps queries short).
+STOPWORDS = frozenset("""a an and are as at be been but by for from had has have he her
+hers him his i in into is it its me my no not of on or our she so than that the their them
+then there they this to too us was we were what when where which who will with you your
+scene scenes about after again all also any back before being could did does down each
+even ever every first go goes going into just like made make more most much must new now
+only other out over said same see should some still such take tell through time under up
+very way well would""".split())
+BM25_WEIGHTS = (2.0, 3.0, 1.0, 2.0)          # title, summary, body, names
+
+
+def words(text: str) -> list[str]:
+    """The distinct content words of `text`, lowercased, in order."""
+    seen: dict[str, None] = {}
+    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)?", text.lower()):
+        word = word.replace("’", "'")
+        if len(word) >= 3 and word not in STOPWORDS and not word.isdigit():
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def any_of(terms: Iterable[str]) -> str:
+    """An FTS5 query matching any of `terms` (phrases kept whole)."""
+    quoted = [_quote(t) for t in dict.fromkeys(t.strip() for t in terms) if t]
+    return " OR ".join(quoted)
+
+
+def doc_counts(index: Index, terms: Sequence[str], cap: int) -> dict[str, int]:
+    """How many documents hold each term (a word or a phrase), counted up to `cap` (a
+    term in more is as good as everywhere: the count stops there, so it stays cheap)."""
+    counts = {}
+    for term in dict.fromkeys(terms):
+        try:
+            counts[term] = index.db.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+                (_quote(term), cap)).fetchone()[0]
+        except sqlite3.OperationalError:
+            counts[term] = 0
+    return counts
+
+
+def total_docs(index: Index) -> int:
+    return index.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+
+
+def by_spread(index: Index, terms: Sequence[str], rare: float = 0.10,
+              common: float = 0.25) -> tuple[list[str], list[str]]:
+    """The terms split by how many documents hold them: (in at most `rare` of them, in
+    at most `common`); terms in more are left out (they barely move BM25 but make a
+    query walk a posting list as long as the book)."""
+    total = total_docs(index)
+    few, most = max(50, int(total * rare)), max(100, int(total * common))
+    counts = doc_counts(index, terms, most + 1)
+    return ([t for t, n in counts.items() if 0 < n <= few],
+            [t for t, n in counts.items() if few < n <= most])
+
+
+def information(index: Index, names: Sequence[str]) -> dict[str, float]:
+    """How much finding each name in a document tells, from 0 (it is in every one) to 1
+    (it is in one): log(N / documents holding it) / log(N)."""
+    total = max(2, total_docs(index))
+    counts = doc_counts(index, names, total)
+    return {name: max(0.0, min(1.0, math.log(total / max(1, n)) / math.log(total)))
+            for name, n in counts.items()}
+
+
+def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
+           before: int | None = None) -> list[Row]:
+    """The newest documents (by when they were indexed) matching `query` among `kinds`,
+    unranked: cheap whatever the posting lists' length."""
+    if not query:
+        return []
+    try:
+        ids = [r[0] for r in index.db.execute(
+            "SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (query, limit * 3))]
+    except sqlite3.OperationalError:
+        return []
+    rows = sorted(rows_by_id(index, ids), key=lambda r: -r.id)
+    return [r for r in rows if r.kind in kinds and (
+        before is None or r.tick is None or r.tick < before)][:limit]
+
+
+def match_query(text: str, limit: int = 48) -> str:
+    """An FTS5 query for free text: its "quoted phrases" and content words, any matching."""
+    phrases = [p.strip() for p in re.findall(r'"([^"]+)"', text) if p.strip()]
+    rest = re.sub(r'"[^"]*"', " ", text)
+    return any_of([*phrases, *words(rest)][:limit])
+
+
+@dataclass(frozen=True)
+class Row:
+    """A document as the index holds it."""
+
+    id: int
+    key: str
+    kind: str
+    tick: int | None
+    title: str
+    body: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0               # BM25, positive, higher is better (0 when not matched)
+    snippet: str = ""
+
+
+COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta"
+
+
+def _row(values: Sequence[Any], score: float = 0.0, snippet: str = "") -> Row:
+    meta = json.loads(values[6]) if values[6] else {}
+    return Row(values[0], values[1], values[2], values[3], values[4] or "", values[5] or "",
+               meta, score, snippet)
+
+
+def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 200,
+         before: int | None = None) -> list[Row]:
+    """The best BM25 matches of an FTS5 `query` among `kinds` (docs pointing before tick
+    `before`, if given), best first."""
+    if not query:
+        return []
+    sql = ("SELECT rowid, rank, snippet(search, 2, '[', ']', ' … ', 12) FROM search "
+           "WHERE search MATCH ? ORDER BY rank LIMIT ?")
+    # Scenes and facts are nearly every doc: they are kept after the match (cheaper than
+    # an AND with a posting list that long); a rarer kind is filtered inside it. Docs
+    # dropped after the match (later ticks, other kinds) are made up by asking for more.
+    bulk = {"scene", "fact"} <= set(kinds)
+    match = query if bulk else f"kind : ({' OR '.join(_quote(k) for k in kinds)}) AND ({query})"
+    wanted = limit * 2 if before is not None or bulk else limit
+    try:
+        hits = index.db.execute(sql, (match, wanted)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+            return []
+        raise
+    rows = {r.id: r for r in rows_by_id(index, [h[0] for h in hits])}
+    out = []
+    for row_id, rank, snippet in hits:
+        row = rows.get(row_id)
+        if row is None or row.kind not in kinds or (
+                before is not None and row.tick is not None and row.tick >= before):
+            continue
+        out.append(Row(**{**row.__dict__, "score": -float(rank), "snippet": snippet}))
+    return out[:limit]
+
+
+def rows_by_id(index: Index, ids: Sequence[int]) -> list[Row]:
+    """Documents by their row ids (any order)."""
+    out = []
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        out += [_row(r) for r in index.db.execute(
+            f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})", chunk)]
+    return out
+
+
+def search(index: Index, text: str, kind: str | None = None, limit: int = 10) -> list[Row]:
+    """`novel search`: what the index finds for free `text`, best first."""
+    return bm25(index, match_query(text), [kind] if kind else KINDS, limit)
+
+
+def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500) -> list[Row]:
+    """Documents matching a SQL condition on `docs`, in tick order."""
+    sql = f"SELECT {COLUMNS} FROM docs WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
+    return [_row(r) for r in index.db.execute(sql, [*args, limit])]
+
+
+def scene_rows(index: Index, first: int, last: int) -> list[Row]:
+    """Scenes with ticks from `first` to `last`."""
+    return rows_where(index, "kind = 'scene' AND tick BETWEEN ? AND ?", (first, last))
+
+
+def fact_rows_of_scenes(index: Index, ticks: Iterable[int], limit: int = 500) -> list[Row]:
+    """Facts established in the given scenes."""
+    ticks = sorted(set(ticks))
+    if not ticks:
+        return []
+    marks = ", ".join("?" for _ in ticks)
+    return rows_where(index, f"kind = 'fact' AND tick IN ({marks})", ticks, limit)
+
+
+def pinned_rows(index: Index, kinds: Sequence[str] = ("scene", "fact")) -> list[Row]:
+    """Documents marked `pinned: true` by hand."""
+    marks = ", ".join("?" for _ in kinds)
+    return rows_where(index, f"pinned = 1 AND kind IN ({marks})", kinds)
+
+
+def points_to(row: Row) -> str:
+    """Where a hit leads, for people: "scene 12", "summary of scenes 1–10", "lore/x.yaml"."""
+    if row.kind == "summary":
+        return f"scenes {row.meta.get('first')}–{row.meta.get('last')}"
+    if row.kind in ("scene", "fact") and row.tick:
+        return f"scene {row.tick}"
+    if row.kind in ("character", "location") and row.tick:
+        return f"last seen in scene {row.tick}"
+    if row.kind == "loop" and row.tick:
+        return f"opened in scene {row.tick}"
+    return ""

@@ -1,0 +1,168 @@
+"""`novel stats --plot`: a page of small charts of a project's Stats, PNG or SVG.
+
+Needs the optional extra `plot` (matplotlib): `pip install 'novel_agent[plot]'`.
+It draws on matplotlib's Agg canvas, never through pyplot's global state:
+the writer's prompt per tick stacked by section under its budget (two columns
+wide), each stage's prompt tokens, words per scene, the recall probe's share per
+tick, and the cumulative tokens and cost.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from novel_agent.errors import MissingExtraError
+from novel_agent.reports.stats import STAGES, Stats
+
+FORMATS = {".png": "png", ".svg": "svg"}
+INSTALL = "pip install 'novel_agent[plot]'"
+STAGE_COLOURS = {"planner": "#4c72b0", "writer": "#dd8452", "extractor": "#55a868",
+                 "summarizer": "#c44e52"}
+
+
+def _figure() -> Any:
+    """A matplotlib Figure on the Agg canvas, or MissingExtraError saying how to install it."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MissingExtraError(f"--plot needs matplotlib, an optional extra: {INSTALL}",
+                                extra="plot", package="matplotlib") from None
+    figure = Figure(figsize=(12, 7.5), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def plot_stats(stats: Stats, path: Path) -> Path:
+    """Draw `stats` into `path` (.png or .svg); returns the path."""
+    path = Path(path)
+    kind = FORMATS.get(path.suffix.lower())
+    if kind is None:
+        raise ValueError(f"--plot writes .png or .svg, not {path.name!r}")
+    figure = _figure()
+    figure.suptitle(f"{stats.project}: {len(stats.ticks)} ticks", fontsize=13)
+    grid = figure.add_gridspec(2, 3)
+    _sections(figure.add_subplot(grid[0, :2]), stats)
+    _stages(figure.add_subplot(grid[0, 2]), stats)
+    _words(figure.add_subplot(grid[1, 0]), stats)
+    _recall(figure.add_subplot(grid[1, 1]), stats)
+    _cumulative(figure.add_subplot(grid[1, 2]), stats)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format=kind)
+    return path
+
+
+def _sections(ax: Any, stats: Stats) -> None:
+    """The writer's prompt per tick, stacked by section, with its budget."""
+    ticks = stats.series("tick")
+    layers = [[t.sections.get(name, 0) for t in stats.ticks] for name in stats.sections]
+    colours = [_palette(i) for i in range(len(layers))]
+    if layers:
+        ax.stackplot(ticks, layers, labels=stats.sections, colors=colours, linewidth=0)
+    tallest = max((sum(column) for column in zip(*layers)), default=0)
+    budgets = [b for b in stats.series("budget") if b]
+    title = "writer prompt tokens per tick, by section"
+    if budgets and max(budgets) <= 3 * max(tallest, 1):
+        ax.plot(ticks, [t.budget for t in stats.ticks], "k--", linewidth=1, label="budget")
+    elif budgets:
+        title += f"\n(budget {max(budgets):,} tokens, above the scale)"
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", ncols=3, frameon=False)
+    _axes(ax, "tokens")
+    drawn = max(budgets) if budgets and "above" not in title else tallest
+    ax.set_ylim(top=max(ax.get_ylim()[1], drawn * 1.35))    # room for the legend
+
+
+def _stages(ax: Any, stats: Stats) -> None:
+    """Each stage's prompt tokens per tick (the summarizer's only where it ran)."""
+    for stage in STAGES:
+        points = [(t.tick, t.prompt[stage]) for t in stats.ticks if stage in t.prompt]
+        if points:
+            xs, ys = zip(*points)
+            style, label = ("o", "summarizer (its calls summed)") if stage == "summarizer" \
+                else ("-", stage)
+            ax.plot(xs, ys, style, label=label, color=STAGE_COLOURS[stage], markersize=4)
+    ax.set_title("prompt tokens per tick, by stage", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    _axes(ax, "tokens")
+
+
+def _words(ax: Any, stats: Stats) -> None:
+    """Words per scene, with their mean."""
+    points = [(t.tick, t.words) for t in stats.ticks if t.words is not None]
+    if points:
+        xs, ys = zip(*points)
+        ax.bar(xs, ys, color="#8172b3", width=0.8)
+        average = sum(ys) / len(ys)
+        ax.axhline(average, color="k", linestyle="--", linewidth=1,
+                   label=f"mean {average:,.0f}")
+        ax.legend(fontsize=7, loc="upper right", frameon=False)
+    ax.set_title("words per scene", fontsize=10)
+    _axes(ax, "words")
+    tallest = max((t.words or 0 for t in stats.ticks), default=0)
+    ax.set_ylim(top=max(ax.get_ylim()[1], tallest * 1.15))     # room for the legend
+
+
+def _recall(ax: Any, stats: Stats) -> None:
+    """The recall probe: the share of the facts relevant to each scene that reached its
+    writer (ticks without a relevant fact left out), with the mean."""
+    from matplotlib.ticker import PercentFormatter
+    points = [(t.tick, t.recall["share"]) for t in stats.ticks
+              if t.recall and t.recall["relevant"]]
+    if points:
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, "o-", color="#55a868", markersize=3, linewidth=1)
+        average = sum(ys) / len(ys)
+        ax.axhline(average, color="k", linestyle="--", linewidth=1,
+                   label=f"mean {average:.0%} over {len(ys)} ticks")
+        ax.legend(fontsize=7, loc="best", frameon=False)
+    ax.set_title("recall probe: of the facts relevant to\neach scene, the share its writer got",
+                 fontsize=10)
+    _axes(ax, "relevant facts reached")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(0, 1.05)
+
+
+def _cumulative(ax: Any, stats: Stats) -> None:
+    """Prompt tokens sent so far, and dollars spent so far (on a second axis)."""
+    ticks = stats.series("tick")
+    prompt = list(accumulate(sum(t.prompt.values()) for t in stats.ticks))
+    ax.plot(ticks, prompt, color="#4c72b0", label="prompt tokens")
+    _axes(ax, "prompt tokens, cumulative")
+    costs = stats.series("cost")
+    money = ax.twinx()
+    if costs and all(c is not None for c in costs):
+        spent = sum(costs)
+        money.plot(ticks, list(accumulate(costs)), color="#c44e52", label="cost")
+        money.set_ylabel("dollars, cumulative", fontsize=8)
+        money.tick_params(labelsize=7)
+        money.set_ylim(0, spent * 1.1 or 1)
+        note = f"${spent:,.4f}" if spent else "$0 (a local or offline model)"
+    else:
+        money.set_yticks([])
+        note = "cost unknown for some ticks"
+    ax.set_title(f"cumulative prompt tokens and cost\n{note}", fontsize=10)
+    lines = ax.get_legend_handles_labels()[0] + money.get_legend_handles_labels()[0]
+    ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left",
+              frameon=False)
+
+
+def _axes(ax: Any, ylabel: str) -> None:
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("tick", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3, linewidth=0.5)
+    ax.set_ylim(bottom=0)
+
+
+def _palette(i: int) -> str:
+    """A colour per section, distinct for up to 20 sections."""
+    colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
+               "#8c8c8c", "#ccb974", "#64b5cd", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+               "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+    return colours[i % len(colours)]

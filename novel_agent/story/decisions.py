@@ -1,0 +1,197 @@
+"""What the planner and extractor decide: Plan, ToolCall, Extraction, their schemas, validation.
+
+Each schema bounds its strings with `maxLength` (a small model under a grammar
+otherwise rambles until `finish_reason: length`). Parsing the JSON text is
+lenient_json.py's job; the `*_from_json` functions turn a dict into a typed answer or raise
+ModelResponseError listing every problem, which the stage sends back once as a
+repair request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from novel_agent.errors import ModelResponseError
+from novel_agent.text.names import clean_bullets, name_head, name_problem
+
+TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
+         "open_loop", "resolve_loop", "query_memory")
+
+
+def _s(n: int, least: int = 1) -> dict[str, Any]:
+    # minLength too: under a grammar a small model otherwise answers "" to be done.
+    return {"type": "string", "minLength": least, "maxLength": n}
+
+
+def plan_schema(max_tools: int) -> dict[str, Any]:
+    """JSON schema of the planner's answer."""
+    return {
+        "type": "object",
+        "properties": {
+            "title": _s(80),
+            "intention": _s(400, 12),
+            "pov": _s(60),
+            "location": _s(80),
+            "characters": {"type": "array", "items": _s(60), "maxItems": 6},
+            "tool_calls": {
+                "type": "array",
+                "maxItems": max_tools,
+                "items": {
+                    "type": "object",
+                    "properties": {"tool": {"type": "string", "enum": list(TOOLS)},
+                                   "name": _s(80), "target": _s(80), "detail": _s(200)},
+                    "required": ["tool", "name", "detail"],
+                },
+            },
+        },
+        "required": ["title", "intention", "pov", "location", "characters", "tool_calls"],
+    }
+
+
+EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {"type": "array", "items": _s(160, 12), "minItems": 3, "maxItems": 6},
+        "facts": {"type": "array", "items": _s(160), "maxItems": 4},
+        "characters": {"type": "array", "maxItems": 4, "items": {
+            "type": "object", "properties": {"name": _s(60), "state": _s(120)},
+            "required": ["name", "state"]}},
+        "loops_opened": {"type": "array", "items": _s(160), "maxItems": 2},
+        "loops_resolved": {"type": "array", "items": _s(100), "maxItems": 2},
+        "relationships": {"type": "array", "maxItems": 2, "items": {
+            "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
+            "required": ["a", "b", "kind"]}},
+    },
+    "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
+                 "relationships"],
+}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool the planner asked for."""
+
+    tool: str
+    name: str = ""
+    target: str = ""
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"tool": self.tool, "name": self.name, "target": self.target, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's decision for one scene."""
+
+    intention: str
+    pov: str
+    location: str
+    title: str = ""
+    characters: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "intention": self.intention, "pov": self.pov,
+                "location": self.location, "characters": list(self.characters),
+                "tool_calls": [c.to_dict() for c in self.tool_calls]}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What the extractor read out of a scene."""
+
+    summary: list[str]
+    facts: list[str] = field(default_factory=list)
+    characters: list[dict[str, str]] = field(default_factory=list)
+    loops_opened: list[str] = field(default_factory=list)
+    loops_resolved: list[str] = field(default_factory=list)
+    relationships: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "facts": self.facts, "characters": self.characters,
+                "loops_opened": self.loops_opened, "loops_resolved": self.loops_resolved,
+                "relationships": self.relationships}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return " ".join(str(value).split())
+
+
+def _text_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return [_text(value)]
+    return [t for t in (_text(v) for v in value) if t]
+
+
+def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
+    """Validate a planner answer. Missing essentials raise ModelResponseError."""
+    problems = []
+    intention = _text(data.get("intention"))
+    pov = _text(data.get("pov"))
+    location = _text(data.get("location"))
+    if not intention:
+        problems.append("'intention' is empty")
+    if not pov:
+        problems.append("'pov' is empty")
+    if not location:
+        problems.append("'location' is empty")
+    calls = []
+    raw_calls = data.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        problems.append("'tool_calls' must be a list")
+        raw_calls = []
+    for raw in raw_calls:
+        if not isinstance(raw, dict):
+            continue
+        tool = _text(raw.get("tool"))
+        if tool not in TOOLS:
+            problems.append(f"unknown tool {tool!r} (tools: {', '.join(TOOLS)})")
+            continue
+        calls.append(ToolCall(tool, _text(raw.get("name")), _text(raw.get("target")),
+                              _text(raw.get("detail"))))
+    if problems:
+        raise ModelResponseError("plan: " + "; ".join(problems), stage="planner",
+                                 raw=json.dumps(data)[:2000])
+    named = (name_head(c, name_problem) for c in _text_list(data.get("characters")))
+    characters = [c for c in named if not name_problem(c)]
+    if pov and pov.lower() not in (c.lower() for c in characters):
+        characters.insert(0, pov)
+    return Plan(intention=intention, pov=pov, location=location,
+                title=_text(data.get("title"))[:80], characters=characters[:8],
+                tool_calls=calls[:max_tools])
+
+
+def extraction_from_json(data: dict[str, Any]) -> Extraction:
+    """Validate an extractor answer: at least one summary bullet is required."""
+    summary = clean_bullets(_text_list(data.get("summary")))
+    if not summary:
+        raise ModelResponseError("extraction: 'summary' has no bullets that are prose",
+                                 stage="extractor", raw=json.dumps(data)[:2000])
+
+    def records(key: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
+        out = []
+        for item in data.get(key) or []:
+            if isinstance(item, dict) and all(_text(item.get(f)) for f in fields[:1]):
+                out.append({f: _text(item.get(f)) for f in fields})
+        return out
+
+    return Extraction(
+        summary=summary[:6],
+        facts=_text_list(data.get("facts"))[:6],
+        characters=records("characters", ("name", "state"))[:6],
+        loops_opened=_text_list(data.get("loops_opened"))[:3],
+        loops_resolved=_text_list(data.get("loops_resolved"))[:3],
+        relationships=[r for r in records("relationships", ("a", "b", "kind"))
+                       if r["b"] and r["kind"]][:3],
+    )

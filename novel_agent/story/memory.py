@@ -1,0 +1,359 @@
+"""The story's memory: characters, locations, loops, relationships and facts.
+
+Memory is plain data (dicts that map one-to-one onto the YAML files under
+`memory/`: one file per character, place, loop and relationship, whose name is
+its id, and facts.yaml), loaded from the files every tick so a hand edit is
+always seen. The functions that change it work on a Memory in memory; what a
+tick changed is written back by memory_layout.stage_memory.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_yaml, yaml_line
+from novel_agent.story.memory_schema import check_entity, check_items
+from novel_agent.text.names import normalize_name, strip_markers
+
+
+def slug(text: str) -> str:
+    """A file-safe id from a name: "Mara Quill" -> "mara_quill"."""
+    s = re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+    return s[:60] or "unnamed"
+
+
+@dataclass
+class Memory:
+    """Everything the story has established so far."""
+
+    characters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    locations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    loops: list[dict[str, Any]] = field(default_factory=list)
+    relationships: list[dict[str, Any]] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
+
+    def copy(self) -> "Memory":
+        return copy.deepcopy(self)
+
+    def open_loops(self) -> list[dict[str, Any]]:
+        return [loop for loop in self.loops if loop.get("status", "open") == "open"]
+
+    def find_character(self, name_or_id: str) -> dict[str, Any] | None:
+        """A character by id or by name (case-insensitive)."""
+        return _find(self.characters, name_or_id)
+
+    def find_location(self, name_or_id: str) -> dict[str, Any] | None:
+        """A location by id or by name (case-insensitive)."""
+        return _find(self.locations, name_or_id)
+
+    def find_loop(self, ref: str) -> dict[str, Any] | None:
+        """A loop by id, or by its description: an open one before a resolved one (the
+        prompt's "[id]" and "(opened in scene N)" marks, copied back by a model, are
+        looked through)."""
+        marked = re.match(r"\s*\[([a-z0-9_]+)\]", str(ref))
+        if marked and any(loop.get("id") == marked.group(1) for loop in self.loops):
+            ref = marked.group(1)
+        ref = strip_markers(ref) or ref
+        return _match_loop(self.open_loops(), ref) or _match_loop(self.loops, ref)
+
+
+def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
+    """The first of `loops` whose id is `ref` (or its slug), else whose description is."""
+    ref_slug = slug(ref)
+    for loop in loops:
+        if loop.get("id") == ref or loop.get("id") == ref_slug:
+            return loop
+    lowered = str(ref).strip().lower()
+    for loop in loops:
+        if str(loop.get("description", "")).strip().lower() == lowered:
+            return loop
+    return None
+
+
+def _names_of(entity: dict[str, Any]) -> set[str]:
+    """The normalized name and aliases of a character or place."""
+    return {normalize_name(str(n)) for n in [entity.get("name", ""), *(entity.get("aliases") or [])]
+            if str(n).strip()}
+
+
+def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any] | None:
+    """By id, else by normalized name or alias ("The Harbour." finds "harbour")."""
+    if not name_or_id or not str(name_or_id).strip():
+        return None
+    key = slug(name_or_id)
+    if key in entities:
+        return entities[key]
+    wanted = normalize_name(str(name_or_id))
+    for entity in entities.values():
+        if wanted in _names_of(entity):
+            return entity
+    return None
+
+
+def same_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+    """The one character `name` is a shorter or fuller form of ("Mara" and "Mara Voss"):
+    a first name alone matching exactly one character's first name, or a full name
+    whose first word is exactly one single-word character. None when no one or several
+    match (two Maras: "Mara" alone names neither)."""
+    words = normalize_name(name).split()
+    if not words:
+        return None
+    found = []
+    for c in memory.characters.values():
+        theirs = normalize_name(str(c.get("name", ""))).split()
+        if theirs and theirs[0] == words[0] and (len(words) == 1 or len(theirs) == 1):
+            found.append(c)
+    return found[0] if len(found) == 1 else None
+
+
+FILE_ID = re.compile(r"^[^./\\\x00\s][^/\\\x00]{0,119}(?<!\s)$")   # an id that can name its file
+FOLDERS = ("characters", "locations", "loops", "relationships")   # one file per item
+LEGACY = ("loops", "relationships")     # once memory/<kind>.yaml, one file for all
+
+
+def find_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+    """The character `name` names: by id, name or alias, else as the shorter or fuller
+    form of one character's name (same_person: "Mara" for "Mara Voss")."""
+    return memory.find_character(name) or same_person(memory, name)
+
+
+def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
+    """The items of a one-file-per-item folder by id; the file name is the id."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.suffix == ".yaml"
+                       and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return out
+    for path in paths:
+        data = read_yaml(path, {})
+        if not isinstance(data, dict):
+            raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
+                                  line=1)
+        if "id" in data and str(data["id"]) != path.stem:
+            raise FileFormatError(f"id '{data['id']}' disagrees with the file name: the file "
+                                  f"name is the id; rename the file to {data['id']}.yaml or "
+                                  f"set 'id: {path.stem}'", file=str(path),
+                                  line=yaml_line(path, "id"))
+        check_entity(folder.name, data, path)
+        data.setdefault("id", path.stem)
+        if folder.name in ("characters", "locations"):
+            data.setdefault("name", path.stem.replace("_", " ").title())
+        out[str(data["id"])] = data
+    return out
+
+
+def load_list(path: Path, key: str) -> list[dict[str, Any]]:
+    """The items of a list file (facts; loops and relationships in the old layout), their
+    fields checked."""
+    data = read_yaml(path, {key: []})
+    items = data.get(key, []) if isinstance(data, dict) else data
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise FileFormatError(f"expected '{key}:' followed by a list of mappings",
+                              file=str(path), line=yaml_line(path, key))
+    for number, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise FileFormatError(f"item {number + 1} of '{key}' is {item!r}, not a mapping "
+                                  f"of fields", file=str(path),
+                                  line=yaml_line(path, *([key] if isinstance(data, dict) else []),
+                                                 number))
+    check_items(key, items, path, key if isinstance(data, dict) else None)
+    return items
+
+
+def _tick_of(item: dict[str, Any], key: str) -> int:
+    value = item.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
+    """Loops or relationships: one file each under memory/<kind>/, in the order they
+    began (then by id), and those of an old memory/<kind>.yaml not migrated yet."""
+    found = load_folder(memory_dir / kind)
+    for item in load_list(memory_dir / f"{kind}.yaml", kind):
+        if str(item.get("id")) not in found:
+            found[f"legacy:{len(found)}"] = item
+    began = "opened_in" if kind == "loops" else "since"
+    return sorted(found.values(), key=lambda item: (_tick_of(item, began), str(item.get("id"))))
+
+
+def load_memory(memory_dir: Path) -> Memory:
+    """Read memory/ from disk."""
+    return Memory(
+        characters=load_folder(memory_dir / "characters"),
+        locations=load_folder(memory_dir / "locations"),
+        loops=_load_items(memory_dir, "loops"),
+        relationships=_load_items(memory_dir, "relationships"),
+        facts=load_list(memory_dir / "facts.yaml", "facts"),
+    )
+
+
+def unique_id(base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, `base_3`, ... whichever is not taken (case-insensitively)."""
+    wanted, n = base, 2
+    while wanted.lower() in taken:
+        wanted, n = f"{base}_{n}", n + 1
+    return wanted
+
+
+def relationship_id(a: str, b: str) -> str:
+    """The id (and file name) of a relationship: its two people, in order ("mara--tobin")."""
+    first, second = sorted([slug(a), slug(b)])
+    return f"{first}--{second}"
+
+
+def _clean_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[;,]\s*", value) if v]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None,
+                     goals: Any = None, state: str = "", description: str = "") -> tuple[dict, bool]:
+    """Create a character or update the one of that name (or alias, or shorter or fuller
+    form: see same_person); returns (character, created). A fuller name becomes the
+    name and the shorter one an alias; the id, and so the file, stay."""
+    existing = find_person(memory, name)
+    created = existing is None
+    if existing is not None:
+        _learn_name(existing, str(name).strip())
+    if created:
+        existing = {"id": slug(name), "name": str(name).strip(), "description": "",
+                    "traits": [], "goals": [], "state": "", "first_seen": tick, "last_seen": tick}
+        memory.characters[existing["id"]] = existing
+    for trait in _clean_list(traits):
+        if trait not in existing.setdefault("traits", []):
+            existing["traits"].append(trait)
+    for goal in _clean_list(goals):
+        if goal not in existing.setdefault("goals", []):
+            existing["goals"].append(goal)
+    if state:
+        existing["state"] = str(state).strip()
+    if description and not existing.get("description"):
+        existing["description"] = str(description).strip()
+    existing["last_seen"] = max(int(existing.get("last_seen") or 0), tick)
+    return existing, created
+
+
+def _learn_name(entity: dict[str, Any], name: str) -> None:
+    """A new form of an entity's name: a fuller one becomes the name (the old one an
+    alias); a shorter or other one becomes an alias."""
+    current = str(entity.get("name", ""))
+    if not name or normalize_name(name) in _names_of(entity):
+        return
+    aliases = list(entity.get("aliases") or [])
+    if len(name.split()) > len(current.split()):
+        entity["name"], name = name, current
+    if normalize_name(name) not in {normalize_name(a) for a in aliases}:
+        aliases.append(name)
+    entity["aliases"] = aliases
+
+
+def upsert_location(memory: Memory, name: str, *, tick: int, description: str = "") -> tuple[dict, bool]:
+    """Create a location or update the one of that name; returns (location, created)."""
+    existing = memory.find_location(name)
+    created = existing is None
+    if created:
+        existing = {"id": slug(name), "name": str(name).strip(), "description": "",
+                    "first_seen": tick}
+        memory.locations[existing["id"]] = existing
+    if description and not existing.get("description"):
+        existing["description"] = str(description).strip()
+    existing["last_seen"] = max(int(existing.get("last_seen") or 0), tick)
+    return existing, created
+
+
+def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
+    """Open a plot loop, or return the open one with the same description (a resolved
+    one with the same words stays resolved: the question is asked again, a new loop);
+    the prompt's marks copied back are stripped."""
+    description = strip_markers(description) or description
+    existing = _match_loop(memory.open_loops(), description)
+    if existing is not None:
+        return existing, False
+    loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
+                                                 for loop in memory.loops})
+    loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
+            "opened_in": tick, "resolved_in": None, "scenes": [tick]}
+    memory.loops.append(loop)
+    return loop, True
+
+
+def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
+    """Mark an open loop resolved; None when no open loop matches `ref`."""
+    loop = _match_loop(memory.open_loops(), ref)
+    if loop is None:
+        return None
+    loop["status"] = "resolved"
+    loop["resolved_in"] = tick
+    if resolution:
+        loop["resolution"] = str(resolution).strip()
+    if tick not in loop.setdefault("scenes", []):
+        loop["scenes"].append(tick)
+    return loop
+
+
+def _person_key(memory: Memory, name: str) -> str:
+    """Who `name` is, for pairing: the character's id when known, else the name."""
+    c = find_person(memory, name)
+    return str(c.get("id")) if c is not None else normalize_name(str(name))
+
+
+def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
+                     description: str = "") -> tuple[dict, bool]:
+    """Record or update the relationship between two characters: one entry per pair of
+    people (by id, so "Mara" and "Mara Voss" are one), updated in place."""
+    pair = sorted([str(a).strip(), str(b).strip()], key=str.lower)
+    people = {_person_key(memory, a), _person_key(memory, b)}
+    for rel in memory.relationships:
+        if {_person_key(memory, rel.get("a", "")), _person_key(memory, rel.get("b", ""))} == people:
+            rel["a"], rel["b"] = pair
+            rel["kind"] = str(kind).strip() or rel.get("kind", "")
+            if description:
+                rel["description"] = str(description).strip()
+            rel["updated_in"] = tick
+            return rel, False
+    taken = {str(r.get("id")).lower() for r in memory.relationships}
+    rel = {"id": unique_id(relationship_id(*pair), taken), "a": pair[0], "b": pair[1],
+           "kind": str(kind).strip(), "description": str(description).strip(), "since": tick,
+           "updated_in": tick}
+    memory.relationships.append(rel)
+    return rel, True
+
+
+def add_fact(memory: Memory, text: str, *, tick: int) -> bool:
+    """Record a fact with the scene that established it; duplicates are ignored."""
+    text = str(text).strip()
+    if not text or any(f.get("text", "").lower() == text.lower() for f in memory.facts):
+        return False
+    memory.facts.append({"text": text, "scene": tick})
+    return True
+
+
+def query_memory(memory: Memory, query: str, limit: int = 5) -> list[str]:
+    """Lines of memory that mention every word of `query` (a simple lookup for the planner)."""
+    words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 2]
+    lines = []
+    for c in memory.characters.values():
+        lines.append(f"character {c.get('name')}: {c.get('description', '')} "
+                     f"traits={', '.join(c.get('traits', []))} state={c.get('state', '')}")
+    for loc in memory.locations.values():
+        lines.append(f"location {loc.get('name')}: {loc.get('description', '')}")
+    for loop in memory.loops:
+        lines.append(f"loop [{loop.get('status')}] {loop.get('description')}")
+    for rel in memory.relationships:
+        lines.append(f"relationship {rel.get('a')} & {rel.get('b')}: {rel.get('kind')}")
+    for fact in memory.facts:
+        lines.append(f"fact (scene {fact.get('scene')}): {fact.get('text')}")
+    scored = [(sum(w in line.lower() for w in words), i, line) for i, line in enumerate(lines)]
+    hits = [line for score, _, line in sorted(scored, key=lambda t: (-t[0], t[1])) if score]
+    return hits[:limit]

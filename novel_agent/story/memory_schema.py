@@ -1,0 +1,72 @@
+"""The types of the memory files' fields, checked as they are read.
+
+A hand edit that puts `last_seen: soon` in a character, `scenes: x` in a loop
+or `a: 1` in a relationship would otherwise break a tick later with a raw
+traceback. `check_entity` and `check_items` raise FileFormatError naming the
+file, the line and the field instead. Fields not listed here are the user's
+own and are left alone; a field left empty (`~`) counts as absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from novel_agent.errors import FileFormatError
+from novel_agent.files import yaml_line
+
+
+def _text(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _tick(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _texts(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _ticks(v: Any) -> bool:
+    return isinstance(v, list) and all(_tick(x) for x in v)
+
+
+Check = tuple[Callable[[Any], bool], str]
+TEXT: Check = (_text, "text (quote it)")
+TICK: Check = (_tick, "a tick number")
+TEXTS: Check = (_texts, "a list of text")
+TICKS: Check = (_ticks, "a list of tick numbers")
+
+FIELDS: dict[str, dict[str, Check]] = {
+    "characters": {"id": TEXT, "name": TEXT, "description": TEXT, "traits": TEXTS,
+                   "goals": TEXTS, "state": TEXT, "first_seen": TICK, "last_seen": TICK},
+    "locations": {"id": TEXT, "name": TEXT, "description": TEXT, "first_seen": TICK},
+    "loops": {"id": TEXT, "description": TEXT, "status": TEXT, "opened_in": TICK,
+              "resolved_in": TICK, "scenes": TICKS, "resolution": TEXT},
+    "relationships": {"id": TEXT, "a": TEXT, "b": TEXT, "kind": TEXT, "description": TEXT,
+                      "since": TICK, "updated_in": TICK},
+    "facts": {"text": TEXT, "scene": TICK},
+}
+
+
+def _check(kind: str, item: dict[str, Any], path: Path, *where: str | int) -> None:
+    for key, (ok, expected) in FIELDS[kind].items():
+        value = item.get(key)
+        if value is not None and not ok(value):
+            raise FileFormatError(f"'{key}' must be {expected}, not {value!r}: fix the value "
+                                  "or remove the line", file=str(path),
+                                  line=yaml_line(path, *where, key))
+
+
+def check_entity(kind: str, data: dict[str, Any], path: Path) -> None:
+    """Check one character or location file's fields."""
+    _check(kind, data, path)
+
+
+def check_items(kind: str, items: list[dict[str, Any]], path: Path, key: str | None) -> None:
+    """Check the items of a list file (loops, relationships, facts); `key` is the
+    top-level key holding the list (None when the file is the list itself)."""
+    prefix = [key] if key else []
+    for number, item in enumerate(items):
+        _check(kind, item, path, *prefix, number)

@@ -1,0 +1,166 @@
+"""Scenes: the prose files `scenes/scene_NNN.md` and their front matter."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_front_matter, render_front_matter
+
+SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One written scene, as its file holds it."""
+
+    tick: int
+    body: str
+    title: str = ""
+    pov: str = ""
+    location: str = ""
+    characters: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    words: int = 0
+    tokens: int = 0
+    path: Path | None = None
+    pinned: bool = False            # `pinned: true` by hand: retrieval may bring it back whole
+
+    def front_matter(self) -> dict[str, Any]:
+        meta = {
+            "tick": self.tick,
+            "title": self.title,
+            "pov": self.pov,
+            "location": self.location,
+            "characters": list(self.characters),
+            "summary": list(self.summary),
+            "words": self.words,
+            "tokens": self.tokens,
+        }
+        return {**meta, "pinned": True} if self.pinned else meta
+
+    def render(self) -> str:
+        """The scene as markdown with front matter."""
+        return render_front_matter(self.front_matter(), self.body)
+
+    def summary_text(self) -> str:
+        """The summary bullets as markdown lines."""
+        return "\n".join(f"- {b}" for b in self.summary)
+
+
+def word_count(text: str) -> int:
+    """Words in prose (markdown marks are not words)."""
+    return len(re.findall(r"[\w'’-]+", text))
+
+
+def scene_files(scenes_dir: Path) -> list[Path]:
+    """The scene files present (any number of digits), in tick order."""
+    if not scenes_dir.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in scenes_dir.iterdir() if (m := SCENE_RE.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def scene_ticks(scenes_dir: Path) -> list[int]:
+    """Ticks of the scene files present, in order."""
+    if not scenes_dir.is_dir():
+        return []
+    ticks = []
+    for path in scenes_dir.iterdir():
+        match = SCENE_RE.match(path.name)
+        if match:
+            ticks.append(int(match.group(1)))
+    return sorted(ticks)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def _tick_of(path: Path, meta: dict[str, Any]) -> int:
+    """The scene's tick: its file name's number; a front-matter `tick` must agree with it."""
+    match = SCENE_RE.match(Path(path).name)
+    named = int(match.group(1)) if match else None
+    given = meta.get("tick")
+    if given is None or (named is not None and given == named):
+        return named if named is not None else 0
+    if isinstance(given, bool) or not isinstance(given, int):
+        raise FileFormatError(f"'tick' must be a number, not {given!r}", file=str(path),
+                              line=_meta_line(path, "tick"))
+    if named is not None:
+        raise FileFormatError(f"front matter says tick {given} but the file name says "
+                              f"{named}: the file name is the tick; fix or remove the "
+                              "'tick:' line", file=str(path), line=_meta_line(path, "tick"))
+    return given
+
+
+def _meta_line(path: Path, key: str) -> int | None:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((n + 1 for n, line in enumerate(lines) if line.startswith(f"{key}:")), None)
+
+
+def last_tick(scenes_dir: Path) -> int:
+    """The highest tick among the scene files (0 when there are none)."""
+    ticks = scene_ticks(scenes_dir)
+    return ticks[-1] if ticks else 0
+
+
+def load_scene(path: Path) -> Scene:
+    """Read a scene file; a hand edit that broke the front matter gives FileFormatError.
+
+    Counts (`words`) are recomputed from the body, so an edited scene is seen as it is.
+    """
+    meta, body = read_front_matter(path)
+    tick = _tick_of(path, meta)
+    return Scene(
+        tick=tick,
+        body=body,
+        title=str(meta.get("title") or ""),
+        pov=str(meta.get("pov") or ""),
+        location=str(meta.get("location") or ""),
+        characters=_as_list(meta.get("characters")),
+        summary=_as_list(meta.get("summary")),
+        words=word_count(body),
+        tokens=int(meta.get("tokens") or 0) if str(meta.get("tokens") or "0").isdigit() else 0,
+        path=Path(path),
+        pinned=meta.get("pinned") is True,
+    )
+
+
+def load_scenes(scenes_dir: Path, ticks: list[int] | None = None) -> list[Scene]:
+    """Load the given ticks' scenes (all when None), in order; missing ones are skipped."""
+    wanted = scene_ticks(scenes_dir) if ticks is None else ticks
+    out = []
+    for tick in wanted:
+        path = scenes_dir / f"scene_{tick:03d}.md"
+        if path.is_file():
+            out.append(load_scene(path))
+    return out
+
+
+class SceneReader:
+    """Scenes by tick, each file read once in the reader's life (make one per tick)."""
+
+    def __init__(self, scenes_dir: Path):
+        self.scenes_dir = scenes_dir
+        self._scenes: dict[int, Scene | None] = {}
+
+    def __call__(self, tick: int) -> Scene | None:
+        if tick not in self._scenes:
+            path = self.scenes_dir / f"scene_{tick:03d}.md"
+            self._scenes[tick] = load_scene(path) if path.is_file() else None
+        return self._scenes[tick]
+
+    def recent(self, last: int, count: int) -> list[Scene]:
+        """The newest `count` scenes up to `last`, oldest first."""
+        return [s for s in (self(t) for t in range(max(1, last - count + 1), last + 1)) if s]

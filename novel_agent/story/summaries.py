@@ -1,0 +1,283 @@
+"""The summary tree: checkpoint, arc and overall summaries, and tier 3 of the prompts.
+
+    summaries/checkpoint_NNN.md   level 0: scenes first..last (NNN = last tick)
+    summaries/arc_NNN.md          level 1+: condenses the docs its `covers` names
+    summaries/overall.md          one running paragraph, the story so far
+
+Files are never deleted, so the tree keeps every level. The *roots* (docs no
+arc covers) tile the summarized ticks in order: higher levels are older,
+because roll-up always condenses the oldest roots of a level. `select_tier3`
+cuts the tree for one budget (a pure function) for the writer's tier 3. Making the files is stages/summarize.py's job.
+Each file's front matter keeps the sha1 of its body: a body that no longer
+matches was edited by hand, and is respected (see stages/summarize.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from novel_agent.config.settings import Config
+from novel_agent.config.budget import ModelLimits, stage_budget
+from novel_agent.errors import FileFormatError
+from novel_agent.files import atomic_write, read_front_matter, render_front_matter
+from novel_agent.story.project import Project
+
+DOC_RE = re.compile(r"^(checkpoint|arc)_(\d+)\.md$")
+OVERALL = "overall"
+
+
+def body_sha1(body: str) -> str:
+    """The hash kept in front matter to tell a hand-edited body from ours."""
+    return hashlib.sha1(body.strip().encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SummaryDoc:
+    """One summary file: what it covers, and its text."""
+
+    name: str                    # "checkpoint_010", "arc_002", "overall"
+    kind: str                    # "checkpoint", "arc" or "overall"
+    first: int
+    last: int
+    body: str
+    level: int = 0               # 0 checkpoint, 1+ arc (overall: -1)
+    covers: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    path: Path | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def edited(self) -> bool:
+        """True when the body is not what novel_agent wrote (a hand edit, or a hand-made file)."""
+        return self.meta.get("sha1") != body_sha1(self.body)
+
+    def block(self) -> str:
+        """The doc as it reads inside tier 3: a heading with its range, then the text."""
+        if self.kind == OVERALL:
+            return f"### In short (scenes {self.first}–{self.last})\n{self.body.strip()}"
+        return f"### Scenes {self.first}–{self.last}\n{self.body.strip()}"
+
+
+@dataclass
+class SummaryTree:
+    """Every summary of a project, with the arcs' cover links checked."""
+
+    docs: dict[str, SummaryDoc] = field(default_factory=dict)   # checkpoints and arcs
+    overall: SummaryDoc | None = None
+    parent: dict[str, str] = field(default_factory=dict)
+
+    def children(self, doc: SummaryDoc) -> list[SummaryDoc]:
+        """The docs an arc condenses, oldest first (none for a checkpoint)."""
+        return sorted((self.docs[n] for n in doc.covers), key=lambda d: d.first)
+
+    def roots(self) -> list[SummaryDoc]:
+        """Docs no arc covers, oldest first: together they tile every summarized tick once."""
+        return sorted((d for d in self.docs.values() if d.name not in self.parent),
+                      key=lambda d: d.first)
+
+    def checkpoints(self) -> list[SummaryDoc]:
+        return sorted((d for d in self.docs.values() if d.kind == "checkpoint"),
+                      key=lambda d: d.last)
+
+    def last_tick(self) -> int:
+        """The last tick a checkpoint covers (0 when there is none)."""
+        points = self.checkpoints()
+        return points[-1].last if points else 0
+
+    def covering(self, tick: int, docs: list[SummaryDoc] | None = None) -> list[SummaryDoc]:
+        """The docs (of `docs`, default all) whose range holds `tick`."""
+        pool = self.docs.values() if docs is None else docs
+        return [d for d in pool if d.first <= tick <= d.last]
+
+
+def _int(meta: dict[str, Any], key: str, default: int | None, path: Path) -> int:
+    value = meta.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FileFormatError(f"'{key}' must be a tick number, not {value!r}", file=str(path))
+    return value
+
+
+class DocCache:
+    """Parsed summary files, each kept while its inode, size and mtime stay the same.
+
+    Owned by whoever reads the tree repeatedly (a session); one entry per file,
+    replaced when the file changes, so it never outgrows the summaries folder.
+    """
+
+    def __init__(self) -> None:
+        self._docs: dict[Path, tuple[tuple[int, ...], SummaryDoc]] = {}
+
+    def get(self, path: Path, previous_last: int) -> SummaryDoc:
+        """The doc at `path`, parsed again only if the file changed."""
+        stat = path.stat()
+        key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, previous_last)
+        cached = self._docs.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        doc = _parse_doc(path, previous_last)
+        self._docs[path] = (key, doc)
+        return doc
+
+
+def load_doc(path: Path, previous_last: int = 0, cache: DocCache | None = None) -> SummaryDoc:
+    """Read one summary file. Missing range keys default from the file name (a
+    hand-made checkpoint_030.md covers the ticks after the previous checkpoint)."""
+    return cache.get(path, previous_last) if cache is not None else _parse_doc(path, previous_last)
+
+
+def _parse_doc(path: Path, previous_last: int) -> SummaryDoc:
+    meta, body = read_front_matter(path)
+    match = DOC_RE.match(path.name)
+    kind = match.group(1) if match else OVERALL
+    number = int(match.group(2)) if match else 0
+    covers = meta.get("covers") or []
+    if not isinstance(covers, list) or not all(isinstance(c, str) for c in covers):
+        raise FileFormatError("'covers' must be a list of summary names", file=str(path))
+    if kind == "arc" and not covers:
+        raise FileFormatError("an arc needs 'covers': the summaries it condenses",
+                              file=str(path))
+    last = _int(meta, "last", number if kind == "checkpoint" else 0, path)
+    first = _int(meta, "first", previous_last + 1 if kind == "checkpoint" else 1, path)
+    if kind != "arc" and not 1 <= first <= last:
+        raise FileFormatError(f"range {first}–{last} is empty", file=str(path))
+    level = 0 if kind == "checkpoint" else (1 if kind == "arc" else -1)
+    return SummaryDoc(path.stem, kind, first, last, body, level, tuple(covers), meta, path)
+
+
+def load_tree(summaries_dir: Path, cache: DocCache | None = None) -> SummaryTree:
+    """Read summaries/; a broken or inconsistent file is a FileFormatError naming it."""
+    tree = SummaryTree()
+    paths = sorted(summaries_dir.glob("*.md")) if summaries_dir.is_dir() else []
+    found = [(DOC_RE.match(p.name), p) for p in paths]
+    checkpoints = sorted((int(m.group(2)), p) for m, p in found if m and m.group(1) == "checkpoint")
+    last = 0
+    for _, path in checkpoints:
+        doc = load_doc(path, last, cache)
+        if doc.first <= last:
+            raise FileFormatError(f"ticks {doc.first}–{doc.last} overlap an earlier checkpoint "
+                                  f"(which ends at {last})", file=str(path))
+        tree.docs[doc.name], last = doc, doc.last
+    arcs = [load_doc(p, 0, cache) for m, p in found if m and m.group(1) == "arc"]
+    for arc in sorted(arcs, key=lambda a: int(a.name.split("_")[1])):
+        tree.docs[arc.name] = arc
+    for arc in arcs:
+        for name in arc.covers:
+            if name not in tree.docs:
+                raise FileFormatError(f"covers '{name}', which does not exist", file=str(arc.path))
+            if name in tree.parent:
+                raise FileFormatError(f"'{name}' is already covered by {tree.parent[name]}",
+                                      file=str(arc.path))
+            tree.parent[name] = arc.name
+    for arc in arcs:
+        tree.docs[arc.name] = _settle_arc(tree, arc, set())
+    if (summaries_dir / "overall.md").is_file():
+        tree.overall = load_doc(summaries_dir / "overall.md", 0, cache)
+    return tree
+
+
+def _settle_arc(tree: SummaryTree, arc: SummaryDoc, seen: set[str]) -> SummaryDoc:
+    """An arc's level and range follow from its children (whatever its front matter says)."""
+    if arc.name in seen:
+        raise FileFormatError("its 'covers' form a cycle", file=str(arc.path))
+    kids = [tree.docs[n] for n in arc.covers]
+    kids = [_settle_arc(tree, k, seen | {arc.name}) if k.kind == "arc" else k for k in kids]
+    first, last = min(k.first for k in kids), max(k.last for k in kids)
+    level = max(k.level for k in kids) + 1
+    return SummaryDoc(arc.name, "arc", first, last, arc.body, level, arc.covers, arc.meta, arc.path)
+
+
+# -- tier 3 --------------------------------------------------------------------
+
+
+def doc_cost(doc: SummaryDoc, count: Callable[[str], int]) -> int:
+    """Tokens a doc takes in tier 3 (its block plus the blank line between blocks)."""
+    return count(doc.block()) + 1
+
+
+def select_tier3(tree: SummaryTree, budget_tokens: int,
+                 count: Callable[[str], int]) -> list[SummaryDoc]:
+    """The summaries tier 3 holds within `budget_tokens`, in layout order.
+
+    The overall summary is taken first (it is the head of the long memory) and
+    laid out last. The rest of the budget goes to a cut through the tree that
+    covers every summarized tick exactly once: it starts from the roots (the
+    coarsest cut) and, newest first, replaces a doc by its children while the
+    cut still fits, stopping at the first that would not -- so each stretch of
+    the story is told by the most detailed covering level that fits, and detail
+    never grows going back in time (arcs, then checkpoints). If even
+    the roots do not fit, the oldest roots are left out (the overall summary
+    still tells them). Order: arcs, then checkpoints no arc covers, then the
+    overall summary; stable from tick to tick until the tree changes.
+    """
+    room = budget_tokens
+    if tree.overall is not None and tree.overall.body.strip():
+        cost = doc_cost(tree.overall, count)
+        if cost <= room:
+            room -= cost
+        else:
+            tree = SummaryTree(tree.docs, None, tree.parent)
+    cut = tree.roots()
+    total = sum(doc_cost(d, count) for d in cut)
+    while cut and total > room:
+        total -= doc_cost(cut.pop(0), count)
+    index = len(cut) - 1
+    while index >= 0:
+        kids = tree.children(cut[index])
+        if not kids:
+            index -= 1
+            continue
+        grown = total - doc_cost(cut[index], count) + sum(doc_cost(k, count) for k in kids)
+        if grown > room:
+            break
+        cut[index:index + 1], total = kids, grown
+        index += len(kids) - 1
+    return cut + ([tree.overall] if tree.overall is not None and tree.overall.body.strip()
+                  else [])
+
+
+def tier3_budget(config: Config, limits: ModelLimits) -> int:
+    """Tokens tier 3 may fill: the writer's budget times `context.tier3_share`."""
+    return max(0, int(stage_budget(config, "writer", limits).tokens * config.context.tier3_share))
+
+
+def planner_overall(tree: SummaryTree, config: Config) -> str:
+    """The overall summary the planner sees ("" when include_overall_summary is off;
+    tier 3 keeps it regardless)."""
+    if tree.overall is None or not config.generation.include_overall_summary:
+        return ""
+    return tree.overall.body
+
+
+def write_doc(path: Path, meta: dict[str, Any], body: str) -> SummaryDoc:
+    """Write a summary file (front matter with the body's sha1) and return it as loaded."""
+    body = body.strip()
+    atomic_write(path, render_front_matter({**meta, "sha1": body_sha1(body)}, body))
+    match = DOC_RE.match(path.name)
+    kind = match.group(1) if match else OVERALL
+    level = int(meta.get("level", 0))
+    return SummaryDoc(path.stem, kind, int(meta["first"]), int(meta["last"]), body, level,
+                      tuple(meta.get("covers") or ()), {**meta, "sha1": body_sha1(body)}, path)
+
+
+# -- pending checkpoints -----------------------------------------------------------
+
+
+def pending_ticks(project: Project, config: Config, tree: SummaryTree | None = None) -> list[int]:
+    """Checkpoints owed: those recorded pending in state.yaml, and every multiple of
+    the interval after the last checkpoint, up to the last committed tick."""
+    tree = tree or load_tree(project.summaries_dir)
+    done, tick = tree.last_tick(), project.tick()
+    interval = config.generation.checkpoint_summary_interval
+    recorded = project.state().get("pending_checkpoints") or []
+    owed = {int(t) for t in recorded if isinstance(t, int) and done < int(t) <= tick}
+    owed |= set(range((done // interval + 1) * interval, tick + 1, interval))
+    return sorted(owed)
+
+
+def record_pending(project: Project, ticks: list[int]) -> None:
+    """Keep the checkpoints still owed in `.novel/state.yaml` (`pending_checkpoints`)."""
+    if sorted(ticks) != sorted(project.state().get("pending_checkpoints") or []):
+        project.update_state(pending_checkpoints=sorted(ticks) or None)

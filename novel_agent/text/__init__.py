@@ -1,0 +1,1 @@
+"""Text: names, model-output cleanup, lenient JSON, tokens and vocabularies. Imports only the root modules (errors, files, paths)."""

@@ -1,0 +1,431 @@
+"""The tick's one sequence: plan -> write -> extract -> commit -> summarize. Prints nothing.
+
+Every command that runs any of it goes through here with a Session:
+`tick(session)` (`novel tick`, `novel run`) runs the whole sequence;
+`land_given(session, given)` (`novel import`) runs the same sequence with the
+planner and the writer replaced by a given plan and prose: begin -> the
+extractor step (its fallback included) -> commit -> summaries;
+`preview(session, stage)` (`novel context`) runs the same steps up to
+building `stage`'s prompt, with the session's stand-in model answering the
+stages before it.
+
+Each step builds its stage's prompt (fitted by the context engine), asks the
+model, and applies the answer to the tick's draft. If a stage fails nothing
+is committed; prose already written is kept under `.novel/drafts/`, and the
+TickError says which stage failed and carries the model's error as its cause.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from novel_agent import crashpoints
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.context.writer import Piece
+from novel_agent.errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
+from novel_agent.files import atomic_write
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.models.ask import StageCall
+from novel_agent.text.names import name_problem
+from novel_agent.story.project import Story
+from novel_agent.context.prompts import check_templates
+from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
+from novel_agent.story.scenes import Scene, SceneReader, word_count
+from novel_agent.tick.session import Session
+from novel_agent.storage import explain
+from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
+from novel_agent.tick.stages import extract, plan as plan_stage, summarize, write
+from novel_agent.tick.stages.commit import commit_tick
+from novel_agent.tick.stages.tools import REJECTED, ensure_cast, run_tools
+from novel_agent.story.lore import Lorebook, load_lorebook
+from novel_agent.story.steer import read_steer
+from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
+
+
+@dataclass
+class StageReport:
+    """How one stage went, for progress lines."""
+
+    stage: str
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 1
+
+
+@dataclass
+class TickDraft:
+    """One tick in progress: what it read, and what each stage has made so far."""
+
+    tick: int
+    story: Story
+    memory: Memory
+    before: Memory
+    steer: str                       # the author's note, "" when none is in force
+    scenes: SceneReader
+    tree: SummaryTree
+    steer_mark: dict | None = None   # what state.yaml keeps of a `ticks:` note
+    plan: Plan | None = None
+    tool_results: list[str] = field(default_factory=list)
+    prose: str = ""
+    extraction: Extraction | None = None
+    changes: list[str] = field(default_factory=list)
+    built: dict[str, Built] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    fallback: str = ""               # why the summary came from the prose, if it did
+    lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
+    given: "GivenScene | None" = None   # the plan and prose, when given rather than made
+
+
+@dataclass
+class GivenScene:
+    """A scene whose plan and prose are given, not planned and written (an imported
+    piece), for `land_given`. The hooks see the draft as `begin` read it."""
+
+    tick: int
+    prose: str
+    plan: Callable[[Memory, Story], Plan]     # the scene's plan, from memory as it stands
+    # after a usable extraction, before it is applied: who it introduces is created in
+    # draft.memory and draft.plan settled; returns what changed, one line each
+    introduce: Callable[["TickDraft"], list[str]] | None = None
+    extract: bool = True      # False: no model call; the title is the summary, no summaries
+    record: dict[str, Any] = field(default_factory=dict)   # added to the plan record
+    state: dict[str, Any] = field(default_factory=dict)    # added to state.yaml
+
+
+@dataclass
+class TickResult:
+    """What a committed tick produced."""
+
+    tick: int
+    scene_path: Path
+    plan_path: Path
+    title: str
+    words: int
+    plan: Plan
+    extraction: Extraction
+    tool_results: list[str]
+    memory_changes: list[str]
+    stages: list[StageReport] = field(default_factory=list)
+    summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
+    reports: dict[str, dict] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # names rejected, ...
+    notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
+    fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
+
+
+OnStage = Callable[[Any], None]
+
+
+# -- the steps ---------------------------------------------------------------------
+
+
+def begin(session: Session, tick: int | None = None) -> TickDraft:
+    """Read what the next tick (or tick `tick`) starts from, and point the session at it."""
+    project = session.project
+    check_templates(project.templates_dir)   # a broken template fails before any call
+    memory = load_memory(project.memory_dir)
+    tick_no, state = tick or project.tick() + 1, project.state()
+    note = read_steer(project.steer_file)
+    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
+                      before=memory.copy(),
+                      steer=note.text if note.active(tick_no, state) else "",
+                      scenes=SceneReader(project.scenes_dir),
+                      tree=load_tree(project.summaries_dir, session.docs),
+                      steer_mark=note.mark(tick_no, state),
+                      notices=list(project.notices))
+    project.notices.clear()
+    changed = session.sync_index(memory).changes_line()   # files edited since the last tick
+    draft.notices += [changed] if changed else []
+    draft.lore = load_lorebook(project.lore_dir)
+    draft.warnings += draft.lore.problems
+    session.at_tick(draft.tick)
+    session.source.story, session.source.memory = draft.story, draft.memory
+    session.source.steer = draft.steer
+    session.source.plan, session.source.prose, session.source.summary = None, "", None
+    return draft
+
+
+def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], int]:
+    """Tokens the window leaves for an answer after `messages` (for a continuation or a
+    repair, which are longer than the fitted prompt)."""
+    return lambda messages: (budget.window - budget.margin
+                             - session.counter.count_messages(messages))
+
+
+def _build_plan(session: Session, d: TickDraft) -> Built:
+    return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
+                         overall=planner_overall(d.tree, session.config), steer=d.steer,
+                         lore=d.lore)
+
+
+def _plan(session: Session, d: TickDraft) -> StageCall:
+    gen = session.config.generation
+    budget = session.budget("planner")
+    d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
+                                  max_tokens=budget.max_output,
+                                  max_tools=gen.max_tools_per_tick, room=room_in(session, budget))
+    check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
+                                      premise=d.story.premise)
+    last = d.scenes(d.tick - 1)
+    d.plan = plan_stage.name_heads(d.plan, check)
+    d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
+                                                            d.story.protagonist.split(",")[0]])
+    d.warnings += [warning] if warning else []
+    lines = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick, check)
+    lines += ensure_cast(d.memory, d.plan, d.tick, check)
+    d.tool_results = [line for line in lines if not line.startswith(REJECTED)]
+    d.warnings += [line for line in lines if line.startswith(REJECTED)]
+    session.source.plan = d.plan
+    return call
+
+
+def _build_write(session: Session, d: TickDraft) -> Built:
+    tree = d.tree
+    tier3 = lambda budget: [Piece(doc.name, doc.block())  # noqa: E731
+                            for doc in select_tier3(tree, budget, session.counter.count)]
+    return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
+                        scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
+                        tier3=tier3, lore=d.lore)
+
+
+def _write(session: Session, d: TickDraft) -> StageCall:
+    budget = session.budget("writer")
+    d.prose, call = write.run(session.model, d.built["writer"].messages,
+                              max_tokens=budget.max_output,
+                              min_words=session.config.generation.scene_min_words,
+                              max_words=session.config.generation.scene_max_words,
+                              title=d.plan.title, room=room_in(session, budget))
+    session.source.prose = d.prose
+    least, words = session.config.generation.scene_min_words, word_count(d.prose)
+    if words < least:
+        d.notices.append(f"scene {d.tick} has {words} words, under "
+                         f"generation.scene_min_words ({least})")
+    return call
+
+
+UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
+
+
+def _build_extract(session: Session, d: TickDraft) -> Built:
+    plan = replace(d.plan, pov=d.plan.pov or UNKNOWN, location=d.plan.location or UNKNOWN)
+    return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
+                           tick=d.tick)
+
+
+def _extract(session: Session, d: TickDraft) -> StageCall:
+    gen = session.config.generation
+    try:
+        budget = session.budget("extractor")
+        d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
+                                         max_tokens=budget.max_output,
+                                         room=room_in(session, budget))
+    except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
+        if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
+            raise
+        d.extraction, d.fallback = extract.from_prose(d.prose), str(exc)
+        d.notices.append(f"the extractor's answer could not be used ({exc}); the scene's own "
+                         "sentences stand as its summary; nothing of the scene is added to memory")
+        return exc.call
+    if d.given is not None and d.given.introduce is not None:
+        d.changes += d.given.introduce(d)
+    d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
+                               facts=gen.enable_fact_extraction,
+                               entities=gen.enable_entity_updates)
+    return call
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model stage of the tick: build its prompt, then ask and apply the answer."""
+
+    stage: str
+    build: Callable[[Session, TickDraft], Built]
+    answer: Callable[[Session, TickDraft], StageCall]
+
+
+STAGE_VERBS = {"planner": "plan", "writer": "write", "extractor": "extract"}
+STEPS = (Step("planner", _build_plan, _plan), Step("writer", _build_write, _write),
+         Step("extractor", _build_extract, _extract))
+GIVEN_STEPS = STEPS[2:]      # a given scene: the plan and prose are there; extract them
+
+
+def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
+              on_stage: OnStage | None = None, steps: tuple[Step, ...] = STEPS) -> None:
+    """Run the model stages in order; with `until`, stop once that stage's prompt is built."""
+    for step in steps:
+        started = session.clock()
+        draft.built[step.stage] = step.build(session, draft)
+        if step.stage == until:
+            return
+        call = _answer(session, draft, step)
+        crashpoints.hit(f"after_{STAGE_VERBS[step.stage]}")
+        if on_stage:
+            on_stage(StageReport(step.stage, session.clock() - started, call.prompt_tokens,
+                                 call.completion_tokens, call.cached_tokens,
+                                 len(call.completions)))
+
+
+def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
+    """Ask the model for `step`; a model failure becomes a TickError, prose kept."""
+    try:
+        call = step.answer(session, draft)
+        if call.warning:
+            draft.notices.append(call.warning)
+        return call
+    except ModelError as exc:
+        kept = ""
+        if draft.prose and draft.given is None:     # a given scene's prose is in its source
+            path = draft_path(session.project, draft.tick)
+            atomic_write(path, draft.prose + "\n")
+            kept = str(path)
+        raise TickError(f"tick {draft.tick} failed in {step.stage}: {exc}"
+                        + (f"; the draft prose is kept in {kept}" if kept else ""),
+                        stage=step.stage, draft_path=kept or None) from exc
+
+
+def commit(session: Session, draft: TickDraft) -> Scene:
+    """Land the scene, its plan, memory, the tier state and the prompt logs together."""
+    plan, extraction, project = draft.plan, draft.extraction, session.project
+    scene = Scene(tick=draft.tick, body=draft.prose, title=plan.title or f"Scene {draft.tick}",
+                  pov=plan.pov, location=plan.location, characters=list(plan.characters),
+                  summary=list(extraction.summary), words=word_count(draft.prose),
+                  tokens=session.counter.count(draft.prose))
+    given = draft.given
+    record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
+              "warnings": draft.warnings,
+              **({"extraction_fallback": draft.fallback} if draft.fallback else {}),
+              "extraction": extraction.to_dict(), "memory_changes": draft.changes,
+              **(given.record if given else {})}
+    writer = draft.built.get("writer")
+    state = {**project.state(), "tick": draft.tick, "steer": draft.steer_mark,
+             "writer_tiers": writer.state if writer else None,   # none: the next tick's
+             "recall": recall_history(project.state(), draft.tick,   # tiers start afresh
+                                      writer.report.get("recall") if writer else None),
+             **(given.state if given else {})}
+    for key in ("steer", "writer_tiers"):
+        if state[key] is None:
+            del state[key]
+    logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
+    logs.update({log_path(project, draft.tick, stage): log_text(b)
+                 for stage, b in draft.built.items()})
+    commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
+    return scene
+
+
+RECALL_KEPT = 20     # ticks of the recall probe kept in state.yaml for `novel status`
+
+
+def recall_history(state: dict[str, Any], tick: int, recall: dict[str, Any] | None) -> list:
+    """The last RECALL_KEPT ticks' [tick, relevant facts, reached], this one added."""
+    kept = [row for row in state.get("recall") or [] if isinstance(row, list) and len(row) == 3
+            and row[0] < tick]
+    if recall is not None:
+        kept.append([tick, recall["relevant"], recall["reached"]])
+    return kept[-RECALL_KEPT:]
+
+
+def draft_path(project: Any, tick: int) -> Path:
+    """Where a failed tick keeps its prose."""
+    return project.drafts_dir / f"draft_{tick:03d}.md"
+
+
+# -- the sequences -----------------------------------------------------------------
+
+
+def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
+    """Run one tick on the session's project. The caller holds the project's lock."""
+    return _land(session, begin(session), STEPS, on_stage)
+
+
+def land_given(session: Session, given: GivenScene,
+               on_stage: OnStage | None = None) -> TickResult:
+    """Land a scene whose plan and prose are given (`novel import`'s pieces) as tick
+    `given.tick`, by the tick's own sequence with the planner and the writer left out:
+    begin -> the extractor step (with its fallback; none if `given.extract` is off) ->
+    commit (prompt logs past `context.keep_prompt_logs` stripped) -> summaries. The
+    author's note is not read: no writer sees it. The caller holds the project's lock."""
+    draft = begin(session, tick=given.tick)
+    draft.given, draft.prose = given, given.prose
+    draft.plan = given.plan(draft.memory, draft.story)
+    draft.steer, draft.steer_mark = "", _kept_mark(session.project.state())
+    session.source.steer, session.source.plan = "", draft.plan
+    session.source.prose = draft.prose
+    if not given.extract:
+        draft.extraction = Extraction(summary=[draft.plan.title])
+    return _land(session, draft, GIVEN_STEPS if given.extract else (), on_stage,
+                 summaries=given.extract)
+
+
+def _kept_mark(state: dict[str, Any]) -> dict | None:
+    mark = state.get("steer")
+    return mark if isinstance(mark, dict) else None
+
+
+def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
+          on_stage: OnStage | None, *, summaries: bool = True) -> TickResult:
+    """From a begun draft: the model steps, the commit, then the summaries owed."""
+    reports: list[Any] = []
+
+    def emit(report: Any) -> None:
+        reports.append(report)
+        if on_stage:
+            on_stage(report)
+
+    try:
+        run_steps(session, draft, on_stage=emit, steps=steps)
+        started = session.clock()
+        scene = commit(session, draft)
+        emit(StageReport("commit", session.clock() - started, calls=0))
+        crashpoints.hit("after_commit")
+    except BaseException:
+        _flush_quietly(session)    # a second failure must not hide the first
+        raise
+    try:
+        started = session.clock()
+        summary = summarize.after_commit(session, draft.tick, memory=draft.memory) \
+            if summaries else None
+        if summary is not None:
+            summary.seconds = session.clock() - started
+            emit(summary)
+        session.sync_index(draft.memory)     # the tick's files, in the same breath
+        session.flush()
+    except (OSError, sqlite3.Error, NovelError) as exc:
+        raise CommittedError(f"tick {draft.tick} is committed "
+                             f"(scenes/{session.project.scene_path(draft.tick).name}); what "
+                             f"failed after it: {explain(exc)}", tick=draft.tick) from exc
+    project = session.project
+    return TickResult(tick=draft.tick, scene_path=project.scene_path(draft.tick),
+                      plan_path=project.plan_path(draft.tick), title=scene.title,
+                      words=scene.words, plan=draft.plan, extraction=draft.extraction,
+                      tool_results=draft.tool_results, memory_changes=draft.changes,
+                      stages=[r for r in reports], summary=summary,
+                      reports={stage: b.report for stage, b in draft.built.items()},
+                      warnings=list(draft.warnings), notices=draft.notices,
+                      fallback=draft.fallback)
+
+
+def _flush_quietly(session: Session) -> None:
+    try:
+        session.flush()
+    except (OSError, sqlite3.Error):
+        pass
+
+
+def preview(session: Session, stage: str) -> Built:
+    """Build the next tick's prompt for `stage` without committing anything.
+
+    The stages before `stage` are answered by the session's model: open it with
+    `stand_in=True` (the offline model) so that no LLM is called.
+    """
+    if stage not in {s.stage for s in STEPS}:
+        raise ValueError(f"no stage {stage!r}")
+    draft = begin(session)
+    run_steps(session, draft, until=stage)
+    return draft.built[stage]

@@ -1,0 +1,92 @@
+"""The prompt log: one JSON file per stage per tick under `.novel/log/`.
+
+Each holds the context report and the messages sent (the messages only for the
+last `context.keep_prompt_logs` ticks: each commit strips the tick that falls out,
+keeping of the items left out only the first LEFT_OUT_KEPT and a count of the
+rest, so an old log does not grow with the memory); the next build of the
+same stage reads the previous one to measure the prefix it shares. A log that
+cannot be read is said so in the report, never taken as a 0% shared prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from novel_agent.story.project import Project
+
+LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
+
+if TYPE_CHECKING:
+    from novel_agent.tick.stage_prompts import Built
+
+
+def log_path(project: Project, tick: int, stage: str) -> Path:
+    """Where the prompt of `stage` at `tick` is logged (`stage` may name a summary too)."""
+    return project.log_dir / f"tick_{tick:03d}_{stage}.json"
+
+
+def previous_messages(project: Project, tick: int,
+                      stage: str) -> tuple[list[dict[str, str]] | None, str]:
+    """(the messages `stage` sent at the previous tick or None, a warning if its log is
+    there but unreadable)."""
+    path = log_path(project, tick - 1, stage)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"{path}: unreadable ({exc}); the shared prefix is not measured"
+    messages = data.get("messages") if isinstance(data, dict) else None
+    if not isinstance(messages, list):
+        return None, f"{path}: holds no messages; the shared prefix is not measured"
+    return messages, ""
+
+
+def stripped_logs(project: Project, tick: int) -> dict[Path, str]:
+    """The logs of `tick` rewritten without their messages (the reports stay), for the
+    commit that makes them older than `context.keep_prompt_logs`."""
+    out = {}
+    for path in sorted(project.log_dir.glob(f"tick_{tick:03d}_*.json")) if tick > 0 else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue        # not ours to fix; the report of that tick is already lost
+        if isinstance(data, dict) and "messages" in data:
+            out[path] = json.dumps(stripped(data), indent=1, ensure_ascii=False) + "\n"
+    return out
+
+
+def stripped(report: dict[str, Any]) -> dict[str, Any]:
+    """`report` without its messages, and with the first LEFT_OUT_KEPT of the items left
+    out (every included one stays; `left_out_not_kept` counts the others)."""
+    out = {k: v for k, v in report.items() if k != "messages"}
+    items = out.get("items")
+    if not isinstance(items, list):
+        return out
+    kept, left = [], 0
+    for item in items:
+        if isinstance(item, dict) and not item.get("included"):
+            left += 1
+            if left > LEFT_OUT_KEPT:
+                continue
+        kept.append(item)
+    if left > LEFT_OUT_KEPT:
+        out["items"] = kept
+        out["left_out_not_kept"] = left - LEFT_OUT_KEPT
+    return out
+
+
+def log_text(built: "Built") -> str:
+    """The JSON saved under .novel/log/ for one stage of one tick: the report (the items
+    left out capped as in `stripped`, so a log does not grow with the memory; `novel
+    context --json` shows them all) and the messages sent."""
+    return json.dumps({**capped(built.report), "messages": built.messages}, indent=1,
+                      ensure_ascii=False) + "\n"
+
+
+def capped(report: dict[str, Any]) -> dict[str, Any]:
+    """`report` with only the first LEFT_OUT_KEPT of its items left out (see stripped)."""
+    return {**stripped(report), **({"messages": report["messages"]}
+                                   if "messages" in report else {})}

@@ -1,0 +1,173 @@
+"""A session: one command's working set on one project.
+
+Every command that calls a model or builds a prompt opens one (`novel tick`,
+`novel context`, `novel summarize`, and the coming `run` and `import`), so
+the things a tick needs are made in exactly one place:
+
+- the model, built by `models.get_model` and wrapped in a RecordingModel that
+  keeps one usage row per call, told which tick it is working for, and priced
+  at `price` (prices.price_for: None when unknown);
+- the story source the offline model draws on (kept current by the pipeline);
+- the token counter (`counter_for`, the one counter factory), its counts
+  persisted in `.novel/index.db`; a local GGUF model counts with its own
+  tokenizer (the running model's, or llama.cpp started for counting only);
+- the model's limits, read once from the model table;
+- the summary-file cache, owned here so it lives as long as the session;
+- the index, brought in step with the files when the session opens (a
+  missing, garbage or stale index.db is healed and said in one line), again
+  before each tick and after each commit (`sync_index`);
+- the clocks (`now` for timestamps written to files, `clock` for durations).
+
+`flush()` writes the buffered counts and usage rows (to the index and to
+`.novel/usage.jsonl`, see ledger.py; the pipeline calls it after every tick,
+failed ones included); `close()` flushes, closes the index and stops the model
+(a local llama.cpp server with it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
+
+from novel_agent.config.settings import Config
+from novel_agent.config.budget import Budget, ModelLimits, stage_budget
+from novel_agent.index.db import Index
+from novel_agent.index.sync import SyncReport, open_index, sync
+from novel_agent.index.ledger import record
+from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
+from novel_agent.models.base import ChatModel, OnProgress
+from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.recording import RecordingModel
+from novel_agent.index.embeddings import Embedder, EmbeddingSettings
+from novel_agent.models.prices import Price, model_price, price_for
+from novel_agent.story.project import Project
+from novel_agent.story.summaries import DocCache
+from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
+from novel_agent.models.limits import limits_for
+
+ModelFactory = Callable[[StorySource], ChatModel]
+
+
+def utc_now() -> datetime:
+    """The wall clock, in UTC (for timestamps written into files)."""
+    return datetime.now(timezone.utc)
+
+
+def counter_for(config: Config, store: CountStore | None = None,
+                tokenizer: Tokenizer | None = None) -> TokenCounter:
+    """The token counter of the configured model: the one place a counter is made. A local
+    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use),
+    unless context.encoding names a tiktoken encoding."""
+    if tokenizer is None and not config.context.encoding and resolve_provider(config) == "local":
+        tokenizer = local_tokenizer(config)
+    return TokenCounter(model_id(config), config.context.encoding, store=store,
+                        tokenizer=None if config.context.encoding else tokenizer)
+
+
+class Session:
+    """The model, counter, limits and clocks one command uses on one project."""
+
+    def __init__(self, project: Project, config: Config, model: ChatModel, *,
+                 source: StorySource, counter: TokenCounter, limits: ModelLimits,
+                 index: Index | None = None, record: bool = True,
+                 price: Price | None = None, provider: str = "",
+                 now: Callable[[], datetime] = utc_now,
+                 clock: Callable[[], float] = time.monotonic):
+        self.project, self.config, self.source = project, config, source
+        self.price = price
+        self.model = RecordingModel(model, model=limits.model, provider=provider, price=price,
+                                    now=now, clock=clock)
+        self.counter, self.limits, self.index = counter, limits, index
+        self.record, self.now, self.clock = record, now, clock
+        self.docs = DocCache()
+        self.embedder: Embedder | None = None
+
+    @classmethod
+    def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
+             make_model: ModelFactory | None = None, stand_in: bool = False,
+             on_progress: OnProgress | None = None,
+             now: Callable[[], datetime] = utc_now,
+             clock: Callable[[], float] = time.monotonic) -> "Session":
+        """Open a session: the model from `config` (or `make_model(source)`), the counter
+        on the project's index, the model's limits. A streaming model (local) tells
+        `on_progress` how each call is going.
+
+        `stand_in=True` answers with the offline model instead of the configured one
+        and records no usage (for `novel context`, which must call no LLM); the
+        counter, the limits and the price stay those of the configured model.
+        """
+        source = StorySource(min_words=config.generation.scene_min_words,
+                             max_words=config.generation.scene_max_words)
+        if stand_in:
+            model: ChatModel = OfflineModel(seed=config.llm.seed, source=source)
+        elif make_model is not None:
+            model = make_model(source)
+        else:
+            model = get_model(config, env or {}, source=source, on_progress=on_progress)
+        index, line = open_index(project, clock)
+        if line:
+            project.notices.append(line)
+        counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
+        session = cls(project, config, model, source=source, counter=counter,
+                      limits=limits_for(config), index=index, record=not stand_in,
+                      price=price_for(config), provider=resolve_provider(config), now=now,
+                      clock=clock)
+        settings = EmbeddingSettings.of(config)
+        if settings.enabled:
+            session.embedder = Embedder(settings, index, env or {}, price=model_price(settings.model),
+                                        timeout=config.llm.timeout, cached_only=stand_in,
+                                        now=now, clock=clock)
+        return session
+
+    def budget(self, stage: str) -> Budget:
+        """The prompt budget of `stage` for this session's model."""
+        return stage_budget(self.config, stage, self.limits)
+
+    def sync_index(self, memory: Any = None) -> SyncReport:
+        """Bring the search index in step with the files (see index_sync.sync)."""
+        if self.index is None:
+            return SyncReport()
+        return sync(self.project, self.index, memory, clock=self.clock)
+
+    def at_tick(self, tick: int) -> None:
+        """Say which tick the next model calls work for (their usage rows carry it)."""
+        self.model.tick = tick
+        self.source.tick = tick
+        if self.embedder is not None:
+            self.embedder.tick = tick
+
+    def flush(self) -> None:
+        """Write the buffered token counts to the index, the usage rows to
+        `.novel/usage.jsonl` and the index, and bring the search index in step with
+        what this session wrote (summaries made by `novel summarize`, say)."""
+        rows = self.model.drain() + (self.embedder.drain() if self.embedder else [])
+        if self.index is None:
+            return
+        self.index.flush()
+        self.sync_index()
+        if self.record:
+            record(self.project, self.index, rows)
+
+    def close(self) -> None:
+        """Flush, close the index and stop the model (a local server with it)."""
+        try:
+            self.flush()
+        finally:
+            if self.index is not None:
+                index, self.index = self.index, None
+                index.db.close()     # flushed above
+            close = getattr(self.model.inner, "close", None)
+            if callable(close):
+                close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            self.close()
+        except (OSError, sqlite3.Error):
+            if exc_type is None:
+                raise        # else the error in flight is the one to report

@@ -1,0 +1,143 @@
+"""Building each stage's prompt for a project: read what the engine needs, fit, report.
+
+This is the edge between the project's files and the pure context engine
+(`context/`): it loads only the scenes the tiers can use (so a build costs
+the same at scene 10 and scene 10,000), the previous prompt of the same stage
+(for the prefix-share figure), and renders through the project's templates.
+Every stage's prompt, the summarizer's included, goes through `fit_prompt`:
+fitted to the session's budget for the stage, reported, ready to log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from novel_agent.context.briefing import Briefing, propose_briefing
+from novel_agent.context.builders import extractor_briefing, planner_briefing
+from novel_agent.context.engine import Proposal, fit
+from novel_agent.context.relevance import settled_tick
+from novel_agent.context.report import build_report, flatten
+from novel_agent.context.writer import Piece, WriterInputs, propose_writer
+from novel_agent.story.decisions import Plan
+from novel_agent.story.lore import Lorebook
+from novel_agent.story.memory import Memory
+from novel_agent.tick.prompt_log import previous_messages
+from novel_agent.context.prompts import render_stage
+from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
+from novel_agent.story.scenes import SceneReader
+
+if TYPE_CHECKING:
+    from novel_agent.tick.session import Session
+
+
+@dataclass
+class Built:
+    """A prompt ready to send, and its report."""
+
+    stage: str
+    messages: list[dict[str, str]]
+    report: dict[str, Any]
+    state: dict[str, Any]
+
+
+def fit_prompt(session: "Session", stage: str, tick: int, propose: Callable[[int], Proposal],
+               *, compare: bool = True) -> Built:
+    """Fit `propose`'s drafts to the stage's budget and report it. With `compare`, the
+    report measures the prefix shared with the same stage's prompt at the previous tick."""
+    budget = session.budget(stage)
+    render = lambda ctx: render_stage(ctx, session.project.templates_dir)  # noqa: E731
+    fitted = fit(propose, render, session.counter, budget.tokens,
+                 session.config.context.compaction_thresholds)
+    previous, warning = previous_messages(session.project, tick, stage) if compare else (None, "")
+    report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
+                          warnings=[warning] if warning else ())
+    return Built(stage, fitted.messages, report, fitted.state)
+
+
+SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
+
+
+def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
+                  scenes: SceneReader, overall: str = "", steer: str = "",
+                  lore: Lorebook | None = None) -> Built:
+    """The planner's prompt for `tick`: with the facts about who and what the scenes up to
+    the settled tick are about (chosen as of that tick, so they stay put for the prompt
+    cache, like the characters), and the lore the note, the last scene and its names fire."""
+    gen = session.config.generation
+    anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
+    recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
+    history = scenes.recent(anchor, SEEN_SCENES)
+    settled = history[len(history) - count:] if count else []
+    facts = (planner_facts(session.index, memory, tick=anchor + 1,
+                           names=[n for s in settled for n in (s.pov, *s.characters)],
+                           places=[s.location for s in settled if s.location],
+                           loops=[l for l in memory.open_loops()
+                                  if {t for t in l.get("scenes") or []} & {s.tick for s in settled}],
+                           steer="", weights=session.config.context.relevance)
+             if session.index is not None else [])
+    last = recent[-1] if recent else None
+    fired = lore_items(lore, [steer, last.body if last else "",
+                              *([last.pov, *last.characters, last.location] if last else [])]) \
+        if lore is not None else []
+    briefing = planner_briefing(story, memory, recent,
+                                tick=tick, shares=session.config.context.planner_shares,
+                                overall_summary=overall, steer=steer,
+                                max_tools=gen.max_tools_per_tick,
+                                overdue_after=gen.loop_overdue_after, focus_count=count,
+                                anchor_tick=anchor, history=history, facts=facts, lore=fired)
+    return fit_briefing(session, briefing, tick)
+
+
+def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, tick: int,
+                 scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
+                 tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
+                 lore: Lorebook | None = None) -> Built:
+    """The writer's prompt for `tick`, its tiers continuing from the committed state, with
+    the older scenes and facts retrieval brings back, the lore that fires, and the recall
+    probe in its report."""
+    config = session.config
+    gen = config.generation
+    last = scenes(tick - 1)
+    fired = lore_items(lore, [plan.title, plan.intention, steer, plan.pov, *plan.characters,
+                              plan.location, last.body if last else ""]) if lore else []
+    retrieval = (WriterRecall(session.index, plan, memory, steer, tick,
+                              config.context.relevance, session.embedder)
+                 if session.index is not None else None)
+    inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
+                          scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
+                          tier3=tier3, lore=fired, retrieved=retrieval or (),
+                          state=session.project.state().get("writer_tiers") or {},
+                          min_words=gen.scene_min_words, max_words=gen.scene_max_words)
+    propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
+                             config.context, gen)
+    built = fit_prompt(session, "writer", tick, propose)
+    if retrieval is not None:
+        built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
+        full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),
+                    [])
+        probe = recall_probe(relevant_facts(session.index, plan, memory, tick),
+                             flatten(built.messages), [int(k.split("_")[1]) for k in full])
+        built.report["recall"] = probe.to_dict()
+    return built
+
+
+def build_extractor(session: "Session", *, story: Any, memory: Memory, plan: Plan, prose: str,
+                    tick: int) -> Built:
+    """The extractor's prompt: a very long scene is cut middle-out, never refused."""
+    briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
+                                  shares=session.config.context.extractor_shares)
+    return fit_briefing(session, briefing, tick)
+
+
+def fit_briefing(session: "Session", briefing: Briefing, tick: int, *,
+                 compare: bool = True) -> Built:
+    """Fit a planner, extractor or summarizer briefing to its stage's budget."""
+    budget = session.budget(briefing.stage).tokens
+    return fit_prompt(session, briefing.stage, tick,
+                      propose_briefing(briefing, session.counter, budget), compare=compare)
+
+
+def build_summary(session: "Session", briefing: Briefing, tick: int) -> Built:
+    """A summarizer prompt (a checkpoint, an arc, the overall summary), fitted like the rest."""
+    return fit_briefing(session, briefing, tick, compare=False)

@@ -1,0 +1,131 @@
+"""The planner's tools: each changes memory (or looks into it) and reports a line.
+
+Tools run on a copy of memory; nothing is written until the tick commits. A
+name that is not a plausible name (a sentence, a prompt marker, the book's
+title: see names.py) is never written to memory: its tool reports a line
+starting with REJECTED, which the tick turns into a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from novel_agent.story.decisions import Plan, ToolCall
+from novel_agent.story.memory import (Memory, add_relationship, find_person, open_loop, query_memory,
+                      resolve_loop, upsert_character, upsert_location)
+
+
+REJECTED = "rejected name"
+NameCheck = Callable[[str], "str | None"]
+
+
+def rejected(name: str, why: str) -> str:
+    """The line a tool reports for a name it will not write to memory."""
+    return f"{REJECTED} {name[:80]!r}: {why}"
+
+
+def _creator(kind: str, upsert: Callable, new: str, known: str) -> "Tool":
+    """create_character / create_location: make it (or find it) and say which."""
+    def create(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+        if not name:
+            return f"create_{kind} skipped: no name"
+        entity, created = upsert(memory, name, tick=tick, description=detail)
+        return f"{new if created else known}: {entity['name']}" + (
+            f" — {detail}" if detail else "")
+    return create
+
+
+def _update_character(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    c = find_person(memory, name)
+    if c is None:
+        return f"update_character skipped: no character named {name!r}"
+    upsert_character(memory, str(c["name"]), tick=tick, state=detail)
+    return f"{c['name']} now: {detail}"
+
+
+def _add_relationship(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    if not name or not target:
+        return "add_relationship skipped: it needs two characters"
+    rel, _ = add_relationship(memory, name, target, detail or "acquaintance", tick=tick)
+    return f"Relationship: {rel['a']} & {rel['b']} — {rel['kind']}"
+
+
+def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    text = detail or name
+    if not text:
+        return "open_loop skipped: no question"
+    loop, created = open_loop(memory, text, tick=tick)
+    return f"{'Opened' if created else 'Still open'} loop [{loop['id']}]: {loop['description']}"
+
+
+def _resolve_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    loop = resolve_loop(memory, name or target, tick=tick, resolution=detail)
+    if loop is None:
+        return f"resolve_loop skipped: no open loop {name!r}"
+    return f"Resolved loop [{loop['id']}]: {loop['description']}" + (
+        f" — {detail}" if detail else "")
+
+
+def _query_memory(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    hits = query_memory(memory, detail or name)
+    return f"Memory on {detail or name!r}: " + ("; ".join(hits) if hits else "nothing found")
+
+
+Tool = Callable[[Memory, str, str, str, int], str]
+TOOL_TABLE: dict[str, Tool] = {
+    "create_character": _creator("character", upsert_character, "New character",
+                                 "Known character"),
+    "update_character": _update_character,
+    "create_location": _creator("location", upsert_location, "New location", "Location"),
+    "add_relationship": _add_relationship,
+    "open_loop": _open_loop, "resolve_loop": _resolve_loop, "query_memory": _query_memory,
+}
+
+
+NAMING = {"create_character": ("name",), "create_location": ("name",),
+          "add_relationship": ("name", "target")}
+
+
+def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None = None) -> str:
+    """Apply one tool call to `memory` (in place); return what it did, for the writer.
+    `check(name)` says why a name is not one (None if it is)."""
+    tool = TOOL_TABLE.get(call.tool)
+    if tool is None:
+        return f"unknown tool {call.tool!r}"
+    for field in NAMING.get(call.tool, ()):
+        value = getattr(call, field).strip()
+        why = check(value) if check and value and memory.find_character(value) is None else None
+        if why:
+            return rejected(value, why)
+    return tool(memory, call.name.strip(), call.target.strip(), call.detail.strip(), tick)
+
+
+def run_tools(memory: Memory, calls: Sequence[ToolCall], tick: int, limit: int,
+              check: NameCheck | None = None) -> list[str]:
+    """Run at most `limit` tool calls in order; return their result lines."""
+    return [run_tool(memory, call, tick, check) for call in list(calls)[:limit]]
+
+
+def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None = None) -> list[str]:
+    """Make sure the POV, the characters present and the location exist in memory
+    (a name that is not one is reported, not created)."""
+    notes = []
+    for name in [plan.pov, *plan.characters]:
+        known = memory.find_character(name) is not None if name else True
+        why = check(name) if check and not known else None
+        if why:
+            notes.append(rejected(name, why))
+        elif name:
+            _, created = upsert_character(memory, name, tick=tick)
+            if created:
+                notes.append(f"New character: {name}")
+    if plan.location and memory.find_location(plan.location) is None:
+        why = check(plan.location) if check else None
+        if why:
+            notes.append(rejected(plan.location, why))
+        else:
+            upsert_location(memory, plan.location, tick=tick)
+            notes.append(f"New location: {plan.location}")
+    elif plan.location:
+        upsert_location(memory, plan.location, tick=tick)
+    return notes

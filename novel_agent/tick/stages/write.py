@@ -1,0 +1,151 @@
+"""Stage 2, write: the writer turns the plan and the context into prose.
+
+The token limit follows generation.scene_max_words (config.max_tokens), so an
+answer cut off by it (finish_reason "length") has usually written enough: it is
+trimmed to its last complete sentence, and the tick says so. Only a scene still
+under generation.scene_min_words is continued: the model is asked, up to
+MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are joined.
+A scene over generation.scene_max_words is cut at its last sentence within them. A
+scene is never committed mid-word. The markdown a small model puts around the
+prose (headings, tables, rules, a restated title) is taken off
+(prose_cleanup.clean_scaffolding), and so are paragraphs it copied word for word from
+its prompt (prose_cleanup.drop_copied: small models repeat the last scene's ending).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.ask import Room, StageCall, ask_text
+from novel_agent.models.base import ChatModel, Completion, Request
+from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied
+
+MAX_CONTINUATIONS = 2
+MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
+CONTINUE = ("Your answer was cut off by the length limit. Continue the scene exactly where "
+            "it stopped, without repeating anything and without a heading, and bring it to an "
+            "end within a few sentences.")
+ANEW = ("Your last answer copied earlier scenes word for word. Write this scene anew: only "
+        "new events in new sentences, nothing copied from the scenes above.")
+_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*_]*$")
+
+
+def clean_prose(text: str) -> str:
+    """Strip what models wrap prose in: code fences, a leading 'Scene N' heading."""
+    text = text.strip()
+    fenced = re.fullmatch(r"```(?:markdown|md)?\s*(.*?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1).strip()
+    text = re.sub(r"^#+\s*scene\s+\d+[^\n]*\n+", "", text, flags=re.I)
+    return text.strip()
+
+
+def trim_to_sentence(text: str) -> str:
+    """`text` up to its last complete sentence (unchanged if it ends one); a text in
+    which no sentence ends is a ModelResponseError."""
+    text = text.rstrip()
+    if _ENDS_SENTENCE.search(text):
+        return text
+    cut = cut_to_sentence(text, max(1, len(text.split()) - 1))
+    if cut.mid_sentence or not cut.text:
+        raise ModelResponseError("writer: the answer was cut off before its first sentence "
+                                 "ended (raise llm.writer_max_tokens)", stage="writer", raw=text)
+    return cut.text
+
+
+def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
+              max_tokens: int, min_words: int, room: Room | None) -> str:
+    """Ask for more while the last answer was cut off under `min_words`; the pieces
+    joined as sent. Each request must fit the window with its answer (`room`): the
+    draft so far makes it longer, so its answer may be shorter, and none is sent
+    without MIN_CONTINUATION."""
+    text = "".join(c.text for c in call.completions)
+    for _ in range(MAX_CONTINUATIONS):
+        if call.completions[-1].finish_reason != "length" or len(text.split()) >= min_words:
+            break
+        again = [*messages, {"role": "assistant", "content": text},
+                 {"role": "user", "content": CONTINUE}]
+        left = min(max_tokens, room(again)) if room else max_tokens
+        if left < MIN_CONTINUATION:
+            break
+        more = model.complete(Request(stage="writer", max_tokens=left, messages=again))
+        call.completions.append(more)
+        text += more.text
+    return text
+
+
+def _note(call: StageCall, text: str) -> None:
+    call.warning = "; ".join(filter(None, [call.warning, text]))
+
+
+class Draft(NamedTuple):
+    """An answer's prose without its copies: how many paragraphs went, whether it was
+    cut off, and the calls it took (the first and its continuations)."""
+
+    text: str
+    copied: int
+    cut_off: bool
+    calls: int
+
+
+def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str) -> Draft:
+    text, copied = drop_copied(clean_scaffolding(answer, title), prompt)
+    return Draft(text, copied, completion.finish_reason == "length", calls)
+
+
+def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
+          room: Room | None) -> Completion | None:
+    """The scene asked for once more, told not to copy (None without room for it)."""
+    again = [*messages[:-1], {"role": messages[-1]["role"],
+                              "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
+    left = min(max_tokens, room(again)) if room else max_tokens
+    if left < MIN_CONTINUATION:
+        return None
+    more = model.complete(Request(stage="writer", max_tokens=left, messages=again))
+    call.completions.append(more)
+    return more
+
+
+def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
+        min_words: int = 0, max_words: int = 0, title: str = "",
+        room: Room | None = None) -> tuple[str, StageCall]:
+    """Write the scene's prose from the writer's prompt, without scaffolding (`title`
+    restated at the top goes too) or paragraphs copied from the prompt. Cut off by the
+    token limit, it is continued (within the window, `room`) while under `min_words`,
+    then trimmed to a sentence. When copies left it under `min_words`, it is asked for
+    once more, told not to copy, and the answer with more new words is kept; one that is
+    nothing but copies is a ModelResponseError. Over `max_words` it is cut at a sentence
+    within them (`call.warning` says what was done)."""
+    prompt = "\n".join(m["content"] for m in messages)
+    _, call = ask_text(model, "writer", messages, max_tokens)
+    answer = _continue(model, messages, call, max_tokens, min_words, room)
+    draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
+    if draft.copied and len(draft.text.split()) < max(min_words, 1):
+        more = _anew(model, messages, call, max_tokens, room)
+        if more is not None:
+            _note(call, "the writer copied earlier scenes: asked once more not to")
+            fresh = _draft(more.text, more, 1, prompt, title)
+            draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
+    if not draft.text:
+        raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
+                                 "scenes) word for word", stage="writer", raw=answer)
+    if draft.copied:
+        _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied word "
+                    "for word from the prompt (an earlier scene) taken out")
+    prose = draft.text
+    if draft.cut_off:
+        prose = trim_to_sentence(prose)
+        tries = draft.calls
+        after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
+        _note(call, f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
+                    "trimmed to its last complete sentence (the limit follows "
+                    "generation.scene_max_words, or set llm.writer_max_tokens)")
+    words = len(prose.split())
+    cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
+    if cut is not None and not cut.mid_sentence:
+        prose = cut.text
+        _note(call, f"the scene had {words} words: cut at its last sentence within "
+                    f"generation.scene_max_words ({max_words})")
+    return prose, call
