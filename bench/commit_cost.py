@@ -22,12 +22,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent.story import journal
-
-from novel_agent.tick import pipeline
 from novel_agent.models.offline import OfflineModel
-from novel_agent.tick.pipeline import tick
+from novel_agent.story import journal
 from novel_agent.story.project import create_project
+from novel_agent.tick import pipeline
+from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 
 

@@ -30,12 +30,12 @@ from pathlib import Path
 import yaml
 
 from novel_agent.errors import TickError
-from novel_agent.story.memory import load_memory
 from novel_agent.models import registry
 from novel_agent.models.base import Progress
-from novel_agent.tick.pipeline import tick
+from novel_agent.story.memory import load_memory
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.tools import REJECTED
 

@@ -79,8 +79,8 @@ def files_of(root: Path) -> dict[str, bytes]:
 def openai_project(projects_dir, monkeypatch) -> Path:
     """A new project on the openai provider (OPENAI_API_KEY set to the test key)."""
     from click.testing import CliRunner
-
     from fake_openai import API_KEY
+
     from novel_agent.cli import cli as novel
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)

@@ -1,8 +1,9 @@
 """A small OpenAI-compatible HTTP server for tests, on 127.0.0.1 in a daemon thread.
 
 It serves POST /v1/chat/completions (plain and streaming SSE), GET /v1/models and
-POST /v1/embeddings (vectors from the text's hash, or from `embedding_fn`), records every request it receives (method, path, headers with
-lower-case names, json body), and can be told to misbehave: reject a response
+POST /v1/embeddings (vectors from the text's hash, or from `embedding_fn`), records
+every request it receives (method, path, headers with lower-case names, json body),
+and can be told to misbehave: reject a response
 format, fail the first calls with given statuses, or answer slowly. The real
 `openai` SDK talks to it over real HTTP.
 
@@ -25,8 +26,9 @@ import hashlib
 import json
 import struct
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -84,7 +86,7 @@ class FakeOpenAIServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         """Bind a free port and serve in a daemon thread."""
         handler = type("Handler", (_Handler,), {"fake": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -103,7 +105,7 @@ class FakeOpenAIServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

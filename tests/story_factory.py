@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
@@ -35,7 +35,7 @@ class SyntheticScenes:
         self.count, self.length, self.seed = count, length, seed
         self.loaded = 0
 
-    @lru_cache(maxsize=None)
+    @cache  # noqa: B019 - one factory per test
     def __call__(self, tick: int) -> Scene | None:
         if not 1 <= tick <= self.count:
             return None

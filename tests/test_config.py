@@ -6,9 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.config.settings import load_config, load_preset, list_presets
+from novel_agent.config.settings import list_presets, load_config, load_preset
 from novel_agent.errors import ConfigError
-
 
 
 def test_presets_carry_the_seed_strategy_values():
@@ -123,6 +122,7 @@ def test_the_readme_project_yaml_is_a_valid_configuration(tmp_path):
     """Every key the README's project.yaml example shows is one the loader knows."""
     import re
     from pathlib import Path
+
     from novel_agent.story.project import Project
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = re.search(r"```yaml\n# project.yaml\n(.*?)```", readme, re.S).group(1)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from novel_agent.errors import ModelResponseError
 from novel_agent.story.decisions import EXTRACT_SCHEMA, extraction_from_json, plan_from_json, plan_schema
 from novel_agent.text.lenient_json import close_truncated, parse_json
-from novel_agent.errors import ModelResponseError
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -126,7 +127,7 @@ def test_any_cut_of_a_valid_answer_parses_or_fails_cleanly(bullets, at):
     except ModelResponseError:
         return
     assert set(data) <= {"summary", "facts"}
-    for key, values in data.items():
+    for _key, values in data.items():
         assert all(v in bullets for v in values)
 
 

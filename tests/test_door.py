@@ -9,12 +9,11 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.scripted import ScriptedModel
-
-from ticking import run_ticks
 
 
 def novel(*args):
@@ -194,8 +193,9 @@ def test_temp_files_of_killed_writes_are_removed_and_said(ticked):
 
 
 def test_status_reports_an_interrupted_commit_and_counts_right(ticked):
-    from novel_agent.files import atomic_write
     import json
+
+    from novel_agent.files import atomic_write
     txn_dir = ticked.novel_dir / "txn"
     txn_dir.mkdir(exist_ok=True)
     atomic_write(txn_dir / "0000.staged", "---\ntitle: Three\n---\n\nThe third.\n")

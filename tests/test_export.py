@@ -9,13 +9,12 @@ import shutil
 import xml.etree.ElementTree as ET
 import zipfile
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.books.export import ExportError, collect, export, render_epub
+from novel_agent.cli import cli
 from novel_agent.files import atomic_write
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes

@@ -8,13 +8,12 @@ import pytest
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import ConfigError, ModelError
-from novel_agent.models import local_choice, model_id, resolve_provider
-from novel_agent.models import registry
+from novel_agent.models import local_choice, model_id, registry, resolve_provider
 from novel_agent.models.gguf import read_info, write_gguf
-from novel_agent.models.local import default_gguf_path
-from novel_agent.models.local_setup import (choose, context_size, gguf_info, thread_count)
-from novel_agent.story.project import create_project
 from novel_agent.models.limits import limits_for
+from novel_agent.models.local import default_gguf_path
+from novel_agent.models.local_setup import choose, context_size, gguf_info, thread_count
+from novel_agent.story.project import create_project
 
 GiB = 1 << 30
 

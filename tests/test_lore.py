@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from novel_agent.story.decisions import Plan
-from novel_agent.story.lore import load_lorebook, parse_lore
-from novel_agent.models.scripted import ScriptedModel
-
 from planted import plan_answer
 from ticking import run_ticks
+
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import Plan
+from novel_agent.story.lore import load_lorebook, parse_lore
 
 
 def write(folder: Path, name: str, text: str) -> Path:

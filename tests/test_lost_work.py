@@ -6,14 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from ticking import run_ticks
 
 from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
-from novel_agent.tick.pipeline import TickDraft
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.stages.commit import commit_tick
-
-from ticking import run_ticks
 
 
 @pytest.fixture
@@ -201,6 +199,7 @@ def test_a_stripped_log_stays_bounded_as_memory_grows(projects_dir):
     count (recent and stripped alike; `novel context --json` shows them all), so a log
     of a big memory is no bigger than one of a middling memory."""
     import json
+
     from novel_agent.tick.prompt_log import LEFT_OUT_KEPT
     sizes, counts = {}, {}
     for count in (120, 1200):

@@ -26,8 +26,9 @@ def test_a_broken_memory_list_names_its_file_and_line(tmp_path, name, text, line
 
 
 def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
-    from novel_agent.models.scripted import ScriptedModel
     from ticking import run_ticks
+
+    from novel_agent.models.scripted import ScriptedModel
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  max_tools_per_tick: 5\n")
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
@@ -80,8 +81,9 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
 # -- bug A: the extractor finds characters as the planner's tools do ----------------------
 
 def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
-    from novel_agent.models.scripted import ScriptedModel
     from ticking import run_ticks
+
+    from novel_agent.models.scripted import ScriptedModel
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
              for n in ("Mara Voss", "Tobin Keel")]
     plan = {"title": "The Map", "intention": "Mara Voss finds the map.", "pov": "Mara Voss",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.text.cleanup import (Cut, clean_scaffolding, cut_to_sentence, drop_copied,
-                                       sentences)
+from novel_agent.text.cleanup import Cut, clean_scaffolding, cut_to_sentence, drop_copied, sentences
 
 PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
          "***\n\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from novel_agent.daemon import log as daemon_log
 from novel_agent.cli import cli
+from novel_agent.daemon import log as daemon_log
 
 
 def run(*args):

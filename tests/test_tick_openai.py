@@ -6,8 +6,9 @@ import json
 import re
 
 from click.testing import CliRunner
+from fake_openai import API_KEY as KEY
+from fake_openai import FakeOpenAIServer
 
-from fake_openai import API_KEY as KEY, FakeOpenAIServer
 from novel_agent.cli import cli
 from novel_agent.story.memory import load_memory
 from novel_agent.story.scenes import load_scene

@@ -1,1 +1,3 @@
-"""Books in and out: the markdown model, export, EPUB, splitting a manuscript, import. Imports tick/ and below."""
+"""Books in and out: the markdown model, export, EPUB, splitting a manuscript, import. Imports
+tick/ and below.
+"""

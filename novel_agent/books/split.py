@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from novel_agent.books.markdown import BREAK_RE, HEADING_RE
 from novel_agent.errors import FileFormatError, ManuscriptError
 from novel_agent.files import parse_front_matter
-from novel_agent.books.markdown import BREAK_RE, HEADING_RE
 from novel_agent.story.scenes import word_count
 
 MODES = ("auto", "chapters", "scenes")

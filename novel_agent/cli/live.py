@@ -14,7 +14,8 @@ terminal (a pipe, a log, CliRunner) it draws nothing.
 from __future__ import annotations
 
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from novel_agent.models.base import Progress
 

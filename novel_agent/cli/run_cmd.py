@@ -8,15 +8,21 @@ import sys
 
 import click
 
-from novel_agent.daemon.loop import Event, book_words, serve
+from novel_agent.cli.common import (
+    flags,
+    model_options,
+    novel_errors,
+    open_project,
+    project_option,
+    wait_option,
+)
+from novel_agent.cli.live import LiveLine
+from novel_agent.cli.tick import stage_line
 from novel_agent.daemon.log import close_log, open_log
+from novel_agent.daemon.loop import Event, book_words, serve
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import signal_name
 from novel_agent.reports.costs import ceiling_hook
-from novel_agent.cli.common import (flags, model_options, novel_errors, open_project, project_option,
-                     wait_option)
-from novel_agent.cli.live import LiveLine
-from novel_agent.cli.tick import stage_line
 
 
 def notify(signum: int, level: int) -> None:
@@ -55,8 +61,8 @@ def progress(reloader: Reloader):
     d = reloader.config.daemon
     book = book_words(reloader.project) if d.stop_at_words else 0
     if d.max_ticks:
-        return click.progressbar(length=d.max_ticks, label=f"writing {d.max_ticks} tick{'s' if d.max_ticks != 1 else ''}",
-                                 show_eta=True), False
+        label = f"writing {d.max_ticks} tick{'s' if d.max_ticks != 1 else ''}"
+        return click.progressbar(length=d.max_ticks, label=label, show_eta=True), False
     if d.stop_at_words and d.stop_at_words > book:
         return click.progressbar(length=d.stop_at_words - book, label=f"writing to {d.stop_at_words:,} words",
                                  show_eta=True), True

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.reports.costs import money
 from novel_agent.reports.stats import STAGES, Stats, collect_stats, summary
 from novel_agent.reports.usage import project_rows
-from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 
 
 def _spread(values: dict, unit: str = "") -> str:

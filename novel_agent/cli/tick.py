@@ -9,12 +9,12 @@ import sys
 import click
 
 from novel_agent import crashpoints
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
+from novel_agent.cli.live import STAGE_NAMES, LiveLine
 from novel_agent.reports.costs import cost_guard
 from novel_agent.tick.pipeline import StageReport, tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.summarize import SummaryReport
-from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
-from novel_agent.cli.live import STAGE_NAMES, LiveLine
 
 
 def stage_line(report: StageReport | SummaryReport) -> str:

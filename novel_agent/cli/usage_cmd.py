@@ -6,9 +6,9 @@ import json
 
 import click
 
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.reports.costs import BY, Totals, money
 from novel_agent.reports.usage import FORECAST_TICKS, UsageReport, project_rows, since_filter, usage_report
-from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 
 HEADER = ("calls", "prompt", "cached", "completion", "cost")
 

@@ -1,1 +1,3 @@
-"""Configuration: settings (layered load/validate/merge), presets, budgets. Imports text/ and the root modules."""
+"""Configuration: settings (layered load/validate/merge), presets, budgets. Imports text/ and the
+root modules.
+"""

@@ -8,8 +8,9 @@ the same name in its `templates/` folder.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from jinja2.exceptions import SecurityError

@@ -47,7 +47,7 @@ class Heartbeat:
     ended: str = ""
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "Heartbeat":
+    def from_mapping(cls, data: dict[str, Any]) -> Heartbeat:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

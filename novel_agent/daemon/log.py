@@ -9,8 +9,8 @@ function the CLI gives (click.echo). `--verbose` adds the stage lines to both;
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
-from typing import Callable
 
 from novel_agent.story.project import Project
 

@@ -26,23 +26,24 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from novel_agent.tick import pipeline
-from novel_agent.errors import NovelError
 from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
-from novel_agent.models.base import OnProgress
-from novel_agent.story.project import Project
 from novel_agent.daemon.reload import Reloader
-from novel_agent.story.scenes import scene_ticks
-from novel_agent.tick.session import Session, utc_now
 from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
-from novel_agent.reports.status import scene_words
 from novel_agent.daemon.watch import ChangeSet
+from novel_agent.errors import NovelError
+from novel_agent.models.base import OnProgress
+from novel_agent.reports.status import scene_words
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import scene_ticks
+from novel_agent.tick import pipeline
+from novel_agent.tick.session import Session, utc_now
 
 MAX_BACKOFF = 600.0
 WAIT_STEP = 0.25      # how often a daemon waiting for a fix looks for an edit

@@ -20,15 +20,23 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
-from novel_agent.index.documents import (Doc, entity_doc, fact_docs, lore_doc, loop_docs, relationship_docs,
-                        scene_doc, summary_doc)
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
 from novel_agent.index.db import Index
+from novel_agent.index.documents import (
+    Doc,
+    entity_doc,
+    fact_docs,
+    loop_docs,
+    lore_doc,
+    relationship_docs,
+    scene_doc,
+    summary_doc,
+)
 from novel_agent.index.ledger import restore_usage
 from novel_agent.story.lore import read_lore_file
 from novel_agent.story.memory import FOLDERS, Memory, load_list

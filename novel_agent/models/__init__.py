@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, ModelError
@@ -34,13 +35,13 @@ def resolve_provider(config: Config) -> str:
     return "offline"
 
 
-def local_choice(config: Config) -> "LocalChoice":
+def local_choice(config: Config) -> LocalChoice:
     """What the local provider runs for this config (see models/local_setup.py)."""
     from novel_agent.models.local_setup import choose
     return choose(config.llm.local_model, config.llm.local_context)
 
 
-def local_tokenizer(config: Config) -> "LlamaTokenizer | None":
+def local_tokenizer(config: Config) -> LlamaTokenizer | None:
     """The configured local model's own tokenizer, for counting when the model is not
     running (it starts llama.cpp on first use); None when the model is not installed."""
     try:
@@ -66,7 +67,7 @@ def model_id(config: Config) -> str:
     return "offline"
 
 
-def get_model(config: Config, env: Mapping[str, str], source: "StorySource | None" = None,
+def get_model(config: Config, env: Mapping[str, str], source: StorySource | None = None,
               on_progress: OnProgress | None = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;
     the offline model draws on `source` (see models/offline.py); a local model streams

@@ -18,7 +18,8 @@ import functools
 import json
 import urllib.error
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from novel_agent.errors import ModelError
 

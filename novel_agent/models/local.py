@@ -63,7 +63,7 @@ class LocalServer:
     """
 
     def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True):
-        import xllamacpp   # imported here: only the local provider pays for it
+        import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)

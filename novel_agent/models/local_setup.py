@@ -24,6 +24,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
 from novel_agent.errors import ModelError
 from novel_agent.models import registry
 from novel_agent.models.gguf import GGUFInfo, read_info

@@ -17,11 +17,12 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from novel_agent.story.memory import Memory
 from novel_agent.models.base import Completion, Request, Usage
+from novel_agent.story.memory import Memory
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]
@@ -177,7 +178,7 @@ class OfflineModel:
             calls.insert(len(calls) - 1, {"tool": "add_relationship", "name": cast[0], "target": cast[1],
                           "detail": rng.choice(["uneasy allies", "old friends", "rivals",
                                                 "creditor and debtor", "siblings"])})
-        title = f"{rng.choice(['The', 'A'])} {rng.choice(['Lantern', 'Ledger', 'Tide', 'Key', 'Map', 'Bell', 'Letter'])} at {location.split()[-1].capitalize()}"
+        title = f"{rng.choice(['The', 'A'])} {rng.choice(['Lantern', 'Ledger', 'Tide', 'Key', 'Map', 'Bell', 'Letter'])} at {location.split()[-1].capitalize()}"  # noqa: E501
         intention = f"{pov} meets {', '.join(cast[1:]) or 'no one'} at {location} to {goal}"
         asked = first_sentence(str(hints.get("steer") or ""))
         return {"title": title,
@@ -201,7 +202,7 @@ class OfflineModel:
                          f"{pov} {rng.choice(VERBS)} at {location}.",
                          f"{other.capitalize() if other[0].islower() else other} spoke of "
                          f"{rng.choice(OBJECTS)}, and {pov} {rng.choice(VERBS)}.",
-                         f"It was, {pov} thought, a matter of {rng.choice(['trust', 'debt', 'memory', 'timing', 'courage'])}."]
+                         f"It was, {pov} thought, a matter of {rng.choice(['trust', 'debt', 'memory', 'timing', 'courage'])}."]  # noqa: E501
             if intention and not paragraphs:
                 sentences.append(f"There was no avoiding it now. {intention}")
             rng.shuffle(sentences)

@@ -21,9 +21,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from novel_agent.errors import ModelError
 

@@ -1,1 +1,3 @@
-"""What a project holds and costs: status, stats, usage, costs, plots, the doctor. Imports books/ and below."""
+"""What a project holds and costs: status, stats, usage, costs, plots, the doctor. Imports books/
+and below.
+"""

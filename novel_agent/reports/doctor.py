@@ -19,9 +19,9 @@ import fcntl
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from novel_agent.errors import NovelError
 from novel_agent.files import temp_files

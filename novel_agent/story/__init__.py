@@ -1,1 +1,3 @@
-"""The story on disk: the project, its journal and recovery, state, scenes, memory and its files, lore, the steer note, the summary tree, decisions. Imports config/ and text/."""
+"""The story on disk: the project, its journal and recovery, state, scenes, memory and its files,
+lore, the steer note, the summary tree, decisions. Imports config/ and text/.
+"""

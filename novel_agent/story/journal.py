@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from novel_agent import crashpoints
 from novel_agent.errors import FileFormatError, OverwriteError

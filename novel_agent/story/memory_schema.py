@@ -9,8 +9,9 @@ own and are left alone; a field left empty (`~`) counts as absent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import yaml_line

@@ -11,14 +11,21 @@ import fcntl
 import os
 import re
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
-from novel_agent.config.settings import (Config, Layer, config_layers, load_yaml_layer, merge_layers,
-                     user_presets_dir)
+from novel_agent.config.settings import (
+    Config,
+    Layer,
+    config_layers,
+    load_yaml_layer,
+    merge_layers,
+    user_presets_dir,
+)
 from novel_agent.errors import ConfigError, LockError, ProjectError
 from novel_agent.files import dump_yaml, read_yaml, yaml_line
 from novel_agent.story.journal import Transaction, recover
@@ -31,7 +38,7 @@ PROJECT_FILE = "project.yaml"
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class Story:
     preset: str = "balanced"
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], name: str) -> "Story":
+    def from_mapping(cls, data: Mapping[str, Any], name: str) -> Story:
         known = {f.name for f in fields(cls)}
         values = {k: str(v).strip() for k, v in data.items() if k in known and v is not None}
         values.setdefault("name", name)
@@ -277,7 +284,7 @@ class Project:
             self._lock_handle = None
 
     @contextmanager
-    def locked(self, wait: float = 0.0) -> Iterator["Project"]:
+    def locked(self, wait: float = 0.0) -> Iterator[Project]:
         """Hold the lock (waiting up to `wait` s) with an interrupted commit recovered."""
         self.acquire_lock(wait)
         try:
@@ -286,7 +293,7 @@ class Project:
         finally:
             self.release_lock()
 
-    def __enter__(self) -> "Project":
+    def __enter__(self) -> Project:
         """Take the lock, then reconcile (finish an interrupted commit, remove temp files,
         re-count); what was done is in `notices`."""
         from novel_agent.story.recovery import reconcile

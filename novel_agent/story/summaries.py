@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from novel_agent.config.settings import Config
 from novel_agent.config.budget import ModelLimits, stage_budget
+from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, read_front_matter, render_front_matter
 from novel_agent.story.project import Project

@@ -78,7 +78,7 @@ def stripped(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def log_text(built: "Built") -> str:
+def log_text(built: Built) -> str:
     """The JSON saved under .novel/log/ for one stage of one tick: the report (the items
     left out capped as in `stripped`, so a log does not grow with the memory; `novel
     context --json` shows them all) and the messages sent."""
