@@ -25,6 +25,7 @@ from pathlib import Path
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story import journal
 from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -77,7 +78,7 @@ def commits(root: Path, last: int) -> dict[int, Commit]:
     seen, spent = recording(), []
     timing(spent)
     config = project.config()
-    with project, Session.open(project, config,
+    with reconciled(project), Session.open(project, config,
                                make_model=lambda s: OfflineModel(seed=0, source=s)) as session:
         for n in range(1, last + 1):
             seen.clear()

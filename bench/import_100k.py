@@ -27,9 +27,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import story_factory as sf  # noqa: E402
 
-from novel_agent.books.importer import import_manuscript, load_manuscript  # noqa: E402
+from novel_agent.books.importer import import_manuscript  # noqa: E402
+from novel_agent.books.split import load_manuscript  # noqa: E402
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick.session import Session  # noqa: E402
 
 
@@ -58,7 +60,7 @@ def main() -> None:
         source = manuscript(Path(tmp) / "book.md", args.words)
         started = time.perf_counter()
         m = load_manuscript(source, "auto", project.config().generation.scene_max_words)
-        with project, Session.open(project, project.config(),
+        with reconciled(project), Session.open(project, project.config(),
                                    make_model=lambda s: OfflineModel(source=s)) as session:
             result = import_manuscript(session, m)
         seconds = time.perf_counter() - started

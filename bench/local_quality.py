@@ -34,6 +34,7 @@ from novel_agent.models import registry
 from novel_agent.models.base import Progress
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -93,7 +94,7 @@ def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
     project = create_project(root / name, {"name": name, **foundation, "preset": "balanced"},
                              config={"llm": {"provider": "local", "local_model": name}})
     config, run, speed = project.config(), Run(), Speed()
-    with project, Session.open(project, config, os.environ, on_progress=speed.hear) as session:
+    with reconciled(project), Session.open(project, config, os.environ, on_progress=speed.hear) as session:
         for _ in range(ticks):
             started = time.monotonic()
             try:

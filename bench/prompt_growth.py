@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
 
@@ -58,7 +59,7 @@ def run(ticks: int, at: list[int], window: int | None) -> dict:
         rows: dict[str, dict[int, tuple[int, int, int]]] = {s: {} for s in STAGES}
         shares: dict[str, list[float]] = {"planner": [], "writer": []}
         empties, missing, started = [], [], time.monotonic()
-        with project, Session.open(project, config) as session:
+        with reconciled(project), Session.open(project, config) as session:
             for _ in range(ticks):
                 result = tick(session)
                 reports = dict(result.reports)

@@ -36,6 +36,7 @@ from novel_agent.story.decisions import plan_from_json  # noqa: E402
 from novel_agent.story.faithfulness import range_items  # noqa: E402
 from novel_agent.story.memory import load_memory  # noqa: E402
 from novel_agent.story.project import Project, create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scenes  # noqa: E402
 from novel_agent.text.lenient_json import parse_json  # noqa: E402
 from novel_agent.text.vocabulary import load_encoding  # noqa: E402
@@ -121,7 +122,7 @@ def main() -> None:
         empty, started = 0, time.monotonic()
         with FakeOpenAIServer(StoryServer(project)) as server:
             config = project.config(flags={"llm.base_url": server.base_url})
-            with project, Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
+            with reconciled(project), Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
                 for _ in range(args.ticks):
                     result = tick(s)
                     for stage in shares:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from novel_agent.models.limits import limits_for
 from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.summaries import doc_cost, load_tree, select_tier3, tier3_budget
 from novel_agent.tick.pipeline import tick as run_tick
 from novel_agent.tick.session import Session, counter_for
@@ -60,7 +61,7 @@ def main() -> None:
               f"{'secs':>5}")
         spent, started = [0, 0], time.monotonic()
         now = lambda: datetime(2025, 1, 1, tzinfo=UTC)  # noqa: E731
-        with project, Session.open(project, config, now=now) as session:
+        with reconciled(project), Session.open(project, config, now=now) as session:
             for tick in range(1, max(args.at) + 1):
                 result = run_tick(session)
                 if result.summary:

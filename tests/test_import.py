@@ -14,7 +14,8 @@ from story_factory import prose
 from test_tick_openai import KEY, stage_of
 from ticking import run_ticks
 
-from novel_agent.books.importer import create_cast, import_manuscript, load_manuscript
+from novel_agent.books.importer import create_cast, import_manuscript
+from novel_agent.books.split import load_manuscript
 from novel_agent.cli import cli
 from novel_agent.errors import ImportStoppedError, ModelError
 from novel_agent.models.offline import OfflineModel
@@ -22,6 +23,7 @@ from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.text.names import name_problem
 from novel_agent.tick.session import Session
@@ -179,7 +181,7 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
     book = write_book(tmp_path / "book.md")
     manuscript = load_manuscript(book, "auto", 400)
     model, raised = failing_third(kind)
-    with project, offline_session(project, model) as session:
+    with reconciled(project), offline_session(project, model) as session:
         with pytest.raises(raised) as caught:
             import_manuscript(session, manuscript)
     if raised is ImportStoppedError:
@@ -189,7 +191,7 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
     assert scene_ticks(project.scenes_dir) == [1, 2]
     assert project.tick() == 2 and project.state()["import"]["done"] == 2
     assert not (project.log_dir / "tick_003_extractor.json").exists()
-    with project, offline_session(project, OfflineModel(seed=1)) as session:
+    with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         result = import_manuscript(session, manuscript)
     assert result.skipped == 2 and result.ticks == list(range(3, 10))
     scenes = load_scenes(project.scenes_dir)
@@ -198,7 +200,7 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
     assert scenes[1].summary[0] == ("Two happens here." if kind == "model error"  # offline:
                                     else "Mara Quill came down to the harbour in chapter 1.")
     # a third run of the same import changes nothing
-    with project, offline_session(project, OfflineModel(seed=1)) as session:
+    with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         again = import_manuscript(session, manuscript)
     assert again.ticks == [] and scene_ticks(project.scenes_dir) == list(range(1, 10))
 
@@ -247,14 +249,14 @@ def test_no_extract_then_tick(project, tmp_path):
 def test_import_is_appended_after_existing_scenes(project, tmp_path):
     run_ticks(project, 2)
     first = load_manuscript(write_book(tmp_path / "one.md", chapters=1), "auto", 400)
-    with project, offline_session(project, OfflineModel()) as session:
+    with reconciled(project), offline_session(project, OfflineModel()) as session:
         import_manuscript(session, first, extract=False)
     assert scene_ticks(project.scenes_dir) == [1, 2, 3, 4, 5] and project.tick() == 5
     # a scene dropped in by hand, past the tick counter, is not overwritten
     dropped = project.scene_path(6)
     dropped.write_text("---\ntitle: By hand\n---\nWritten by hand.\n", encoding="utf-8")
     second = load_manuscript(write_book(tmp_path / "two.md", chapters=1, scenes=2), "auto", 400)
-    with project, offline_session(project, OfflineModel()) as session:
+    with reconciled(project), offline_session(project, OfflineModel()) as session:
         result = import_manuscript(session, second)
     assert result.ticks == [7, 8] and project.tick() == 8
     assert load_scene(dropped).body.strip() == "Written by hand."
@@ -288,7 +290,7 @@ def test_a_piece_whose_extraction_is_garbage_twice_still_lands(project, tmp_path
     model = (ScriptedModel(otherwise=OfflineModel(seed=1))
              .add("extractor", answer("One happens here."))
              .add("extractor", GARBAGE).add("extractor", "I cannot."))    # piece 2, twice
-    with project, offline_session(project, model) as session:
+    with reconciled(project), offline_session(project, model) as session:
         result = import_manuscript(session, manuscript)
     assert result.ticks == [1, 2, 3] and len(model.calls("extractor")) == 4
     (warning,) = result.warnings
@@ -314,7 +316,7 @@ def test_import_strips_prompt_logs_past_keep_prompt_logs_as_a_tick_does(project,
     project.project_file.write_text(project.project_file.read_text()
                                     + "context:\n  keep_prompt_logs: 2\n")
     manuscript = load_manuscript(write_book(tmp_path / "book.md"), "auto", 400)
-    with project, offline_session(project, OfflineModel(seed=1)) as session:
+    with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         import_manuscript(session, manuscript)
     logs = sorted(project.log_dir.glob("tick_*_*.json"))
     kept = {int(p.name[5:8]) for p in logs if "messages" in json.loads(p.read_text())}
@@ -324,7 +326,7 @@ def test_import_strips_prompt_logs_past_keep_prompt_logs_as_a_tick_does(project,
 def test_a_failed_piece_keeps_no_draft(project, tmp_path):
     manuscript = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
     model = ScriptedModel().fail("extractor", ModelError("boom: the server went away"))
-    with project, offline_session(project, model) as session:
+    with reconciled(project), offline_session(project, model) as session:
         with pytest.raises(ImportStoppedError) as caught:
             import_manuscript(session, manuscript)
     assert str(caught.value).startswith("import stopped at piece 1 of 3: boom: the server "
@@ -366,7 +368,7 @@ def test_an_invented_name_is_neither_a_character_nor_the_pov(project, tmp_path):
     model = ScriptedModel().add("extractor", {**answer("Mara reads a map."), "characters": [
         {"name": "The Launderer's Map", "state": "open"}, {"name": "Mara Quill",
                                                            "state": "reading"}]})
-    with project, offline_session(project, model) as session:
+    with reconciled(project), offline_session(project, model) as session:
         import_manuscript(session, load_manuscript(book, "auto", 400))
     memory = load_memory(project.memory_dir)
     assert [c["name"] for c in memory.characters.values()] == ["Mara Quill"]
@@ -379,7 +381,7 @@ def test_the_offline_extractor_sums_up_a_piece_by_its_own_words(tmp_path, projec
     project = create_project(projects_dir / "plain", {"name": "plain", "premise": "A bell."},
                              config={"llm": {"provider": "offline"}})    # no protagonist
     manuscript = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
-    with project, offline_session(project, OfflineModel(seed=1)) as session:
+    with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         import_manuscript(session, manuscript)
     scenes = load_scenes(project.scenes_dir)
     assert [s.summary[0] for s in scenes] == [

@@ -8,6 +8,7 @@ import yaml
 from novel_agent.errors import TickError
 from novel_agent.models.local import default_gguf_path
 from novel_agent.story.memory import load_memory
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -25,7 +26,7 @@ def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     config = project.config()
     before = snapshot(project.root)
     progress = []
-    with project, Session.open(project, config, {}, on_progress=progress.append) as session:
+    with reconciled(project), Session.open(project, config, {}, on_progress=progress.append) as session:
         assert session.model.describe().startswith("local model SmolLM2-135M-Instruct")
         try:
             result = tick(session)

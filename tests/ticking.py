@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session
 
@@ -30,5 +31,5 @@ def run_ticks(project, n: int = 1, model=None, *, offline_seed: int | None = Non
             model.otherwise = OfflineModel(seed=seed, source=source)
         return model
 
-    with project, Session.open(project, config, make_model=make, now=lambda: now) as session:
+    with reconciled(project), Session.open(project, config, make_model=make, now=lambda: now) as session:
         return [tick(session) for _ in range(n)]

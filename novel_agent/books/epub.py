@@ -1,4 +1,4 @@
-"""A Manuscript as an EPUB 3 book, with the standard library only.
+"""A Book as an EPUB 3 book, with the standard library only.
 
     mimetype                  first, stored uncompressed: application/epub+zip
     META-INF/container.xml    points at the package document
@@ -19,12 +19,9 @@ import io
 import uuid
 import zipfile
 from html import escape
-from typing import TYPE_CHECKING
 
+from novel_agent.books.book import Book, Chapter
 from novel_agent.books.markdown import blocks, blocks_html
-
-if TYPE_CHECKING:
-    from novel_agent.books.export import Chapter, Manuscript
 
 XHTML = "application/xhtml+xml"
 CONTAINER = """<?xml version="1.0" encoding="utf-8"?>
@@ -65,7 +62,7 @@ def _page(title: str, lang: str, body: list[str]) -> str:
         "<body>", *body, "</body>", "</html>", ""])
 
 
-def title_page(m: Manuscript) -> str:
+def title_page(m: Book) -> str:
     """The title page: title, author, blurb."""
     body = [f'<section epub:type="titlepage"><h1>{escape(m.title)}</h1>']
     body += [f'<p class="author">by {escape(m.author)}</p>'] if m.author else []
@@ -83,7 +80,7 @@ def chapter_page(chapter: Chapter, lang: str) -> str:
     return _page(chapter.title, lang, body + ["</section>"])
 
 
-def nav_page(m: Manuscript) -> str:
+def nav_page(m: Book) -> str:
     """The EPUB 3 navigation document: one entry per chapter."""
     items = [f'<li><a href="{chapter_file(n)}">{escape(c.title)}</a></li>'
              for n, c in enumerate(m.chapters, 1)]
@@ -91,7 +88,7 @@ def nav_page(m: Manuscript) -> str:
                                           "<ol>", *items, "</ol>", "</nav>"])
 
 
-def package(m: Manuscript) -> str:
+def package(m: Book) -> str:
     """content.opf: metadata, every file in the manifest, reading order in the spine."""
     modified = m.modified.strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = [f'<dc:identifier id="book-id">{book_id(m.name)}</dc:identifier>',
@@ -116,7 +113,7 @@ def package(m: Manuscript) -> str:
         "<manifest>", *manifest, "</manifest>", "<spine>", *spine, "</spine>", "</package>", ""])
 
 
-def render_epub(m: Manuscript) -> bytes:
+def render_epub(m: Book) -> bytes:
     """The book as EPUB 3 bytes (a zip: `mimetype` first and stored, then the rest deflated)."""
     stamp = max(m.modified.timetuple()[:6], (1980, 1, 1, 0, 0, 0))
     files = [("META-INF/container.xml", CONTAINER), ("EPUB/content.opf", package(m)),

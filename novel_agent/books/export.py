@@ -1,8 +1,8 @@
 """The manuscript out: a project's scenes as one markdown, text, HTML or EPUB book.
 
-    collect(project, scene_range, chapters) -> Manuscript    what goes in, in order
+    collect(project, scene_range, chapters) -> Book    what goes in, in order
     render_markdown / render_text / render_html / render_epub (epub.py)
-                                     (Manuscript) -> str | bytes, pure
+                                     (Book) -> str | bytes, pure
     export(project, fmt, out, chapters, scene_range) -> ExportResult
                                      the edge: collect, render, write atomically
 
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from novel_agent.books.book import Book, Chapter
 from novel_agent.books.epub import render_epub
 from novel_agent.books.markdown import blocks, blocks_html, blocks_markdown, blocks_text
 from novel_agent.errors import ExportError
@@ -33,39 +34,6 @@ from novel_agent.story.summaries import load_tree
 FORMATS = ("md", "txt", "html", "epub")
 RANGE_RE = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$")
 EVERY_RE = re.compile(r"^every:(\d+)$")
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """A run of scenes printed under one heading."""
-
-    title: str
-    scenes: tuple[Scene, ...]
-
-    @property
-    def words(self) -> int:
-        return sum(s.words for s in self.scenes)
-
-
-@dataclass(frozen=True)
-class Manuscript:
-    """Everything a renderer needs: the title page and the chapters, in order."""
-
-    name: str
-    title: str
-    chapters: tuple[Chapter, ...]
-    author: str = ""
-    blurb: str = ""
-    language: str = "en"
-    modified: datetime = datetime(2000, 1, 1, tzinfo=UTC)
-
-    @property
-    def scenes(self) -> list[Scene]:
-        return [scene for chapter in self.chapters for scene in chapter.scenes]
-
-    @property
-    def words(self) -> int:
-        return sum(c.words for c in self.chapters)
 
 
 @dataclass(frozen=True)
@@ -134,7 +102,7 @@ def chapters_of(project: Project, scenes: list[Scene], spec: str) -> list[Chapte
 
 
 def collect(project: Project, scene_range: str | None = None,
-            chapters: str = "checkpoints") -> Manuscript:
+            chapters: str = "checkpoints") -> Book:
     """The book as the project holds it now: title page from project.yaml (`title`,
     else the project's name; `premise` as the blurb; `author`), the scenes in tick
     order (within `scene_range`, "A-B"), cut into chapters by `chapters`."""
@@ -150,7 +118,7 @@ def collect(project: Project, scene_range: str | None = None,
             raise ExportError(f"--range {scene_range} holds no scene")
     data = project.story_data()
     newest = max(s.path.stat().st_mtime for s in scenes if s.path)
-    return Manuscript(
+    return Book(
         name=project.name,
         title=str(data.get("title") or "").strip() or project.name,
         author=str(data.get("author") or "").strip(),
@@ -167,7 +135,7 @@ def _chapter_blocks(chapter: Chapter, render: Callable, brk: list[str]) -> list[
     return out
 
 
-def render_markdown(m: Manuscript) -> str:
+def render_markdown(m: Book) -> str:
     """The book as markdown: `#` title, `##` chapters, `* * *` between scenes."""
     parts = [f"# {m.title}"]
     parts += [f"*by {m.author}*"] if m.author else []
@@ -178,7 +146,7 @@ def render_markdown(m: Manuscript) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def render_text(m: Manuscript) -> str:
+def render_text(m: Book) -> str:
     """The book as plain text: chapter titles underlined, `* * *` between scenes."""
     parts = [m.title.upper()]
     parts += [f"by {m.author}"] if m.author else []
@@ -198,7 +166,7 @@ section.chapter{margin-top:5em}p{margin:0}p+p{text-indent:1.5em}
 hr.break{border:0;text-align:center;margin:1.5em 0}hr.break::after{content:"* * *"}"""
 
 
-def render_html(m: Manuscript) -> str:
+def render_html(m: Book) -> str:
     """The book as one self-contained page: inline CSS, a title page, a table of
     contents linking to each chapter, escaped text in paragraphs."""
     esc = html.escape
@@ -224,7 +192,7 @@ def render_html(m: Manuscript) -> str:
     return "\n".join(lines) + "\n"
 
 
-RENDERERS: dict[str, Callable[[Manuscript], str | bytes]] = {
+RENDERERS: dict[str, Callable[[Book], str | bytes]] = {
     "md": render_markdown, "txt": render_text, "html": render_html, "epub": render_epub}
 
 

@@ -32,20 +32,18 @@ other import is appended after the scenes already there.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from novel_agent.books.split import ImportedScene, read_manuscript, split_manuscript
-from novel_agent.errors import ImportStoppedError, ManuscriptError, ModelError, TickError
+from novel_agent.books.split import ImportedScene, Manuscript, split_manuscript
+from novel_agent.errors import ImportStoppedError, ModelError, TickError
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, load_memory, upsert_character
 from novel_agent.story.project import Project, Story
-from novel_agent.story.scenes import scene_ticks, word_count
+from novel_agent.story.scenes import scene_ticks
 from novel_agent.text.names import name_problem
 from novel_agent.tick.pipeline import GivenScene, TickDraft, TickResult, land_given
 from novel_agent.tick.session import Session
@@ -55,29 +53,6 @@ from novel_agent.tick.stages import summarize
 # name's first word when a full name is matched by its first word alone.
 PARTICLES = {"the", "of", "and", "de", "del", "der", "van", "von", "da", "di", "du", "la",
              "le", "al", "bin", "ibn", "y"}
-
-
-@dataclass(frozen=True)
-class Manuscript:
-    """A manuscript read and split: where it came from, its text's sha256, its pieces."""
-
-    source: str
-    sha256: str
-    split: str
-    max_words: int
-    text: str
-    pieces: list[ImportedScene]
-
-
-def load_manuscript(path: Path | str, split: str = "auto", max_words: int = 400) -> Manuscript:
-    """Read and split a manuscript (a file or a folder); ManuscriptError if it cannot be."""
-    text = read_manuscript(path)
-    if not word_count(text):
-        raise ManuscriptError(f"{path}: no text to import")
-    return Manuscript(source=str(Path(path).expanduser().resolve()),
-                      sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), split=split,
-                      max_words=max_words, text=text,
-                      pieces=split_manuscript(text, split, max_words))
 
 
 @dataclass

@@ -21,6 +21,7 @@ Pure functions; nothing here writes.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -227,3 +228,26 @@ def split_manuscript(text: str, mode: str = "auto", max_words: int = 400) -> lis
                 else f"Scene {len(scenes) + 1}"
             scenes.append(ImportedScene(title, "\n\n".join(piece), number))
     return scenes
+
+
+@dataclass(frozen=True)
+class Manuscript:
+    """A manuscript read and split: where it came from, its text's sha256, its pieces."""
+
+    source: str
+    sha256: str
+    split: str
+    max_words: int
+    text: str
+    pieces: list[ImportedScene]
+
+
+def load_manuscript(path: Path | str, split: str = "auto", max_words: int = 400) -> Manuscript:
+    """Read and split a manuscript (a file or a folder); ManuscriptError if it cannot be."""
+    text = read_manuscript(path)
+    if not word_count(text):
+        raise ManuscriptError(f"{path}: no text to import")
+    return Manuscript(source=str(Path(path).expanduser().resolve()),
+                      sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), split=split,
+                      max_words=max_words, text=text,
+                      pieces=split_manuscript(text, split, max_words))

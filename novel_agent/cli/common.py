@@ -5,16 +5,20 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
+from novel_agent.cli.live import LiveLine
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError, ProjectError
 from novel_agent.storage import explain
 from novel_agent.story.project import Project, find_project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick.session import Session
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",
@@ -48,9 +52,8 @@ def open_project(spec: str | None) -> Project:
     tick counter re-counted, each said in one line (on stderr)."""
     project = find_project(spec, Path.cwd(), os.environ)
     try:
-        with project:
-            notices = list(project.notices)
-            project.notices.clear()
+        with reconciled(project) as notices:
+            pass
     except ProjectError:
         return project    # busy (a tick in flight) or read-only: read it as it is
     for notice in notices:
@@ -60,6 +63,16 @@ def open_project(spec: str | None) -> Project:
 
 def load_config(project: Project, **flag_values: Any) -> Config:
     return project.config(env=os.environ, flags=flags(**flag_values))
+
+
+@contextmanager
+def working_session(project: Project, config: Config, wait: float, live: LiveLine,
+                    **options: Any) -> Iterator[Session]:
+    """The project locked (waiting up to `wait` s) and a session open on it, a local
+    model's progress shown on `live`: how tick, summarize and import begin."""
+    with project.locked(wait), Session.open(project, config, os.environ,
+                                            on_progress=live.update, **options) as session:
+        yield session
 
 
 def novel_errors(fn: Callable) -> Callable:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from novel_agent.books.importer import ImportProgress, ImportResult, import_manuscript, load_manuscript
-from novel_agent.books.split import MODES
+from novel_agent.books.importer import ImportProgress, ImportResult, import_manuscript
+from novel_agent.books.split import MODES, load_manuscript
 from novel_agent.cli.common import (
     load_config,
     model_options,
@@ -16,9 +15,9 @@ from novel_agent.cli.common import (
     open_project,
     project_option,
     wait_option,
+    working_session,
 )
 from novel_agent.cli.live import LiveLine
-from novel_agent.tick.session import Session
 
 
 def result_lines(result: ImportResult, project_name: str) -> list[str]:
@@ -70,9 +69,7 @@ def import_cmd(source: str, project_spec: str | None, split: str, no_extract: bo
         bar.update(progress.done - bar.pos)
 
     try:
-        with project.locked(wait), \
-                Session.open(project, config, os.environ, stand_in=no_extract,
-                             on_progress=live.update) as session, \
+        with working_session(project, config, wait, live, stand_in=no_extract) as session, \
                 click.progressbar(length=len(manuscript.pieces), label="importing",
                                   file=sys.stderr) as bar:
             result = import_manuscript(session, manuscript, extract=not no_extract,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -14,9 +13,9 @@ from novel_agent.cli.common import (
     open_project,
     project_option,
     wait_option,
+    working_session,
 )
 from novel_agent.cli.live import LiveLine
-from novel_agent.tick.session import Session
 from novel_agent.tick.stages.summarize import SummaryReport, summarize_project
 
 
@@ -67,8 +66,7 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     live = LiveLine(sys.stdout)
-    with project.locked(wait), Session.open(project, config, os.environ,
-                                            on_progress=live.update) as session:
+    with working_session(project, config, wait, live) as session:
         try:
             report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
         finally:

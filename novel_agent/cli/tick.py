@@ -9,11 +9,18 @@ import sys
 import click
 
 from novel_agent import crashpoints
-from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
+from novel_agent.cli.common import (
+    load_config,
+    model_options,
+    novel_errors,
+    open_project,
+    project_option,
+    wait_option,
+    working_session,
+)
 from novel_agent.cli.live import STAGE_NAMES, LiveLine
 from novel_agent.reports.costs import cost_guard
 from novel_agent.tick.pipeline import StageReport, tick
-from novel_agent.tick.session import Session
 from novel_agent.tick.stages.summarize import SummaryReport
 
 
@@ -56,9 +63,7 @@ def arm_test_crash(point: str | None) -> None:
 @project_option
 @click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
               help="How many ticks (scenes) to run.")
-@click.option("--wait", type=click.FloatRange(0, None), default=0.0, show_default=True,
-              metavar="S", help="Wait up to S seconds for another process (a running "
-                                "`novel run`) to release the project.")
+@wait_option
 @model_options
 @novel_errors
 def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | None,
@@ -77,8 +82,7 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     live = LiveLine(sys.stdout)
-    with project.locked(wait), Session.open(project, config, os.environ,
-                                            on_progress=live.update) as session:
+    with working_session(project, config, wait, live) as session:
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")

@@ -28,8 +28,8 @@ from novel_agent.config.settings import (
 )
 from novel_agent.errors import ConfigError, LockError, ProjectError
 from novel_agent.files import dump_yaml, read_yaml, yaml_line
-from novel_agent.story.journal import Transaction, recover
-from novel_agent.story.scenes import last_tick
+from novel_agent.story.journal import Transaction, journal_targets, recover
+from novel_agent.story.scenes import SCENE_RE, last_tick
 from novel_agent.story.state import check_state
 
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
@@ -197,8 +197,7 @@ class Project:
         """The number of the last committed tick (0 for a new project): the highest scene
         on disk, or in a commit journal not yet finished. state.yaml's counter is only a
         cache of it (recovery.reconcile keeps it in step)."""
-        from novel_agent.story.recovery import journal_tick
-        return max(last_tick(self.scenes_dir), journal_tick(self) or 0)
+        return max(last_tick(self.scenes_dir), journal_tick(self.novel_dir) or 0)
 
     def state(self) -> dict[str, Any]:
         """`.novel/state.yaml`: the tick counter, the writer's tier bounds, checkpoints owed
@@ -293,20 +292,13 @@ class Project:
         finally:
             self.release_lock()
 
-    def __enter__(self) -> Project:
-        """Take the lock, then reconcile (finish an interrupted commit, remove temp files,
-        re-count); what was done is in `notices`."""
-        from novel_agent.story.recovery import reconcile
-        self.acquire_lock()
-        try:
-            self.notices += reconcile(self)
-        except BaseException:
-            self.release_lock()
-            raise
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.release_lock()
+
+def journal_tick(novel_dir: Path) -> int | None:
+    """The tick whose scene an unfinished commit journal under `novel_dir` lands, if any."""
+    ticks = [int(m.group(1)) for target in journal_targets(novel_dir / "txn")
+             if (m := SCENE_RE.match(Path(target).name))]
+    return max(ticks) if ticks else None
 
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -12,18 +12,15 @@ ever overwritten here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import temp_files
-from novel_agent.story.journal import journal_targets
 from novel_agent.story.memory import FOLDERS
 from novel_agent.story.memory_files import stage_migration
-from novel_agent.story.scenes import SCENE_RE
-
-if TYPE_CHECKING:
-    from novel_agent.story.project import Project
+from novel_agent.story.project import Project, journal_tick
 
 
 def temp_folders(project: Project) -> list[Path]:
@@ -34,16 +31,9 @@ def temp_folders(project: Project) -> list[Path]:
             project.log_dir, project.drafts_dir, project.novel_dir / "txn"]
 
 
-def journal_tick(project: Project) -> int | None:
-    """The tick whose scene an unfinished commit journal lands, if any."""
-    ticks = [int(m.group(1)) for target in journal_targets(project.novel_dir / "txn")
-             if (m := SCENE_RE.match(Path(target).name))]
-    return max(ticks) if ticks else None
-
-
 def finish_commit(project: Project) -> list[str]:
     """Roll a journaled commit forward; a notice when there was one."""
-    pending = journal_tick(project)
+    pending = journal_tick(project.novel_dir)
     if not project.recover():
         return []
     what = f"the commit of tick {pending}" if pending else "a commit"
@@ -90,6 +80,18 @@ def migrate_memory(project: Project) -> list[str]:
     what = " and ".join(f"memory/{kind}.yaml ({n} {kind if n != 1 else kind[:-1]}) to "
                         f"memory/{kind}/" for kind, n in moved.items())
     return [f"moved {what}: one file each, so a tick writes only what changed"]
+
+
+@contextmanager
+def reconciled(project: Project, wait: float = 0.0) -> Iterator[list[str]]:
+    """Hold the project's lock (waiting up to `wait` s) with the project reconciled:
+    an interrupted commit finished, temp files removed, the counter re-counted. Yields
+    the notices, one line per thing done."""
+    project.acquire_lock(wait)
+    try:
+        yield reconcile(project)
+    finally:
+        project.release_lock()
 
 
 def reconcile(project: Project) -> list[str]:

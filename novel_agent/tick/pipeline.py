@@ -314,7 +314,7 @@ def commit(session: Session, draft: TickDraft) -> Scene:
         if state[key] is None:
             del state[key]
     logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
-    logs.update({log_path(project, draft.tick, stage): log_text(b)
+    logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from novel_agent.story.project import Project
 
 LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
 
-if TYPE_CHECKING:
-    from novel_agent.tick.stage_prompts import Built
 
 
 def log_path(project: Project, tick: int, stage: str) -> Path:
@@ -78,11 +76,11 @@ def stripped(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def log_text(built: Built) -> str:
+def log_text(report: dict[str, Any], messages: list[dict[str, str]]) -> str:
     """The JSON saved under .novel/log/ for one stage of one tick: the report (the items
     left out capped as in `stripped`, so a log does not grow with the memory; `novel
     context --json` shows them all) and the messages sent."""
-    return json.dumps({**capped(built.report), "messages": built.messages}, indent=1,
+    return json.dumps({**capped(report), "messages": messages}, indent=1,
                       ensure_ascii=False) + "\n"
 
 

@@ -162,7 +162,7 @@ class Summarizer:
                 f"{how} (raise llm.summarizer_max_tokens)")
 
     def _log(self, built: Built, name: str) -> None:
-        atomic_write(log_path(self.project, self.tick, f"summarizer_{name}"), log_text(built))
+        atomic_write(log_path(self.project, self.tick, f"summarizer_{name}"), log_text(built.report, built.messages))
 
     def _meta(self, kind: str, level: int, first: int, last: int, body: str, model: str,
               **extra: Any) -> dict[str, Any]:
