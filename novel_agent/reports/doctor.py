@@ -27,8 +27,8 @@ from novel_agent.errors import NovelError
 from novel_agent.files import temp_files
 from novel_agent.story.lore import load_lorebook
 from novel_agent.story.memory import LEGACY, load_memory
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import journal_tick, migrate_memory, temp_folders
+from novel_agent.story.project import Project, journal_tick
+from novel_agent.story.recovery import migrate_memory, temp_folders
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from novel_agent.story.summaries import load_tree
 
@@ -51,7 +51,7 @@ class Problem:
 def _journal(p: Project) -> list[Problem]:
     if not (p.novel_dir / "txn" / "journal.json").is_file():
         return []
-    tick = journal_tick(p)
+    tick = journal_tick(p.novel_dir)
     return [Problem(f"an interrupted commit{f' of tick {tick}' if tick else ''} is unfinished",
                     "finish it (any command that opens the project does)", p.recover)]
 
