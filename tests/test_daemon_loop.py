@@ -18,6 +18,7 @@ from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import StopFlag
 from novel_agent.daemon.watch import ChangeSet
 from novel_agent.errors import FileFormatError, ModelError, TickError
+from novel_agent.tick.events import StageEvent
 
 
 class FakeTime:
@@ -161,7 +162,7 @@ def test_second_signal_abandons_a_tick_still_asking_the_model(project):
 
 def test_second_signal_during_the_commit_waits_for_it(project):
     def twice_after_extract(daemon, on_stage):
-        on_stage(SimpleNamespace(stage="extractor"))
+        on_stage(StageEvent("extractor", 0.1, commit_next=True))
         daemon.stop.request(signal.SIGINT)
         daemon.stop.request(signal.SIGINT)       # the commit is under way: no raise
         return None

@@ -7,7 +7,7 @@ import io
 from novel_agent.cli.live import CLEAR, LiveLine, progress_line
 from novel_agent.cli.tick import stage_line
 from novel_agent.models.base import Progress
-from novel_agent.tick.pipeline import StageReport
+from novel_agent.tick.events import StageEvent
 
 
 def test_progress_line_says_reading_then_writing():
@@ -51,7 +51,7 @@ def test_off_a_terminal_nothing_is_drawn():
 
 
 def test_the_stage_line_gives_the_cached_share():
-    line = stage_line(StageReport("writer", 12.5, 1830, 412, 1024))
+    line = stage_line(StageEvent("writer", 12.5, 1830, 412, 1024))
     assert line == "  write       12.5s    1830 → 412   tokens (1024 cached, 56%)"
 
 

@@ -20,11 +20,11 @@ from novel_agent.cli.common import (
 )
 from novel_agent.cli.live import STAGE_NAMES, LiveLine
 from novel_agent.reports.costs import cost_guard
-from novel_agent.tick.pipeline import StageReport, tick
-from novel_agent.tick.stages.summarize import SummaryReport
+from novel_agent.tick.events import StageEvent
+from novel_agent.tick.pipeline import tick
 
 
-def stage_line(report: StageReport | SummaryReport) -> str:
+def stage_line(report: StageEvent) -> str:
     """One progress line: stage, seconds, tokens in → out (and the share of the prompt
     read from the prompt cache); a summarizer failure adds a line saying what stays
     pending and why, and each of its warnings (a summary cut off by the token limit,
@@ -33,16 +33,13 @@ def stage_line(report: StageReport | SummaryReport) -> str:
     if report.calls:
         line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
         if report.cached_tokens:
-            share = report.cached_tokens / max(report.prompt_tokens, 1)
-            line += f" ({report.cached_tokens} cached, {share:.0%})"
+            line += f" ({report.cached_tokens} cached, {report.cached_share:.0%})"
         if report.calls > 1:
             repaired = report.stage in ("planner", "extractor")
             line += f"  ({report.calls} calls{': repaired' if repaired else ''})"
-    failure = getattr(report, "failure", None)
-    if failure is not None:
-        line += f"\n  warning: {failure}"
-    if isinstance(report, SummaryReport):     # a stage's own warnings come with its tick
-        line += "".join(f"\n  warning: {w}" for w in report.warnings)
+    if report.failure:
+        line += f"\n  warning: {report.failure}"
+    line += "".join(f"\n  warning: {w}" for w in report.warnings)
     return line
 
 

@@ -43,6 +43,7 @@ from novel_agent.reports.status import scene_words
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks
 from novel_agent.tick import pipeline
+from novel_agent.tick.events import StageEvent
 from novel_agent.tick.session import Session, utc_now
 
 MAX_BACKOFF = 600.0
@@ -56,7 +57,7 @@ class Event:
     kind: str                   # tick, stage, failure, waiting, reload, stopping
     message: str
     level: int = logging.INFO
-    data: Any = None            # the TickResult of a tick, the StageReport of a stage
+    data: Any = None            # the TickResult of a tick, the StageEvent of a stage
 
 
 @dataclass
@@ -190,15 +191,15 @@ class Daemon:
         self._done(result, self.clock() - started)
         return self.config.daemon.interval, False
 
-    def _on_stage(self, report: Any) -> None:
-        if report.stage == "extractor":
+    def _on_stage(self, event: StageEvent) -> None:
+        if event.commit_next:
             self.stop.interruptible = False     # the commit comes next: let it land
-        self.on_event(Event("stage", report.stage, logging.DEBUG, report))
+        self.on_event(Event("stage", event.stage, logging.DEBUG, event))
 
     def _done(self, result: pipeline.TickResult, seconds: float) -> None:
         s = self.summary
-        tokens_in = sum(getattr(r, "prompt_tokens", 0) for r in result.stages)
-        tokens_out = sum(getattr(r, "completion_tokens", 0) for r in result.stages)
+        tokens_in = sum(e.prompt_tokens for e in result.stages)
+        tokens_out = sum(e.completion_tokens for e in result.stages)
         s.ticks, s.words, s.book_words = s.ticks + 1, s.words + result.words, \
             s.book_words + result.words
         s.prompt_tokens += tokens_in

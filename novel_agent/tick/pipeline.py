@@ -38,6 +38,7 @@ from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
 from novel_agent.text.names import name_problem
+from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
@@ -45,18 +46,6 @@ from novel_agent.tick.stages import extract, summarize, write
 from novel_agent.tick.stages import plan as plan_stage
 from novel_agent.tick.stages.commit import commit_tick
 from novel_agent.tick.stages.tools import REJECTED, ensure_cast, run_tools
-
-
-@dataclass
-class StageReport:
-    """How one stage went, for progress lines."""
-
-    stage: str
-    seconds: float
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    calls: int = 1
 
 
 @dataclass
@@ -113,15 +102,13 @@ class TickResult:
     extraction: Extraction
     tool_results: list[str]
     memory_changes: list[str]
-    stages: list[StageReport] = field(default_factory=list)
+    stages: list[StageEvent] = field(default_factory=list)
     summary: summarize.SummaryReport | None = None   # checkpoints made after the commit
     reports: dict[str, dict] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # names rejected, ...
     notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
     fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
 
-
-OnStage = Callable[[Any], None]
 
 
 # -- the steps ---------------------------------------------------------------------
@@ -268,9 +255,9 @@ def run_steps(session: Session, draft: TickDraft, *, until: str | None = None,
         call = _answer(session, draft, step)
         crashpoints.hit(f"after_{STAGE_VERBS[step.stage]}")
         if on_stage:
-            on_stage(StageReport(step.stage, session.clock() - started, call.prompt_tokens,
-                                 call.completion_tokens, call.cached_tokens,
-                                 len(call.completions)))
+            on_stage(StageEvent(step.stage, session.clock() - started, call.prompt_tokens,
+                                call.completion_tokens, call.cached_tokens,
+                                len(call.completions), commit_next=step is steps[-1]))
 
 
 def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
@@ -373,18 +360,18 @@ def _kept_mark(state: dict[str, Any]) -> dict | None:
 def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
           on_stage: OnStage | None, *, summaries: bool = True) -> TickResult:
     """From a begun draft: the model steps, the commit, then the summaries owed."""
-    reports: list[Any] = []
+    events: list[StageEvent] = []
 
-    def emit(report: Any) -> None:
-        reports.append(report)
+    def emit(event: StageEvent) -> None:
+        events.append(event)
         if on_stage:
-            on_stage(report)
+            on_stage(event)
 
     try:
         run_steps(session, draft, on_stage=emit, steps=steps)
         started = session.clock()
         scene = commit(session, draft)
-        emit(StageReport("commit", session.clock() - started, calls=0))
+        emit(StageEvent("commit", session.clock() - started, calls=0))
         crashpoints.hit("after_commit")
     except BaseException:
         _flush_quietly(session)    # a second failure must not hide the first
@@ -395,7 +382,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
             if summaries else None
         if summary is not None:
             summary.seconds = session.clock() - started
-            emit(summary)
+            emit(summarize.summary_event(summary))
         session.sync_index(draft.memory)     # the tick's files, in the same breath
         session.flush()
     except (OSError, sqlite3.Error, NovelError) as exc:
@@ -407,7 +394,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
                       plan_path=project.plan_path(draft.tick), title=scene.title,
                       words=scene.words, plan=draft.plan, extraction=draft.extraction,
                       tool_results=draft.tool_results, memory_changes=draft.changes,
-                      stages=[r for r in reports], summary=summary,
+                      stages=events, summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
                       warnings=list(draft.warnings), notices=draft.notices,
                       fallback=draft.fallback)

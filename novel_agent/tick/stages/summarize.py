@@ -46,6 +46,7 @@ from novel_agent.story.summaries import (
     tier3_budget,
     write_doc,
 )
+from novel_agent.tick.events import StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text
 from novel_agent.tick.stage_prompts import Built, build_summary
 from novel_agent.tick.stages.write import clean_prose
@@ -65,7 +66,7 @@ _COMPLETE = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)|\n")   # where a sent
 
 @dataclass
 class SummaryReport:
-    """What a summarize step did; shaped like the pipeline's StageReport for progress lines."""
+    """What a summarize step did (its progress event: `summary_event`)."""
 
     stage: str = "summarizer"
     seconds: float = 0.0
@@ -78,6 +79,13 @@ class SummaryReport:
     pending: list[int] = field(default_factory=list)      # checkpoints still owed
     warnings: list[str] = field(default_factory=list)
     failure: SummarizeError | None = None                 # why it stopped, if it did
+
+
+def summary_event(report: SummaryReport) -> StageEvent:
+    """The progress event of a summarize step."""
+    return StageEvent("summarizer", report.seconds, report.prompt_tokens, report.completion_tokens,
+                      report.cached_tokens, report.calls, warnings=tuple(report.warnings),
+                      failure=str(report.failure) if report.failure is not None else "")
 
 
 class Summarizer:
