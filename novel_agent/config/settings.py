@@ -13,8 +13,9 @@ import dataclasses
 import math
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ import yaml
 from novel_agent.errors import ConfigError
 from novel_agent.paths import config_dir
 
-PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 # The writer's output cap per word of generation.scene_max_words: English prose runs
@@ -304,79 +304,90 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
 
 
 def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) -> None:
-    """Range checks that need the merged values; errors point at the layer that set them."""
-
-    def fail(dotted: str, message: str) -> None:
+    """Range checks that need the merged values; the first problem is raised, pointing at
+    the layer that set the value."""
+    for dotted, message in chain(_llm_problems(config), _generation_problems(config.generation),
+                                 _context_problems(config.context), _daemon_problems(config.daemon)):
         source, line = origin.get(dotted, ("built-in defaults", None))
         raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
 
-    if config.llm.provider not in PROVIDERS:
-        fail("llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {config.llm.provider!r}")
+
+Problems = Iterator[tuple[str, str]]   # (dotted key, what is wrong with its value)
+
+
+def _llm_problems(config: Config) -> Problems:
+    llm = config.llm
+    if llm.provider not in PROVIDERS:
+        yield "llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {llm.provider!r}"
     for stage in STAGES:
-        if config.max_tokens(stage) <= 0 or getattr(config.llm, f"{stage}_max_tokens") < 0:
-            fail(f"llm.{stage}_max_tokens", "must be positive"
-                 + (" (or 0: from generation.scene_max_words)" if stage == "writer" else ""))
-    if config.llm.local_context < 0:
-        fail("llm.local_context", "must be 0 (the model's own) or a number of tokens")
-    if config.llm.timeout <= 0:
-        fail("llm.timeout", "must be positive")
-    if config.llm.max_retries < 0:
-        fail("llm.max_retries", "must be 0 or more")
-    if config.llm.max_cost < 0:
-        fail("llm.max_cost", "must be 0 (no ceiling) or a positive number of dollars")
-    problem = price_problem(config.llm.prices)
-    if problem:
-        fail("llm.prices", problem)
-    gen = config.generation
+        if config.max_tokens(stage) <= 0 or getattr(llm, f"{stage}_max_tokens") < 0:
+            yield f"llm.{stage}_max_tokens", "must be positive" + (
+                " (or 0: from generation.scene_max_words)" if stage == "writer" else "")
+    if llm.local_context < 0:
+        yield "llm.local_context", "must be 0 (the model's own) or a number of tokens"
+    if llm.timeout <= 0:
+        yield "llm.timeout", "must be positive"
+    if llm.max_retries < 0:
+        yield "llm.max_retries", "must be 0 or more"
+    if llm.max_cost < 0:
+        yield "llm.max_cost", "must be 0 (no ceiling) or a positive number of dollars"
+    if problem := price_problem(llm.prices):
+        yield "llm.prices", problem
+
+
+def _generation_problems(gen: GenerationConfig) -> Problems:
     for key in ("max_tools_per_tick", "recent_scenes_count", "full_text_scenes_count",
                 "summary_scenes_count"):
         if getattr(gen, key) < 0:
-            fail(f"generation.{key}", "must be 0 or more")
+            yield f"generation.{key}", "must be 0 or more"
     if gen.checkpoint_summary_interval < 1:
-        fail("generation.checkpoint_summary_interval", "must be at least 1")
+        yield "generation.checkpoint_summary_interval", "must be at least 1"
     if not 0 < gen.scene_min_words <= gen.scene_max_words:
-        fail("generation.scene_min_words", "must be positive and at most scene_max_words")
-    thresholds = config.context.compaction_thresholds
+        yield "generation.scene_min_words", "must be positive and at most scene_max_words"
+    if gen.loop_overdue_after < 1:
+        yield "generation.loop_overdue_after", "must be at least 1"
+
+
+def _context_problems(ctx: ContextConfig) -> Problems:
+    thresholds = ctx.compaction_thresholds
     if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
-        fail("context.compaction_thresholds", "must be three rising shares between 0 and 1")
-    ctx = config.context
+        yield "context.compaction_thresholds", "must be three rising shares between 0 and 1"
     for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
                 "low_water", "summary_min_coverage"):
         if not 0 <= getattr(ctx, key) <= 1:
-            fail(f"context.{key}", "must be a share between 0 and 1")
+            yield f"context.{key}", "must be a share between 0 and 1"
     if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
-        fail("context.tier1_share", "the tier shares add up to more than the whole budget")
+        yield "context.tier1_share", "the tier shares add up to more than the whole budget"
+    yield from _share_problems(ctx)
+    if ctx.keep_prompt_logs < 1:
+        yield "context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)"
+    if ctx.max_full_text_scenes < 1:
+        yield "context.max_full_text_scenes", "must be at least 1"
+    if ctx.window < 0 or ctx.max_prompt_tokens <= 0:
+        yield "context.window", "must be 0 (from the model table) or positive"
+
+
+def _share_problems(ctx: ContextConfig) -> Problems:
     for key, defaults in SHARE_KEYS.items():
         shares = getattr(ctx, key)
-        unknown = sorted(set(shares) - set(defaults))
-        if unknown:
-            fail(f"context.{key}", f"unknown section '{unknown[0]}' (sections: "
-                                   f"{', '.join(defaults)})")
+        if unknown := sorted(set(shares) - set(defaults)):
+            yield f"context.{key}", f"unknown section '{unknown[0]}' (sections: {', '.join(defaults)})"
         if not all(0 <= v <= 1 for v in shares.values()) or sum(shares.values()) > 1:
-            fail(f"context.{key}", "must be shares between 0 and 1 adding up to at most 1")
-    unknown = sorted(set(ctx.relevance) - set(RELEVANCE))
-    if unknown:
-        fail("context.relevance", f"unknown signal '{unknown[0]}' (signals: "
-                                  f"{', '.join(RELEVANCE)})")
+            yield f"context.{key}", "must be shares between 0 and 1 adding up to at most 1"
+    if unknown := sorted(set(ctx.relevance) - set(RELEVANCE)):
+        yield "context.relevance", f"unknown signal '{unknown[0]}' (signals: {', '.join(RELEVANCE)})"
     if any(v < 0 for v in ctx.relevance.values()):
-        fail("context.relevance", "weights must be 0 or more")
-    problem = embeddings_problem(ctx.embeddings)
-    if problem:
-        fail("context.embeddings", problem)
-    if gen.loop_overdue_after < 1:
-        fail("generation.loop_overdue_after", "must be at least 1")
-    if ctx.keep_prompt_logs < 1:
-        fail("context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)")
-    if ctx.max_full_text_scenes < 1:
-        fail("context.max_full_text_scenes", "must be at least 1")
-    daemon = config.daemon
+        yield "context.relevance", "weights must be 0 or more"
+    if problem := embeddings_problem(ctx.embeddings):
+        yield "context.embeddings", problem
+
+
+def _daemon_problems(daemon: DaemonConfig) -> Problems:
     for key in ("interval", "max_ticks", "stop_at_words", "failure_backoff"):
         if getattr(daemon, key) < 0:
-            fail(f"daemon.{key}", "must be 0 or more")
+            yield f"daemon.{key}", "must be 0 or more"
     if daemon.max_failures < 1:
-        fail("daemon.max_failures", "must be at least 1")
-    if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
-        fail("context.window", "must be 0 (from the model table) or positive")
+        yield "daemon.max_failures", "must be at least 1"
 
 
 def embeddings_problem(raw: Mapping[str, str]) -> str:

@@ -147,10 +147,8 @@ def _truncate_largest(context: Context, names: Sequence[str], counter: TokenCoun
         return context, None
     target = max(candidates, key=lambda s: counter.count(s.text))
     size = counter.count(target.text)
-    keep = size - excess - 16
-    if keep < 32:
-        keep = max(0, keep)
-    text = counter.truncate_middle(target.text, keep, TRUNCATION_MARKER) if keep > 0 else ""
+    keep = max(0, size - excess - 16)     # 16: room for the truncation marker
+    text = counter.truncate_middle(target.text, keep, TRUNCATION_MARKER) if keep else ""
     if text == target.text:
         return context, None
     sections = tuple(replace(s, text=text) if s is target else s for s in context.sections)

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from novel_agent.clock import utc_now
 from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
@@ -44,9 +45,16 @@ from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks
 from novel_agent.tick import pipeline
 from novel_agent.tick.events import StageEvent
-from novel_agent.tick.session import Session, utc_now
+from novel_agent.tick.session import Session
 
 MAX_BACKOFF = 600.0
+EXIT_GAVE_UP = 3          # `novel run`'s exit code after max_failures failed ticks in a row
+
+
+def backoff(interval: float, base: float, failures: int) -> float:
+    """Seconds to wait after the `failures`-th failure in a row: doubling from `base`,
+    never under the interval, never over MAX_BACKOFF."""
+    return min(MAX_BACKOFF, max(interval, base * 2 ** (failures - 1)))
 WAIT_STEP = 0.25      # how often a daemon waiting for a fix looks for an edit
 
 
@@ -136,7 +144,7 @@ class Daemon:
                 self.session.close()
             self.summary.seconds = self.clock() - started
             self.beat.ended = self._stamp()
-            self._beat("failed" if self.summary.exit_code == 3 else "stopped")
+            self._beat("failed" if self.summary.exit_code == EXIT_GAVE_UP else "stopped")
         return self.summary
 
     def _turn(self) -> bool:
@@ -217,18 +225,18 @@ class Daemon:
         self._error(str(exc), "tick")
         if isinstance(getattr(exc, "file", None), str):
             self._blocked += 1
-            delay = min(MAX_BACKOFF, max(d.interval, d.failure_backoff * 2 ** (self._blocked - 1)))
+            delay = backoff(d.interval, d.failure_backoff, self._blocked)
             self.on_event(Event("waiting", f"the next tick cannot start: {exc}; waiting for "
                                 "the file to be fixed", logging.WARNING))
             return delay, True
         s.failures += 1
         self.beat.failures = s.failures
         if s.failures >= d.max_failures:
-            s.exit_code = 3
+            s.exit_code = EXIT_GAVE_UP
             s.reason = f"gave up after {s.failures} failed ticks in a row (the last: {exc})"
             self.on_event(Event("failure", s.reason, logging.ERROR))
             return 0.0, False
-        delay = min(MAX_BACKOFF, max(d.interval, d.failure_backoff * 2 ** (s.failures - 1)))
+        delay = backoff(d.interval, d.failure_backoff, s.failures)
         self.on_event(Event("failure", f"tick failed ({s.failures} of {d.max_failures} in a "
                             f"row): {exc}; retrying in {delay:.1f}s", logging.WARNING))
         return delay, False

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from novel_agent.clock import utc_now
 from novel_agent.errors import ModelError
 from novel_agent.models.base import ChatModel, Completion, Request, Usage
 
@@ -26,16 +27,13 @@ if TYPE_CHECKING:
     from novel_agent.models.prices import Price
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
 
 class RecordingModel:
     """A ChatModel that records what each call cost, then passes the answer on."""
 
     def __init__(self, inner: ChatModel, tick: int = 0, *, model: str = "",
                  provider: str = "", price: Price | None = None,
-                 now: Callable[[], datetime] = _utc_now,
+                 now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.inner = inner
         self.tick = tick

@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from novel_agent.clock import utc_now
 from novel_agent.config.settings import (
     Config,
     Layer,
@@ -36,9 +37,6 @@ STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", 
               "style_guide", "preset")
 PROJECT_FILE = "project.yaml"
 
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -232,7 +230,7 @@ class Project:
 
     def acquire_lock(self, wait: float = 0.0, *, clock: Callable[[], float] = time.monotonic,
                      sleep: Callable[[float], None] = time.sleep,
-                     now: Callable[[], datetime] = _utc_now) -> None:
+                     now: Callable[[], datetime] = utc_now) -> None:
         """Take the project's lock (an fcntl lock: it dies with its process), waiting up
         to `wait` seconds; else raise LockError naming the holder's pid and since when."""
         try:

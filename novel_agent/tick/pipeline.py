@@ -278,6 +278,31 @@ def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
                         stage=step.stage, draft_path=kept or None) from exc
 
 
+def plan_record(draft: TickDraft) -> dict[str, Any]:
+    """plans/plan_NNN.yaml: what the planner decided, the tools' results, what the
+    extractor found and changed (and, for a given scene, where it came from)."""
+    record = {"tick": draft.tick, **draft.plan.to_dict(), "tool_results": draft.tool_results,
+              "warnings": draft.warnings}
+    if draft.fallback:
+        record["extraction_fallback"] = draft.fallback
+    record |= {"extraction": draft.extraction.to_dict(), "memory_changes": draft.changes}
+    return record | (draft.given.record if draft.given else {})
+
+
+def tick_state(before: dict[str, Any], draft: TickDraft) -> dict[str, Any]:
+    """state.yaml after the tick: the counter, the note's mark, the writer's tier bounds
+    (none: the next tick's tiers start afresh), the recall history."""
+    writer = draft.built.get("writer")
+    state = {**before, "tick": draft.tick}
+    for key, value in (("steer", draft.steer_mark), ("writer_tiers", writer.state if writer else None)):
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
+    state["recall"] = recall_history(before, draft.tick, writer.report.get("recall") if writer else None)
+    return state | (draft.given.state if draft.given else {})
+
+
 def commit(session: Session, draft: TickDraft) -> Scene:
     """Land the scene, its plan, memory, the tier state and the prompt logs together."""
     plan, extraction, project = draft.plan, draft.extraction, session.project
@@ -285,21 +310,7 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   pov=plan.pov, location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(draft.prose),
                   tokens=session.counter.count(draft.prose))
-    given = draft.given
-    record = {"tick": draft.tick, **plan.to_dict(), "tool_results": draft.tool_results,
-              "warnings": draft.warnings,
-              **({"extraction_fallback": draft.fallback} if draft.fallback else {}),
-              "extraction": extraction.to_dict(), "memory_changes": draft.changes,
-              **(given.record if given else {})}
-    writer = draft.built.get("writer")
-    state = {**project.state(), "tick": draft.tick, "steer": draft.steer_mark,
-             "writer_tiers": writer.state if writer else None,   # none: the next tick's
-             "recall": recall_history(project.state(), draft.tick,   # tiers start afresh
-                                      writer.report.get("recall") if writer else None),
-             **(given.state if given else {})}
-    for key in ("steer", "writer_tiers"):
-        if state[key] is None:
-            del state[key]
+    record, state = plan_record(draft), tick_state(project.state(), draft)
     logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})

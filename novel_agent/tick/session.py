@@ -29,9 +29,10 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from novel_agent.clock import utc_now
 from novel_agent.config.budget import Budget, ModelLimits, stage_budget
 from novel_agent.config.settings import Config
 from novel_agent.index.db import Index
@@ -50,10 +51,6 @@ from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
 
 ModelFactory = Callable[[StorySource], ChatModel]
 
-
-def utc_now() -> datetime:
-    """The wall clock, in UTC (for timestamps written into files)."""
-    return datetime.now(UTC)
 
 
 def counter_for(config: Config, store: CountStore | None = None,
