@@ -3,7 +3,7 @@ and the cost ceiling.
 
 Pure functions over usage rows (dicts as `Index.usage_rows` gives them), and
 `cost_guard`, the check a tick loop calls before each tick (`novel tick -n`
-now, `novel run` next). A row's `cost` is None when its price was unknown:
+and `novel run`). A row's `cost` is None when its price was unknown:
 such calls are counted apart (`Totals.unknown`), never as 0 dollars.
 """
 

@@ -22,9 +22,9 @@ from typing import Any
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError
 from novel_agent.reports.costs import Row, tick_costs
-from novel_agent.reports.status import SummaryLevel, scene_words, summary_status
+from novel_agent.reports.status import SummaryLevel, summary_status
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import scene_ticks
+from novel_agent.story.scenes import scene_ticks, scene_words
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")
 STAGES = ("planner", "writer", "extractor", "summarizer")

@@ -8,11 +8,10 @@ from pathlib import Path
 from novel_agent.config.settings import Config
 from novel_agent.context.relevance import overdue
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_front_matter
 from novel_agent.models.limits import limits_for
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
+from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
 from novel_agent.story.steer import describe as describe_steer
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import (
@@ -42,11 +41,6 @@ class ProjectStatus:
     facts: int
     last_scene: Scene | None
     overdue: list[dict] = field(default_factory=list)   # open loops past loop_overdue_after
-
-
-def scene_words(path: Path) -> int:
-    """Words of a scene as its file holds it now (a hand edit counts, as in load_scene)."""
-    return word_count(read_front_matter(path)[1])
 
 
 def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:

@@ -18,8 +18,8 @@ from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models import model_id
 from novel_agent.models.prices import describe_price, price_for
 from novel_agent.reports.costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
-from novel_agent.reports.status import scene_words
 from novel_agent.story.project import Project
+from novel_agent.story.scenes import scene_words
 
 FORECAST_TICKS = 100
 

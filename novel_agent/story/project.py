@@ -1,7 +1,7 @@
 """A story project on disk: its paths, creation, discovery and lock.
 
-`Project(root)` knows where every file lives (DESIGN.md, "A story project on
-disk"); it does not interpret them. `find_project` turns what the user typed
+`Project(root)` knows where every file lives (the README's "The project folder"
+draws the tree); it does not interpret them. `find_project` turns what the user typed
 after `-p` (a path, a name, or nothing) into a Project.
 """
 

@@ -164,3 +164,8 @@ class SceneReader:
     def recent(self, last: int, count: int) -> list[Scene]:
         """The newest `count` scenes up to `last`, oldest first."""
         return [s for s in (self(t) for t in range(max(1, last - count + 1), last + 1)) if s]
+
+
+def scene_words(path: Path) -> int:
+    """Words of a scene as its file holds it now (a hand edit counts, as in load_scene)."""
+    return word_count(read_front_matter(path)[1])

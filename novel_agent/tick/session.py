@@ -1,12 +1,12 @@
 """A session: one command's working set on one project.
 
 Every command that calls a model or builds a prompt opens one (`novel tick`,
-`novel context`, `novel summarize`, and the coming `run` and `import`), so
-the things a tick needs are made in exactly one place:
+`novel run`, `novel context`, `novel summarize`, `novel import`), so the things
+a tick needs are made in exactly one place:
 
 - the model, built by `models.get_model` and wrapped in a RecordingModel that
   keeps one usage row per call, told which tick it is working for, and priced
-  at `price` (prices.price_for: None when unknown);
+  at `price` (models.prices.price_for: None when unknown);
 - the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory), its counts
   persisted in `.novel/index.db`; a local GGUF model counts with its own
@@ -19,7 +19,7 @@ the things a tick needs are made in exactly one place:
 - the clocks (`now` for timestamps written to files, `clock` for durations).
 
 `flush()` writes the buffered counts and usage rows (to the index and to
-`.novel/usage.jsonl`, see ledger.py; the pipeline calls it after every tick,
+`.novel/usage.jsonl`, see index/ledger.py; the pipeline calls it after every tick,
 failed ones included); `close()` flushes, closes the index and stops the model
 (a local llama.cpp server with it).
 """
