@@ -10,6 +10,7 @@ from ticking import run_ticks
 
 from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.stages.commit import commit_tick
 
@@ -39,8 +40,8 @@ def test_missing_state_yaml_continues_from_the_scenes(six):
 def test_stale_counter_is_repaired_with_a_notice_never_by_overwriting(six):
     before = scenes_of(six)
     six.state_file.write_text("tick: 2\n")
-    with six:
-        assert six.notices == ["state.yaml said tick 2, the scenes on disk end at tick 6: "
+    with reconciled(six) as notices:
+        assert notices == ["state.yaml said tick 2, the scenes on disk end at tick 6: "
                                "the counter now follows the scenes"]
     (result,) = run_ticks(six, 1)
     assert result.tick == 7 and scenes_of(six)["scene_003.md"] == before["scene_003.md"]

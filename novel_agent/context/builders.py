@@ -82,7 +82,7 @@ def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
                   overdue_after: int) -> Focus:
     """The planner's focus: who and where the last scenes were, the loops they touched."""
     ticks = {s.tick for s in recent}
-    loops = [l.get("id") for l in memory.open_loops()
+    loops = [str(l.get("id")) for l in memory.open_loops()
              if ticks & {t for t in l.get("scenes") or [] if isinstance(t, int)}]
     return Focus.of(tick, [n for s in recent for n in (s.pov, *s.characters)],
                     [s.location for s in recent], loops, overdue_after)

@@ -115,11 +115,11 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
     for _ in range(4):
         if tokens <= budget:
             break
-        context, name = _truncate_largest(context, proposal.truncatable, counter, tokens - budget)
-        if name is None:
+        context, cut = _truncate_largest(context, proposal.truncatable, counter, tokens - budget)
+        if cut is None:
             check_pinned(context, render, counter, budget)
             break
-        truncated.append(name)
+        truncated.append(cut)
         messages = render(context)
         tokens = counter.count_messages(messages)
     if tokens > budget:

@@ -152,8 +152,9 @@ def since(rel: dict[str, Any]) -> int:
 
 def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:
     """Open for more than `after` ticks."""
+    opened = loop.get("opened_in")
     try:
-        return loop.get("status", "open") == "open" and tick - int(loop.get("opened_in")) > after
+        return opened is not None and loop.get("status", "open") == "open" and tick - int(opened) > after
     except (TypeError, ValueError):
         return False
 

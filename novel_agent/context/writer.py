@@ -82,7 +82,8 @@ def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str
     """Pieces within `cap` tokens (oldest dropped first when newest_first), order kept;
     the first `at_least` of them whatever their size."""
     order = list(reversed(pieces)) if newest_first else list(pieces)
-    kept, used = [], 0
+    kept: list[Piece] = []
+    used = 0
     for piece in order:
         n = counter.count(piece.text)
         if used + n <= cap or len(kept) < at_least:

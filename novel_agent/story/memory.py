@@ -222,11 +222,12 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     """Create a character or update the one of that name (or alias, or shorter or fuller
     form: see same_person); returns (character, created). A fuller name becomes the
     name and the shorter one an alias; the id, and so the file, stay."""
-    existing = find_person(memory, name)
-    created = existing is None
-    if existing is not None:
-        _learn_name(existing, str(name).strip())
-    if created:
+    found = find_person(memory, name)
+    created = found is None
+    if found is not None:
+        _learn_name(found, str(name).strip())
+        existing = found
+    else:
         existing = {"id": slug(name), "name": str(name).strip(), "description": "",
                     "traits": [], "goals": [], "state": "", "first_seen": tick, "last_seen": tick}
         memory.characters[existing["id"]] = existing
@@ -260,11 +261,11 @@ def _learn_name(entity: dict[str, Any], name: str) -> None:
 
 def upsert_location(memory: Memory, name: str, *, tick: int, description: str = "") -> tuple[dict, bool]:
     """Create a location or update the one of that name; returns (location, created)."""
-    existing = memory.find_location(name)
-    created = existing is None
+    found = memory.find_location(name)
+    created = found is None
+    existing: dict[str, Any] = found if found is not None else {
+        "id": slug(name), "name": str(name).strip(), "description": "", "first_seen": tick}
     if created:
-        existing = {"id": slug(name), "name": str(name).strip(), "description": "",
-                    "first_seen": tick}
         memory.locations[existing["id"]] = existing
     if description and not existing.get("description"):
         existing["description"] = str(description).strip()
