@@ -57,13 +57,31 @@ def projects_dir(tmp_path, monkeypatch) -> Path:
     return folder
 
 
+HARBOUR = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
+           "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}
+
+
 @pytest.fixture
 def project(projects_dir) -> Project:
     """A fresh project on the offline model."""
-    return create_project(projects_dir / "harbour", {
-        "name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
-        "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"},
-        config={"llm": {"provider": "offline"}})
+    return create_project(projects_dir / "harbour", HARBOUR, config={"llm": {"provider": "offline"}})
+
+
+@pytest.fixture(scope="module")
+def ticked(tmp_path_factory):
+    """ticked(n): a project on the offline model that has run n ticks, made once per module
+    and n (for tests that only read it)."""
+    from ticking import run_ticks
+
+    made: dict[int, Project] = {}
+
+    def get(n: int) -> Project:
+        if n not in made:
+            made[n] = create_project(tmp_path_factory.mktemp(f"ticked{n}") / "harbour", HARBOUR,
+                                     config={"llm": {"provider": "offline"}})
+            run_ticks(made[n], n)
+        return made[n]
+    return get
 
 
 def files_of(root: Path) -> dict[str, bytes]:

@@ -11,6 +11,7 @@ from ticking import run_ticks
 from novel_agent.cli import cli
 from novel_agent.story.memory import load_memory
 from novel_agent.text.tokens import TokenCounter
+from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
 
@@ -70,7 +71,7 @@ def test_unknown_model_warns_in_one_line(project, projects_dir):
 
 def test_an_unreadable_previous_log_is_reported_not_read_as_no_prefix(project):
     run_ticks(project, 2, offline_seed=5)
-    (project.log_dir / "tick_002_writer.json").write_text("{not json")
+    log_path(project, 2, "writer").write_text("{not json")
     report = json.loads(invoke("context", "-p", "harbour", "--json"))
     assert report["prefix_share"] == 0
     [warning] = [w for w in report["warnings"] if "tick_002_writer.json" in w]

@@ -17,6 +17,7 @@ from fake_openai import FakeOpenAIServer
 
 from novel_agent.files import read_front_matter
 from novel_agent.story.project import create_project
+from novel_agent.tick.prompt_log import log_path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
@@ -82,7 +83,7 @@ def first_tick_after(project, index: int) -> int:
 
 
 def report(project, tick: int, stage: str) -> dict:
-    return json.loads((project.log_dir / f"tick_{tick:03d}_{stage}.json").read_text())
+    return json.loads(log_path(project, tick, stage).read_text())
 
 
 def test_a_bounded_run_ends_by_itself(project, novel):
@@ -113,7 +114,7 @@ def test_sigterm_mid_run_ends_cleanly_with_every_tick_intact(project, novel):
 
 def test_an_edit_of_project_yaml_changes_the_next_tick(project, novel):
     proc = novel("run", "-p", "harbour", "--interval", "0.2")
-    until(lambda: (project.log_dir / "tick_001_writer.json").is_file(), what="tick 1")
+    until(lambda: log_path(project, 1, "writer").is_file(), what="tick 1")
     old = report(project, 1, "writer")["budget"]
     data = yaml.safe_load(project.project_file.read_text())
     data["context"] = {"max_prompt_tokens": 6000}

@@ -22,10 +22,11 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.project import create_project
+from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.text.names import name_problem
+from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session
 
 PEOPLE = ("Mara Quill", "Tobin Keel", "Ilse Varga")
@@ -127,7 +128,7 @@ def test_import_then_tick_continues(openai_project, tmp_path):
     assert result.exit_code == 0, result.output
     assert "tick 10 of harbour" in result.output
     assert (openai_project / "scenes" / "scene_010.md").is_file()
-    log = json.loads((openai_project / ".novel" / "log" / "tick_010_writer.json").read_text())
+    log = json.loads(log_path(Project(openai_project), 10, "writer").read_text())
     prompt = "\n".join(m["content"] for m in log["messages"])
     tier3, tier2, tier1 = (prompt.split("## The story so far")[1].split("## Who and where")[0],
                            prompt.split("## Earlier scenes")[1].split("## The last scenes")[0],
@@ -190,7 +191,7 @@ def test_interrupted_import_resumes_without_gaps(project, tmp_path, kind):
         assert "run the same novel import again to resume" in str(caught.value)
     assert scene_ticks(project.scenes_dir) == [1, 2]
     assert project.tick() == 2 and project.state()["import"]["done"] == 2
-    assert not (project.log_dir / "tick_003_extractor.json").exists()
+    assert not log_path(project, 3, "extractor").exists()
     with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         result = import_manuscript(session, manuscript)
     assert result.skipped == 2 and result.ticks == list(range(3, 10))
@@ -241,7 +242,7 @@ def test_no_extract_then_tick(project, tmp_path):
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "tick 10 of harbour" in result.output
-    log = json.loads((project.log_dir / "tick_010_writer.json").read_text())
+    log = json.loads(log_path(project, 10, "writer").read_text())
     prompt = "\n".join(m["content"] for m in log["messages"])
     assert scenes[-1].body.strip() in prompt and "Chapter 1 (2)" in prompt
 

@@ -12,6 +12,7 @@ from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import Scene
+from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.stages.commit import commit_tick
 
 
@@ -171,11 +172,11 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
     text = project.project_file.read_text() + "context:\n  keep_prompt_logs: 2\n"
     project.project_file.write_text(text)
     run_ticks(project, 5)
-    has = {t: "messages" in json.loads((project.log_dir / f"tick_{t:03d}_writer.json")
+    has = {t: "messages" in json.loads(log_path(project, t, "writer")
                                        .read_text()) for t in range(1, 6)}
     assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
-    report = json.loads((project.log_dir / "tick_001_planner.json").read_text())
-    kept = json.loads((project.log_dir / "tick_005_planner.json").read_text())
+    report = json.loads(log_path(project, 1, "planner").read_text())
+    kept = json.loads(log_path(project, 5, "planner").read_text())
     assert set(kept) - set(report) == {"messages"}        # the stripped log keeps its report
     assert report["budget"] == kept["budget"] > 0 and 0 < report["tokens"] <= report["budget"]
     assert [s["name"] for s in report["sections"]][:3] == ["instructions", "bible", "overall"]
@@ -205,9 +206,9 @@ def test_a_stripped_log_stays_bounded_as_memory_grows(projects_dir):
     sizes, counts = {}, {}
     for count in (120, 1200):
         project = with_characters(projects_dir, f"p{count}", count)
-        path = project.log_dir / "tick_001_planner.json"
+        path = log_path(project, 1, "planner")
         report, recent = (json.loads(path.read_text()),
-                          json.loads((project.log_dir / "tick_002_planner.json").read_text()))
+                          json.loads(log_path(project, 2, "planner").read_text()))
         left = [i for i in report["items"] if not i["included"]]
         assert "messages" not in report and len(left) == LEFT_OUT_KEPT
         assert report["left_out_not_kept"] > 0                        # counted, not kept

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 
-from ticking import run_ticks
-
 from novel_agent.context.builders import as_of
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene
+from novel_agent.tick.prompt_log import log_path
 
 
 def messages(project, tick: int, stage: str) -> str:
-    data = json.loads((project.log_dir / f"tick_{tick:03d}_{stage}.json").read_text())
+    data = json.loads(log_path(project, tick, stage).read_text())
     return "\n".join(m["content"] for m in data["messages"])
 
 
@@ -20,8 +19,8 @@ def head(text: str, section: str) -> str:
     return text[:text.index(f"## {section}\n")]
 
 
-def test_planner_settled_sections_stay_put_between_checkpoints(project):
-    run_ticks(project, 25)      # balanced: checkpoints every 10 ticks, settled tick 20 for 21..30
+def test_planner_settled_sections_stay_put_between_checkpoints(ticked):
+    project = ticked(25)        # balanced: checkpoints every 10 ticks, settled tick 20 for 21..30
     prompts = {t: messages(project, t, "planner") for t in (22, 23, 24, 25)}
     order = [prompts[25].index(f"## {name}\n") for name in (
         "Characters", "Relationships", "Recent scenes", "Open plot loops", "Where things stand")]
@@ -37,8 +36,8 @@ def test_planner_settled_sections_stay_put_between_checkpoints(project):
     assert "Scene 18 — " in recent[1]           # from the settled tick's recent scenes on
 
 
-def test_writer_cast_stays_put_between_checkpoints(project):
-    run_ticks(project, 25)
+def test_writer_cast_stays_put_between_checkpoints(ticked):
+    project = ticked(25)
     casts = {head(messages(project, t, "writer"), "Earlier scenes (summaries)")
              .split("## Who and where\n")[1] for t in (22, 23, 24, 25)}
     assert len(casts) == 1

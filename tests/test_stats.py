@@ -14,6 +14,7 @@ from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
+from novel_agent.tick.prompt_log import log_path
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def test_every_tick_has_its_numbers_from_the_files_and_logs(story):
     for t in ticks:
         meta, body = read_front_matter(story.scene_path(t["tick"]))
         assert t["words"] == meta["words"] == len(body.split())
-        writer = json.loads((story.log_dir / f"tick_{t['tick']:03d}_writer.json").read_text())
+        writer = json.loads(log_path(story, t['tick'], "writer").read_text())
         assert t["prompt"]["writer"] == writer["tokens"]
         assert t["sections"] == {s["name"]: s["tokens"] for s in writer["sections"]}
         assert (t["budget"], t["compaction"], t["prefix_share"]) == (
@@ -74,7 +75,7 @@ def test_the_recall_probe_per_tick_and_over_the_run(story):
     stats = stats_json()
     shares = []
     for t in stats["ticks"]:
-        log = story.log_dir / f"tick_{t['tick']:03d}_writer.json"
+        log = log_path(story, t['tick'], "writer")
         probe = json.loads(log.read_text())["recall"]            # the writer's report
         assert t["recall"] == {"relevant": probe["relevant"], "reached": probe["reached"],
                                "share": probe["share"]}

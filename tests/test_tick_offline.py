@@ -11,6 +11,7 @@ from novel_agent.files import read_front_matter
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory, slug
 from novel_agent.story.scenes import load_scene, word_count
+from novel_agent.tick.prompt_log import log_path
 
 
 def test_three_ticks_write_scenes_plans_memory(project):
@@ -83,7 +84,7 @@ def test_small_window_sends_older_scenes_as_summaries(project):
         if key in summarized:
             assert scene.summary[0] in writer_prompt
     assert report["tokens"] <= report["budget"]
-    log = project.log_dir / "tick_005_writer.json"
+    log = log_path(project, 5, "writer")
     assert json.loads(log.read_text())["tokens"] == report["tokens"]
 
 
