@@ -118,13 +118,6 @@ def snapshot():
 @pytest.fixture
 def cli():
     """cli(*args, ok=True): run `novel ARGS` through CliRunner (exit 0 asserted when ok)."""
-    from click.testing import CliRunner
+    from clirunner import invoke
 
-    from novel_agent.cli import cli as novel
-
-    def run(*args: str, ok: bool = True):
-        result = CliRunner().invoke(novel, list(args), catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-    return run
+    return lambda *args, ok=True: invoke(*args, ok=True if ok else None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import clirunner
 import pytest
-from click.testing import CliRunner
 
 from novel_agent.cli import cli
 
@@ -14,10 +14,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def invoke(*args, ok=True):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    if ok:
-        assert result.exit_code == 0, result.output
-    return result
+    return clirunner.invoke(*args, ok=True if ok else None)
 
 
 def all_commands(group=cli, prefix=()):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+import clirunner
 import story_factory as sf
-from click.testing import CliRunner
 from ticking import run_ticks
 
-from novel_agent.cli import cli
 from novel_agent.story.memory import load_memory
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.prompt_log import log_path
@@ -17,9 +16,7 @@ from novel_agent.tick.stage_prompts import build_extractor
 
 
 def invoke(*args):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
+    return clirunner.invoke(*args, ok=True).output
 
 
 def test_context_report_as_table_and_json_changes_nothing(project, snapshot):

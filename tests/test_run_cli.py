@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
+from clirunner import invoke
 
-from novel_agent.cli import cli
 from novel_agent.daemon import log as daemon_log
 
 
 def run(*args):
-    return CliRunner().invoke(cli, ["run", "-p", "harbour", *args], catch_exceptions=False)
+    return invoke("run", "-p", "harbour", *args)
 
 
 def test_a_bounded_run_shows_progress_and_a_line_per_tick(project):

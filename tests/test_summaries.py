@@ -8,6 +8,7 @@ import sqlite3
 
 import yaml
 from click.testing import CliRunner
+from clirunner import invoke
 from ticking import run_ticks
 
 from novel_agent.cli import cli
@@ -34,10 +35,6 @@ def ticks(project, model, n, seed=0):
     """n ticks: `model` (a ScriptedModel) answers what it has queued, the offline model
     of `seed` the rest; a model of None is the offline model alone."""
     return run_ticks(project, n, model, offline_seed=seed)
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def without(tree: SummaryTree, names: list[str]) -> SummaryTree:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from clirunner import invoke
 from fake_openai import FakeOpenAIServer
 from test_tick_openai import story_responder
 from ticking import run_ticks
@@ -43,10 +44,6 @@ def set_llm(root, **values) -> None:
         section, key = dotted.split("__")
         data.setdefault(section, {})[key] = value
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def usage_json(*extra) -> dict:
