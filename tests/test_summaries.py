@@ -16,7 +16,7 @@ from novel_agent.errors import ModelError
 from novel_agent.files import read_front_matter
 from novel_agent.models.limits import limits_for
 from novel_agent.models.scripted import ScriptedModel
-from novel_agent.story.faithfulness import Item, coverage
+from novel_agent.story.faithfulness import Mention, coverage
 from novel_agent.story.scenes import load_scenes
 from novel_agent.story.summaries import SummaryDoc, SummaryTree, load_tree, select_tier3, tier3_budget
 from novel_agent.tick.session import counter_for
@@ -181,9 +181,9 @@ def test_low_coverage_is_recorded_and_warned(project):
 
 
 def test_coverage_names_characters_loops_and_facts():
-    items = [Item("character", "Mara Quill"), Item("character", "Jory Ashdown"),
-             Item("character", "Jory Morrow"), Item("loop", "who sent a sealed letter"),
-             Item("fact", "Tobin has seen a brass key at the glasshouse")]
+    items = [Mention("character", "Mara Quill"), Mention("character", "Jory Ashdown"),
+             Mention("character", "Jory Morrow"), Mention("loop", "who sent a sealed letter"),
+             Mention("fact", "Tobin has seen a brass key at the glasshouse")]
     text = "Mara and Jory Morrow wonder who sent the sealed letters; Tobin saw a brass key."
     share, missing = coverage(text, items)
     assert [i.label for i in missing] == ["Jory Ashdown",

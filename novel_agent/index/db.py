@@ -157,3 +157,12 @@ class Index:
     def close(self) -> None:
         self.flush()
         self.db.close()
+
+
+def quick_check(uri: str) -> bool:
+    """Whether SQLite's quick_check finds the database at `uri` sound (opened as given:
+    `mode=ro` leaves it as it is)."""
+    with sqlite3.connect(uri, uri=True) as db:
+        ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    db.close()
+    return ok

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from novel_agent.errors import NovelError
 from novel_agent.files import temp_files
+from novel_agent.index.db import quick_check
 from novel_agent.story.lore import load_lorebook
 from novel_agent.story.memory import LEGACY, load_memory
 from novel_agent.story.project import Project, journal_tick
@@ -157,11 +158,6 @@ def _writable(p: Project) -> list[Problem]:
                     "read-write)")]
 
 
-def _quick_check(uri: str) -> bool:
-    with sqlite3.connect(uri, uri=True) as db:
-        ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-    db.close()
-    return ok
 
 
 def _index(p: Project) -> list[Problem]:
@@ -170,7 +166,7 @@ def _index(p: Project) -> list[Problem]:
     ok = False
     for mode in ("rw", "ro&immutable=1"):   # a read-only project: read it as it is
         try:
-            ok = _quick_check(f"{p.index_db.as_uri()}?mode={mode}")
+            ok = quick_check(f"{p.index_db.as_uri()}?mode={mode}")
             break
         except sqlite3.Error:
             continue

@@ -22,14 +22,14 @@ STOPWORDS = set("that this with from have what when where which whom whose about
 
 
 @dataclass(frozen=True)
-class Item:
+class Mention:
     """Something a range established that its summary should name."""
 
     kind: str    # "character", "loop" or "fact"
     label: str
 
 
-def range_items(memory: Memory, scenes: list[Scene], first: int, last: int) -> list[Item]:
+def range_items(memory: Memory, scenes: list[Scene], first: int, last: int) -> list[Mention]:
     """Characters who appeared in ticks first..last, loops opened or resolved there,
     facts established there."""
     seen: dict[str, str] = {}
@@ -37,12 +37,12 @@ def range_items(memory: Memory, scenes: list[Scene], first: int, last: int) -> l
         for name in [scene.pov, *scene.characters]:
             if name and first <= scene.tick <= last:
                 seen.setdefault(name.strip().lower(), name.strip())
-    items = [Item("character", n) for n in seen.values()]
+    items = [Mention("character", n) for n in seen.values()]
     for loop in memory.loops:
         ticks = (loop.get("opened_in"), loop.get("resolved_in"))
         if any(isinstance(t, int) and first <= t <= last for t in ticks):
-            items.append(Item("loop", str(loop.get("description", ""))))
-    items += [Item("fact", str(f.get("text", ""))) for f in memory.facts
+            items.append(Mention("loop", str(loop.get("description", ""))))
+    items += [Mention("fact", str(f.get("text", ""))) for f in memory.facts
               if isinstance(f.get("scene"), int) and first <= f["scene"] <= last]
     return [i for i in items if i.label.strip()]
 
@@ -51,7 +51,7 @@ def _words(text: str) -> set[str]:
     return {w.removesuffix("'s").rstrip("s") for w in re.findall(r"[a-z0-9']+", text.lower())}
 
 
-def names(text: str, item: Item, shared: frozenset[str] = frozenset()) -> bool:
+def names(text: str, item: Mention, shared: frozenset[str] = frozenset()) -> bool:
     """Does `text` name `item`? A character by full name, or by first name when no
     other character of the range shares it (`shared`); a loop or fact when 60% of
     its significant words appear."""
@@ -66,7 +66,7 @@ def names(text: str, item: Item, shared: frozenset[str] = frozenset()) -> bool:
     return sum(w in _words(text) for w in key) >= math.ceil(0.6 * len(key))
 
 
-def coverage(text: str, items: list[Item]) -> tuple[float, list[Item]]:
+def coverage(text: str, items: list[Mention]) -> tuple[float, list[Mention]]:
     """(share of `items` that `text` names, the items it leaves out)."""
     firsts = [i.label.split()[0].lower() for i in items if i.kind == "character"]
     shared = frozenset(f for f in firsts if firsts.count(f) > 1)
@@ -74,13 +74,13 @@ def coverage(text: str, items: list[Item]) -> tuple[float, list[Item]]:
     return (1.0 - len(missing) / len(items)) if items else 1.0, missing
 
 
-def arc_items(items: list[Item], children: list[SummaryDoc]) -> list[Item]:
+def arc_items(items: list[Mention], children: list[SummaryDoc]) -> list[Mention]:
     """What an arc must keep: its range's items its children named, most-named first,
     the kinds taken in turn, at most ARC_MAX_ITEMS."""
     ranked = sorted(((sum(not coverage(c.body, [i])[1] for c in children), n, i)
                      for n, i in enumerate(items)),
                     key=lambda t: (-t[0], t[1]))
-    by_kind: dict[str, list[Item]] = {}
+    by_kind: dict[str, list[Mention]] = {}
     for hits, _, item in ranked:
         if hits:
             by_kind.setdefault(item.kind, []).append(item)

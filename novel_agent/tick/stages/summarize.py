@@ -31,7 +31,7 @@ from novel_agent.errors import ModelError, ModelResponseError, ProjectError, Sum
 from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_text
 from novel_agent.models.offline import SummaryJob
-from novel_agent.story.faithfulness import Item, arc_items, coverage, range_items
+from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.scenes import load_scenes
 from novel_agent.story.summaries import (
@@ -111,7 +111,7 @@ class Summarizer:
         return load_tree(self.project.summaries_dir, self.session.docs)
 
     def _ask(self, context: Briefing, name: str, job: SummaryJob,
-             items: list[Item]) -> tuple[str, float, list[Item], str]:
+             items: list[Mention]) -> tuple[str, float, list[Mention], str]:
         """Ask for a summary; if it leaves items out, ask once more naming them.
         Both prompts are fitted to the summarizer's budget and logged."""
         self.session.source.summary = job
@@ -180,7 +180,7 @@ class Summarizer:
                 **extra, "tokens": self.counter.count(body.strip()), "model": model,
                 "created": self.now().isoformat(timespec="seconds")}
 
-    def _check(self, name: str, share: float, missing: list[Item]) -> dict[str, Any]:
+    def _check(self, name: str, share: float, missing: list[Mention]) -> dict[str, Any]:
         floor = self.config.context.summary_min_coverage
         if share < floor:
             message = (f"{name} names {share:.0%} of what its range established (below "
@@ -302,7 +302,7 @@ def trim_summary(text: str, name: str = "summary") -> str:
     return kept
 
 
-def _with_feedback(context: Briefing, draft: str, missing: list[Item]) -> Briefing:
+def _with_feedback(context: Briefing, draft: str, missing: list[Mention]) -> Briefing:
     """The same briefing, with the first answer and what it left out, for one more try."""
     note = ("It leaves out: " + "; ".join(i.label for i in missing) +
             ". Write it again, 3 to 5 bullets, naming each of them.")
