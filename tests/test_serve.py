@@ -200,6 +200,8 @@ def test_the_context_page_is_what_novel_context_reports(book, projects_dir):
     assert page.text.count('<span class="seg ') == sum(1 for s in report["sections"]
                                                       if s["tokens"])
     assert f"Items ({len(report['items'])})" in page.text
+    counts = re.findall(r'<td class="num">(\d+)</td></tr>', page.text.split("<h2>Items")[0])
+    assert counts == [str(len(s["items"])) for s in report["sections"] if s["tokens"]]
     assert "Show the full prompt" in page.text and "<pre class=\"prompt\">" not in page.text
     assert "Context of tick 6: planner" in planner.text and '<pre class="prompt">' in planner.text
     assert bad.status == 400 and "no stage &#39;poet&#39;" in bad.text

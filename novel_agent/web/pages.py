@@ -219,7 +219,7 @@ def context_page(project: Project, config: Config, env: Mapping[str, str],
     budget = max(report["budget"], 1)
     bars = [{"name": s["name"], "title": s["title"], "tokens": s["tokens"],
              "share": s["tokens"] / budget, "pinned": s["pinned"],
-             "items": len(s["items"])} for s in report["sections"] if s["tokens"]]
+             "count": len(s["items"])} for s in report["sections"] if s["tokens"]]
     return {"report": report, "bars": bars, "messages": built.messages, "stage": stage}
 
 

@@ -10,7 +10,7 @@
   an `Origin` naming another host is refused, and the form must carry the
   server's secret (`csrf` field or `X-CSRF-Token` header), which only pages the
   server rendered hold (no CORS header is ever sent, so no other site can read one).
-- Every answer says nosniff, no framing, no referrer, and a content policy that
+- Every answer says nosniff, no framing, no referrer to other sites, and a content policy that
   allows scripts from the server's own /static only.
 """
 
@@ -31,7 +31,7 @@ SAFE = ("GET", "HEAD", "OPTIONS")
 HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"content-security-policy",
      b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
      b"img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"),
