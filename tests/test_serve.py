@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from novel_agent.cli import cli
 from novel_agent.files import dump_yaml, read_yaml
 from novel_agent.heartbeat import read_heartbeat, running
-from novel_agent.web import pages
+import novel_agent.web.pages as pages
 
 from conftest import files_of
 from ticking import run_ticks
@@ -259,9 +259,11 @@ def test_the_daemon_starts_and_stops_from_the_page(book, projects_dir):
         started = client.post("/p/harbour/daemon/start", {"ticks": "0", "interval": "0.2",
                                                           "csrf": SECRET})
         assert started.status == 200 and "started novel run (pid" in started.text
-        twice = client.post("/p/harbour/daemon/start", {"csrf": SECRET})
-        assert twice.status == 400 and "a daemon is already running on &#39;harbour&#39;" \
-            in twice.text
+        twice = client.post("/p/harbour/daemon/start", {"csrf": SECRET},
+                            headers={"HX-Request": "true"})
+        assert twice.status == 400 and twice.text.startswith(
+            '<p class="message error" role="status">a daemon is already running on '
+            "&#39;harbour&#39;")       # a fragment for the page's htmx, not a whole page
         _wait(lambda: book.tick() >= 7)
         stopped = client.post("/p/harbour/daemon/stop", {"csrf": SECRET})
         assert "asked novel run (pid" in stopped.text

@@ -279,6 +279,8 @@ async def lore_edit(request: Request) -> Response:
 # -- errors ------------------------------------------------------------------------------
 def error_page(request: Request, status: int, message: str) -> Response:
     try:
+        if request.headers.get("hx-request"):     # into the page that asked, not a page
+            return render(request, "_message.html", status, message=message, error=True)
         return render(request, "error.html", status, message=message, code=status)
     except Exception:   # the error page itself failed: plain text, still no traceback
         return Response(message, status, media_type="text/plain")
@@ -311,6 +313,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
     p = "/p/{name}"
     routes = [
         Route("/", library, name="library"),
+        Route("/favicon.ico", lambda r: Response(status_code=204)),
         Route(p, lambda r: RedirectResponse(r.url_for("book", name=r.path_params["name"]))),
         Route(p + "/book", book, name="book"),
         Route(p + "/scene/{tick:int}", scene, name="scene"),
