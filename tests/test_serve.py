@@ -272,6 +272,7 @@ def test_the_daemon_starts_and_stops_from_the_page(book, projects_dir):
     assert read_heartbeat(book).state == "stopped"
     assert again.status == 400 and "no daemon is running on &#39;harbour&#39;" in again.text
     assert "tick 7" in (book.log_dir / "daemon.log").read_text()
+    assert "stopped by SIGTERM" in (book.log_dir / "serve_run.out").read_text()
 
 
 def _wait(condition, seconds: float = 30) -> None:
@@ -374,3 +375,19 @@ def test_novel_serve_refuses_a_missing_projects_folder(projects_dir):
     assert result.exit_code == 1
     assert result.output == (f"Error: no projects folder {projects_dir / 'none'}: create a "
                              "project with `novel new NAME`, or give --projects DIR\n")
+
+
+def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, tmp_path):
+    import uvicorn
+    import webbrowser
+    seen, opened = {}, []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    monkeypatch.chdir(tmp_path.parent)
+    result = CliRunner().invoke(cli, ["serve", "--projects", str(projects_dir), "--token",
+                                      "abc123", "--port", "9000", "--open"],
+                                catch_exceptions=False)
+    url = "http://127.0.0.1:9000/?token=abc123"
+    assert result.output == f"serving the projects under {projects_dir} at {url}  (Ctrl-C stops)\n"
+    assert opened == [url] and seen["app"].site.token == "abc123"
+    assert [p.name for p in seen["app"].site.projects()] == ["harbour"]

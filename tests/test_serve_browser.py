@@ -6,9 +6,10 @@ project and does what the issue asks: opens the library, reads scene 2, starts t
 daemon from the page and sees ticks land without a reload, writes a steer note and sees
 the next plan follow it, adds a lore entry (and sees it in `novel lore list`) and an
 invalid one (and sees the error), stops the daemon, and takes a screenshot of each page
-into the test's output (`<tmp_path>/screenshots`; also into $SCREENSHOTS_DIR when
-set: that is how docs/serve_*.png are made). ./scripts/test installs Chromium when it
-is missing; the test is skipped, saying why, only where that was impossible.
+into the test's output (`<tmp_path>/screenshots`; the README's four also into
+$SCREENSHOTS_DIR when set: `SCREENSHOTS_DIR=docs` makes docs/serve_*.png).
+./scripts/test installs Chromium when it is missing; the test is skipped, saying why,
+only where that was impossible.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 NOTE = "Bring the storm ashore tonight."
+README_SHOTS = ("library", "scene", "live", "context")
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs "
                                  "playwright: pip install -e '.[test]'")
@@ -88,7 +90,7 @@ def server(project, projects_dir):
 
 @pytest.fixture
 def shots(tmp_path):
-    """Where screenshots go: the test's output, and $SCREENSHOTS_DIR when set."""
+    """Where screenshots go: the test's output, and (the README's) $SCREENSHOTS_DIR."""
     folder = tmp_path / "screenshots"
     folder.mkdir()
     extra = os.environ.get("SCREENSHOTS_DIR")
@@ -96,7 +98,7 @@ def shots(tmp_path):
     def take(page, name: str) -> Path:
         path = folder / f"serve_{name}.png"
         page.screenshot(path=str(path))
-        if extra:
+        if extra and name in README_SHOTS:
             Path(extra).mkdir(parents=True, exist_ok=True)
             shutil.copy(path, Path(extra) / path.name)
         return path
