@@ -110,13 +110,18 @@ def test_the_author_s_note_is_written_with_its_expiry(book, projects_dir):
         before = files_of(book.root)
         bad = client.post("/p/harbour/steer", {"text": "Another note.", "until": "soon",
                                                "csrf": SECRET})
+        assert files_of(book.root) == before
+        run_ticks(book, 1)
+        read = client.get("/p/harbour/steer")
     assert saved.status == 200 and "saved steer.md" in saved.text
     assert book.steer_file.read_text() == "---\nticks: 2\n---\n\nBring the storm ashore.\n"
     assert '"Bring the storm ashore." (in force to tick 7: 2 ticks left)' in _plain(saved.text)
+    assert "The last tick (5) read no note." in saved.text
     assert bad.status == 422
     assert "not saved: " in bad.text and "'until' must be a whole number of at least 1" in \
         _plain(bad.text)
-    assert files_of(book.root) == before
+    assert "read since tick 6" in read.text
+    assert "The last tick (6) read a note: its writer&#39;s prompt held it." in read.text
 
 
 def _plain(text: str) -> str:

@@ -27,7 +27,7 @@ from novel_agent.project import Project
 from novel_agent.prose import blocks, blocks_html
 from novel_agent.scenes import Scene, load_scene, load_scenes, scene_ticks
 from novel_agent.session import Session
-from novel_agent.stats import collect_stats, summary
+from novel_agent.stats import collect_stats, read_log, summary
 from novel_agent.status import project_status, steer_status
 from novel_agent.steer import read_steer
 from novel_agent.summaries import load_tree
@@ -204,7 +204,18 @@ def steer_page(project: Project) -> dict[str, Any]:
     mark = state.get("steer") if isinstance(state.get("steer"), dict) else {}
     since = mark.get("since") if mark.get("sha1") == note.sha1 else None
     return {"text": note.text, "until": note.until or "", "ticks": note.ticks or "",
-            "status": steer_status(project), "since": since, "next_tick": project.tick() + 1}
+            "status": steer_status(project), "since": since, "next_tick": project.tick() + 1,
+            "last_read": last_read(project)}
+
+
+def last_read(project: Project) -> tuple[int, bool] | None:
+    """(the last tick, whether its writer's prompt held an author's note), from its log."""
+    tick = project.tick()
+    report = read_log(project.log_dir / f"tick_{tick:03d}_writer.json") if tick else None
+    if report is None:
+        return None
+    held = any(s.get("name") == "steer" and s.get("tokens") for s in report.get("sections", []))
+    return tick, held
 
 
 # -- context and numbers ---------------------------------------------------------------
