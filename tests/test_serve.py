@@ -396,3 +396,13 @@ def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, t
     assert result.output == f"serving the projects under {projects_dir} at {url}  (Ctrl-C stops)\n"
     assert opened == [url] and seen["app"].site.token == "abc123"
     assert [p.name for p in seen["app"].site.projects()] == ["harbour"]
+
+
+def test_the_readme_shows_the_browser_s_screenshots():
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text()
+    for name in ("library", "scene", "live", "context"):
+        assert f"](docs/serve_{name}.png)" in text
+        assert (readme.parent / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
+            b"\x89PNG\r\n\x1a\n"
+    assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/test_serve_browser.py" in text

@@ -37,6 +37,8 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 NOTE = "Bring the storm ashore tonight."
 README_SHOTS = ("library", "scene", "live", "context")
+EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
+EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs "
                                  "playwright: pip install -e '.[test]'")
@@ -93,14 +95,13 @@ def shots(tmp_path):
     """Where screenshots go: the test's output, and (the README's) $SCREENSHOTS_DIR."""
     folder = tmp_path / "screenshots"
     folder.mkdir()
-    extra = os.environ.get("SCREENSHOTS_DIR")
 
     def take(page, name: str) -> Path:
         path = folder / f"serve_{name}.png"
         page.screenshot(path=str(path))
-        if extra and name in README_SHOTS:
-            Path(extra).mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, Path(extra) / path.name)
+        if EXTRA_DIR and name in README_SHOTS:
+            EXTRA_DIR.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, EXTRA_DIR / path.name)
         return path
 
     return take
