@@ -26,7 +26,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse
 
 from novel_agent.web.site import Site
 
-COOKIE = "novel_token"
+COOKIE = "novel_token"     # + the port: browsers share cookies between ports of a host
 SAFE = ("GET", "HEAD", "OPTIONS")
 HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -74,9 +74,10 @@ class Guard:
             if given and same(given, self.site.token):
                 rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
                 response = RedirectResponse(scope["path"] + ("?" + rest if rest else ""), 303)
-                response.set_cookie(COOKIE, self.site.token, httponly=True, samesite="strict")
+                response.set_cookie(_cookie(scope), self.site.token, httponly=True,
+                                    samesite="strict")
                 return response
-            if not self._has_token(headers):
+            if not self._has_token(headers, _cookie(scope)):
                 return PlainTextResponse("refused: this server needs its token: open the "
                                          "address `novel serve` printed (…/?token=…)", 401)
         if scope["method"] not in SAFE:
@@ -86,13 +87,13 @@ class Guard:
                                          403)
         return None
 
-    def _has_token(self, headers: Headers) -> bool:
+    def _has_token(self, headers: Headers, name: str) -> bool:
         auth = headers.get("authorization", "")
         if auth.startswith("Bearer ") and same(auth[7:].strip(), self.site.token):
             return True
         cookie = Request({"type": "http", "headers": [(b"cookie", headers.get("cookie", "")
                                                        .encode("latin-1"))]}).cookies
-        return same(cookie.get(COOKIE, ""), self.site.token)
+        return same(cookie.get(name, ""), self.site.token)
 
     @staticmethod
     def _with_headers(send: Callable) -> Callable:
@@ -102,6 +103,12 @@ class Guard:
                 message["headers"] = list(message["headers"]) + HEADERS
             await send(message)
         return wrapped
+
+
+def _cookie(scope: Scope) -> str:
+    """The token cookie's name for the server that got the request."""
+    server = scope.get("server") or ("", 0)
+    return f"{COOKIE}_{server[1]}"
 
 
 def _hostname(host: str) -> str:
