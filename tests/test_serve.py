@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.files import dump_yaml, read_yaml
-from novel_agent.heartbeat import read_heartbeat, running
+from novel_agent.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
 import novel_agent.web.pages as pages
 
 from conftest import files_of
@@ -225,6 +225,9 @@ def test_the_numbers_page_has_the_stats_and_the_usage_table(book, projects_dir):
 def test_the_live_feed_sends_each_landed_tick_and_log_line(book, projects_dir):
     log = book.log_dir / "daemon.log"
     log.write_text("2026-11-25 07:00:00,000 INFO    tick 5 done\n")
+    write_heartbeat(book, Heartbeat(pid=1, started="2026-11-25T06:59:00+00:00", state="failed",
+                                    ticks=2, last_error="tick 6 failed in planner: boom",
+                                    error_tick=6, ended="2026-11-25T07:00:00+00:00"))
     with serving(make_site(projects_dir)) as client:
         conn = http.client.HTTPConnection("127.0.0.1", client.port, timeout=20)
         conn.request("GET", f"/p/harbour/events?tick=5&log={log.stat().st_size}",
@@ -232,7 +235,10 @@ def test_the_live_feed_sends_each_landed_tick_and_log_line(book, projects_dir):
         response = conn.getresponse()
         assert response.headers["content-type"].startswith("text/event-stream")
         events = _read_events(response, 1)
-        assert events[0][0] == "daemon" and "never run" in events[0][1]
+        assert events == [("daemon", '<p class="state"><span class="dot off"></span> daemon '
+                                     "failed at 2026-11-25T07:00:00+00:00 after 2 ticks</p>\n"
+                                     '<p class="state error">last error: tick 6: tick 6 failed '
+                                     "in planner: boom</p>")]
         run_ticks(book, 1)
         with log.open("a") as f:
             f.write("2026-11-25 07:00:01,000 ERROR   tick 7 failed in planner: boom\n")
@@ -407,3 +413,16 @@ def test_the_readme_shows_the_browser_s_screenshots():
         assert (readme.parent / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
             b"\x89PNG\r\n\x1a\n"
     assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/test_serve_browser.py" in text
+
+
+def test_a_broken_file_is_a_4xx_naming_it_and_the_library_still_lists(book, projects_dir):
+    scene = book.scene_path(3)
+    scene.write_text("---\ntick: [3\n---\nText.\n")
+    with serving(make_site(projects_dir)) as client:
+        library = client.get("/")
+        page = client.get("/p/harbour/book")
+        shown = client.get("/p/harbour/scene/3")
+    assert library.status == 200 and 'id="project-harbour"' in library.text
+    for answer in (page, shown):
+        assert answer.status == 400 and str(scene) in answer.text
+        assert "Traceback" not in answer.text

@@ -30,7 +30,7 @@ from novel_agent.scenes import last_tick, load_scene, scene_ticks
 from novel_agent.storage import explain
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
-from novel_agent.web.pages import (STAGES, book_page, context_page, daemon_state, library_row,
+from novel_agent.web.pages import (STAGES, book_page, context_page, daemon_view, library_row,
                                    lore_file_text, lore_page, memory_page, numbers_page,
                                    scene_page, stats_svg as make_stats_svg, steer_page)
 from novel_agent.web.security import Guard, check_csrf
@@ -168,10 +168,10 @@ async def live_page(request: Request) -> Response:
     lines, offset = log_tail(project)
     ticks = scene_ticks(project.scenes_dir)
     recent = [load_scene(project.scene_path(t)) for t in ticks[-10:]]
-    running, state = daemon_state(read_heartbeat(project))
+    running, state, error = daemon_view(read_heartbeat(project))
     return render(request, "live.html", project=project, lines=lines, offset=offset,
                   recent=list(reversed(recent)), last=ticks[-1] if ticks else 0,
-                  running=running, state=state)
+                  running=running, state=state, error=error)
 
 
 async def daemon_start(request: Request) -> Response:
@@ -212,8 +212,8 @@ async def events(request: Request) -> Response:
     def render_log(line) -> str:
         return env.get_template("_log.html").render(line=line)
 
-    def render_state(running: bool, state: str) -> str:
-        return env.get_template("_state.html").render(running=running, state=state)
+    def render_state(running: bool, state: str, error: str) -> str:
+        return env.get_template("_state.html").render(running=running, state=state, error=error)
 
     stream = feed(project, since_tick=since, log_offset=offset, poll=site.poll,
                        render_tick=render_tick, render_log=render_log,

@@ -25,7 +25,7 @@ from novel_agent.errors import NovelError, ProjectError
 from novel_agent.heartbeat import read_heartbeat, running, stop_daemon
 from novel_agent.project import Project
 from novel_agent.scenes import Scene, load_scene, scene_ticks
-from novel_agent.web.pages import daemon_state
+from novel_agent.web.pages import daemon_view
 from novel_agent.web.site import Site
 
 START_WAIT = 1.0      # seconds to see whether a run that was just started fails at once
@@ -160,14 +160,14 @@ def sse(event: str, data: str) -> str:
 
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
                render_tick: Callable[[Scene], str], render_log: Callable[[LogLine], str],
-               render_state: Callable[[bool, str], str]) -> AsyncIterator[str]:
-    """The live feed of one page: the daemon's state when it changes, each new scene after
+               render_state: Callable[[bool, str, str], str]) -> AsyncIterator[str]:
+    """The live feed of one page: the daemon's state (and last error) when it changes, each new scene after
     `since_tick`, each new daemon.log line after `log_offset`; forever (the client
     going away ends it)."""
     shown = None
     yield "retry: 1000\n\n"
     while True:
-        state = daemon_state(read_heartbeat(project))
+        state = daemon_view(read_heartbeat(project))
         if state != shown:
             shown = state
             yield sse("daemon", render_state(*state))

@@ -65,15 +65,18 @@ def daemon_state(beat: Heartbeat | None) -> tuple[bool, str]:
     return False, f"ended without a word (pid {beat.pid}), killed?"
 
 
+def daemon_view(beat: Heartbeat | None) -> tuple[bool, str, str]:
+    """(running, one phrase, the last error with its tick and whether it is fixed)."""
+    return (*daemon_state(beat), error_line(beat) if beat and beat.last_error else "")
+
+
 def library_row(project: Project) -> LibraryRow:
     """The project's state: ticks, words, daemon, last error, cost so far."""
     row = LibraryRow(project.name)
     try:
         status = project_status(project)
         row.ticks, row.scenes, row.words = status.tick, status.scenes, status.words
-        beat = read_heartbeat(project)
-        row.running, row.daemon = daemon_state(beat)
-        row.last_error = error_line(beat) if beat and beat.last_error else ""
+        row.running, row.daemon, row.last_error = daemon_view(read_heartbeat(project))
         spent = totals(project_rows(project))
         row.cost = money(spent.cost) if spent.calls else "no calls yet"
     except (NovelError, OSError) as exc:
