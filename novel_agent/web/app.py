@@ -244,11 +244,12 @@ async def lore(request: Request) -> Response:
     if request.method == "POST":
         form = await form_of(request)
         values = {k: str(form.get(k) or "") for k in ("name", "keys", "content", "priority")}
+        values.update({flag: flag in form for flag in ("always", "regex", "case_sensitive")})
         keys = values["keys"].replace(",", "\n").splitlines()
         try:
             path = add_lore(project, values["name"], keys, values["content"],
-                                  priority=values["priority"], always="always" in form,
-                                  regex="regex" in form, case_sensitive="case_sensitive" in form)
+                            priority=values["priority"], always=values["always"],
+                            regex=values["regex"], case_sensitive=values["case_sensitive"])
             message, values = f"wrote lore/{path.name}", {}
         except NovelError as exc:
             message, status = f"not added: {exc}", 422
