@@ -28,6 +28,7 @@ from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.heartbeat import read_heartbeat, running
+from novel_agent.project import create_project
 from novel_agent.scenes import load_scene
 
 from ticking import run_ticks
@@ -70,8 +71,11 @@ def answers(url: str) -> bool:
 
 @pytest.fixture
 def server(project, projects_dir):
-    """`novel serve` on a free port over projects_dir (harbour: 2 offline scenes)."""
+    """`novel serve` on a free port over projects_dir (harbour: 2 offline scenes; delta: new)."""
     run_ticks(project, 2)
+    create_project(projects_dir / "delta", {"name": "delta", "premise": "Two sisters run the "
+                                            "last ferry across a drowning delta."},
+                   config={"llm": {"provider": "offline"}})
     port = free_port()
     novel = str(Path(sys.executable).parent / "novel")
     proc = subprocess.Popen([novel, "serve", "--port", str(port)], cwd=projects_dir.parent,
@@ -132,6 +136,7 @@ def run_the_story(page, url: str, project, shots) -> None:
     row = page.locator("#project-harbour")
     assert row.locator("td").nth(1).inner_text() == "2"
     assert "never run" in row.inner_text()
+    assert page.locator("#project-delta td").nth(1).inner_text() == "0"
     shots(page, "library")
 
     # the book, then scene 2
