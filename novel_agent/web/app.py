@@ -1,5 +1,5 @@
-"""The web app of `novel serve`: `create_app(site)` and its routes, thin over py,
-py and live.py.
+"""The web app of `novel serve`: `create_app(site)` and its routes, thin over pages.py,
+edits.py and live.py.
 
 Every URL names a project by name (`/p/NAME/...`, looked up in the Site); a form
 is checked for the server's secret (security.py) before anything is written; a
@@ -77,14 +77,10 @@ def int_param(value: str | None, name: str, default: int) -> int:
         raise ProjectError(f"'{name}' must be a whole number, not {value!r}") from None
 
 
-def fragment(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return render(request, name, status, **context)
-
-
 # -- reading ---------------------------------------------------------------------------
 async def library(request: Request) -> Response:
     site: Site = request.app.state.site
-    rows = [library_row(p) for p in site.projects()]
+    rows = await asyncio.to_thread(lambda: [library_row(p) for p in site.projects()])
     return render(request, "library.html", rows=rows, folder=site.projects_dir)
 
 
@@ -92,7 +88,7 @@ async def book(request: Request) -> Response:
     project = project_of(request)
     page = int_param(request.query_params.get("page"), "page", 1)
     try:
-        data = book_page(project, page)
+        data = await asyncio.to_thread(book_page, project, page)
     except ProjectError as exc:
         raise NotFound(str(exc)) from None
     return render(request, "book.html", project=project, book=data, formats=FORMATS,
@@ -102,7 +98,7 @@ async def book(request: Request) -> Response:
 async def scene(request: Request) -> Response:
     project = project_of(request)
     try:
-        data = scene_page(project, request.path_params["tick"])
+        data = await asyncio.to_thread(scene_page, project, request.path_params["tick"])
     except ProjectError as exc:
         raise NotFound(str(exc)) from None
     return render(request, "scene.html", project=project, page=data)
@@ -112,7 +108,8 @@ async def memory(request: Request) -> Response:
     project = project_of(request)
     config = config_of(request, project)
     return render(request, "memory.html", project=project,
-                  memory=memory_page(project, config.generation.loop_overdue_after))
+                  memory=await asyncio.to_thread(memory_page, project,
+                                                 config.generation.loop_overdue_after))
 
 
 async def context(request: Request) -> Response:
@@ -188,14 +185,14 @@ async def daemon_start(request: Request) -> Response:
     started = await asyncio.to_thread(request.app.state.daemons.start, project, ticks, seconds)
     message = (f"started novel run (pid {started.pid})" if started.exit_code is None
                else f"novel run (pid {started.pid}) ran and ended (exit {started.exit_code})")
-    return fragment(request, "_message.html", message=message)
+    return render(request, "_message.html", message=message)
 
 
 async def daemon_stop(request: Request) -> Response:
     project = project_of(request)
     await form_of(request)
     pid = request.app.state.daemons.stop(project)
-    return fragment(request, "_message.html",
+    return render(request, "_message.html",
                     message=f"asked novel run (pid {pid}) to stop after its tick")
 
 
