@@ -78,7 +78,7 @@ def main() -> None:
                  f"/p/harbour/scene/{n // 2}", "/p/harbour/live", "/p/harbour/steer",
                  "/p/harbour/lore", "/p/harbour/memory", "/p/harbour/context",
                  "/p/harbour/context?stage=planner", "/p/harbour/numbers",
-                 "/p/harbour/stats.svg"]
+                 "/p/harbour/stats.png"]
         print(f"\n{n} scenes; median of {REPEATS} requests, 2 shared cores\n")
         print(f"{'page':<36} {'ms':>8} {'kB':>8}")
         with serving(make_site(root)) as client:

@@ -42,6 +42,21 @@ def test_the_library_lists_each_project_with_its_state(book, projects_dir):
     assert cells == ["harbour", "5", f"{words:,}", "never run", "none", "$0"]
 
 
+def test_the_library_counts_a_scene_edited_by_hand(book, projects_dir):
+    def words_shown(client) -> str:
+        return re.search(r'<tr id="project-harbour">.*?<td class="num">\d+</td>\s*'
+                         r'<td class="num">([\d,]+)</td>', client.get("/").text, re.S).group(1)
+
+    site = make_site(projects_dir)
+    with serving(site) as client:
+        before = words_shown(client)
+        path = book.scene_path(3)
+        path.write_text(path.read_text() + "\nFour more words here.\n")
+        after = words_shown(client)
+    assert int(after.replace(",", "")) == int(before.replace(",", "")) + 4
+    assert len(site.word_counts) == 5        # each scene read once, the edited one again
+
+
 def test_the_book_is_read_a_page_at_a_time(book, projects_dir, monkeypatch):
     monkeypatch.setattr(pages, "PAGE_SCENES", 2)
     with serving(make_site(projects_dir)) as client:
@@ -217,11 +232,10 @@ def test_the_context_page_is_what_novel_context_reports(book, projects_dir):
 def test_the_numbers_page_has_the_stats_and_the_usage_table(book, projects_dir):
     with serving(make_site(projects_dir)) as client:
         page = client.get("/p/harbour/numbers")
-        svg = client.get("/p/harbour/stats.svg")
+        png = client.request_bytes("/p/harbour/stats.png")
     assert "<th>words per scene</th>" in page.text and "5 scenes" in page.text
     assert re.search(r'<tr class="total"><td>total</td><td class="num">1[05]</td>', page.text)
-    assert svg.status == 200 and svg.headers["content-type"].startswith("image/svg+xml")
-    assert "<svg" in svg.text
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_live_feed_sends_each_landed_tick_and_log_line(book, projects_dir):

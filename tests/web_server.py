@@ -50,6 +50,16 @@ class Client:
         conn.close()
         return answer
 
+    def request_bytes(self, path: str) -> bytes:
+        """The body of GET path as bytes (an image), asserting a 200."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        conn.request("GET", path, headers={"Host": f"{self.host}:{self.port}"})
+        response = conn.getresponse()
+        assert response.status == 200, response.status
+        body = response.read()
+        conn.close()
+        return body
+
     def get(self, path: str, **kw) -> Answer:
         return self.request("GET", path, **kw)
 

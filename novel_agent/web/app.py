@@ -32,7 +32,7 @@ from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (STAGES, book_page, context_page, daemon_view, library_row,
                                    lore_file_text, lore_page, memory_page, numbers_page,
-                                   scene_page, stats_svg as make_stats_svg, steer_page)
+                                   scene_page, stats_png as make_stats_png, steer_page)
 from novel_agent.web.security import Guard, check_csrf
 from novel_agent.web.site import Site, inside, is_loopback
 
@@ -80,7 +80,8 @@ def int_param(value: str | None, name: str, default: int) -> int:
 # -- reading ---------------------------------------------------------------------------
 async def library(request: Request) -> Response:
     site: Site = request.app.state.site
-    rows = await asyncio.to_thread(lambda: [library_row(p) for p in site.projects()])
+    rows = await asyncio.to_thread(lambda: [library_row(p, site.word_counts)
+                                            for p in site.projects()])
     return render(request, "library.html", rows=rows, folder=site.projects_dir)
 
 
@@ -130,13 +131,13 @@ async def numbers(request: Request) -> Response:
     return render(request, "numbers.html", project=project, **data)
 
 
-async def stats_svg(request: Request) -> Response:
+async def stats_png(request: Request) -> Response:
     project = project_of(request)
     try:
-        svg = await asyncio.to_thread(make_stats_svg, project, config_of(request, project))
+        png = await asyncio.to_thread(make_stats_png, project, config_of(request, project))
     except MissingExtraError as exc:
         return Response(str(exc), 404, media_type="text/plain")
-    return Response(svg, media_type="image/svg+xml")
+    return Response(png, media_type="image/png")
 
 
 # -- exports -----------------------------------------------------------------------------
@@ -327,7 +328,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/memory", memory, name="memory"),
         Route(p + "/context", context, name="context"),
         Route(p + "/numbers", numbers, name="numbers"),
-        Route(p + "/stats.svg", stats_svg, name="stats_svg"),
+        Route(p + "/stats.png", stats_png, name="stats_png"),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={

@@ -28,7 +28,7 @@ from novel_agent.prose import blocks, blocks_html
 from novel_agent.scenes import Scene, load_scene, load_scenes, scene_ticks
 from novel_agent.session import Session
 from novel_agent.stats import collect_stats, read_log, summary
-from novel_agent.status import project_status, steer_status
+from novel_agent.status import scene_words, steer_status
 from novel_agent.steer import read_steer
 from novel_agent.summaries import load_tree
 from novel_agent.usage_report import project_rows, usage_report
@@ -70,12 +70,28 @@ def daemon_view(beat: Heartbeat | None) -> tuple[bool, str, str]:
     return (*daemon_state(beat), error_line(beat) if beat and beat.last_error else "")
 
 
-def library_row(project: Project) -> LibraryRow:
-    """The project's state: ticks, words, daemon, last error, cost so far."""
+def book_words(project: Project, cache: dict[Path, tuple[int, int, int]]) -> tuple[int, int]:
+    """(scenes, words) of the book as its files hold it now; a scene's count is kept in
+    `cache` by its file's mtime and size, so only a new or edited scene is read again."""
+    ticks = scene_ticks(project.scenes_dir)
+    words = 0
+    for tick in ticks:
+        path = project.scene_path(tick)
+        stat = path.stat()
+        known = cache.get(path)
+        if known is None or known[:2] != (stat.st_mtime_ns, stat.st_size):
+            known = cache[path] = (stat.st_mtime_ns, stat.st_size, scene_words(path))
+        words += known[2]
+    return len(ticks), words
+
+
+def library_row(project: Project, cache: dict[Path, tuple[int, int, int]]) -> LibraryRow:
+    """The project's state: ticks, words, daemon, last error, cost so far (`cache`: see
+    book_words)."""
     row = LibraryRow(project.name)
     try:
-        status = project_status(project)
-        row.ticks, row.scenes, row.words = status.tick, status.scenes, status.words
+        row.ticks = project.tick()
+        row.scenes, row.words = book_words(project, cache)
         row.running, row.daemon, row.last_error = daemon_view(read_heartbeat(project))
         spent = totals(project_rows(project))
         row.cost = money(spent.cost) if spent.calls else "no calls yet"
@@ -246,9 +262,10 @@ def numbers_page(project: Project, config: Config) -> dict[str, Any]:
             "money": money}
 
 
-def stats_svg(project: Project, config: Config) -> str:
-    """`novel stats --plot`'s page of charts as SVG text (needs the plot extra)."""
+def stats_png(project: Project, config: Config) -> bytes:
+    """`novel stats --plot`'s page of charts as PNG (needs the plot extra; a PNG of a
+    1,000-tick book is a tenth of its SVG)."""
     from novel_agent.plot import plot_stats
     stats = collect_stats(project, config, project_rows(project))
     with tempfile.TemporaryDirectory() as folder:
-        return plot_stats(stats, Path(folder) / "stats.svg").read_text(encoding="utf-8")
+        return plot_stats(stats, Path(folder) / "stats.png").read_bytes()

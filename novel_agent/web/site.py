@@ -27,6 +27,8 @@ class Site:
     token: str = ""                           # required on every request when set
     csrf: str = ""                            # the secret every form carries
     poll: float = 0.5                         # how often the live feed looks at the files
+    word_counts: dict[Path, tuple[int, int, int]] = field(default_factory=dict)
+    # ^ scene file -> (mtime_ns, size, words), so the library reads only changed scenes
 
     def projects(self) -> list[Project]:
         """The projects served, by name."""
