@@ -230,9 +230,16 @@ def test_the_context_page_is_what_novel_context_reports(book, projects_dir):
 
 
 def test_the_numbers_page_has_the_stats_and_the_usage_table(book, projects_dir):
-    with serving(make_site(projects_dir)) as client:
+    site = make_site(projects_dir)
+    with serving(site) as client:
         page = client.get("/p/harbour/numbers")
         png = client.request_bytes("/p/harbour/stats.png")
+        made = site.stats[book.root][1]
+        assert client.get("/p/harbour/numbers").text == page.text
+        assert site.stats[book.root][1] is made              # not made again: nothing changed
+        run_ticks(book, 1)
+        later = client.get("/p/harbour/numbers")
+    assert "6 scenes" in later.text and site.stats[book.root][1] is not made
     assert "<th>words per scene</th>" in page.text and "5 scenes" in page.text
     assert re.search(r'<tr class="total"><td>total</td><td class="num">1[05]</td>', page.text)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

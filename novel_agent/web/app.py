@@ -127,14 +127,16 @@ async def context(request: Request) -> Response:
 
 async def numbers(request: Request) -> Response:
     project = project_of(request)
-    data = await asyncio.to_thread(numbers_page, project, config_of(request, project))
+    data = await asyncio.to_thread(numbers_page, project, config_of(request, project),
+                                   request.app.state.site.stats)
     return render(request, "numbers.html", project=project, **data)
 
 
 async def stats_png(request: Request) -> Response:
     project = project_of(request)
     try:
-        png = await asyncio.to_thread(make_stats_png, project, config_of(request, project))
+        png = await asyncio.to_thread(make_stats_png, project, config_of(request, project),
+                                      request.app.state.site.stats)
     except MissingExtraError as exc:
         return Response(str(exc), 404, media_type="text/plain")
     return Response(png, media_type="image/png")

@@ -27,7 +27,8 @@ from novel_agent.project import Project
 from novel_agent.prose import blocks, blocks_html
 from novel_agent.scenes import Scene, load_scene, load_scenes, scene_ticks
 from novel_agent.session import Session
-from novel_agent.stats import collect_stats, read_log, summary
+from novel_agent.ledger import ledger_path
+from novel_agent.stats import Stats, collect_stats, read_log, summary
 from novel_agent.status import scene_words, steer_status
 from novel_agent.steer import read_steer
 from novel_agent.summaries import load_tree
@@ -253,19 +254,39 @@ def context_page(project: Project, config: Config, env: Mapping[str, str],
     return {"report": report, "bars": bars, "messages": built.messages, "stage": stage}
 
 
-def numbers_page(project: Project, config: Config) -> dict[str, Any]:
+def _mark(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+        return stat.st_mtime_ns, stat.st_size
+    except OSError:
+        return 0, 0
+
+
+def project_stats(project: Project, config: Config, cache: dict[Path, tuple]) -> Stats:
+    """`novel stats`'s numbers (stats.collect_stats), made again only when a tick, a prompt
+    log, a summary or the ledger changed since the last time (`cache`: root -> (mark,
+    Stats)). They read every prompt log: 3 s for 1,000 ticks."""
+    mark = (project.tick(), _mark(project.log_dir), _mark(project.summaries_dir),
+            _mark(ledger_path(project)), _mark(project.scenes_dir))
+    known = cache.get(project.root)
+    if known is None or known[0] != mark:
+        known = cache[project.root] = (mark, collect_stats(project, config,
+                                                           project_rows(project)))
+    return known[1]
+
+
+def numbers_page(project: Project, config: Config, cache: dict[Path, tuple]) -> dict[str, Any]:
     """What `novel stats` and `novel usage` print: per-measure figures and the table."""
-    rows = project_rows(project)
-    stats = collect_stats(project, config, rows)
-    report = usage_report(project, config, rows)
+    stats = project_stats(project, config, cache)
+    report = usage_report(project, config, project_rows(project))
     return {"stats": stats, "summary": summary(stats), "usage": report,
             "money": money}
 
 
-def stats_png(project: Project, config: Config) -> bytes:
+def stats_png(project: Project, config: Config, cache: dict[Path, tuple]) -> bytes:
     """`novel stats --plot`'s page of charts as PNG (needs the plot extra; a PNG of a
-    1,000-tick book is a tenth of its SVG)."""
+    1,000-tick book is a third of its SVG)."""
     from novel_agent.plot import plot_stats
-    stats = collect_stats(project, config, project_rows(project))
+    stats = project_stats(project, config, cache)
     with tempfile.TemporaryDirectory() as folder:
         return plot_stats(stats, Path(folder) / "stats.png").read_bytes()
