@@ -236,6 +236,7 @@ def test_the_numbers_page_has_the_stats_and_the_usage_table(book, projects_dir):
         png = client.request_bytes("/p/harbour/stats.png")
         made = site.stats[book.root][1]
         assert client.get("/p/harbour/numbers").text == page.text
+        assert client.request_bytes("/p/harbour/stats.png") == png
         assert site.stats[book.root][1] is made              # not made again: nothing changed
         run_ticks(book, 1)
         later = client.get("/p/harbour/numbers")

@@ -262,12 +262,17 @@ def _mark(path: Path) -> tuple[int, int]:
         return 0, 0
 
 
-def project_stats(project: Project, config: Config, cache: dict[Path, tuple]) -> Stats:
+def _stats_mark(project: Project) -> tuple:
+    """What changes when `novel stats`' numbers may have: ticks, logs, summaries, ledger."""
+    return (project.tick(), _mark(project.log_dir), _mark(project.summaries_dir),
+            _mark(ledger_path(project)), _mark(project.scenes_dir))
+
+
+def project_stats(project: Project, config: Config, cache: dict[Any, tuple]) -> Stats:
     """`novel stats`'s numbers (stats.collect_stats), made again only when a tick, a prompt
     log, a summary or the ledger changed since the last time (`cache`: root -> (mark,
     Stats)). They read every prompt log: 3 s for 1,000 ticks."""
-    mark = (project.tick(), _mark(project.log_dir), _mark(project.summaries_dir),
-            _mark(ledger_path(project)), _mark(project.scenes_dir))
+    mark = _stats_mark(project)
     known = cache.get(project.root)
     if known is None or known[0] != mark:
         known = cache[project.root] = (mark, collect_stats(project, config,
@@ -275,7 +280,7 @@ def project_stats(project: Project, config: Config, cache: dict[Path, tuple]) ->
     return known[1]
 
 
-def numbers_page(project: Project, config: Config, cache: dict[Path, tuple]) -> dict[str, Any]:
+def numbers_page(project: Project, config: Config, cache: dict[Any, tuple]) -> dict[str, Any]:
     """What `novel stats` and `novel usage` print: per-measure figures and the table."""
     stats = project_stats(project, config, cache)
     report = usage_report(project, config, project_rows(project))
@@ -283,10 +288,14 @@ def numbers_page(project: Project, config: Config, cache: dict[Path, tuple]) -> 
             "money": money}
 
 
-def stats_png(project: Project, config: Config, cache: dict[Path, tuple]) -> bytes:
+def stats_png(project: Project, config: Config, cache: dict[Any, tuple]) -> bytes:
     """`novel stats --plot`'s page of charts as PNG (needs the plot extra; a PNG of a
-    1,000-tick book is a third of its SVG)."""
+    1,000-tick book is a third of its SVG), drawn again only when the numbers changed."""
     from novel_agent.plot import plot_stats
     stats = project_stats(project, config, cache)
-    with tempfile.TemporaryDirectory() as folder:
-        return plot_stats(stats, Path(folder) / "stats.png").read_bytes()
+    known = cache.get((project.root, "png"))
+    if known is None or known[0] is not stats:
+        with tempfile.TemporaryDirectory() as folder:
+            known = cache[(project.root, "png")] = (
+                stats, plot_stats(stats, Path(folder) / "stats.png").read_bytes())
+    return known[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from novel_agent.errors import ProjectError
 from novel_agent.project import PROJECT_FILE, Project
@@ -29,7 +29,7 @@ class Site:
     poll: float = 0.5                         # how often the live feed looks at the files
     word_counts: dict[Path, tuple[int, int, int]] = field(default_factory=dict)
     # ^ scene file -> (mtime_ns, size, words), so the library reads only changed scenes
-    stats: dict[Path, tuple] = field(default_factory=dict)   # see pages.project_stats
+    stats: dict[Any, tuple] = field(default_factory=dict)    # see pages.project_stats
 
     def projects(self) -> list[Project]:
         """The projects served, by name."""
