@@ -450,3 +450,17 @@ def test_a_broken_file_is_a_4xx_naming_it_and_the_library_still_lists(book, proj
     for answer in (page, shown):
         assert answer.status == 400 and str(scene) in answer.text
         assert "Traceback" not in answer.text
+
+
+def test_a_daemon_that_cannot_start_says_why(book, projects_dir):
+    book.acquire_lock()                  # a `novel tick` holds the project
+    try:
+        with serving(make_site(projects_dir)) as client:
+            answer = client.post("/p/harbour/daemon/start", {"csrf": SECRET},
+                                 headers={"HX-Request": "true"})
+    finally:
+        book.release_lock()
+    assert answer.status == 400
+    assert answer.text.startswith('<p class="message error" role="status">novel run stopped at '
+                                  "once (exit 1): project &#39;harbour&#39; is busy: process ")
+    assert read_heartbeat(book) is None

@@ -24,8 +24,8 @@ from starlette.templating import Jinja2Templates
 
 from novel_agent.errors import LockError, MissingExtraError, NovelError, ProjectError
 from novel_agent.export import FORMATS, export
-from novel_agent.project import Project
 from novel_agent.heartbeat import read_heartbeat
+from novel_agent.project import Project
 from novel_agent.scenes import last_tick, load_scene, scene_ticks
 from novel_agent.storage import explain
 from novel_agent.web.edits import add_lore, edit_lore, save_steer

@@ -28,7 +28,8 @@ from novel_agent.scenes import Scene, load_scene, scene_ticks
 from novel_agent.web.pages import daemon_view
 from novel_agent.web.site import Site
 
-START_WAIT = 1.0      # seconds to see whether a run that was just started fails at once
+POLL = 0.05           # seconds between looks at a run just started ...
+START_POLLS = 200     # ... until its heartbeat names it, it ends, or 10 s have gone by
 LOG_TAIL = 40         # daemon.log lines the live page shows when it opens
 
 
@@ -52,8 +53,9 @@ class Daemons:
         self.children: dict[str, subprocess.Popen] = {}
 
     def start(self, project: Project, ticks: int = 0, interval: float | None = None) -> Started:
-        """Start `novel run -v` on `project` in the background; ProjectError if one runs
-        already, or if it stops at once with an error (its last line says why)."""
+        """Start `novel run -v` on `project` in the background and wait until it holds the
+        project (its heartbeat names it); ProjectError if one runs already, or if it stops
+        at once with an error (its last line says why: a busy project, a bad config)."""
         self.reap()
         beat = read_heartbeat(project)
         if running(beat) or project.name in self.children:
@@ -68,15 +70,20 @@ class Daemons:
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, env=dict(self.site.env),
                                     cwd=project.root, start_new_session=True)
-        try:
-            code = proc.wait(timeout=START_WAIT)
-        except subprocess.TimeoutExpired:
-            self.children[project.name] = proc
-            return Started(proc.pid)
-        if code:
-            raise ProjectError(f"novel run stopped at once (exit {code}): "
-                               f"{last_line(run_output(project))}", path=str(project.root))
-        return Started(proc.pid, code)
+        for _ in range(START_POLLS):
+            try:
+                code = proc.wait(timeout=POLL)
+            except subprocess.TimeoutExpired:
+                beat = read_heartbeat(project)
+                if beat is not None and beat.pid == proc.pid:    # it holds the project
+                    break
+                continue
+            if code:
+                raise ProjectError(f"novel run stopped at once (exit {code}): "
+                                   f"{last_line(run_output(project))}", path=str(project.root))
+            return Started(proc.pid, code)
+        self.children[project.name] = proc
+        return Started(proc.pid)
 
     def stop(self, project: Project) -> int:
         """Ask the project's daemon to stop after its tick (as `novel stop`); its pid."""

@@ -20,6 +20,7 @@ from novel_agent.errors import NovelError, ProjectError
 from novel_agent.export import Chapter, chapters_of
 from novel_agent.files import read_text, read_yaml
 from novel_agent.heartbeat import Heartbeat, error_line, read_heartbeat, running
+from novel_agent.ledger import ledger_path
 from novel_agent.lore import load_lorebook
 from novel_agent.memory import load_memory
 from novel_agent.pipeline import preview
@@ -27,7 +28,6 @@ from novel_agent.project import Project
 from novel_agent.prose import blocks, blocks_html
 from novel_agent.scenes import Scene, load_scene, load_scenes, scene_ticks
 from novel_agent.session import Session
-from novel_agent.ledger import ledger_path
 from novel_agent.stats import Stats, collect_stats, read_log, summary
 from novel_agent.status import scene_words, steer_status
 from novel_agent.steer import read_steer
