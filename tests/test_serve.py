@@ -68,6 +68,16 @@ def test_the_book_is_read_a_page_at_a_time(book, projects_dir, monkeypatch):
     assert "Traceback" not in past.text
 
 
+def test_a_book_page_reads_only_its_own_scenes(book, projects_dir, monkeypatch):
+    import novel_agent.scenes as scenes
+    read, real = [], scenes.load_scene
+    monkeypatch.setattr(scenes, "load_scene", lambda path: read.append(path.name) or real(path))
+    monkeypatch.setattr(pages, "PAGE_SCENES", 2)
+    with serving(make_site(projects_dir)) as client:
+        assert client.get("/p/harbour/book?page=2").status == 200
+    assert read == ["scene_003.md", "scene_004.md"]
+
+
 def test_a_scene_page_shows_its_plan_bullets_and_memory_changes(book, projects_dir):
     plan = read_yaml(book.plan_path(2))
     with serving(make_site(projects_dir)) as client:
