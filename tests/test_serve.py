@@ -396,7 +396,8 @@ def test_every_answer_carries_the_protective_headers(book, projects_dir):
 def test_novel_serve_off_loopback_makes_and_prints_a_token(projects_dir, project, monkeypatch):
     import uvicorn
     seen = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
+        app=self.config.app, host=self.config.host, port=self.config.port))
     result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "8123"],
                                 catch_exceptions=False)
     token = seen["app"].site.token
@@ -409,7 +410,8 @@ def test_novel_serve_off_loopback_makes_and_prints_a_token(projects_dir, project
 def test_novel_serve_on_loopback_needs_no_token(projects_dir, project, monkeypatch):
     import uvicorn
     seen = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
+        app=self.config.app, host=self.config.host, port=self.config.port))
     result = CliRunner().invoke(cli, ["serve", "-p", "harbour"], catch_exceptions=False)
     assert result.output == "serving harbour at http://127.0.0.1:8000/  (Ctrl-C stops)\n"
     assert seen["app"].site.token == "" and seen["host"] == "127.0.0.1"
@@ -427,7 +429,8 @@ def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, t
     import uvicorn
     import webbrowser
     seen, opened = {}, []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
+        app=self.config.app, host=self.config.host, port=self.config.port))
     monkeypatch.setattr(webbrowser, "open", opened.append)
     monkeypatch.chdir(tmp_path.parent)
     result = CliRunner().invoke(cli, ["serve", "--projects", str(projects_dir), "--token",
@@ -474,3 +477,16 @@ def test_a_daemon_that_cannot_start_says_why(book, projects_dir):
     assert answer.text.startswith('<p class="message error" role="status">novel run stopped at '
                                   "once (exit 1): project &#39;harbour&#39; is busy: process ")
     assert read_heartbeat(book) is None
+
+
+def test_the_live_feed_ends_when_the_server_stops(book):
+    import asyncio
+    from novel_agent.web.live import feed
+    stops = iter([False, True])
+
+    async def collect() -> list[str]:
+        return [event async for event in feed(
+            book, since_tick=5, log_offset=0, poll=0, render_tick=str, render_log=str,
+            render_state=lambda *state: "state", stopping=lambda: next(stops))]
+
+    assert asyncio.run(collect()) == ["retry: 1000\n\n", "event: daemon\ndata: state\n\n"]

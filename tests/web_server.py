@@ -79,6 +79,7 @@ def serving(site: Site, host: str = "127.0.0.1") -> Iterator[Client]:
     config = uvicorn.Config(create_app(site, host), host="127.0.0.1", port=0,
                             log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
+    site.stopping = lambda: server.should_exit
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -75,5 +75,7 @@ def serve_cmd(project_spec: str | None, projects_folder: Path | None, host: str,
     click.echo(f"serving {what} at {url}{'?token=' + token if token else ''}  (Ctrl-C stops)")
     if open_browser:
         webbrowser.open(url + (f"?token={token}" if token else ""))
-    uvicorn.run(create_app(site, host), host=host, port=port, log_level="warning",
-                timeout_graceful_shutdown=1)
+    server = uvicorn.Server(uvicorn.Config(create_app(site, host), host=host, port=port,
+                                           log_level="warning", timeout_graceful_shutdown=2))
+    site.stopping = lambda: server.should_exit      # open live feeds end, Ctrl-C is clean
+    server.run()

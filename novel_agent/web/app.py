@@ -217,7 +217,7 @@ async def events(request: Request) -> Response:
 
     stream = feed(project, since_tick=since, log_offset=offset, poll=site.poll,
                        render_tick=render_tick, render_log=render_log,
-                       render_state=render_state)
+                       render_state=render_state, stopping=site.stopping)
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

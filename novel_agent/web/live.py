@@ -167,13 +167,14 @@ def sse(event: str, data: str) -> str:
 
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
                render_tick: Callable[[Scene], str], render_log: Callable[[LogLine], str],
-               render_state: Callable[[bool, str, str], str]) -> AsyncIterator[str]:
+               render_state: Callable[[bool, str, str], str],
+               stopping: Callable[[], bool] = lambda: False) -> AsyncIterator[str]:
     """The live feed of one page: the daemon's state (and last error) when it changes, each new scene after
-    `since_tick`, each new daemon.log line after `log_offset`; forever (the client
-    going away ends it)."""
+    `since_tick`, each new daemon.log line after `log_offset`; until the client goes
+    away or the server stops (`stopping()`; the browser then reconnects to the next one)."""
     shown = None
     yield "retry: 1000\n\n"
-    while True:
+    while not stopping():
         state = daemon_view(read_heartbeat(project))
         if state != shown:
             shown = state

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from novel_agent.errors import ProjectError
 from novel_agent.project import PROJECT_FILE, Project
@@ -27,6 +27,7 @@ class Site:
     token: str = ""                           # required on every request when set
     csrf: str = ""                            # the secret every form carries
     poll: float = 0.5                         # how often the live feed looks at the files
+    stopping: Callable[[], bool] = lambda: False   # the server is shutting down: feeds end
     word_counts: dict[Path, tuple[int, int, int]] = field(default_factory=dict)
     # ^ scene file -> (mtime_ns, size, words), so the library reads only changed scenes
     stats: dict[Any, tuple] = field(default_factory=dict)    # see pages.project_stats
