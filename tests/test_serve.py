@@ -490,3 +490,18 @@ def test_the_live_feed_ends_when_the_server_stops(book):
             render_state=lambda *state: "state", stopping=lambda: next(stops))]
 
     assert asyncio.run(collect()) == ["retry: 1000\n\n", "event: daemon\ndata: state\n\n"]
+
+
+def test_an_unexpected_failure_is_a_500_with_one_line(book, projects_dir, monkeypatch):
+    import novel_agent.web.app as app
+
+    def broken(project, page):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(app, "book_page", broken)
+    with serving(make_site(projects_dir)) as client:
+        answer = client.get("/p/harbour/book")
+    assert answer.status == 500
+    assert ("internal error (KeyError): the server could not make this page; the files are "
+            "unchanged") in answer.text
+    assert "Traceback" not in answer.text and "boom" not in answer.text
