@@ -162,11 +162,12 @@ def run_the_story(page, url: str, project, shots) -> None:
     page.locator("#tick-4").wait_for(timeout=30_000)
     assert page.evaluate("window.stillTheSamePage") is True
     page.locator("#state").get_by_text("running").wait_for()
-    assert page.locator("#log li").count() > 0
+    page.locator("#log li").first.wait_for()
     shots(page, "live")
 
     # steer: write the note; a plan made after it follows it
     page.get_by_role("link", name="Steer").click()
+    page.wait_for_url("**/p/harbour/steer")
     page.fill("textarea[name=text]", NOTE)
     page.click("#save-steer")
     page.locator(".message").get_by_text("saved steer.md").wait_for()
@@ -179,6 +180,7 @@ def run_the_story(page, url: str, project, shots) -> None:
 
     # lore: a valid entry lands in `novel lore list`; an invalid one is refused
     page.get_by_role("link", name="Lore").click()
+    page.wait_for_url("**/p/harbour/lore")
     page.fill("input[name=name]", "The brass locket")
     page.fill("input[name=keys]", "locket, brass locket")
     page.fill("textarea[name=content]", "Edda's mother's; it holds a key.")
@@ -204,17 +206,22 @@ def run_the_story(page, url: str, project, shots) -> None:
 
     # memory, context, numbers
     page.get_by_role("link", name="Memory").click()
-    assert page.locator("#characters").is_visible()
+    page.wait_for_url("**/p/harbour/memory")
+    page.locator("#characters").wait_for()
     shots(page, "memory")
     page.get_by_role("link", name="Context").click()
+    page.wait_for_url("**/p/harbour/context")          # the page waits for its prompt build
+    page.locator(".budget-bar .seg").first.wait_for()
     assert page.locator(".budget-bar .seg").count() >= 3
     shots(page, "context")
     page.get_by_role("link", name="Numbers").click()
+    page.wait_for_url("**/p/harbour/numbers")
     page.locator("img.charts").wait_for()
     shots(page, "numbers")
 
     # stop the daemon from the live page and see it stop
     page.get_by_role("link", name="Live").click()
+    page.wait_for_url("**/p/harbour/live")
     page.click("#stop")
     page.locator("#daemon-message").get_by_text("asked novel run").wait_for()
     page.locator("#state").get_by_text("stopped").wait_for(timeout=30_000)
