@@ -145,6 +145,11 @@ def run_the_story(page, url: str, project, shots) -> None:
     scene2 = load_scene(project.scene_path(2))
     assert page.locator("#scene-2 h3").inner_text() == scene2.title
     shots(page, "book")
+    with page.expect_download() as download:
+        page.click("#export-epub")
+    assert download.value.suggested_filename == "harbour.epub"
+    assert (project.root / "export" / "harbour.epub").read_bytes()[:2] == b"PK"
+    page.goto(url + "/p/harbour/book")
     page.locator("#scene-2 h3 a").click()
     page.wait_for_url("**/p/harbour/scene/2")
     assert page.locator("h1").inner_text() == scene2.title
