@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from novel_agent.cli import cli
-from novel_agent.files import dump_yaml, read_yaml
-from novel_agent.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
-import novel_agent.web.pages as pages
-
 from conftest import files_of
 from ticking import run_ticks
 from web_server import make_site, serving
+
+import novel_agent.web.pages as pages
+from novel_agent.cli import cli
+from novel_agent.daemon.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
+from novel_agent.files import dump_yaml, read_yaml
 
 SECRET = "test-secret"
 
@@ -69,7 +68,7 @@ def test_the_book_is_read_a_page_at_a_time(book, projects_dir, monkeypatch):
 
 
 def test_a_book_page_reads_only_its_own_scenes(book, projects_dir, monkeypatch):
-    import novel_agent.scenes as scenes
+    import novel_agent.story.scenes as scenes
     read, real = [], scenes.load_scene
     monkeypatch.setattr(scenes, "load_scene", lambda path: read.append(path.name) or real(path))
     monkeypatch.setattr(pages, "PAGE_SCENES", 2)
@@ -426,8 +425,9 @@ def test_novel_serve_refuses_a_missing_projects_folder(projects_dir):
 
 
 def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, tmp_path):
-    import uvicorn
     import webbrowser
+
+    import uvicorn
     seen, opened = {}, []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
         app=self.config.app, host=self.config.host, port=self.config.port))
@@ -481,6 +481,7 @@ def test_a_daemon_that_cannot_start_says_why(book, projects_dir):
 
 def test_the_live_feed_ends_when_the_server_stops(book):
     import asyncio
+
     from novel_agent.web.live import feed
     stops = iter([False, True])
 

@@ -16,23 +16,33 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import (FileResponse, HTMLResponse, RedirectResponse, Response,
-                                 StreamingResponse)
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from novel_agent.books.export import FORMATS, export
+from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import LockError, MissingExtraError, NovelError, ProjectError
-from novel_agent.export import FORMATS, export
-from novel_agent.heartbeat import read_heartbeat
-from novel_agent.project import Project
-from novel_agent.scenes import last_tick, load_scene, scene_ticks
 from novel_agent.storage import explain
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import last_tick, load_scene, scene_ticks
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
-from novel_agent.web.pages import (STAGES, book_page, context_page, daemon_view, library_row,
-                                   lore_file_text, lore_page, memory_page, numbers_page,
-                                   scene_page, stats_png as make_stats_png, steer_page)
+from novel_agent.web.pages import (
+    STAGES,
+    book_page,
+    context_page,
+    daemon_view,
+    library_row,
+    lore_file_text,
+    lore_page,
+    memory_page,
+    numbers_page,
+    scene_page,
+    steer_page,
+)
+from novel_agent.web.pages import stats_png as make_stats_png
 from novel_agent.web.security import Guard, check_csrf
 from novel_agent.web.site import Site, inside, is_loopback
 

@@ -8,14 +8,14 @@ as it was.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, dump_yaml, write_yaml
-from novel_agent.lore import check_entry, entry_yaml, new_entry_path, parse_lore
-from novel_agent.project import Project
-from novel_agent.steer import KEYS
+from novel_agent.story.lore import check_entry, entry_yaml, new_entry_path, parse_lore
+from novel_agent.story.project import Project
+from novel_agent.story.steer import KEYS
 
 
 def _whole_number(name: str, value: str, path: Path) -> int | None:

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable
 
-from novel_agent.daemon_log import daemon_log_path
+from novel_agent.daemon.heartbeat import read_heartbeat, running, stop_daemon
+from novel_agent.daemon.log import daemon_log_path
 from novel_agent.errors import NovelError, ProjectError
-from novel_agent.heartbeat import read_heartbeat, running, stop_daemon
-from novel_agent.project import Project
-from novel_agent.scenes import Scene, load_scene, scene_ticks
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import Scene, load_scene, scene_ticks
 from novel_agent.web.pages import daemon_view
 from novel_agent.web.site import Site
 

@@ -9,30 +9,31 @@ from __future__ import annotations
 
 import bisect
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from novel_agent.config import Config
+from novel_agent.books.export import Chapter, chapters_of
+from novel_agent.books.markdown import blocks, blocks_html
+from novel_agent.config.settings import Config
 from novel_agent.context.relevance import overdue
-from novel_agent.costs import money, totals
+from novel_agent.daemon.heartbeat import Heartbeat, error_line, read_heartbeat, running
 from novel_agent.errors import NovelError, ProjectError
-from novel_agent.export import Chapter, chapters_of
 from novel_agent.files import read_text, read_yaml
-from novel_agent.heartbeat import Heartbeat, error_line, read_heartbeat, running
-from novel_agent.ledger import ledger_path
-from novel_agent.lore import load_lorebook
-from novel_agent.memory import load_memory
-from novel_agent.pipeline import preview
-from novel_agent.project import Project
-from novel_agent.prose import blocks, blocks_html
-from novel_agent.scenes import Scene, load_scene, load_scenes, scene_ticks
-from novel_agent.session import Session
-from novel_agent.stats import Stats, collect_stats, read_log, summary
-from novel_agent.status import scene_words, steer_status
-from novel_agent.steer import read_steer
-from novel_agent.summaries import load_tree
-from novel_agent.usage_report import project_rows, usage_report
+from novel_agent.index.ledger import ledger_path
+from novel_agent.reports.costs import money, totals
+from novel_agent.reports.stats import Stats, collect_stats, read_log, summary
+from novel_agent.reports.status import scene_words, steer_status
+from novel_agent.reports.usage import project_rows, usage_report
+from novel_agent.story.lore import load_lorebook
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks
+from novel_agent.story.steer import read_steer
+from novel_agent.story.summaries import load_tree
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
 
 PAGE_SCENES = 20
 FACTS_SHOWN = 200
@@ -291,7 +292,7 @@ def numbers_page(project: Project, config: Config, cache: dict[Any, tuple]) -> d
 def stats_png(project: Project, config: Config, cache: dict[Any, tuple]) -> bytes:
     """`novel stats --plot`'s page of charts as PNG (needs the plot extra; a PNG of a
     1,000-tick book is a third of its SVG), drawn again only when the numbers changed."""
-    from novel_agent.plot import plot_stats
+    from novel_agent.reports.plot import plot_stats
     stats = project_stats(project, config, cache)
     known = cache.get((project.root, "png"))
     if known is None or known[0] is not stats:

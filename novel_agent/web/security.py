@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 import hmac
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.datastructures import Headers

@@ -8,12 +8,13 @@ folder appears on the next look), so no part of a URL ever becomes a path.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from novel_agent.errors import ProjectError
-from novel_agent.project import PROJECT_FILE, Project
+from novel_agent.story.project import PROJECT_FILE, Project
 
 
 @dataclass
