@@ -19,6 +19,7 @@ from novel_agent.cli.reindex_cmd import reindex_cmd
 from novel_agent.cli.run_cmd import run_cmd
 from novel_agent.cli.scenes_cmd import scenes_group
 from novel_agent.cli.search_cmd import search_cmd
+from novel_agent.cli.serve_cmd import serve_cmd
 from novel_agent.cli.stats_cmd import stats_cmd
 from novel_agent.cli.status_cmd import status_cmd
 from novel_agent.cli.stop_cmd import stop_cmd
@@ -60,3 +61,4 @@ cli.add_command(doctor_cmd)
 cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
+cli.add_command(serve_cmd)
