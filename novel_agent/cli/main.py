@@ -25,6 +25,7 @@ from .usage_cmd import usage_cmd
 from .search_cmd import search_cmd
 from .lore_cmd import lore_group
 from .reindex_cmd import reindex_cmd
+from novel_agent.cli.fleet_cmd import fleet_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,3 +61,4 @@ cli.add_command(doctor_cmd)
 cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
+cli.add_command(fleet_group)
