@@ -24,14 +24,28 @@ class Batching:
         self.requests = 0
         self.in_flight = 0
         self.peak = 0
-        self.times: list[float] = []       # when each answer was given (time.monotonic)
+        self.arrivals: list[float] = []    # when each request came (time.monotonic)
+        self.times: list[float] = []       # when each answer was given
 
     @property
     def capacity(self) -> float:
         """Requests per second the server can answer with every slot busy."""
         return self.slots / self.latency
 
+    def rate(self) -> float:
+        """Requests per second answered, from the first arrival to the last answer."""
+        span = max(self.times) - min(self.arrivals) if self.times else 0.0
+        return len(self.times) / span if span > 0 else 0.0
+
+    def reset(self) -> None:
+        """Forget the counts (between two runs against one server)."""
+        with self._lock:
+            self.requests = self.in_flight = self.peak = 0
+            self.arrivals, self.times = [], []
+
     def __call__(self, body: dict) -> Any:
+        with self._lock:
+            self.arrivals.append(time.monotonic())
         if self._slots is not None:
             self._slots.acquire()
         try:
