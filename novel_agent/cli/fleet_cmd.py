@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import threading
@@ -10,6 +11,7 @@ from pathlib import Path
 import click
 
 from novel_agent.cli.common import flags, model_options, novel_errors
+from novel_agent.cli.worker_cmd import temporal_module
 from novel_agent.errors import ProjectError
 from novel_agent.fleet.scheduler import Fleet, FleetEvent, FleetOptions, fleet_projects, serve
 from novel_agent.fleet.view import FleetState, lines, read_state, status_lines, stop_fleet
@@ -49,10 +51,17 @@ def fleet_group() -> None:
 @click.option("--max-failures", type=click.IntRange(1, None), default=3, show_default=True,
               metavar="K", help="Park a book after K failed ticks in a row; the others go on.")
 @click.option("-q", "--quiet", is_flag=True, help="Only failures and the final view.")
+@click.option("--temporal", "address", default=None, metavar="ADDRESS",
+              help="Submit the books to a Temporal server instead (host:port; run "
+                   "`novel worker --temporal ADDRESS` where the projects are).")
+@click.option("--heartbeat", type=click.FloatRange(1, None), default=60.0, show_default=True,
+              metavar="S", help="With --temporal: a tick whose worker is silent S seconds "
+                                "goes to another worker.")
 @model_options
 @novel_errors
 def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, book_max_cost,
-                  max_failures, quiet, provider, model_flag, base_url) -> None:
+                  max_failures, quiet, address, heartbeat, provider, model_flag,
+                  base_url) -> None:
     """Write many books at once until their bounds, Ctrl-C or `novel fleet stop`.
 
     Each book takes its project lock (a book `novel run` holds is left alone) and
@@ -64,6 +73,7 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
     Example:
       novel fleet run --all projects --concurrency 16 --ticks 50
       novel fleet run saga-1 saga-2 --until-words 60000 --max-cost 5
+      novel fleet run --all /shared/books --ticks 50 --temporal temporal.example:7233
     """
     if projects and all_dir:
         raise click.UsageError("name projects or give --all DIR, not both")
@@ -73,6 +83,8 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
     if not found:
         raise ProjectError(f"no projects under {folder}: create some with `novel new "
                            "--premises FILE`", path=str(folder))
+    if address:
+        return _submit(address, found, ticks, until_words, heartbeat, max_failures)
     options = FleetOptions(concurrency=concurrency, ticks=ticks, until_words=until_words,
                            max_cost=max_cost, book_max_cost=book_max_cost,
                            max_failures=max_failures)
@@ -82,6 +94,31 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
                   on_event=view.event, on_view=view.redraw)
     state = serve(fleet)
     view.done(state)
+
+
+def _submit(address: str, found: list, ticks: int, until_words: int, heartbeat: float,
+            max_failures: int) -> None:
+    """`--temporal`: a workflow per book; wait for them and say what each landed."""
+    if not ticks and not until_words:
+        raise click.UsageError("--temporal needs a bound: --ticks N or --until-words W")
+    temporal = temporal_module()
+    jobs = [temporal.BookJob(str(p.root.resolve()), ticks=ticks, until_words=until_words,
+                             heartbeat_timeout=heartbeat, max_attempts=max_failures + 2)
+            for p in found]
+    click.echo(f"submitted {len(jobs)} book{'s' if len(jobs) != 1 else ''} to {address}; "
+               "waiting for their workflows")
+    results = asyncio.run(temporal.submit(address, jobs))
+    failed = 0
+    for project, job in zip(found, jobs):
+        landed = results[job.root]
+        if isinstance(landed, str):
+            failed += 1
+            click.echo(f"{project.name}: failed: {landed}")
+        else:
+            ticks_line = ", ".join(map(str, landed)) if landed else "none (already there)"
+            click.echo(f"{project.name}: ticks landed: {ticks_line}")
+    if failed:
+        raise ProjectError(f"{failed} of {len(jobs)} books failed")
 
 
 class View:

@@ -26,6 +26,7 @@ from .search_cmd import search_cmd
 from .lore_cmd import lore_group
 from .reindex_cmd import reindex_cmd
 from novel_agent.cli.fleet_cmd import fleet_group
+from novel_agent.cli.worker_cmd import worker_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,3 +63,4 @@ cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
 cli.add_command(fleet_group)
+cli.add_command(worker_cmd)
