@@ -217,3 +217,23 @@ def test_cost_ceilings_for_the_fleet_and_each_book(projects_dir):
     assert all(r.state == "ceiling" for r in fleet.state.books)
     assert "fleet cost ceiling" in fleet.state.books[0].reason
     assert fleet.state.ticks <= 2      # one tick each at most: their estimates pass it
+
+
+def test_the_fleet_needs_no_temporal_and_says_how_to_get_it(projects_dir, cli, monkeypatch):
+    import sys
+    for name in [m for m in sys.modules if m == "temporalio" or m.startswith("temporalio.")
+                 or m == "novel_agent.fleet.temporal"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "temporalio", None)      # as if not installed
+    books = offline_books(projects_dir, 2)
+    cli("fleet", "run", "--ticks", "1")
+    assert all(scene_ticks(b.scenes_dir) == [1] for b in books)
+    for args in (["fleet", "run", "--ticks", "2", "--temporal", "127.0.0.1:7233"],
+                 ["worker", "--temporal", "127.0.0.1:7233"]):
+        result = cli(*args, ok=False)
+        assert result.exit_code == 1 and result.output == (
+            "Error: Temporal is the optional extra: pip install 'novel_agent[temporal]' (the "
+            "single-machine `novel fleet run` needs none of it)\n")
+    assert all(scene_ticks(b.scenes_dir) == [1] for b in books)
+    unbounded = cli("fleet", "run", "--temporal", "127.0.0.1:7233", ok=False)
+    assert unbounded.exit_code == 2 and "--temporal needs a bound" in unbounded.output
