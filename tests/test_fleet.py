@@ -9,6 +9,7 @@ import json
 import pytest
 
 from novel_agent.fleet.premises import read_premises
+from novel_agent.models.local import default_gguf_path
 from novel_agent.fleet.scheduler import Fleet, FleetOptions, fleet_projects
 from novel_agent.fleet.view import read_state
 from novel_agent.project import Project, create_project
@@ -72,15 +73,25 @@ def test_named_projects_and_one_line_errors(projects_dir, cli):
                           f"{projects_dir / '.novel-fleet.json'})\n"
 
 
-def test_the_local_model_book_is_parked_with_the_way_to_serve_a_fleet(projects_dir, cli):
-    offline_books(projects_dir, 1)
-    create_project(projects_dir / "local", {"name": "local", "premise": "p"},
-                   config={"llm": {"provider": "local"}})
-    run = cli("fleet", "run", "--ticks", "1")
-    assert "local: parked: could not open: the embedded local model serves one book per " \
-           "process; for a fleet, serve it with parallel slots (llama.cpp's server " \
-           "--parallel N) and set llm.base_url\n" in run.output
-    assert [b.state for b in read_state(projects_dir).books] == ["done", "parked"]
+@pytest.mark.local_model
+@pytest.mark.skipif(default_gguf_path() is None, reason="SmolLM2 GGUF not installed")
+def test_local_books_share_one_llama_cpp_server_with_a_slot_each(projects_dir, cli):
+    books = [create_project(projects_dir / f"local-{i}", {
+        "name": f"local-{i}", "premise": "A lighthouse keeper finds a drowned man's map."},
+        config={"llm": {"provider": "local", "local_model": "smollm2-135m",
+                        "planner_max_tokens": 200, "writer_max_tokens": 150,
+                        "extractor_max_tokens": 200},
+                "generation": {"scene_min_words": 20, "scene_max_words": 100}})
+        for i in (1, 2)]
+    run = cli("fleet", "run", "--ticks", "1", "--concurrency", "2")
+    rows = read_state(projects_dir).books
+    assert [r.state for r in rows] == ["done", "done"], run.output
+    assert all(scene_ticks(b.scenes_dir) == [1] for b in books)
+    assert read_state(projects_dir).requests >= 6        # each book's stages, via the gate
+    usage = [json.loads(line) for b in books
+             for line in (b.novel_dir / "usage.jsonl").read_text().splitlines()]
+    assert {u["model"] for u in usage} == {"SmolLM2-135M-Instruct"}
+    assert all(u["completion_tokens"] > 0 for u in usage)
 
 
 # -- premises --------------------------------------------------------------------------

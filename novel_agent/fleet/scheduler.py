@@ -7,8 +7,9 @@ command does, opens its Session, then runs its ticks one after the other, each
 commit exactly as `novel tick` does. Each book has a thread of its own (its SQLite
 index is used from the thread that opened it); the threads mostly wait on the loop. Requests of every book go out from the loop
 through one Gate (bridge.py): at most `concurrency` in flight in all, one shared
-backoff on a 429. The offline model makes no requests; its ticks only share the
-worker threads.
+backoff on a 429. The embedded local model serves every local book from one
+llama.cpp server with a slot per request in flight (local.py). The offline model
+makes no requests; its ticks only share the worker threads.
 
 A book stops at its bound (`ticks`: until it has that many ticks, so a rerun after
 a crash finishes the same job and doubles nothing; `until_words`), at a cost
@@ -41,6 +42,7 @@ from novel_agent.errors import (ConfigError, CostCeilingError, LockError, NovelE
                                  ProjectError)
 from novel_agent.fleet.bridge import Clients, retry_after
 from novel_agent.fleet.gate import Gate
+from novel_agent.fleet.local import SharedLocal
 from novel_agent.fleet.view import OVER, BookState, FleetState, write_state
 from novel_agent.models import get_model, resolve_provider
 from novel_agent.project import Project
@@ -49,6 +51,7 @@ from novel_agent.storage import explain
 
 MAX_REST = 60.0          # the longest a failed book waits before its next try
 WRITE_EVERY = 0.5        # seconds between two writes of the state file
+LOCAL_SLOTS = 4          # the most slots the shared local server gets (each a context)
 
 
 @dataclass
@@ -107,6 +110,7 @@ class Fleet:
                                 books=[b.row for b in self.books])
         self.stopping = False
         self.gate: Gate | None = None
+        self.local = SharedLocal(min(options.concurrency, LOCAL_SLOTS))  # local books' server
         self._wake: asyncio.Event | None = None
         self._started = 0.0
         self._written = float("-inf")
@@ -131,6 +135,7 @@ class Fleet:
             for book in self.books:
                 book.thread.shutdown(wait=True)
             await clients.close()
+            self.local.close()
             self.state.state = "stopped" if self.stopping else "finished"
             self.state.ended = self._stamp()
             self._publish(force=True)
@@ -188,9 +193,7 @@ class Fleet:
         """The book's model: an openai one goes through the fleet's shared client."""
         provider = resolve_provider(config)
         if provider == "local":
-            raise ConfigError("the embedded local model serves one book per process; for a "
-                              "fleet, serve it with parallel slots (llama.cpp's server "
-                              "--parallel N) and set llm.base_url", key="llm.provider")
+            return lambda source: self.local.model(config, clients)
         if provider != "openai":
             return lambda source: get_model(config, self.env, source=source)
         llm = config.llm
