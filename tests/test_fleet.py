@@ -59,6 +59,15 @@ def test_a_book_another_process_holds_is_left_alone(projects_dir, cli):
     assert [b.state for b in state.books] == ["done", "busy", "done"]
 
 
+def test_a_book_that_cannot_open_is_parked_and_the_run_exits_3(projects_dir, cli):
+    books = offline_books(projects_dir, 2)
+    books[0].project_file.write_text("name: book-01\npremise: p\nllm: [not, a, mapping]\n")
+    run = cli("fleet", "run", "--ticks", "1", ok=False)
+    assert run.exit_code == 3
+    assert f"book-01: parked: could not open: {books[0].project_file}:" in run.output
+    assert scene_ticks(books[1].scenes_dir) == [1] and scene_ticks(books[0].scenes_dir) == []
+
+
 def test_named_projects_and_one_line_errors(projects_dir, cli):
     offline_books(projects_dir, 2)
     run = cli("fleet", "run", "book-02", "--ticks", "1")

@@ -67,7 +67,9 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
     Each book takes its project lock (a book `novel run` holds is left alone) and
     ticks strictly in order; at most --concurrency requests are in flight in all,
     and a 429 slows the whole fleet once. Ctrl-C (or SIGTERM) finishes the ticks in
-    flight and exits 0. On a terminal the view is redrawn live; else a line per tick.
+    flight and exits 0. It exits 3 if a book was parked (failed --max-failures ticks in
+    a row, or could not open). On a terminal the view is redrawn live; else a line per
+    tick, then the view.
 
     \b
     Example:
@@ -94,6 +96,7 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
                   on_event=view.event, on_view=view.redraw)
     state = serve(fleet)
     view.done(state)
+    sys.exit(3 if any(b.state == "parked" for b in state.books) else 0)
 
 
 def _submit(address: str, found: list, ticks: int, until_words: int, heartbeat: float,

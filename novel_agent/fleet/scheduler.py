@@ -213,6 +213,7 @@ class Fleet:
         try:
             result = self.tick(session)
         except (NovelError, OSError, sqlite3.Error) as exc:
+            row.tick = book.project.tick()     # a CommittedError's tick did land
             return self._failed(book, str(explain(exc)))
         self._landed(book, result, self.clock() - started)
         return 0.0
