@@ -45,6 +45,25 @@ def test_a_fleet_brings_every_book_to_its_ticks_and_shows_the_view(projects_dir,
     assert "book-04  tick    3 " in status.output
 
 
+def test_words_bounds_another_folder_and_the_quiet_view(projects_dir, tmp_path, cli):
+    shelf = tmp_path / "shelf"
+    books = offline_books(shelf, 2)
+    run = cli("fleet", "run", "--all", str(shelf), "--until-words", "500", "-q")
+    assert "tick 1 " not in run.output and run.output.splitlines()[-1].startswith("fleet  2 books")
+    state = read_state(shelf)
+    for book, row in zip(books, state.books):
+        assert row.words >= 500 and row.state == "done" and row.reason == f"has {row.words:,} words"
+        last = scene_ticks(book.scenes_dir)[-1]
+        assert row.tick == last and row.words - row.words_run == 0
+    status = cli("fleet", "status", "--dir", str(shelf))
+    assert status.output.startswith("fleet not running: the last run finished at ")
+    elsewhere = cli("fleet", "status")
+    assert elsewhere.output == (f"no fleet has run from {projects_dir} (start one with "
+                                f"`novel fleet run --all {projects_dir}`)\n")
+    stop = cli("fleet", "stop", "--dir", str(shelf), ok=False)
+    assert stop.exit_code == 1 and f"no fleet is running from {shelf}" in stop.output
+
+
 def test_a_book_another_process_holds_is_left_alone(projects_dir, cli):
     books = offline_books(projects_dir, 3)
     books[1].acquire_lock()
@@ -223,15 +242,19 @@ def test_a_book_whose_requests_all_fail_is_parked_and_the_rest_finish(projects_d
     assert rows["fine-1"].state == rows["fine-2"].state == "done"
 
 
-def test_cost_ceilings_for_the_fleet_and_each_book(projects_dir):
+def test_cost_ceilings_for_the_fleet_and_each_book(projects_dir, cli, monkeypatch):
     prices = {"input": 1000.0, "output": 1000.0}        # dollars per million tokens
     with FakeOpenAIServer(story_responder) as server:
         books = server_books(projects_dir, server, ["c1", "c2"], prices=prices)
         fleet = run_fleet(projects_dir, books, concurrency=2, ticks=5, book_max_cost=1.5)
         rows = fleet.state.books
-        assert all(r.state == "ceiling" and "--max-cost" in r.reason for r in rows), rows
+        assert all(r.state == "ceiling" and " of --book-max-cost $1.50" in r.reason
+                   for r in rows), rows
         assert all(1 <= r.ticks_run < 5 and r.spent <= 1.5 for r in rows)
         spent = fleet.state.spent
+        monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+        run = cli("fleet", "run", "--ticks", "5", "--book-max-cost", "1.5", ok=False)
+        assert run.exit_code == 4 and "c1: ceiling: cost ceiling: " in run.output
         fleet = run_fleet(projects_dir, books, concurrency=2, ticks=5,
                           max_cost=spent / 4)
     assert all(r.state == "ceiling" for r in fleet.state.books)
@@ -257,3 +280,6 @@ def test_the_fleet_needs_no_temporal_and_says_how_to_get_it(projects_dir, cli, m
     assert all(scene_ticks(b.scenes_dir) == [1] for b in books)
     unbounded = cli("fleet", "run", "--temporal", "127.0.0.1:7233", ok=False)
     assert unbounded.exit_code == 2 and "--temporal needs a bound" in unbounded.output
+    priced = cli("fleet", "run", "--ticks", "2", "--max-cost", "1", "--temporal", "x:1", ok=False)
+    assert priced.exit_code == 2 and "with --temporal the workers read each project's" \
+        in priced.output

@@ -68,7 +68,7 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
     ticks strictly in order; at most --concurrency requests are in flight in all,
     and a 429 slows the whole fleet once. Ctrl-C (or SIGTERM) finishes the ticks in
     flight and exits 0. It exits 3 if a book was parked (failed --max-failures ticks in
-    a row, or could not open). On a terminal the view is redrawn live; else a line per
+    a row, or could not open), else 4 if a cost ceiling stopped one. On a terminal the view is redrawn live; else a line per
     tick, then the view.
 
     \b
@@ -86,6 +86,10 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
         raise ProjectError(f"no projects under {folder}: create some with `novel new "
                            "--premises FILE`", path=str(folder))
     if address:
+        if max_cost or book_max_cost or provider or model_flag or base_url:
+            raise click.UsageError("--max-cost, --book-max-cost and the model options are "
+                                   "the single-machine fleet's; with --temporal the workers "
+                                   "read each project's own configuration")
         return _submit(address, found, ticks, until_words, heartbeat, max_failures)
     options = FleetOptions(concurrency=concurrency, ticks=ticks, until_words=until_words,
                            max_cost=max_cost, book_max_cost=book_max_cost,
@@ -96,7 +100,8 @@ def fleet_run_cmd(projects, all_dir, concurrency, ticks, until_words, max_cost, 
                   on_event=view.event, on_view=view.redraw)
     state = serve(fleet)
     view.done(state)
-    sys.exit(3 if any(b.state == "parked" for b in state.books) else 0)
+    ended = {b.state for b in state.books}
+    sys.exit(3 if "parked" in ended else 4 if "ceiling" in ended else 0)
 
 
 def _submit(address: str, found: list, ticks: int, until_words: int, heartbeat: float,

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from novel_agent import pipeline
-from novel_agent.costs import cost_guard, estimate_next_tick, totals
+from novel_agent.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.daemon import book_words
 from novel_agent.errors import (ConfigError, CostCeilingError, LockError, NovelError,
                                  ProjectError)
@@ -177,7 +177,7 @@ class Fleet:
                                              now=self.now, clock=self.clock)
             book.start_id = book.session.index.last_usage_id() or 0
             book.guard = cost_guard(book.session, self.options.book_max_cost,
-                                    run_start=book.start_id)
+                                    run_start=book.start_id, run_label="--book-max-cost")
             if self.options.max_cost and book.session.price is None:
                 raise ConfigError("--max-cost is set, but the price of "
                                   f"{book.session.limits.model} is unknown (set llm.prices)",
@@ -231,9 +231,9 @@ class Fleet:
         estimate = estimate_next_tick(book.session.index.usage_rows()) or 0.0
         if round(self.state.spent + estimate, 9) <= ceiling:
             return True
-        self._end(book, "ceiling", f"fleet cost ceiling: {self.state.spent:.4f} of "
-                                   f"--max-cost {ceiling:g} spent, and its next tick would "
-                                   f"cost about {estimate:.4f}")
+        self._end(book, "ceiling", f"fleet cost ceiling: {money(self.state.spent)} spent of "
+                                   f"--max-cost {money(ceiling)}, and this book's next tick "
+                                   f"would cost about {money(estimate)}: not started")
         return False
 
     def _landed(self, book: _Book, result: pipeline.TickResult, seconds: float) -> None:
