@@ -5,6 +5,10 @@ book left alone, premises files; through the test server: the request limit hold
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -85,6 +89,30 @@ def test_a_book_that_cannot_open_is_parked_and_the_run_exits_3(projects_dir, cli
     assert run.exit_code == 3
     assert f"book-01: parked: could not open: {books[0].project_file}:" in run.output
     assert scene_ticks(books[1].scenes_dir) == [1] and scene_ticks(books[0].scenes_dir) == []
+
+
+def test_one_fleet_per_folder_and_fleet_stop_signals_it(projects_dir, cli):
+    from novel_agent.fleet.view import FleetState, write_state
+
+    books = offline_books(projects_dir, 1)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "novel",
+                              "fleet", "run"])        # what /proc shows of a running fleet
+    try:
+        write_state(projects_dir, FleetState(pid=other.pid, started="2026-01-01T00:00:00",
+                                             concurrency=4))
+        second = cli("fleet", "run", "--ticks", "1", ok=False)
+        assert second.exit_code == 1 and second.output == (
+            f"Error: a fleet (pid {other.pid}) is already running from {projects_dir}; stop "
+            "it with `novel fleet stop`\n")
+        assert scene_ticks(books[0].scenes_dir) == []
+        assert cli("fleet", "status").output.startswith(f"fleet running (pid {other.pid}) ")
+        stop = cli("fleet", "stop")
+        assert stop.output == (f"asked novel fleet (pid {other.pid}) to finish its ticks in "
+                               "flight and stop\n")
+        assert other.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_named_projects_and_one_line_errors(projects_dir, cli):
@@ -197,7 +225,6 @@ def run_fleet(folder, books, **options) -> Fleet:
 
 def test_the_limit_holds_and_a_429_storm_slows_the_fleet_once(projects_dir):
     storm: dict[str, float] = {}
-    import time
 
     def storming(body):
         now = time.monotonic()

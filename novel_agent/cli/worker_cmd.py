@@ -50,7 +50,8 @@ def temporal_module():
               help="The queue the fleet submits to.")
 @novel_errors
 def worker_cmd(address: str, concurrency: int, task_queue: str) -> None:
-    """Run books' ticks for `novel fleet run --temporal` until Ctrl-C or SIGTERM.
+    """Run books' ticks for `novel fleet run --temporal` until Ctrl-C or SIGTERM (the
+    ticks in flight finish first).
 
     Run one on every machine that sees the projects at the same path (a shared
     filesystem); a worker that dies mid-tick is replaced by another after the

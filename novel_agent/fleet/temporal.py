@@ -35,6 +35,7 @@ from temporalio.exceptions import ApplicationError
 
 TASK_QUEUE = "novel-ticks"
 HEARTBEAT_EVERY = 1.0      # seconds between an activity's heartbeats (while its tick runs)
+SHUTDOWN_GRACE = 600.0     # seconds a stopping worker gives its ticks in flight to finish
 
 
 @dataclass
@@ -194,7 +195,8 @@ def _existing(root: str) -> str:
 async def run_worker(address: str, concurrency: int, env: Mapping[str, str], *,
                      task_queue: str = TASK_QUEUE, namespace: str = "default",
                      stop: asyncio.Event | None = None) -> None:
-    """`novel worker --temporal ADDRESS`: run books' ticks until `stop` is set."""
+    """`novel worker --temporal ADDRESS`: run books' ticks until `stop` is set; the
+    ticks in flight then finish (up to SHUTDOWN_GRACE seconds) before it returns."""
     from temporalio.client import Client
     from temporalio.worker import Worker
 
@@ -202,7 +204,8 @@ async def run_worker(address: str, concurrency: int, env: Mapping[str, str], *,
     ticks = Ticks(env)
     worker = Worker(client, task_queue=task_queue, workflows=[BookWorkflow],
                     activities=[ticks.book_status, ticks.tick_book],
-                    max_concurrent_activities=concurrency)
+                    max_concurrent_activities=concurrency,
+                    graceful_shutdown_timeout=timedelta(seconds=SHUTDOWN_GRACE))
     async with worker:
         await (stop.wait() if stop is not None else asyncio.Event().wait())
 
