@@ -68,6 +68,22 @@ def test_words_bounds_another_folder_and_the_quiet_view(projects_dir, tmp_path, 
     assert stop.exit_code == 1 and f"no fleet is running from {shelf}" in stop.output
 
 
+def test_the_view_shows_tokens_per_second_and_an_eta_that_reaches_zero(projects_dir):
+    from novel_agent.fleet.view import totals_line
+
+    books = offline_books(projects_dir, 2)
+    ticks = iter(range(10**6))
+    seen: list[str] = []
+    fleet = Fleet(books, FleetOptions(ticks=3), {}, folder=projects_dir,
+                  on_view=lambda state: seen.append(totals_line(state)),
+                  clock=lambda: float(next(ticks)))      # each look at the clock: 1 s later
+    fleet.run()
+    etas = [line.rsplit("ETA ", 1)[1] for line in seen if "ETA " in line]
+    assert any(eta not in ("0s", "?") for eta in etas[:-1]) and etas[-1] == "0s"
+    assert fleet.state.tokens_per_second() > 0 and fleet.state.ticks == 6
+    assert " 6 ticks, " in seen[-1] and "tokens/s" in seen[-1]
+
+
 def test_a_book_another_process_holds_is_left_alone(projects_dir, cli):
     books = offline_books(projects_dir, 3)
     books[1].acquire_lock()

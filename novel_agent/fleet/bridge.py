@@ -51,6 +51,10 @@ class BridgedClient:
         call = lambda: self._client.chat.completions.create(**kwargs)  # noqa: E731
         return asyncio.run_coroutine_threadsafe(self._gate.run(call), self._loop).result()
 
+    async def aclose(self) -> None:
+        """Close the async client's connection pool (on the loop)."""
+        await self._client.close()
+
 
 class Clients:
     """One AsyncOpenAI per (server, key, timeout), shared by the books that use it."""
@@ -74,5 +78,5 @@ class Clients:
     async def close(self) -> None:
         """Close every connection pool (on the loop)."""
         for bridged in self._made.values():
-            await bridged._client.close()
+            await bridged.aclose()
         self._made.clear()
