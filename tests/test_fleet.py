@@ -21,6 +21,7 @@ from novel_agent.scenes import scene_ticks
 
 from batching import Batching
 from fake_openai import API_KEY, FakeOpenAIServer
+from test_daemon_process import until
 from test_tick_openai import story_responder
 
 
@@ -109,11 +110,13 @@ def test_a_book_that_cannot_open_is_parked_and_the_run_exits_3(projects_dir, cli
 
 def test_one_fleet_per_folder_and_fleet_stop_signals_it(projects_dir, cli):
     from novel_agent.fleet.view import FleetState, write_state
+    from novel_agent.heartbeat import is_novel_process
 
     books = offline_books(projects_dir, 1)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "novel",
                               "fleet", "run"])        # what /proc shows of a running fleet
     try:
+        until(lambda: is_novel_process(other.pid), what="the process to exec")
         write_state(projects_dir, FleetState(pid=other.pid, started="2026-01-01T00:00:00",
                                              concurrency=4))
         second = cli("fleet", "run", "--ticks", "1", ok=False)

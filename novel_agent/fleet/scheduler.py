@@ -162,7 +162,6 @@ class Fleet:
                     await self._rest(book, rest)
         finally:
             await loop.run_in_executor(book.thread, self._close, book)
-            self._publish(force=True)
 
     # -- one book, on a worker thread ------------------------------------------
     def _open(self, book: _Book, clients: Clients) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 from novel_agent.costs import money
 from novel_agent.errors import ProjectError
-from novel_agent.files import atomic_write
+from novel_agent.files import new_temp
 from novel_agent.heartbeat import is_novel_process
 
 STATE_FILE = ".novel-fleet.json"
@@ -107,8 +107,19 @@ def state_path(folder: Path) -> Path:
 
 
 def write_state(folder: Path, state: FleetState) -> None:
-    """Rewrite the fleet's state file atomically."""
-    atomic_write(state_path(folder), json.dumps(asdict(state), indent=1) + "\n")
+    """Rewrite the fleet's state file atomically, without fsync: it is a report, not the
+    story (a crash may lose its last write, never tear it), rewritten as often as books
+    change state, from the fleet's event loop too."""
+    path = state_path(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = new_temp(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(asdict(state), indent=1) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_state(folder: Path) -> FleetState | None:
