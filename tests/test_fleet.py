@@ -329,3 +329,20 @@ def test_the_fleet_needs_no_temporal_and_says_how_to_get_it(projects_dir, cli, m
     priced = cli("fleet", "run", "--ticks", "2", "--max-cost", "1", "--temporal", "x:1", ok=False)
     assert priced.exit_code == 2 and "with --temporal the workers read each project's" \
         in priced.output
+
+
+def test_the_live_view_redraws_in_place_on_a_terminal(capsys):
+    from novel_agent.cli.fleet_cmd import View
+    from novel_agent.fleet.view import BookState, FleetState
+
+    view = View(quiet=False)
+    view.tty = True                       # as on a terminal
+    state = FleetState(pid=1, started="", concurrency=2,
+                       books=[BookState("a", "/a"), BookState("b", "/b")])
+    view.redraw(state)
+    state.books[0].tick, state.books[0].state = 1, "ticking"
+    view.redraw(state)
+    first, second = capsys.readouterr().out.split("\033[3F")     # up the 3 lines drawn
+    assert first.count("\033[2K") == second.count("\033[2K") == 3
+    assert "\033[2Ka     tick    0" in first and "\033[2Ka     tick    1" in second
+    assert "ticking" in second and second.splitlines()[-1].startswith("\033[2Kfleet  2 books")

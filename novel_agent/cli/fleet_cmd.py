@@ -149,7 +149,8 @@ class View:
         with self.lock:
             shown = lines(state)
             up = f"\033[{self.drawn}F" if self.drawn else ""
-            click.echo(up + "".join(f"\033[2K{line}\n" for line in shown), nl=False)
+            click.echo(up + "".join(f"\033[2K{line}\n" for line in shown), nl=False,
+                       color=True)
             self.drawn = len(shown)
 
     def done(self, state: FleetState) -> None:
