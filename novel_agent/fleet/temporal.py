@@ -164,7 +164,7 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
     try:
         last = project.tick()
         if last >= tick:
-            meta, body = read_front_matter(project.scene_path(tick))
+            meta, _ = read_front_matter(project.scene_path(tick))
             return TickDone(tick, str(meta.get("title", "")), int(meta.get("words") or 0),
                             book_words(project), again=True)
         if last != tick - 1:
