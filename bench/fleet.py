@@ -37,12 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from batching import Batching  # noqa: E402
 import fake_openai  # noqa: E402
+from batching import Batching  # noqa: E402
 from fake_openai import API_KEY, FakeOpenAIServer  # noqa: E402
 from test_tick_openai import story_responder  # noqa: E402
 
-from novel_agent.project import create_project  # noqa: E402
+from novel_agent.story.project import create_project  # noqa: E402
 
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
 

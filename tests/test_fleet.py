@@ -11,18 +11,17 @@ import sys
 import time
 
 import pytest
-
-from novel_agent.fleet.premises import read_premises
-from novel_agent.models.local import default_gguf_path
-from novel_agent.fleet.scheduler import Fleet, FleetOptions, fleet_projects
-from novel_agent.fleet.view import read_state
-from novel_agent.project import Project, create_project
-from novel_agent.scenes import scene_ticks
-
 from batching import Batching
 from fake_openai import API_KEY, FakeOpenAIServer
 from test_daemon_process import until
 from test_tick_openai import story_responder
+
+from novel_agent.fleet.premises import read_premises
+from novel_agent.fleet.scheduler import Fleet, FleetOptions, fleet_projects
+from novel_agent.fleet.view import read_state
+from novel_agent.models.local import default_gguf_path
+from novel_agent.story.project import Project, create_project
+from novel_agent.story.scenes import scene_ticks
 
 
 def offline_books(folder, n: int) -> list[Project]:
@@ -109,8 +108,8 @@ def test_a_book_that_cannot_open_is_parked_and_the_run_exits_3(projects_dir, cli
 
 
 def test_one_fleet_per_folder_and_fleet_stop_signals_it(projects_dir, cli):
+    from novel_agent.daemon.heartbeat import is_novel_process
     from novel_agent.fleet.view import FleetState, write_state
-    from novel_agent.heartbeat import is_novel_process
 
     books = offline_books(projects_dir, 1)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "novel",

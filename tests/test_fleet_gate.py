@@ -11,9 +11,9 @@ from novel_agent.fleet.bridge import retry_after
 from novel_agent.fleet.gate import Gate
 
 try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
-    import httpx2 as httpx      # type: ignore[import-not-found]
+    import httpx2 as httpx  # type: ignore[import-not-found]
 except ImportError:             # pragma: no cover - depends on the installed SDK
-    import httpx                # type: ignore[no-redef]
+    import httpx  # type: ignore[no-redef]
 
 
 class Throttled(Exception):

@@ -15,11 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from novel_agent.project import create_project
-from novel_agent.scenes import scene_ticks
-
 from test_crash_matrix import assert_sound
+
+from novel_agent.story.project import create_project
+from novel_agent.story.scenes import scene_ticks
 
 testing = pytest.importorskip("temporalio.testing", reason="the temporal extra is not installed")
 

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
 from novel_agent.errors import ConfigError
-from novel_agent.project import NAME_RE, PROJECT_FILE, Project, create_project
+from novel_agent.story.project import NAME_RE, PROJECT_FILE, Project, create_project
 
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
 ENTRY_KEYS = ("name", *FOUNDATION_KEYS, "preset", "provider", "model")

@@ -29,25 +29,25 @@ import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from novel_agent import pipeline
-from novel_agent.costs import cost_guard, estimate_next_tick, money, totals
-from novel_agent.daemon import book_words
-from novel_agent.errors import (ConfigError, CostCeilingError, LockError, NovelError,
-                                 ProjectError)
+import novel_agent.tick.pipeline as pipeline
+from novel_agent.daemon.loop import book_words
+from novel_agent.errors import ConfigError, CostCeilingError, LockError, NovelError, ProjectError
 from novel_agent.fleet.bridge import Clients, retry_after
 from novel_agent.fleet.gate import Gate
 from novel_agent.fleet.local import SharedLocal
 from novel_agent.fleet.view import OVER, BookState, FleetState, write_state
 from novel_agent.models import get_model, resolve_provider
-from novel_agent.project import Project
-from novel_agent.session import Session, utc_now
+from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.storage import explain
+from novel_agent.story.project import Project
+from novel_agent.tick.session import Session, utc_now
 
 MAX_REST = 60.0          # the longest a failed book waits before its next try
 WRITE_EVERY = 0.5        # seconds between two writes of the state file
@@ -302,7 +302,7 @@ class Fleet:
         """Wait `seconds` after a failure; a stop request ends the wait."""
         try:
             await asyncio.wait_for(self._wake.wait(), timeout=seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     def _end(self, book: _Book, state: str, reason: str) -> bool:

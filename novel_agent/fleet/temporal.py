@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
@@ -138,8 +139,8 @@ class Ticks:
 
 
 def _status(root: str) -> BookAt:
-    from novel_agent.daemon import book_words
-    from novel_agent.project import Project
+    from novel_agent.daemon.loop import book_words
+    from novel_agent.story.project import Project
 
     project = Project(_existing(root))
     with project:
@@ -149,12 +150,12 @@ def _status(root: str) -> BookAt:
 def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
     """Tick `tick` of the book at `root`, idempotently: under the lock, after recovery,
     the landed tick is read back, the next one is run, any other is an error."""
-    from novel_agent import pipeline
-    from novel_agent.daemon import book_words
+    import novel_agent.tick.pipeline as pipeline
+    from novel_agent.daemon.loop import book_words
     from novel_agent.errors import LockError, NovelError
     from novel_agent.files import read_front_matter
-    from novel_agent.project import Project
-    from novel_agent.session import Session
+    from novel_agent.story.project import Project
+    from novel_agent.tick.session import Session
 
     project = Project(_existing(root))
     try:

@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from novel_agent.costs import money
+from novel_agent.daemon.heartbeat import is_novel_process
 from novel_agent.errors import ProjectError
 from novel_agent.files import new_temp
-from novel_agent.heartbeat import is_novel_process
+from novel_agent.reports.costs import money
 
 STATE_FILE = ".novel-fleet.json"
 ENDED = ("stopped", "finished")
@@ -51,7 +51,7 @@ class BookState:
     spent: float = 0.0            # dollars this run (known prices only)
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "BookState":
+    def from_mapping(cls, data: dict[str, Any]) -> BookState:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -94,7 +94,7 @@ class FleetState:
         return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "FleetState":
+    def from_mapping(cls, data: dict[str, Any]) -> FleetState:
         known = {f.name for f in fields(cls)}
         state = cls(**{k: v for k, v in data.items() if k in known and k != "books"})
         state.books = [BookState.from_mapping(b) for b in data.get("books") or []
