@@ -9,6 +9,7 @@ from novel_agent.cli.config_cmd import config_group
 from novel_agent.cli.context_cmd import context_cmd
 from novel_agent.cli.doctor_cmd import doctor_cmd
 from novel_agent.cli.export_cmd import export_cmd
+from novel_agent.cli.fleet_cmd import fleet_group
 from novel_agent.cli.import_cmd import import_cmd
 from novel_agent.cli.inspect_cmd import inspect_cmd
 from novel_agent.cli.lore_cmd import lore_group
@@ -26,6 +27,7 @@ from novel_agent.cli.stop_cmd import stop_cmd
 from novel_agent.cli.summarize import summarize_cmd
 from novel_agent.cli.tick import tick_cmd
 from novel_agent.cli.usage_cmd import usage_cmd
+from novel_agent.cli.worker_cmd import worker_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,3 +64,5 @@ cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
 cli.add_command(serve_cmd)
+cli.add_command(fleet_group)
+cli.add_command(worker_cmd)

@@ -11,6 +11,7 @@ from novel_agent.cli.common import novel_errors
 from novel_agent.config.settings import load_config, user_presets_dir
 from novel_agent.errors import ConfigError
 from novel_agent.files import read_yaml
+from novel_agent.fleet.premises import create_books, read_premises
 from novel_agent.story.project import NAME_RE, create_project, projects_dir
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
@@ -35,7 +36,7 @@ def read_foundation(path: Path) -> dict[str, str]:
 
 
 @click.command("new")
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option("--preset", default="balanced", show_default=True,
               help="Configuration preset: built in (conservative, balanced, aggressive) or your own "
                    "(novel preset list).")
@@ -45,16 +46,24 @@ def read_foundation(path: Path) -> dict[str, str]:
 @click.option("--model", default=None, help="Model name to write into project.yaml (llm.model).")
 @click.option("--provider", default=None, type=click.Choice(["auto", "openai", "local", "offline"]),
               help="Which model answers (llm.provider); default: auto.")
+@click.option("--premises", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Many projects at once: a YAML list or a JSONL file, one foundation "
+                   "(with an optional name, preset, provider, model) per entry.")
 @novel_errors
-def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None,
-            model: str | None, provider: str | None) -> None:
+def new_cmd(name: str | None, preset: str, premise: str | None, foundation: Path | None,
+            model: str | None, provider: str | None, premises: Path | None) -> None:
     """Create a new story project under ./projects (or $NOVEL_PROJECTS_DIR).
 
     \b
     Example:
       novel new harbour --premise "A lighthouse keeper finds a drowned man's map."
       novel new saga --foundation saga.yaml --preset aggressive
+      novel new --premises premises.yaml --provider openai    # one project per entry
     """
+    if premises:
+        return _new_books(premises, name, premise, foundation, preset, model, provider)
+    if name is None:
+        raise click.UsageError("give the project a NAME (or --premises FILE for many)")
     if premise and foundation:
         raise click.UsageError("give --premise or --foundation, not both")
     if not NAME_RE.match(name) or len(name) > MAX_NAME:
@@ -75,3 +84,19 @@ def new_cmd(name: str, preset: str, premise: str | None, foundation: Path | None
                              config={"llm": llm} if llm else None)
     click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")
     click.echo(f"Next: novel tick -p {name}")
+
+
+def _new_books(path: Path, name: str | None, premise: str | None, foundation: Path | None,
+               preset: str, model: str | None, provider: str | None) -> None:
+    """`novel new --premises FILE`: a project per entry, all checked before any is made."""
+    if name or premise or foundation:
+        raise click.UsageError("--premises makes many projects: give no NAME, --premise or "
+                               "--foundation with it")
+    folder = projects_dir(Path.cwd(), os.environ)
+    check = lambda p: load_config(preset=p, user_presets=user_presets_dir(os.environ, folder))  # noqa: E731
+    llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
+    made = create_books(folder, read_premises(path), preset=preset, llm=llm,
+                        check_preset=check, source=path)
+    click.echo(f"Created {len(made)} project{'s' if len(made) != 1 else ''} under {folder}: "
+               f"{', '.join(p.name for p in made)}.")
+    click.echo(f"Next: novel fleet run --all {folder}")

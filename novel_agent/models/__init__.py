@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, ModelError
@@ -68,10 +68,11 @@ def model_id(config: Config) -> str:
 
 
 def get_model(config: Config, env: Mapping[str, str], source: StorySource | None = None,
-              on_progress: OnProgress | None = None) -> ChatModel:
+              on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;
     the offline model draws on `source` (see models/offline.py); a local model streams
-    and tells `on_progress` how each call is going."""
+    and tells `on_progress` how each call is going. `client` (openai provider only)
+    replaces the SDK client: `novel fleet` passes one that shares a limit and a backoff."""
     provider = resolve_provider(config)
     llm = config.llm
     if provider == "offline":
@@ -94,7 +95,7 @@ def get_model(config: Config, env: Mapping[str, str], source: StorySource | None
         return OpenAICompatModel(base_url=llm.base_url or "https://api.openai.com/v1",
                                  model=llm.model or DEFAULT_OPENAI_MODEL, api_key=key,
                                  timeout=llm.timeout, max_retries=llm.max_retries,
-                                 temperature=llm.temperature)
+                                 temperature=llm.temperature, client=client)
     raise ConfigError(f"unknown llm.provider {provider!r}", key="llm.provider")
 
 

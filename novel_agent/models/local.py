@@ -59,17 +59,19 @@ class LocalServer:
     """One llama.cpp server in this process, serving one GGUF on 127.0.0.1 (a free port).
 
     `threads` 0 leaves llama.cpp's default (all cores); `warmup=False` skips the warm-up
-    run (a server that only tokenizes never computes).
+    run (a server that only tokenizes never computes). `parallel` slots share `n_ctx`
+    (a fleet's books; one slot otherwise, so every request reuses its cache).
     """
 
-    def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True):
+    def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True,
+                 parallel: int = 1):
         import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_ctx = n_ctx
         params.n_batch = min(BATCH, n_ctx)
-        params.n_parallel = 1              # one slot: every request reuses its cache
+        params.n_parallel = parallel
         params.port = 0
         params.hostnames = ["127.0.0.1"]
         params.verbosity = -1    # llama.cpp logs every request to stderr otherwise

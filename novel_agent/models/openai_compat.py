@@ -49,7 +49,9 @@ class OpenAICompatModel:
     options), `prose_options` with prose requests only. With `stream`, `on_progress`
     hears of every piece, and `timeout` is the longest silence allowed; with
     `retry_timeouts=False` a timeout is not retried (the same compute would time out
-    again). `sleep` and `clock` are injectable for tests.
+    again). `client` replaces the SDK client (anything with `chat.completions.create`:
+    the fleet's, which shares one limit and one backoff among many books). `sleep` and
+    `clock` are injectable for tests.
     """
 
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout: float,
@@ -58,6 +60,7 @@ class OpenAICompatModel:
                  prose_options: dict[str, Any] | None = None,
                  extra_body: dict[str, Any] | None = None,
                  on_progress: OnProgress | None = None, retry_timeouts: bool = True,
+                 client: Any = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
         self.base_url, self.model, self.label = base_url, model, label
@@ -70,8 +73,8 @@ class OpenAICompatModel:
         self.on_progress, self.retry_timeouts = on_progress, retry_timeouts
         self._key = api_key or NO_KEY
         self._sleep, self._clock = sleep, clock
-        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout,
-                                     max_retries=0)
+        self._client = client or openai.OpenAI(base_url=base_url, api_key=self._key,
+                                               timeout=timeout, max_retries=0)
         self._level = 0              # index into FORMAT_LEVELS: where JSON requests start
         self._level_known = False    # True once a JSON request succeeded at that level
         self._token_param = "max_tokens"

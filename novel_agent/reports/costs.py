@@ -154,18 +154,19 @@ def check_ceiling(rows: list[Row], ceiling: float, *, label: str = "llm.max_cost
 
 
 def cost_guard(session: Session, run_limit: float = 0.0, *,
-               run_start: int | None = None) -> Callable[[], None]:
+               run_start: int | None = None,
+               run_label: str = "--max-cost") -> Callable[[], None]:
     """The check to call before each tick: it raises CostCeilingError when the next
     tick would pass `llm.max_cost` (the project's total spending) or `run_limit`
     (dollars spent since usage row `run_start`, default: the last one now; `novel run
-    --max-cost`).
+    --max-cost`; `run_label` names it in the error: `novel fleet`'s is --book-max-cost).
 
     A ceiling on a model whose price is unknown is a ConfigError here, at the start.
     """
     start = session.index.last_usage_id() if run_start is None else run_start
     ceilings = [(c, label, after) for c, label, after in (
         (session.config.llm.max_cost, "llm.max_cost", None),
-        (run_limit, "--max-cost", start)) if c > 0]
+        (run_limit, run_label, start)) if c > 0]
     if ceilings and session.price is None:
         raise ConfigError(f"{ceilings[0][1]} is set, but the "
                           f"{describe_price(None, session.limits.model)}",
