@@ -21,6 +21,7 @@ from .journal import journal_targets
 from .memory import FOLDERS
 from .memory_layout import stage_migration
 from .scenes import SCENE_RE
+from novel_agent.revision.hooks import reconciled
 
 if TYPE_CHECKING:
     from .project import Project
@@ -96,4 +97,5 @@ def reconcile(project: "Project") -> list[str]:
     """Finish, clean, migrate and re-count (the caller holds the lock); the notices, in
     order."""
     cleaned = remove_temp_files(project)   # first: the journal never names a temp file
-    return finish_commit(project) + cleaned + migrate_memory(project) + sync_counter(project)
+    return (finish_commit(project) + cleaned + migrate_memory(project) + sync_counter(project)
+            + reconciled(project))         # last: what changed by hand gets its entry

@@ -25,6 +25,8 @@ from .usage_cmd import usage_cmd
 from .search_cmd import search_cmd
 from .lore_cmd import lore_group
 from .reindex_cmd import reindex_cmd
+from novel_agent.cli.history_cmd import diff_cmd, log_cmd
+from novel_agent.cli.rewind_cmd import rewind_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,3 +62,6 @@ cli.add_command(doctor_cmd)
 cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
+cli.add_command(log_cmd)
+cli.add_command(diff_cmd)
+cli.add_command(rewind_cmd)

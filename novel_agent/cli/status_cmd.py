@@ -9,6 +9,7 @@ from ..models import describe_provider
 from ..heartbeat import read_heartbeat, status_lines
 from ..status import (SummaryStatus, project_status, recall_status, steer_status,
                       summary_status)
+from novel_agent.revision.history import status_line
 from .common import load_config, novel_errors, open_project, project_option
 
 
@@ -31,6 +32,7 @@ def status_cmd(project_spec: str | None) -> None:
     summaries = summary_status(project, config)  # before printing: a broken file is one error
     click.echo(f"project     {s.name}  ({s.root})")
     click.echo(f"ticks       {s.tick}  ({s.scenes} scenes, {s.words:,} words)")
+    click.echo(f"branch      {status_line(project)}")
     click.echo(f"characters  {s.characters}    locations {s.locations}    facts {s.facts}")
     click.echo(f"loops       {s.open_loops} open, {s.resolved_loops} resolved")
     if s.overdue:

@@ -1,0 +1,56 @@
+"""Where the rest of novel_agent meets the history: the calls the tick, the summarizer
+and the project's reconciliation make. Each does nothing when git is not on PATH
+(the history is off; `novel status` says so)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from novel_agent.project import Project
+from novel_agent.revision.git import HistoryError
+from novel_agent.revision.history import Entry, History
+
+
+def history_of(project: Project, now: Callable[[], datetime] | None = None) -> History | None:
+    """The project's history, or None when git is missing."""
+    history = History(project, now=now)
+    return history if history.available else None
+
+
+def before_tick(project: Project, now: Callable[[], datetime] | None = None) -> list[str]:
+    """Record edits made by hand since the last entry (before the tick reads them); a
+    notice when there were any."""
+    history = history_of(project, now)
+    entry = history.record_pending() if history else None
+    return [f"history: {entry.subject}"] if entry is not None and entry.kind != "start" else []
+
+
+def after_tick(project: Project, tick: int, title: str, words: int, *, imported: bool,
+               now: Callable[[], datetime] | None = None) -> Entry | None:
+    """The landed tick's entry."""
+    history = history_of(project, now)
+    if history is None:
+        return None
+    subject = f"tick {tick}: {title}" + (" (imported)" if imported else "")
+    return history.record("import" if imported else "tick", tick, subject, words)
+
+
+def after_summaries(project: Project, made: list[Any],
+                    now: Callable[[], datetime] | None = None) -> Entry | None:
+    """An entry for the summaries just made or remade (their names), if any changed."""
+    history = history_of(project, now)
+    if history is None:
+        return None
+    names = ", ".join(doc.name for doc in made) or "overall"
+    return history.record("summary", project.tick(), f"summaries: {names}")
+
+
+def reconciled(project: Project) -> list[str]:
+    """For recovery.reconcile (the caller holds the lock): edits by hand, or ticks a
+    kill left without an entry, recorded; a notice each. A history that cannot be
+    written is said, not raised (reading the project must not depend on it)."""
+    try:
+        return before_tick(project)
+    except (HistoryError, OSError) as exc:
+        return [f"the history could not be brought up to date: {exc}"]
