@@ -25,8 +25,9 @@ from .usage_cmd import usage_cmd
 from .search_cmd import search_cmd
 from .lore_cmd import lore_group
 from .reindex_cmd import reindex_cmd
+from novel_agent.cli.branch_cmd import branch_group
 from novel_agent.cli.history_cmd import diff_cmd, log_cmd
-from novel_agent.cli.rewind_cmd import rewind_cmd
+from novel_agent.cli.rewind_cmd import redo_cmd, rewind_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,3 +66,5 @@ cli.add_command(reindex_cmd)
 cli.add_command(log_cmd)
 cli.add_command(diff_cmd)
 cli.add_command(rewind_cmd)
+cli.add_command(redo_cmd)
+cli.add_command(branch_group)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
+from novel_agent.revision.redo import settle
 
 
 def history_of(project: Project, now: Callable[[], datetime] | None = None) -> History | None:
@@ -47,10 +48,11 @@ def after_summaries(project: Project, made: list[Any],
 
 
 def reconciled(project: Project) -> list[str]:
-    """For recovery.reconcile (the caller holds the lock): edits by hand, or ticks a
-    kill left without an entry, recorded; a notice each. A history that cannot be
+    """For recovery.reconcile (the caller holds the lock): a redo a kill cut settled
+    (redo.settle); edits by hand, or ticks a kill left without an entry, recorded; a
+    notice each. A history that cannot be
     written is said, not raised (reading the project must not depend on it)."""
     try:
-        return before_tick(project)
+        return settle(project) + before_tick(project)
     except (HistoryError, OSError) as exc:
         return [f"the history could not be brought up to date: {exc}"]

@@ -10,6 +10,8 @@ nothing of them is lost.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
 
@@ -27,10 +29,12 @@ def differences(history: History, a: str, b: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def move_to(history: History, target: str, refs: dict[str, str]) -> list[tuple[str, str]]:
+def move_to(history: History, target: str, refs: dict[str, str],
+            files: dict[Path, str | None] | None = None) -> list[tuple[str, str]]:
     """Put the files of entry `target` in place of the last entry's, and set `refs`
     (paths under the git dir, e.g. refs/heads/main or HEAD, to their new text), in one
-    transaction. Returns (status, path) of each file changed."""
+    transaction, with `files` (a path to its text, or None to remove it: files outside
+    the history, such as redo's marker). Returns (status, path) of each file changed."""
     git, project = history.git, history.project
     changes = differences(history, "HEAD", target)
     txn = project.transaction()
@@ -47,5 +51,10 @@ def move_to(history: History, target: str, refs: dict[str, str]) -> list[tuple[s
             txn.remove(project.root / path)
     for ref, text in refs.items():
         txn.stage(git.git_dir / ref, text.rstrip("\n") + "\n")
+    for path, content in (files or {}).items():
+        if content is None:
+            txn.remove(path)
+        else:
+            txn.stage(path, content)
     txn.commit()
     return [(status, path) for status, path, _ in changes]

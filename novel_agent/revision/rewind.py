@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Callable
 
 from novel_agent.project import Project
@@ -61,13 +62,15 @@ def keep_tag(history: History, branch: str, head: Entry) -> str:
         number += 1
 
 
-def move_branch(history: History, target: Entry, extra: dict[str, str] | None = None) -> Moved:
-    """Move the current branch (and the files) to `target`, keeping where it was."""
+def move_branch(history: History, target: Entry,
+                files: dict[Path, str | None] | None = None) -> Moved:
+    """Move the current branch (and the files) to `target`, keeping where it was; `files`
+    land in the same transaction (see restore.move_to)."""
     branch, head = history.git.branch(), history.head()
     kept = keep_tag(history, branch, head)
     refs = {f"refs/tags/{kept}": head.sha, f"{UNDO}/{branch}": head.sha,
-            f"refs/heads/{branch}": target.sha, **(extra or {})}
-    changed = move_to(history, target.sha, refs)
+            f"refs/heads/{branch}": target.sha}
+    changed = move_to(history, target.sha, refs, files)
     return Moved(branch, head, target, kept, changed)
 
 
