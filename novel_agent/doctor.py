@@ -31,8 +31,11 @@ from .project import Project
 from .recovery import journal_tick, migrate_memory, temp_folders
 from .scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from .summaries import load_tree
+from novel_agent.revision.repair import repair
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
+_BACK = ("bring plans, memory, summaries and state back to tick {last}, the last scene (what "
+         "goes stays in the history), or restore the scenes")
 
 
 @dataclass
@@ -108,7 +111,8 @@ def _plans(p: Project) -> list[Problem]:
     names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
     orphans = sorted(int(m.group(1)) for n in names if (m := PLAN_RE.match(n)))
     return [Problem(f"plans/plan_{t:03d}.yaml has no scene after it (the last is tick {last}): "
-                    "the next tick would stop there", "move the plan away or restore its scene")
+                    "the next tick would stop there", _BACK.format(last=last),
+                    lambda: repair(p, p.config()))
             for t in orphans if t > last]
 
 
@@ -140,7 +144,8 @@ def _summaries(p: Project) -> list[Problem]:
         return [Problem(str(exc), "fix the file, or remove it and run `novel summarize`")]
     if tree.last_tick() > p.tick():
         return [Problem(f"summaries cover ticks up to {tree.last_tick()}, the scenes end at "
-                        f"{p.tick()}", "restore the scenes, or remove the summaries beyond them")]
+                        f"{p.tick()}", _BACK.format(last=p.tick()),
+                        lambda: repair(p, p.config()))]
     return []
 
 

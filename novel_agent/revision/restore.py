@@ -16,9 +16,12 @@ from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
 
 
-def differences(history: History, a: str, b: str) -> list[tuple[str, str, str]]:
-    """(status, path, new blob sha) for every file that differs from entry a to entry b."""
-    out = history.git.run("diff-tree", "-r", "-z", "--no-renames", a, b).decode("utf-8")
+def differences(history: History, a: str, b: str,
+                paths: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    """(status, path, new blob sha) for every file that differs from entry a to entry b
+    (under `paths`, when given)."""
+    out = history.git.run("diff-tree", "-r", "-z", "--no-renames", a, b, "--",
+                          *paths).decode("utf-8")
     fields = out.split("\x00")
     found = []
     for meta, path in zip(fields[0::2], fields[1::2]):
