@@ -27,6 +27,7 @@ from .lore_cmd import lore_group
 from .reindex_cmd import reindex_cmd
 from novel_agent.cli.branch_cmd import branch_group
 from novel_agent.cli.history_cmd import diff_cmd, log_cmd
+from novel_agent.cli.revise_cmd import revise_cmd
 from novel_agent.cli.rewind_cmd import redo_cmd, rewind_cmd
 
 
@@ -68,3 +69,4 @@ cli.add_command(diff_cmd)
 cli.add_command(rewind_cmd)
 cli.add_command(redo_cmd)
 cli.add_command(branch_group)
+cli.add_command(revise_cmd)

@@ -10,7 +10,8 @@ from typing import Any, Callable
 from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
-from novel_agent.revision.redo import settle
+from novel_agent.revision import redo
+from novel_agent.revision.interrupted import settle_revise
 
 
 def history_of(project: Project, now: Callable[[], datetime] | None = None) -> History | None:
@@ -53,6 +54,6 @@ def reconciled(project: Project) -> list[str]:
     notice each. A history that cannot be
     written is said, not raised (reading the project must not depend on it)."""
     try:
-        return settle(project) + before_tick(project)
+        return redo.settle(project) + settle_revise(project) + before_tick(project)
     except (HistoryError, OSError) as exc:
         return [f"the history could not be brought up to date: {exc}"]

@@ -12,7 +12,6 @@ from an entry of the history that holds them.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 from novel_agent.config import Config
@@ -59,26 +58,41 @@ def read_record(project: Project, tick: int) -> dict[str, Any]:
     return record
 
 
-def replay(memory: Memory, record: Mapping[str, Any], *, story: Story, config: Config,
-           body: str = "", extraction: Extraction | None = None) -> list[str]:
-    """Apply one tick's record to `memory` (in place) as its tick did: the tools and the
-    cast, or an imported piece's introductions, then the extraction (`extraction`
-    replaces the recorded one). Returns what changed, one line each."""
-    tick, gen = int(record["tick"]), config.generation
-    check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
-                                      premise=story.premise)
-    extraction = extraction if extraction is not None else extraction_of(record)
-    plan, changes = plan_of(record), []
+def _check(story: Story):
+    return lambda name: name_problem(name, title=story.title or story.name,
+                                     premise=story.premise)
+
+
+def before_extraction(memory: Memory, record: Mapping[str, Any], *, story: Story) -> None:
+    """What tick `record` did to memory before its extractor was asked: the planner's
+    tools, then the cast made sure of (an imported piece: nothing)."""
     if record.get("imported"):
-        if extraction is not None and gen.enable_entity_updates:
-            changes += create_cast(memory, extraction, body, tick, check)
-    else:
-        run_tools(memory, plan.tool_calls, tick, len(plan.tool_calls), check)
-        ensure_cast(memory, plan, tick, check)
-    if extraction is not None:
-        changes += extract.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
-                                 entities=gen.enable_entity_updates)
-    return changes
+        return
+    plan, tick = plan_of(record), int(record["tick"])
+    run_tools(memory, plan.tool_calls, tick, len(plan.tool_calls), _check(story))
+    ensure_cast(memory, plan, tick, _check(story))
+
+
+def apply_extraction(memory: Memory, record: Mapping[str, Any], extraction: Extraction | None,
+                     *, story: Story, config: Config, body: str = "") -> list[str]:
+    """What the extraction did (an imported piece first introduces who it names);
+    what changed, one line each."""
+    tick, gen, changes = int(record["tick"]), config.generation, []
+    if extraction is None:
+        return changes
+    if record.get("imported") and gen.enable_entity_updates:
+        changes += create_cast(memory, extraction, body, tick, _check(story))
+    return changes + extract.apply(memory, extraction, tick=tick,
+                                   facts=gen.enable_fact_extraction,
+                                   entities=gen.enable_entity_updates)
+
+
+def replay(memory: Memory, record: Mapping[str, Any], *, story: Story, config: Config,
+           body: str = "") -> list[str]:
+    """Apply one tick's record to `memory` (in place) as its tick did; what changed."""
+    before_extraction(memory, record, story=story)
+    return apply_extraction(memory, record, extraction_of(record), story=story, config=config,
+                            body=body)
 
 
 def replay_range(project: Project, memory: Memory, first: int, last: int,
@@ -93,6 +107,3 @@ def replay_range(project: Project, memory: Memory, first: int, last: int,
     return memory
 
 
-def scene_body(path: Path) -> str:
-    """A scene file's prose."""
-    return load_scene(path).body

@@ -33,13 +33,15 @@ def differences(history: History, a: str, b: str,
 
 
 def move_to(history: History, target: str, refs: dict[str, str],
-            files: dict[Path, str | None] | None = None) -> list[tuple[str, str]]:
+            files: dict[Path, str | None] | None = None,
+            current: str = "HEAD") -> list[tuple[str, str]]:
     """Put the files of entry `target` in place of the last entry's, and set `refs`
     (paths under the git dir, e.g. refs/heads/main or HEAD, to their new text), in one
     transaction, with `files` (a path to its text, or None to remove it: files outside
-    the history, such as redo's marker). Returns (status, path) of each file changed."""
+    the history, such as redo's marker). `current`: the entry or tree the files on disk
+    are (the last entry unless told). Returns (status, path) of each file changed."""
     git, project = history.git, history.project
-    changes = differences(history, "HEAD", target)
+    changes = differences(history, current, target)
     txn = project.transaction()
     written = [(path, sha) for status, path, sha in changes if status != "D"]
     for (path, _), data in zip(written, git.blobs([sha for _, sha in written])):
