@@ -165,3 +165,29 @@ def test_killed_inside_a_revise_the_project_is_before(project, cli):
     assert History(project).head().kind == "revise"
     assert not (project.novel_dir / "revise.yaml").exists()
     assert cli("doctor", "-p", "harbour").exit_code == 0
+
+
+def test_rewrite_after_writes_the_later_scenes_again(project, cli, tmp_path):
+    run_ticks(project, 12)
+    old7 = project.scene_path(7).read_text()
+    new = tmp_path / "new5.md"
+    new.write_text(prose(230, 55) + "\n\nThe lighthouse went dark for good.\n")
+    out = cli("revise", "5", "--file", str(new), "--rewrite-after", "-p", "harbour").output
+    assert "ticks 6–12 taken away (kept as kept/main-12); writing them again" in out
+    assert out.count("  → scenes/scene_0") == 7
+    assert project.tick() == 12
+    assert (project.summaries_dir / "checkpoint_010.md").is_file()
+    subjects = [e.subject for e in History(project).entries()]
+    assert [s.split(":")[0] for s in subjects[:8]] == [
+        "tick 12", "tick 11", "summaries", *(f"tick {t}" for t in range(10, 5, -1))]
+    assert subjects[8] == "ticks 6–12 taken away to be written again (kept as kept/main-12)"
+    assert subjects[9].startswith("revised scene 5: ")
+    kept = History(project).git.run("show", "kept/main-12:scenes/scene_007.md").decode()
+    assert kept == old7
+    # memory is what the rewritten ticks made of the revised scene
+    from novel_agent.revision.rederive import replay_range
+    from novel_agent.memory import Memory
+    derived = replay_range(project, Memory(), 1, 12, project.config())
+    assert memory_files(derived, project.memory_dir) == \
+        memory_files(load_memory(project.memory_dir), project.memory_dir)
+    assert cli("doctor", "-p", "harbour").exit_code == 0

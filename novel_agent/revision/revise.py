@@ -37,6 +37,7 @@ from novel_agent.pipeline import UNKNOWN, room_in
 from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
+from novel_agent.revision.rewind import keep_tag
 from novel_agent.revision.rederive import (apply_extraction, before_extraction, extraction_of,
                                            plan_of, read_record, replay, replay_range)
 from novel_agent.revision.interrupted import REVISE_MARKER as MARKER
@@ -44,6 +45,7 @@ from novel_agent.scenes import load_scene, word_count
 from novel_agent.session import Session
 from novel_agent.stage_prompts import build_extractor
 from novel_agent.stages import extract, summarize
+from novel_agent.summaries import load_tree
 
 STOP = set("""a an the and or but of to in on at by for with from into onto over under as is
 was were be been has have had it its this that these those he she they them his her their
@@ -76,6 +78,8 @@ class Revision:
     summaries: list[str] = field(default_factory=list)  # remade
     skipped: list[str] = field(default_factory=list)    # edited by hand: kept
     notices: list[str] = field(default_factory=list)
+    memory_at: Memory | None = None      # memory right after the revised tick
+    last: int = 0                        # the project's last tick
 
 
 # -- the steps -----------------------------------------------------------------------
@@ -229,12 +233,13 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     story = project.story()
     memory = memory_before(project, history, tick, config)
     before_extraction(memory, record, story=story)
-    revision = Revision(tick, None)
+    revision = Revision(tick, None, last=last)
     new = re_extract(session, memory.copy(), record, body, revision)
     revision.extraction = new
     record["memory_changes"] = apply_extraction(memory, record, new, story=story,
                                                 config=config, body=body)
     record["extraction"] = (new or extract.from_prose(body)).to_dict()
+    revision.memory_at = memory.copy()
     for later in range(tick + 1, last + 1):
         later_record = read_record(project, later)
         replay(memory, later_record, story=story, config=config,
@@ -262,3 +267,32 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
                        f"no longer said, {len(revision.gained)} new")
     (project.novel_dir / MARKER).unlink(missing_ok=True)
     return revision
+
+
+def take_away_after(session: Session, revision: Revision) -> str:
+    """For `--rewrite-after`: the ticks after the revised one go (kept under a tag), so
+    they can be written again: scenes and plans after it, summaries reaching past it;
+    memory as it is right after it; state.yaml as that tick left it. One transaction,
+    one entry. The tag's name, or "" when there was nothing after it."""
+    project, tick, last = session.project, revision.tick, revision.last
+    history = History(project, now=session.now)
+    if last <= tick or not history.available or revision.memory_at is None:
+        return ""
+    head = history.head()
+    kept = keep_tag(history, history.git.branch(), head)
+    history.git.run("update-ref", f"refs/tags/{kept}", head.sha)
+    state = history.git.run("show", f"{history.entry_at(tick).sha}:.novel/state.yaml")
+    txn = project.transaction()
+    for later in range(tick + 1, last + 1):
+        txn.remove(project.scene_path(later))
+        txn.remove(project.plan_path(later))
+    tree = load_tree(project.summaries_dir)
+    for doc in [*tree.docs.values(), *([tree.overall] if tree.overall else [])]:
+        if doc.last > tick:
+            txn.remove(doc.path)
+    stage_memory(txn, revision.memory_at, project.memory_dir, load_memory(project.memory_dir))
+    txn.stage(project.state_file, state.decode("utf-8"))
+    txn.commit()
+    history.record("revise", tick, f"ticks {tick + 1}–{last} taken away to be written again "
+                   f"(kept as {kept})")
+    return kept
