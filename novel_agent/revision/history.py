@@ -27,6 +27,7 @@ from novel_agent.project import Project
 from novel_agent.revision.git import Git, HistoryError, git_date
 
 KEPT_IN_NOVEL = ("state.yaml", "log")     # what of .novel/ is the story's
+GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objects pile up)
 KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
 SCENE_FILE_RE = re.compile(r"^scenes/scene_(\d+)\.md$")
@@ -87,10 +88,18 @@ class History:
         if not self.git.exists():
             self.git.init()
         self.git.clear_stale_locks()
-        if self.git.resolve("HEAD") is None:
+        if self._head()[0] is None:
             tick = self.project.tick()
             return self._commit("start", tick, f"history begins at tick {tick}")
         return None
+
+    def _head(self) -> tuple[str | None, str | None]:
+        """(the last entry, its tree), or (None, None) before the first."""
+        out = self.git.run("rev-parse", "HEAD", "HEAD^{tree}", check=False)
+        found = out.decode().split()
+        if len(found) == 2 and all(re.fullmatch(r"[0-9a-f]{40}", f) for f in found):
+            return found[0], found[1]
+        return None, None
 
     def stage(self) -> str:
         """Put the project's files into the history's index; the tree they make."""
@@ -102,21 +111,24 @@ class History:
         return self.git.text("write-tree")
 
     def record(self, kind: str, tick: int, subject: str, words: int | None = None) -> Entry | None:
-        """Make an entry of what the files hold now, after the pending changes (if any)
-        got an entry of their own; None when nothing changed."""
-        self.ensure()
+        """Make an entry of what the files hold now; None when nothing changed since the
+        last one."""
+        if not self.git.exists():
+            self.ensure()
         return self._commit(kind, tick, subject, words)
 
     def _commit(self, kind: str, tick: int, subject: str,
                 words: int | None = None) -> Entry | None:
-        tree, head = self.stage(), self.git.resolve("HEAD")
-        if head is not None and tree == self.git.text("rev-parse", f"{head}^{{tree}}"):
+        tree, (head, head_tree) = self.stage(), self._head()
+        if tree == head_tree:
             return None
         self._dated()
         text = message(kind, tick, subject, words)
         sha = self.git.text("commit-tree", tree, *(["-p", head] if head else []), "-F", "-",
                             input=text.encode("utf-8"))
         self.git.run("update-ref", "HEAD", sha, *([head] if head else []))
+        if kind == "tick" and tick % GC_EVERY == 0:
+            self.git.run("gc", "--auto", "--quiet")     # plumbing never packs by itself
         return parse(sha, text)
 
     def record_pending(self) -> Entry | None:
@@ -125,10 +137,10 @@ class History:
         made = self.ensure()
         if made is not None:
             return made
-        head = self.head()
-        tree = self.stage()
-        if tree == self.git.text("rev-parse", "HEAD^{tree}"):
+        tree, (_, head_tree) = self.stage(), self._head()
+        if tree == head_tree:
             return None
+        head = self.head()
         changed = self.git.text("diff-tree", "-r", "--name-only", "--no-renames", "HEAD",
                                 tree).splitlines()
         tick = self.project.tick()
