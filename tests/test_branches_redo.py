@@ -10,7 +10,7 @@ import pytest
 from novel_agent.revision.history import History
 from novel_agent.scenes import load_scene
 
-from test_rewind import forked, fresh, rewind, story_files
+from test_rewind import forked, fresh, story_files
 from ticking import run_ticks
 
 

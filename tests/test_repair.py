@@ -62,3 +62,16 @@ def test_without_history_memory_is_re_derived_from_the_records(project, cli, tmp
     assert cli("doctor", "-p", "harbour").exit_code == 0
     cli("tick", "-p", "harbour")
     assert project.tick() == 9
+
+
+def test_a_revision_made_after_the_deleted_ticks_stays(project, cli):
+    run_ticks(project, 10)
+    scene = project.scene_path(5)
+    scene.write_text(scene.read_text() + "\nMara left the map on the table, unread.\n")
+    cli("revise", "5", "-p", "harbour")
+    revised = {p: p.read_text() for p in (project.scene_path(5), project.plan_path(5))}
+    delete_scenes(project, (9, 10))
+    cli("doctor", "--fix", "-p", "harbour")
+    assert {p: p.read_text() for p in revised} == revised
+    assert project.tick() == 8 and not project.plan_path(9).exists()
+    assert not list(project.log_dir.glob("tick_009_*")) and cli("doctor", "-p", "harbour")

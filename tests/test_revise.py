@@ -8,7 +8,6 @@ fact, and the next prompts hold no trace of the old scene 5."""
 
 from __future__ import annotations
 
-import json
 import signal
 
 import yaml

@@ -2,14 +2,15 @@
 
 After tick 10, deleting scenes 8–10 leaves plans 8–10, summaries over them, and
 memory holding their facts: the next tick would stop at plans/plan_008.yaml,
-or write scene 8 against a past that no longer exists. `repair` brings
-everything the scenes do not hold back to tick 7 (the last scene left): plans,
-memory, summaries, state and prompt logs are those of the history's entry
-after tick 7 (hand edits of memory made before tick 8 included). The scenes on
-disk, lore, the note and project.yaml stay as they are; what goes is in the
-history (the deletion's own entry). A project without that entry gets the
-orphan plans and summaries removed and memory re-derived from the records of
-ticks 1..7 (rederive.replay_range).
+or write scene 8 against a past that no longer exists. `repair` brings them
+back to tick 7 (the last scene left), in one transaction: the plans, prompt
+logs and summaries past it go; memory and state.yaml are those of the
+history's entry after tick 7, made before tick 8 (hand edits of memory made
+before tick 8 included). Everything else stays as it is: the scenes, the plans
+and summaries up to tick 7, lore, the note, project.yaml. What goes is in the
+history (the deletion's own entry). Without that entry, memory is re-derived
+from the records of ticks 1..7 (rederive.replay_range). A revise of a scene up
+to 7 made after tick 8 was written is not re-applied to memory: run it again.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from novel_agent.config import Config
 from novel_agent.memory import Memory, load_memory
 from novel_agent.memory_layout import stage_memory
 from novel_agent.project import Project
-from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
 from novel_agent.revision.rederive import replay_range
 from novel_agent.revision.restore import differences
 from novel_agent.summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
-FOLLOWS_SCENES = ("plans", "memory", "summaries", ".novel/state.yaml", ".novel/log")
+FOLLOWS_SCENES = ("memory", ".novel/state.yaml")
+LOG_RE = re.compile(r"^tick_(\d+)_")
 
 
 def orphans(project: Project) -> tuple[list[int], list[str]]:
@@ -69,12 +70,22 @@ def repair(project: Project, config: Config) -> str:
     if history.available:
         history.record_pending()
         entry = entry_before_later(history, last)
+    txn = project.transaction()
+    for tick in plans:
+        txn.remove(project.plan_path(tick))
+    for name in summaries:
+        txn.remove(project.summaries_dir / f"{name}.md")
+    logs = os.listdir(project.log_dir) if project.log_dir.is_dir() else []
+    for name in logs:
+        if (m := LOG_RE.match(name)) and int(m.group(1)) > last:
+            txn.remove(project.log_dir / name)
     if entry is not None:
-        _from_history(history, entry)
-        how = f"as the history's entry {entry.short} holds them"
+        _from_history(history, entry, txn)
+        how = f"memory and state as the history's entry {entry.short} holds them"
     else:
-        _rederived(project, config, plans, summaries, last)
+        _rederived(project, config, last, txn)
         how = "memory re-derived from the plan records"
+    txn.commit()
     if history.available:
         history.record("repair", last, f"doctor: back to tick {last} after scenes were deleted "
                        "by hand")
@@ -82,9 +93,8 @@ def repair(project: Project, config: Config) -> str:
             f"{len(plans)} plans and {len(summaries)} summaries past it went")
 
 
-def _from_history(history: History, entry: Entry) -> None:
+def _from_history(history: History, entry: Entry, txn) -> None:
     project = history.project
-    txn = project.transaction()
     changes = differences(history, "HEAD", entry.sha, FOLLOWS_SCENES)
     written = [(path, sha) for status, path, sha in changes if status != "D"]
     for (path, _), data in zip(written, history.git.blobs([sha for _, sha in written])):
@@ -92,30 +102,13 @@ def _from_history(history: History, entry: Entry) -> None:
     for status, path, _ in changes:
         if status == "D":
             txn.remove(project.root / path)
-    txn.commit()
 
 
-def _rederived(project: Project, config: Config, plans: list[int], summaries: list[str],
-               last: int) -> None:
-    before = load_memory(project.memory_dir)
+def _rederived(project: Project, config: Config, last: int, txn) -> None:
     memory = replay_range(project, Memory(), 1, last, config)
-    txn = project.transaction()
-    for tick in plans:
-        txn.remove(project.plan_path(tick))
-    for name in summaries:
-        txn.remove(project.summaries_dir / f"{name}.md")
-    stage_memory(txn, memory, project.memory_dir, before)
+    stage_memory(txn, memory, project.memory_dir, load_memory(project.memory_dir))
     state = project.state()
     state.update(tick=last)
     for key in ("writer_tiers", "pending_checkpoints"):
         state.pop(key, None)
     project.stage_state(txn, state)
-    txn.commit()
-
-
-def needs_repair(project: Project) -> bool:
-    """Whether plans or summaries reach past the last scene."""
-    try:
-        return any(orphans(project))
-    except (HistoryError, OSError):
-        return False
