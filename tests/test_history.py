@@ -7,7 +7,10 @@ import os
 import signal
 import subprocess
 
+from novel_agent.models.offline import OfflineModel
+from novel_agent.pipeline import tick
 from novel_agent.revision.history import History, describe
+from novel_agent.session import Session
 
 from test_crash_matrix import forked_tick
 from ticking import run_ticks
@@ -42,10 +45,17 @@ def test_edits_by_hand_get_their_own_entry_before_the_next_tick(project, cli):
     mara.write_text(mara.read_text() + "# noted by hand\n")
     result = cli("tick", "-p", "harbour")
     edited = f"edited by hand: memory/characters/{mara.name}, scenes/scene_002.md"
-    assert f"note: history: {edited}" in result.output      # said as the project opens
+    assert "history" not in result.output       # recorded quietly as the project opens
     assert subjects(project)[:2] == [subjects(project)[0], edited]
     assert subjects(project)[0].startswith("tick 4: ")
     assert History(project).entries()[1].kind == "hand"
+    # a daemon's next tick (no command opens the project between) records and says it
+    (project.root / "steer.md").write_text("Rain all day.\n")
+    with project.locked(), Session.open(project, project.config(),
+                                        make_model=lambda s: OfflineModel(source=s)) as session:
+        ticked = tick(session)
+    assert "history: edited by hand: steer.md" in ticked.notices
+    assert subjects(project)[1] == "edited by hand: steer.md"
 
 
 def test_a_tick_killed_before_its_entry_is_recorded_late(project, cli):

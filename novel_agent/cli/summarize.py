@@ -12,6 +12,7 @@ from ..stages.summarize import SummaryReport, summarize_project
 from .common import (load_config, model_options, novel_errors, open_project, project_option,
                      wait_option)
 from .live import LiveLine
+from novel_agent.revision.hooks import after_summaries
 
 
 def report_lines(report: SummaryReport) -> list[str]:
@@ -67,6 +68,7 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
             report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
         finally:
             live.clear()
+        after_summaries(project, report.made, now=session.now)   # the history's entry
     for line in report_lines(report):
         click.echo(line)
     if report.failure is not None:

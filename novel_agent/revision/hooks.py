@@ -20,12 +20,15 @@ def history_of(project: Project, now: Callable[[], datetime] | None = None) -> H
     return history if history.available else None
 
 
-def before_tick(project: Project, now: Callable[[], datetime] | None = None) -> list[str]:
+def before_tick(project: Project, now: Callable[[], datetime] | None = None, *,
+                quiet: bool = False) -> list[str]:
     """Record edits made by hand since the last entry (before the tick reads them); a
-    notice when there were any."""
+    notice when there were any (`quiet`: only for ticks a kill left without an entry)."""
     history = history_of(project, now)
     entry = history.record_pending() if history else None
-    return [f"history: {entry.subject}"] if entry is not None and entry.kind != "start" else []
+    if entry is None or entry.kind == "start" or quiet and entry.kind == "hand":
+        return []
+    return [f"history: {entry.subject}"]
 
 
 def after_tick(project: Project, tick: int, title: str, words: int, *, imported: bool,
@@ -54,6 +57,7 @@ def reconciled(project: Project) -> list[str]:
     notice each. A history that cannot be
     written is said, not raised (reading the project must not depend on it)."""
     try:
-        return redo.settle(project) + settle_revise(project) + before_tick(project)
+        return (redo.settle(project) + settle_revise(project)
+                + before_tick(project, quiet=True))     # `novel log` shows the edits
     except (HistoryError, OSError) as exc:
         return [f"the history could not be brought up to date: {exc}"]
