@@ -127,3 +127,13 @@ def test_describe_says_what_an_entry_changed():
                      ".novel/state.yaml", "steer.md"]) == \
         "plan 7, scene 7, checkpoint_010, steer.md, memory ×2"
     assert describe([".novel/state.yaml"]) == "state"
+
+
+def test_without_git_ticks_go_on_and_the_history_says_it_is_off(project, cli, monkeypatch):
+    monkeypatch.setattr("novel_agent.revision.git.git_executable", lambda: None)
+    cli("tick", "-n", "2", "-p", "harbour")
+    assert project.tick() == 2 and not (project.novel_dir / "history.git").exists()
+    assert "branch      off (git is not on PATH)" in cli("status", "-p", "harbour").output
+    refused = cli("rewind", "1", "-p", "harbour", ok=False)
+    assert refused.exit_code == 1
+    assert "Error: rewinding needs the `git` executable, which is not on PATH" in refused.output

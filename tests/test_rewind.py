@@ -108,6 +108,11 @@ def test_the_rewound_project_is_what_every_command_sees(project, cli):
     assert title4 not in book
     searched = cli("search", "-p", "harbour", "lantern", ok=False).stdout
     assert "scene 4" not in searched and "scene_004" not in searched
+    assert "stats of harbour: 3 scenes" in cli("stats", "-p", "harbour").stdout
+    listed = cli("scenes", "list", "-p", "harbour").stdout
+    assert "   3 " in listed and "   4 " not in listed
+    usage = cli("usage", "-p", "harbour").stdout      # money spent stays spent: 6 ticks' calls
+    assert any(line.split()[:2] == ["planner", "6"] for line in usage.splitlines())
 
 
 def test_refused_while_another_process_holds_the_project(project, snapshot):
