@@ -81,6 +81,7 @@ class TickDraft:
     fallback: str = ""               # why the summary came from the prose, if it did
     lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
     given: "GivenScene | None" = None   # the plan and prose, when given rather than made
+    note: str = ""                   # a one-tick note (`novel redo --note`), for the history
 
 
 @dataclass
@@ -347,7 +348,8 @@ def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> T
     draft = begin(session)
     draft.notices[:0] = recorded
     if note:
-        draft.steer = "\n\n".join(part for part in (draft.steer, note.strip()) if part)
+        draft.note = note.strip()
+        draft.steer = "\n\n".join(part for part in (draft.steer, draft.note) if part)
         session.source.steer = draft.steer
     return _land(session, draft, STEPS, on_stage)
 
@@ -399,7 +401,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         raise
     try:
         history.after_tick(session.project, draft.tick, scene.title, scene.words,
-                           imported=draft.given is not None, now=session.now)
+                           imported=draft.given is not None, note=draft.note, now=session.now)
         started = session.clock()
         summary = summarize.after_commit(session, draft.tick, memory=draft.memory) \
             if summaries else None

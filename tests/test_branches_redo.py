@@ -26,6 +26,7 @@ def test_redo_writes_the_tick_again_with_the_note(project, cli):
     assert "as the author asks: Mara keeps the key to herself." in scene.body
     assert project.scene_path(4).read_text() != old
     assert not (project.novel_dir / "redo.yaml").exists()
+    assert History(project).head().subject.endswith(" (note: Mara keeps the key to herself.)")
     kept = History(project).entries(rev="kept/main-5")
     old_entry = next(e for e in kept if e.kind == "tick" and e.tick == 4)
     shown = History(project).git.run("show", f"{old_entry.sha}:scenes/scene_004.md")

@@ -32,12 +32,13 @@ def before_tick(project: Project, now: Callable[[], datetime] | None = None, *,
 
 
 def after_tick(project: Project, tick: int, title: str, words: int, *, imported: bool,
-               now: Callable[[], datetime] | None = None) -> Entry | None:
-    """The landed tick's entry."""
+               note: str = "", now: Callable[[], datetime] | None = None) -> Entry | None:
+    """The landed tick's entry (its subject names a one-tick note, if there was one)."""
     history = history_of(project, now)
     if history is None:
         return None
-    subject = f"tick {tick}: {title}" + (" (imported)" if imported else "")
+    subject = (f"tick {tick}: {title}" + (" (imported)" if imported else "")
+               + (f" (note: {note[:60]})" if note else ""))
     return history.record("import" if imported else "tick", tick, subject, words)
 
 
