@@ -26,6 +26,9 @@ def test_deleting_later_scenes_then_doctor_fix_is_a_fresh_run_stopped_there(proj
     assert tick.exit_code == 1
     assert "plans/plan_008.yaml exists and this commit did not write it" in tick.output
     assert "novel doctor --fix" in tick.output
+    revise = cli("revise", "3", "-p", "harbour", ok=False).output
+    assert "reach past the last scene (tick 7), deleted by hand?: run `novel doctor --fix` " \
+           "first" in revise
     doctor = cli("doctor", "-p", "harbour", ok=False).output
     assert "plans/plan_008.yaml has no scene after it" in doctor
     assert "summaries cover ticks up to 10, the scenes end at 7" in doctor
@@ -75,3 +78,10 @@ def test_a_revision_made_after_the_deleted_ticks_stays(project, cli):
     assert {p: p.read_text() for p in revised} == revised
     assert project.tick() == 8 and not project.plan_path(9).exists()
     assert not list(project.log_dir.glob("tick_009_*")) and cli("doctor", "-p", "harbour")
+
+
+def test_the_daemon_trips_on_it_and_says_doctor_fix(project, cli):
+    run_ticks(project, 3)
+    delete_scenes(project, (3,))
+    run = cli("run", "--ticks", "1", "-p", "harbour", ok=False).output
+    assert "plans/plan_003.yaml exists" in run and "novel doctor --fix" in run

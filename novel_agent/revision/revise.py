@@ -37,6 +37,7 @@ from novel_agent.pipeline import UNKNOWN, room_in
 from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
+from novel_agent.revision.repair import orphans
 from novel_agent.revision.rewind import keep_tag
 from novel_agent.revision.rederive import (apply_extraction, before_extraction, extraction_of,
                                            plan_of, read_record, replay, replay_range)
@@ -226,6 +227,10 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     if not 1 <= tick <= last:
         raise ProjectError(f"no scene {tick} to revise: the scenes are 1–{last}",
                            path=str(project.scenes_dir))
+    if any(orphans(project)):
+        raise ProjectError(f"plans or summaries reach past the last scene (tick {last}), "
+                           "deleted by hand?: run `novel doctor --fix` first",
+                           path=str(project.plans_dir))
     scene = load_scene(project.scene_path(tick))
     body = text if text is not None else scene.body
     record = read_record(project, tick)
