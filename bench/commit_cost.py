@@ -22,11 +22,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent import journal, pipeline
+import novel_agent.story.journal as journal
+import novel_agent.tick.pipeline as pipeline
 from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import tick
-from novel_agent.project import create_project
-from novel_agent.session import Session
+from novel_agent.story.project import create_project
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 
 @dataclass

@@ -26,23 +26,25 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import story_factory as sf  # noqa: E402
 
-from novel_agent.config import load_config  # noqa: E402
-from novel_agent.context.report import prefix_share  # noqa: E402
-from novel_agent.context.writer import Piece  # noqa: E402
-from novel_agent.scenes import SceneReader  # noqa: E402
-from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
-from novel_agent.session import Session  # noqa: E402
-from novel_agent.stage_prompts import build_writer  # noqa: E402
-from novel_agent.windows import limits_for  # noqa: E402
-from novel_agent.files import write_yaml  # noqa: E402
-from novel_agent.index import Index  # noqa: E402
-from novel_agent.memory_layout import memory_files  # noqa: E402
-from novel_agent.project import create_project  # noqa: E402
-from novel_agent.prompts import render_stage  # noqa: E402
-from novel_agent.scenes import load_scenes  # noqa: E402
+from novel_agent.config.settings import load_config  # noqa: E402
 from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
+from novel_agent.context.prompts import render_stage  # noqa: E402
+from novel_agent.context.report import prefix_share  # noqa: E402
 from novel_agent.context.sections import Context, Section, story_bible  # noqa: E402
-from novel_agent.tokens import TokenCounter  # noqa: E402
+from novel_agent.context.writer import Piece  # noqa: E402
+from novel_agent.files import write_yaml  # noqa: E402
+from novel_agent.index.db import Index  # noqa: E402
+from novel_agent.models.limits import limits_for  # noqa: E402
+from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
+from novel_agent.story.memory_files import memory_files  # noqa: E402
+from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.scenes import (
+    SceneReader,  # noqa: E402
+    load_scenes,  # noqa: E402
+)
+from novel_agent.text.tokens import TokenCounter  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.tick.stage_prompts import build_writer  # noqa: E402
 
 REPEATS = 15
 

@@ -33,15 +33,15 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from planted import plan_answer, plant, write_planted  # noqa: E402
 
 from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
-from novel_agent.index_sync import rebuild  # noqa: E402
-from novel_agent.memory import load_memory  # noqa: E402
-from novel_agent.pipeline import preview  # noqa: E402
-from novel_agent.project import create_project  # noqa: E402
-from novel_agent.retrieve import WriterRecall  # noqa: E402
-from novel_agent.scenes import SceneReader  # noqa: E402
-from novel_agent.session import Session  # noqa: E402
-from novel_agent.testing import ScriptedModel  # noqa: E402
-from novel_agent.tokens import TokenCounter  # noqa: E402
+from novel_agent.index.recall import WriterRecall  # noqa: E402
+from novel_agent.index.sync import rebuild  # noqa: E402
+from novel_agent.models.scripted import ScriptedModel  # noqa: E402
+from novel_agent.story.memory import load_memory  # noqa: E402
+from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.scenes import SceneReader  # noqa: E402
+from novel_agent.text.tokens import TokenCounter  # noqa: E402
+from novel_agent.tick.pipeline import preview  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
 
 BUDGET = 3000
 OUTPUT, MARGIN = 700, 256

@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from novel_agent.project import Project, create_project
-from novel_agent.revision.history import History
-from novel_agent.session import Session
 from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import tick
+from novel_agent.revision.history import History
+from novel_agent.story.project import Project, create_project
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 ENTRIES = 5
 

@@ -27,10 +27,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import story_factory as sf  # noqa: E402
 
-from novel_agent.importer import import_manuscript, load_manuscript  # noqa: E402
+from novel_agent.books.importer import import_manuscript, load_manuscript  # noqa: E402
 from novel_agent.models.offline import OfflineModel  # noqa: E402
-from novel_agent.project import create_project  # noqa: E402
-from novel_agent.session import Session  # noqa: E402
+from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
 
 
 def manuscript(path: Path, words: int, per_scene: int = 400, per_chapter: int = 10) -> Path:

@@ -30,14 +30,14 @@ from pathlib import Path
 import yaml
 
 from novel_agent.errors import TickError
-from novel_agent.memory import load_memory
 from novel_agent.models import registry
 from novel_agent.models.base import Progress
-from novel_agent.pipeline import tick
-from novel_agent.project import create_project
-from novel_agent.scenes import load_scene
-from novel_agent.session import Session
-from novel_agent.stages.tools import REJECTED
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import create_project
+from novel_agent.story.scenes import load_scene
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages.tools import REJECTED
 
 FOUNDATION = Path(__file__).resolve().parent.parent / "scripts" / "demo.yaml"
 

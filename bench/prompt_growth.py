@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from novel_agent.pipeline import tick  # noqa: E402
-from novel_agent.project import create_project  # noqa: E402
-from novel_agent.session import Session  # noqa: E402
+from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.tick.pipeline import tick  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
 
 STAGES = ("planner", "writer", "extractor", "summarizer")
 

@@ -17,7 +17,6 @@ shared-prefix share of consecutive planner and writer prompts.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import statistics
@@ -31,17 +30,17 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAIServer  # noqa: E402
 
-from novel_agent.decisions import plan_from_json  # noqa: E402
-from novel_agent.lenient_json import parse_json  # noqa: E402
-from novel_agent.memory import load_memory  # noqa: E402
 from novel_agent.models.base import Request  # noqa: E402
-from novel_agent.faithfulness import range_items  # noqa: E402
 from novel_agent.models.offline import OfflineModel, StorySource, SummaryJob  # noqa: E402
-from novel_agent.scenes import load_scenes  # noqa: E402
-from novel_agent.pipeline import tick  # noqa: E402
-from novel_agent.project import Project, create_project  # noqa: E402
-from novel_agent.session import Session  # noqa: E402
-from novel_agent.vocabulary import load_encoding  # noqa: E402
+from novel_agent.story.decisions import plan_from_json  # noqa: E402
+from novel_agent.story.faithfulness import range_items  # noqa: E402
+from novel_agent.story.memory import load_memory  # noqa: E402
+from novel_agent.story.project import Project, create_project  # noqa: E402
+from novel_agent.story.scenes import load_scenes  # noqa: E402
+from novel_agent.text.lenient_json import parse_json  # noqa: E402
+from novel_agent.text.vocabulary import load_encoding  # noqa: E402
+from novel_agent.tick.pipeline import tick  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
 
 ENCODING = load_encoding("cl100k_base")
 STAGE_WORDS = (("You condense part of a novel", "summarizer"),

@@ -15,14 +15,14 @@ import argparse
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from novel_agent.pipeline import tick as run_tick
-from novel_agent.project import create_project
-from novel_agent.session import Session, counter_for
-from novel_agent.summaries import doc_cost, load_tree, select_tier3, tier3_budget
-from novel_agent.windows import limits_for
+from novel_agent.models.limits import limits_for
+from novel_agent.story.project import create_project
+from novel_agent.story.summaries import doc_cost, load_tree, select_tier3, tier3_budget
+from novel_agent.tick.pipeline import tick as run_tick
+from novel_agent.tick.session import Session, counter_for
 
 
 def writer_tier3_tokens(result) -> int | None:
@@ -59,7 +59,7 @@ def main() -> None:
               f"{'next tick tier 3 holds':<24} {'summary tree':<28} {'summarizer so far':>18} "
               f"{'secs':>5}")
         spent, started = [0, 0], time.monotonic()
-        now = lambda: datetime(2025, 1, 1, tzinfo=timezone.utc)  # noqa: E731
+        now = lambda: datetime(2025, 1, 1, tzinfo=UTC)  # noqa: E731
         with project, Session.open(project, config, now=now) as session:
             for tick in range(1, max(args.at) + 1):
                 result = run_tick(session)

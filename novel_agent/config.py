@@ -13,14 +13,15 @@ import dataclasses
 import math
 import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
-from .errors import ConfigError
-from .paths import config_dir
+from novel_agent.errors import ConfigError
+from novel_agent.paths import config_dir
 
 PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 PROVIDERS = ("auto", "openai", "local", "offline")

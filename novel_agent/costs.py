@@ -9,15 +9,16 @@ such calls are counted apart (`Totals.unknown`), never as 0 dollars.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from statistics import mean
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, CostCeilingError
-from .prices import describe_price
+from novel_agent.errors import ConfigError, CostCeilingError
+from novel_agent.models.prices import describe_price
 
 if TYPE_CHECKING:
-    from .session import Session
+    from novel_agent.tick.session import Session
 
 Row = dict[str, Any]
 WINDOW = 10            # the last ticks an estimate or a forecast is made from
@@ -38,7 +39,7 @@ class Totals:
     unknown: int = 0            # calls whose price is unknown
     latency: float = 0.0
 
-    def add(self, row: Row) -> "Totals":
+    def add(self, row: Row) -> Totals:
         self.calls += 1
         self.failed += bool(row.get("error"))
         self.prompt_tokens += row.get("prompt_tokens") or 0
@@ -152,7 +153,7 @@ def check_ceiling(rows: list[Row], ceiling: float, *, label: str = "llm.max_cost
         spent=spent, estimate=estimate, ceiling=ceiling, tick=next_tick)
 
 
-def cost_guard(session: "Session", run_limit: float = 0.0, *,
+def cost_guard(session: Session, run_limit: float = 0.0, *,
                run_start: int | None = None) -> Callable[[], None]:
     """The check to call before each tick: it raises CostCeilingError when the next
     tick would pass `llm.max_cost` (the project's total spending) or `run_limit`

@@ -13,7 +13,7 @@ summarizer).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 POINTS = ("after_plan", "after_write", "after_extract", "before_journal", "mid_commit",
           "after_commit")

@@ -26,23 +26,24 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from . import pipeline
-from .errors import NovelError
-from .heartbeat import Heartbeat, write_heartbeat
-from .models.base import OnProgress
-from .project import Project
-from .reload import Reloader
-from .scenes import scene_ticks
-from .session import Session, utc_now
-from .signals import Interrupted, StopFlag, install_signals, signal_name
-from .status import scene_words
-from .watch import ChangeSet
+import novel_agent.tick.pipeline as pipeline
+from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
+from novel_agent.daemon.reload import Reloader
+from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
+from novel_agent.daemon.watch import ChangeSet
+from novel_agent.errors import NovelError
+from novel_agent.models.base import OnProgress
+from novel_agent.reports.status import scene_words
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import scene_ticks
+from novel_agent.tick.session import Session, utc_now
 
 MAX_BACKOFF = 600.0
 WAIT_STEP = 0.25      # how often a daemon waiting for a fix looks for an edit
@@ -312,7 +313,7 @@ def serve(project: Project, reloader: Reloader, env: Mapping[str, str], *, wait:
     """`novel run`: hold the project's lock (waiting up to `wait` s), watch its files,
     take SIGINT/SIGTERM, and run the loop until it ends. A streaming (local) model tells
     `on_progress` how each call is going."""
-    from .watch import Watched, Watcher
+    from novel_agent.daemon.watch import Watched, Watcher
 
     with project.locked(wait):
         stop, changes = StopFlag(), ChangeSet()

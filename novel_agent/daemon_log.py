@@ -9,10 +9,10 @@ function the CLI gives (click.echo). `--verbose` adds the stage lines to both;
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
-from typing import Callable
 
-from .project import Project
+from novel_agent.story.project import Project
 
 MAX_BYTES = 1_000_000
 BACKUPS = 3
@@ -37,7 +37,7 @@ def open_log(project: Project, echo: Callable[[str], None], *, verbose: bool = F
              quiet: bool = False) -> logging.Logger:
     """A logger for one run on `project`, writing to daemon.log and to `echo`."""
     project.log_dir.mkdir(parents=True, exist_ok=True)
-    logger = logging.getLogger(f"novel_agent.daemon.{project.root}")
+    logger = logging.getLogger(f"novel_agent.daemon.loop.{project.root}")
     logger.setLevel(logging.DEBUG)
     logger.propagate = False
     close_log(logger)

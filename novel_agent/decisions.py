@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ModelResponseError
-from .names import clean_bullets, name_head, name_problem
+from novel_agent.errors import ModelResponseError
+from novel_agent.text.names import clean_bullets, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
          "open_loop", "resolve_loop", "query_memory")

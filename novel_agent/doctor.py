@@ -19,19 +19,19 @@ import fcntl
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from .errors import NovelError
-from .files import temp_files
-from .lore import load_lorebook
-from .memory import LEGACY, load_memory
-from .project import Project
-from .recovery import journal_tick, migrate_memory, temp_folders
-from .scenes import SCENE_RE, load_scene, scene_files, scene_ticks
-from .summaries import load_tree
+from novel_agent.errors import NovelError
+from novel_agent.files import temp_files
 from novel_agent.revision.repair import repair
+from novel_agent.story.lore import load_lorebook
+from novel_agent.story.memory import LEGACY, load_memory
+from novel_agent.story.project import Project
+from novel_agent.story.recovery import journal_tick, migrate_memory, temp_folders
+from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
+from novel_agent.story.summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
 _BACK = ("bring plans, memory, summaries and state back to tick {last}, the last scene (what "

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from .lore import LoreEntry
-from .memory import Memory
-from .scenes import Scene
+from novel_agent.story.lore import LoreEntry
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import Scene
 
 KINDS = ("scene", "fact", "character", "location", "loop", "relationship", "lore", "summary")
 

@@ -14,16 +14,17 @@ import array
 import hashlib
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import openai
 
-from .config import Config
-from .errors import ConfigError, ModelError
-from .index import Index
-from .prices import Price
+from novel_agent.config.settings import Config
+from novel_agent.errors import ConfigError, ModelError
+from novel_agent.index.db import Index
+from novel_agent.models.prices import Price
 
 NO_KEY = "not-needed"
 
@@ -42,7 +43,7 @@ class EmbeddingSettings:
         return bool(self.model)
 
     @classmethod
-    def of(cls, config: Config) -> "EmbeddingSettings":
+    def of(cls, config: Config) -> EmbeddingSettings:
         raw = config.context.embeddings
         return cls(model=raw.get("model", ""), base_url=raw.get("base_url") or config.llm.base_url,
                    api_key_env=raw.get("api_key_env") or config.llm.api_key_env,
@@ -57,7 +58,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _key(model: str, text: str) -> str:
-    return hashlib.sha1(f"{model}\0{text}".encode("utf-8")).hexdigest()
+    return hashlib.sha1(f"{model}\0{text}".encode()).hexdigest()
 
 
 class Embedder:
@@ -65,7 +66,7 @@ class Embedder:
 
     def __init__(self, settings: EmbeddingSettings, index: Index, env: Mapping[str, str], *,
                  price: Price | None = None, timeout: float = 60.0, cached_only: bool = False,
-                 now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  clock: Callable[[], float] = time.monotonic):
         if not settings.base_url:
             raise ConfigError("context.embeddings.model is set but no endpoint is: set "

@@ -21,10 +21,10 @@ import zipfile
 from html import escape
 from typing import TYPE_CHECKING
 
-from .prose import blocks, blocks_html
+from novel_agent.books.markdown import blocks, blocks_html
 
 if TYPE_CHECKING:
-    from .export import Chapter, Manuscript
+    from novel_agent.books.export import Chapter, Manuscript
 
 XHTML = "application/xhtml+xml"
 CONTAINER = """<?xml version="1.0" encoding="utf-8"?>

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
-from .epub import render_epub
-from .errors import ExportError
-from .files import atomic_write
-from .project import Project
-from .prose import blocks, blocks_html, blocks_markdown, blocks_text
-from .scenes import Scene, load_scenes
-from .summaries import load_tree
+from novel_agent.books.epub import render_epub
+from novel_agent.books.markdown import blocks, blocks_html, blocks_markdown, blocks_text
+from novel_agent.errors import ExportError
+from novel_agent.files import atomic_write
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import Scene, load_scenes
+from novel_agent.story.summaries import load_tree
 
 FORMATS = ("md", "txt", "html", "epub")
 RANGE_RE = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$")
@@ -57,7 +57,7 @@ class Manuscript:
     author: str = ""
     blurb: str = ""
     language: str = "en"
-    modified: datetime = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    modified: datetime = datetime(2000, 1, 1, tzinfo=UTC)
 
     @property
     def scenes(self) -> list[Scene]:
@@ -156,7 +156,7 @@ def collect(project: Project, scene_range: str | None = None,
         author=str(data.get("author") or "").strip(),
         blurb=str(data.get("premise") or "").strip(),
         chapters=tuple(chapters_of(project, scenes, chapters)),
-        modified=datetime.fromtimestamp(int(newest), timezone.utc))
+        modified=datetime.fromtimestamp(int(newest), UTC))
 
 
 # -- renderers ---------------------------------------------------------------

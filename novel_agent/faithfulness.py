@@ -11,9 +11,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from .memory import Memory
-from .scenes import Scene
-from .summaries import SummaryDoc
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import Scene
+from novel_agent.story.summaries import SummaryDoc
 
 ARC_MAX_ITEMS = 12    # an arc is checked against at most this many of its range's items
 STOPWORDS = set("that this with from have what when where which whom whose about into their "

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .errors import FileFormatError
+from novel_agent.errors import FileFormatError
 
 FRONT = "---"
 # libyaml's loader when PyYAML was built with it: several times faster on the

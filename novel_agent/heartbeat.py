@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ProjectError
-from .files import atomic_write
-from .project import Project
+from novel_agent.errors import ProjectError
+from novel_agent.files import atomic_write
+from novel_agent.story.project import Project
 
 ENDED = ("stopped", "failed")
 
@@ -47,7 +47,7 @@ class Heartbeat:
     ended: str = ""
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> "Heartbeat":
+    def from_mapping(cls, data: dict[str, Any]) -> Heartbeat:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -35,20 +35,21 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from .decisions import Extraction, Plan
-from .errors import ImportStoppedError, ManuscriptError, ModelError, TickError
-from .manuscript import ImportedScene, read_manuscript, split_manuscript
-from .memory import Memory, load_memory, upsert_character
-from .names import name_problem
-from .pipeline import GivenScene, TickDraft, TickResult, land_given
-from .project import Project, Story
-from .scenes import scene_ticks, word_count
-from .session import Session
-from .stages import summarize
+from novel_agent.books.split import ImportedScene, read_manuscript, split_manuscript
+from novel_agent.errors import ImportStoppedError, ManuscriptError, ModelError, TickError
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.memory import Memory, load_memory, upsert_character
+from novel_agent.story.project import Project, Story
+from novel_agent.story.scenes import scene_ticks, word_count
+from novel_agent.text.names import name_problem
+from novel_agent.tick.pipeline import GivenScene, TickDraft, TickResult, land_given
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages import summarize
 
 # Words of a name that are written in lower case ("Anne of Cleves"), and so never a
 # name's first word when a full name is matched by its first word alone.

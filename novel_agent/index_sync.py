@@ -20,22 +20,30 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
-from .documents import (Doc, entity_doc, fact_docs, lore_doc, loop_docs, relationship_docs,
-                        scene_doc, summary_doc)
-from .errors import FileFormatError
-from .files import read_yaml
-from .index import Index
-from .ledger import restore_usage
-from .lore import read_lore_file
-from .memory import FOLDERS, Memory, load_list
-from .memory_check import check_entity
-from .project import Project
-from .scenes import SCENE_RE, load_scene
-from .summaries import load_doc
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_yaml
+from novel_agent.index.db import Index
+from novel_agent.index.documents import (
+    Doc,
+    entity_doc,
+    fact_docs,
+    loop_docs,
+    lore_doc,
+    relationship_docs,
+    scene_doc,
+    summary_doc,
+)
+from novel_agent.index.ledger import restore_usage
+from novel_agent.story.lore import read_lore_file
+from novel_agent.story.memory import FOLDERS, Memory, load_list
+from novel_agent.story.memory_schema import check_entity
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import SCENE_RE, load_scene
+from novel_agent.story.summaries import load_doc
 
 LIST_FILES = {"loops.yaml": "loops", "relationships.yaml": "relationships",   # the old layout
               "facts.yaml": "facts"}

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from . import crashpoints
-from .errors import FileFormatError, OverwriteError
-from .files import atomic_write, dump_yaml, fsync_dir, temp_files, write_synced
+from novel_agent import crashpoints
+from novel_agent.errors import FileFormatError, OverwriteError
+from novel_agent.files import atomic_write, dump_yaml, fsync_dir, temp_files, write_synced
 
 JOURNAL = "journal.json"
 

@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import FileFormatError
-from .index import USAGE_COLUMNS, Index
-from .project import Project
+from novel_agent.errors import FileFormatError
+from novel_agent.index.db import USAGE_COLUMNS, Index
+from novel_agent.story.project import Project
 
 
 def ledger_path(project: Project) -> Path:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from .errors import ModelResponseError
+from novel_agent.errors import ModelResponseError
 
 FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 

@@ -20,14 +20,15 @@ files is `load_lorebook`'s; everything else here is pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import yaml
 
-from .errors import FileFormatError
-from .files import read_text
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_text
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
 SUFFIXES = (".yaml", ".yml")

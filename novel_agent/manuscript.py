@@ -26,10 +26,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import FileFormatError, ManuscriptError
-from .files import parse_front_matter
-from .prose import BREAK_RE, HEADING_RE
-from .scenes import word_count
+from novel_agent.books.markdown import BREAK_RE, HEADING_RE
+from novel_agent.errors import FileFormatError, ManuscriptError
+from novel_agent.files import parse_front_matter
+from novel_agent.story.scenes import word_count
 
 MODES = ("auto", "chapters", "scenes")
 SUFFIXES = (".md", ".markdown", ".txt")

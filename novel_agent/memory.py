@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import FileFormatError
-from .files import read_yaml, yaml_line
-from .memory_check import check_entity, check_items
-from .names import normalize_name, strip_markers
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_yaml, yaml_line
+from novel_agent.story.memory_schema import check_entity, check_items
+from novel_agent.text.names import normalize_name, strip_markers
 
 
 def slug(text: str) -> str:
@@ -37,7 +37,7 @@ class Memory:
     relationships: list[dict[str, Any]] = field(default_factory=list)
     facts: list[dict[str, Any]] = field(default_factory=list)
 
-    def copy(self) -> "Memory":
+    def copy(self) -> Memory:
         return copy.deepcopy(self)
 
     def open_loops(self) -> list[dict[str, Any]]:
@@ -95,7 +95,7 @@ def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any
     return None
 
 
-def same_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+def same_person(memory: Memory, name: str) -> dict[str, Any] | None:
     """The one character `name` is a shorter or fuller form of ("Mara" and "Mara Voss"):
     a first name alone matching exactly one character's first name, or a full name
     whose first word is exactly one single-word character. None when no one or several
@@ -116,7 +116,7 @@ FOLDERS = ("characters", "locations", "loops", "relationships")   # one file per
 LEGACY = ("loops", "relationships")     # once memory/<kind>.yaml, one file for all
 
 
-def find_person(memory: "Memory", name: str) -> dict[str, Any] | None:
+def find_person(memory: Memory, name: str) -> dict[str, Any] | None:
     """The character `name` names: by id, name or alias, else as the shorter or fuller
     form of one character's name (same_person: "Mara" for "Mara Voss")."""
     return memory.find_character(name) or same_person(memory, name)

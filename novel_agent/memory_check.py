@@ -9,11 +9,12 @@ own and are left alone; a field left empty (`~`) counts as absent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .errors import FileFormatError
-from .files import yaml_line
+from novel_agent.errors import FileFormatError
+from novel_agent.files import yaml_line
 
 
 def _text(v: Any) -> bool:

@@ -12,13 +12,23 @@ layout (one memory/loops.yaml, one memory/relationships.yaml) to this one.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from .files import dump_yaml
-from .journal import Transaction
-from .memory import (FILE_ID, FOLDERS, LEGACY, Memory, load_folder, unique_id, load_list,
-                     relationship_id, slug)
+from novel_agent.files import dump_yaml
+from novel_agent.story.journal import Transaction
+from novel_agent.story.memory import (
+    FILE_ID,
+    FOLDERS,
+    LEGACY,
+    Memory,
+    load_folder,
+    load_list,
+    relationship_id,
+    slug,
+    unique_id,
+)
 
 
 def _by_id(memory: Memory, kind: str) -> dict[str, dict[str, Any]]:

@@ -18,32 +18,34 @@ TickError says which stage failed and carries the model's error as its cause.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from . import crashpoints
-from .decisions import Extraction, Plan
-from .context.writer import Piece
-from .errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
-from .files import atomic_write
-from .memory import Memory, load_memory
-from .models.ask import StageCall
-from .names import name_problem
-from .project import Story
-from .prompts import check_templates
-from .prompt_log import log_path, log_text, stripped_logs
-from .scenes import Scene, SceneReader, word_count
-from .session import Session
-from .storage import explain
-from .stage_prompts import Built, build_extractor, build_planner, build_writer
-from .stages import extract, plan as plan_stage, summarize, write
-from .stages.commit import commit_tick
-from .stages.tools import REJECTED, ensure_cast, run_tools
-from .lore import Lorebook, load_lorebook
+from novel_agent import crashpoints
+from novel_agent.context.prompts import check_templates
+from novel_agent.context.writer import Piece
+from novel_agent.errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
+from novel_agent.files import atomic_write
+from novel_agent.models.ask import StageCall
 from novel_agent.revision import hooks as history
-from .steer import read_steer
-from .summaries import SummaryTree, load_tree, planner_overall, select_tier3
+from novel_agent.storage import explain
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.lore import Lorebook, load_lorebook
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.project import Story
+from novel_agent.story.scenes import Scene, SceneReader, word_count
+from novel_agent.story.steer import read_steer
+from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
+from novel_agent.text.names import name_problem
+from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
+from novel_agent.tick.session import Session
+from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
+from novel_agent.tick.stages import extract, summarize, write
+from novel_agent.tick.stages import plan as plan_stage
+from novel_agent.tick.stages.commit import commit_tick
+from novel_agent.tick.stages.tools import REJECTED, ensure_cast, run_tools
 
 
 @dataclass
@@ -80,7 +82,7 @@ class TickDraft:
     notices: list[str] = field(default_factory=list)
     fallback: str = ""               # why the summary came from the prose, if it did
     lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
-    given: "GivenScene | None" = None   # the plan and prose, when given rather than made
+    given: GivenScene | None = None   # the plan and prose, when given rather than made
     note: str = ""                   # a one-tick note (`novel redo --note`), for the history
 
 
@@ -94,7 +96,7 @@ class GivenScene:
     plan: Callable[[Memory, Story], Plan]     # the scene's plan, from memory as it stands
     # after a usable extraction, before it is applied: who it introduces is created in
     # draft.memory and draft.plan settled; returns what changed, one line each
-    introduce: Callable[["TickDraft"], list[str]] | None = None
+    introduce: Callable[[TickDraft], list[str]] | None = None
     extract: bool = True      # False: no model call; the title is the summary, no summaries
     record: dict[str, Any] = field(default_factory=dict)   # added to the plan record
     state: dict[str, Any] = field(default_factory=dict)    # added to state.yaml

@@ -13,8 +13,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from .errors import MissingExtraError
-from .stats import STAGES, Stats
+from novel_agent.errors import MissingExtraError
+from novel_agent.reports.stats import STAGES, Stats
 
 FORMATS = {".png": "png", ".svg": "svg"}
 INSTALL = "pip install 'novel_agent[plot]'"

@@ -13,11 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import (Config, check_preset_name, find_preset, list_presets, load_yaml_layer,
-                     merge_layers, preset_path)
-from .errors import ConfigError
-from .files import atomic_write
-from .paths import config_dir
+from novel_agent.config.settings import (
+    Config,
+    check_preset_name,
+    find_preset,
+    list_presets,
+    load_yaml_layer,
+    merge_layers,
+    preset_path,
+)
+from novel_agent.errors import ConfigError
+from novel_agent.files import atomic_write
+from novel_agent.paths import config_dir
 
 
 @dataclass(frozen=True)

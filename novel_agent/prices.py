@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config
-from .errors import ConfigError
-from .windows import default_table_path, read_table
+from novel_agent.config.settings import Config
+from novel_agent.errors import ConfigError
+from novel_agent.models.limits import default_table_path, read_table
 
 PRICE_KEYS = ("input", "cached_input", "output")
 FREE_PROVIDERS = ("local", "offline")
@@ -101,7 +101,7 @@ def match_price(model: str, table: dict[str, Price]) -> str | None:
 def price_for(config: Config, table_path: Path | None = None) -> Price | None:
     """The price of the configured model: 0 for local and offline, `llm.prices` when
     set, else the table's entry; None when unknown."""
-    from .models import model_id, resolve_provider
+    from novel_agent.models import model_id, resolve_provider
     provider = resolve_provider(config)
     if provider in FREE_PROVIDERS:
         return Price(0.0, 0.0, 0.0, source=provider)

@@ -11,19 +11,19 @@ import fcntl
 import os
 import re
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
-from .config import (Config, Layer, config_layers, load_yaml_layer, merge_layers,
-                     user_presets_dir)
-from .errors import ConfigError, LockError, ProjectError
-from .files import dump_yaml, read_yaml, yaml_line
-from .journal import Transaction, recover
-from .scenes import last_tick
-from .state import check_state
+from novel_agent.config.settings import Config, Layer, config_layers, load_yaml_layer, merge_layers, user_presets_dir
+from novel_agent.errors import ConfigError, LockError, ProjectError
+from novel_agent.files import dump_yaml, read_yaml, yaml_line
+from novel_agent.story.journal import Transaction, recover
+from novel_agent.story.scenes import last_tick
+from novel_agent.story.state import check_state
 
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
@@ -31,7 +31,7 @@ PROJECT_FILE = "project.yaml"
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Story:
     preset: str = "balanced"
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], name: str) -> "Story":
+    def from_mapping(cls, data: Mapping[str, Any], name: str) -> Story:
         known = {f.name for f in fields(cls)}
         values = {k: str(v).strip() for k, v in data.items() if k in known and v is not None}
         values.setdefault("name", name)
@@ -190,7 +190,7 @@ class Project:
         """The number of the last committed tick (0 for a new project): the highest scene
         on disk, or in a commit journal not yet finished. state.yaml's counter is only a
         cache of it (recovery.reconcile keeps it in step)."""
-        from .recovery import journal_tick
+        from novel_agent.story.recovery import journal_tick
         return max(last_tick(self.scenes_dir), journal_tick(self) or 0)
 
     def state(self) -> dict[str, Any]:
@@ -277,7 +277,7 @@ class Project:
             self._lock_handle = None
 
     @contextmanager
-    def locked(self, wait: float = 0.0) -> Iterator["Project"]:
+    def locked(self, wait: float = 0.0) -> Iterator[Project]:
         """Hold the lock (waiting up to `wait` s) with an interrupted commit recovered."""
         self.acquire_lock(wait)
         try:
@@ -286,10 +286,10 @@ class Project:
         finally:
             self.release_lock()
 
-    def __enter__(self) -> "Project":
+    def __enter__(self) -> Project:
         """Take the lock, then reconcile (finish an interrupted commit, remove temp files,
         re-count); what was done is in `notices`."""
-        from .recovery import reconcile
+        from novel_agent.story.recovery import reconcile
         self.acquire_lock()
         try:
             self.notices += reconcile(self)

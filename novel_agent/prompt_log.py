@@ -14,12 +14,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .project import Project
+from novel_agent.story.project import Project
 
 LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
 
 if TYPE_CHECKING:
-    from .stage_prompts import Built
+    from novel_agent.tick.stage_prompts import Built
 
 
 def log_path(project: Project, tick: int, stage: str) -> Path:
@@ -78,7 +78,7 @@ def stripped(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def log_text(built: "Built") -> str:
+def log_text(built: Built) -> str:
     """The JSON saved under .novel/log/ for one stage of one tick: the report (the items
     left out capped as in `stripped`, so a log does not grow with the memory; `novel
     context --json` shows them all) and the messages sent."""

@@ -8,18 +8,19 @@ the same name in its `templates/` folder.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
-from .context import Context, Section
-from .context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
-from .context.writer import WRITER_ORDER
-from .errors import ConfigError
-from .paths import TEMPLATES_DIR
+from novel_agent.context import Context, Section
+from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
+from novel_agent.context.writer import WRITER_ORDER
+from novel_agent.errors import ConfigError
+from novel_agent.paths import TEMPLATES_DIR
 
 STAGE_TEMPLATES = {"planner": "plan.j2", "writer": "write.j2", "extractor": "extract.j2",
                    "summarizer": "summarize.j2"}

@@ -15,19 +15,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import FileFormatError
-from .files import temp_files
-from .journal import journal_targets
-from .memory import FOLDERS
-from .memory_layout import stage_migration
-from .scenes import SCENE_RE
+from novel_agent.errors import FileFormatError
+from novel_agent.files import temp_files
 from novel_agent.revision.hooks import reconciled
+from novel_agent.story.journal import journal_targets
+from novel_agent.story.memory import FOLDERS
+from novel_agent.story.memory_files import stage_migration
+from novel_agent.story.scenes import SCENE_RE
 
 if TYPE_CHECKING:
-    from .project import Project
+    from novel_agent.story.project import Project
 
 
-def temp_folders(project: "Project") -> list[Path]:
+def temp_folders(project: Project) -> list[Path]:
     """Folders where a killed write can leave a temp file."""
     memory = project.memory_dir
     return [project.root, project.scenes_dir, project.plans_dir, project.summaries_dir, memory,
@@ -35,14 +35,14 @@ def temp_folders(project: "Project") -> list[Path]:
             project.log_dir, project.drafts_dir, project.novel_dir / "txn"]
 
 
-def journal_tick(project: "Project") -> int | None:
+def journal_tick(project: Project) -> int | None:
     """The tick whose scene an unfinished commit journal lands, if any."""
     ticks = [int(m.group(1)) for target in journal_targets(project.novel_dir / "txn")
              if (m := SCENE_RE.match(Path(target).name))]
     return max(ticks) if ticks else None
 
 
-def finish_commit(project: "Project") -> list[str]:
+def finish_commit(project: Project) -> list[str]:
     """Roll a journaled commit forward; a notice when there was one."""
     pending = journal_tick(project)
     if not project.recover():
@@ -51,7 +51,7 @@ def finish_commit(project: "Project") -> list[str]:
     return [f"recovered: {what} was interrupted and has been finished"]
 
 
-def remove_temp_files(project: "Project") -> list[str]:
+def remove_temp_files(project: Project) -> list[str]:
     """Delete what killed writes left behind; a notice when there were any."""
     leftovers = temp_files(project.root, temp_folders(project))
     for path in leftovers:
@@ -62,7 +62,7 @@ def remove_temp_files(project: "Project") -> list[str]:
     return [f"removed {len(leftovers)} temporary file{s} left by an interrupted write"]
 
 
-def sync_counter(project: "Project") -> list[str]:
+def sync_counter(project: Project) -> list[str]:
     """Make state.yaml's tick counter say what the scenes on disk say."""
     exists = project.state_file.is_file()
     state, disk = project.state(), project.tick()
@@ -76,7 +76,7 @@ def sync_counter(project: "Project") -> list[str]:
             f"tick {disk}: the counter now follows the scenes"]
 
 
-def migrate_memory(project: "Project") -> list[str]:
+def migrate_memory(project: Project) -> list[str]:
     """Move the old memory/loops.yaml and relationships.yaml to one file per loop and per
     relationship, in one transaction; a notice when it did. An old file that cannot be
     read is left as it is (what reads memory names the line; so does `novel doctor`)."""
@@ -93,7 +93,7 @@ def migrate_memory(project: "Project") -> list[str]:
     return [f"moved {what}: one file each, so a tick writes only what changed"]
 
 
-def reconcile(project: "Project") -> list[str]:
+def reconcile(project: Project) -> list[str]:
     """Finish, clean, migrate and re-count (the caller holds the lock); the notices, in
     order."""
     cleaned = remove_temp_files(project)   # first: the journal never names a temp file

@@ -11,20 +11,21 @@ the next tick reads those files itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jinja2
 
-from .config import Config, find_preset
-from .context.budget import ModelLimits
-from .errors import ConfigError, FileFormatError, NovelError
-from .lore import read_lore_file
-from .project import Project
-from .prompts import environment
-from .steer import read_steer
-from .windows import default_table_path, limits_for
+from novel_agent.config.budget import ModelLimits
+from novel_agent.config.settings import Config, find_preset
+from novel_agent.context.prompts import environment
+from novel_agent.errors import ConfigError, FileFormatError, NovelError
+from novel_agent.models.limits import default_table_path, limits_for
+from novel_agent.story.lore import read_lore_file
+from novel_agent.story.project import Project
+from novel_agent.story.steer import read_steer
 
 
 @dataclass

@@ -13,22 +13,32 @@ relevant to the scene and says how many reached the writer's prompt.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from .context.items import Item
-from .context.retrieval import (Candidate, Need, RELEVANT, Scored, fact_form, retrieval_items,
-                                score)
-from .context.retrieval import named as named_in
-from .decisions import Plan
-from .embeddings import Embedder
-from .errors import ModelError
-from .index import Index
-from .lore import Lorebook, entry_text
-from .memory import Memory
-from .names import normalize_name
-from .search import (Row, any_of, bm25, by_spread, fact_rows_of_scenes, information, newest,
-                     pinned_rows, scene_rows, words)
+from novel_agent.context.items import Item
+from novel_agent.context.retrieval import RELEVANT, Candidate, Need, Scored, fact_form, retrieval_items, score
+from novel_agent.context.retrieval import named as named_in
+from novel_agent.errors import ModelError
+from novel_agent.index.db import Index
+from novel_agent.index.embeddings import Embedder
+from novel_agent.index.search import (
+    Row,
+    any_of,
+    bm25,
+    by_spread,
+    fact_rows_of_scenes,
+    information,
+    newest,
+    pinned_rows,
+    scene_rows,
+    words,
+)
+from novel_agent.story.decisions import Plan
+from novel_agent.story.lore import Lorebook, entry_text
+from novel_agent.story.memory import Memory
+from novel_agent.text.names import normalize_name
 
 NEAR = 30            # scenes just before the recent tiers that are always candidates
 BM25_LIMIT = 200

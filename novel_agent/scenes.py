@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import FileFormatError
-from .files import read_front_matter, render_front_matter
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_front_matter, render_front_matter
 
 SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
 

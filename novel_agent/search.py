@@ -13,11 +13,12 @@ import json
 import math
 import re
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from .documents import KINDS
-from .index import Index
+from novel_agent.index.db import Index
+from novel_agent.index.documents import KINDS
 
 # Words too common to tell scenes apart (BM25 weighs them low anyway; leaving them out
 # keeps queries short).

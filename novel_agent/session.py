@@ -28,31 +28,32 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
-from .config import Config
-from .context.budget import Budget, ModelLimits, stage_budget
-from .index import Index
-from .index_sync import SyncReport, open_index, sync
-from .ledger import record
-from .models import get_model, local_tokenizer, model_id, resolve_provider
-from .models.base import ChatModel, OnProgress
-from .models.offline import OfflineModel, StorySource
-from .models.recording import RecordingModel
-from .embeddings import Embedder, EmbeddingSettings
-from .prices import Price, model_price, price_for
-from .project import Project
-from .summaries import DocCache
-from .tokens import CountStore, TokenCounter, Tokenizer
-from .windows import limits_for
+from novel_agent.config.budget import Budget, ModelLimits, stage_budget
+from novel_agent.config.settings import Config
+from novel_agent.index.db import Index
+from novel_agent.index.embeddings import Embedder, EmbeddingSettings
+from novel_agent.index.ledger import record
+from novel_agent.index.sync import SyncReport, open_index, sync
+from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
+from novel_agent.models.base import ChatModel, OnProgress
+from novel_agent.models.limits import limits_for
+from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.prices import Price, model_price, price_for
+from novel_agent.models.recording import RecordingModel
+from novel_agent.story.project import Project
+from novel_agent.story.summaries import DocCache
+from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
 
 ModelFactory = Callable[[StorySource], ChatModel]
 
 
 def utc_now() -> datetime:
     """The wall clock, in UTC (for timestamps written into files)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def counter_for(config: Config, store: CountStore | None = None,
@@ -89,7 +90,7 @@ class Session:
              make_model: ModelFactory | None = None, stand_in: bool = False,
              on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
-             clock: Callable[[], float] = time.monotonic) -> "Session":
+             clock: Callable[[], float] = time.monotonic) -> Session:
         """Open a session: the model from `config` (or `make_model(source)`), the counter
         on the project's index, the model's limits. A streaming model (local) tells
         `on_progress` how each call is going.
@@ -162,7 +163,7 @@ class Session:
             if callable(close):
                 close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:

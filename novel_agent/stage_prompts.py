@@ -10,25 +10,26 @@ fitted to the session's budget for the stage, reported, ready to log.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .context.briefing import Briefing, propose_briefing
-from .context.builders import extractor_briefing, planner_briefing
-from .context.engine import Proposal, fit
-from .context.relevance import settled_tick
-from .context.report import build_report, flatten
-from .context.writer import Piece, WriterInputs, propose_writer
-from .decisions import Plan
-from .lore import Lorebook
-from .memory import Memory
-from .prompt_log import previous_messages
-from .prompts import render_stage
-from .retrieve import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
-from .scenes import SceneReader
+from novel_agent.context.briefing import Briefing, propose_briefing
+from novel_agent.context.builders import extractor_briefing, planner_briefing
+from novel_agent.context.engine import Proposal, fit
+from novel_agent.context.prompts import render_stage
+from novel_agent.context.relevance import settled_tick
+from novel_agent.context.report import build_report, flatten
+from novel_agent.context.writer import Piece, WriterInputs, propose_writer
+from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
+from novel_agent.story.decisions import Plan
+from novel_agent.story.lore import Lorebook
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import SceneReader
+from novel_agent.tick.prompt_log import previous_messages
 
 if TYPE_CHECKING:
-    from .session import Session
+    from novel_agent.tick.session import Session
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Built:
     state: dict[str, Any]
 
 
-def fit_prompt(session: "Session", stage: str, tick: int, propose: Callable[[int], Proposal],
+def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int], Proposal],
                *, compare: bool = True) -> Built:
     """Fit `propose`'s drafts to the stage's budget and report it. With `compare`, the
     report measures the prefix shared with the same stage's prompt at the previous tick."""
@@ -58,7 +59,7 @@ def fit_prompt(session: "Session", stage: str, tick: int, propose: Callable[[int
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
 
 
-def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
+def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
                   lore: Lorebook | None = None) -> Built:
     """The planner's prompt for `tick`: with the facts about who and what the scenes up to
@@ -89,7 +90,7 @@ def build_planner(session: "Session", *, story: Any, memory: Memory, tick: int,
     return fit_briefing(session, briefing, tick)
 
 
-def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, tick: int,
+def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
                  lore: Lorebook | None = None) -> Built:
@@ -122,7 +123,7 @@ def build_writer(session: "Session", *, story: Any, memory: Memory, plan: Plan, 
     return built
 
 
-def build_extractor(session: "Session", *, story: Any, memory: Memory, plan: Plan, prose: str,
+def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
                     tick: int) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
@@ -130,7 +131,7 @@ def build_extractor(session: "Session", *, story: Any, memory: Memory, plan: Pla
     return fit_briefing(session, briefing, tick)
 
 
-def fit_briefing(session: "Session", briefing: Briefing, tick: int, *,
+def fit_briefing(session: Session, briefing: Briefing, tick: int, *,
                  compare: bool = True) -> Built:
     """Fit a planner, extractor or summarizer briefing to its stage's budget."""
     budget = session.budget(briefing.stage).tokens
@@ -138,6 +139,6 @@ def fit_briefing(session: "Session", briefing: Briefing, tick: int, *,
                       propose_briefing(briefing, session.counter, budget), compare=compare)
 
 
-def build_summary(session: "Session", briefing: Briefing, tick: int) -> Built:
+def build_summary(session: Session, briefing: Briefing, tick: int) -> Built:
     """A summarizer prompt (a checkpoint, an arc, the overall summary), fitted like the rest."""
     return fit_briefing(session, briefing, tick, compare=False)

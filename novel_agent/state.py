@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import FileFormatError
-from .files import yaml_line
+from novel_agent.errors import FileFormatError
+from novel_agent.files import yaml_line
 
 FIX = "it is a cache: `novel doctor --fix` rebuilds it from the scenes"
 

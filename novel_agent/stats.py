@@ -19,12 +19,12 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from .config import Config
-from .costs import Row, tick_costs
-from .errors import NovelError
-from .project import Project
-from .scenes import scene_ticks
-from .status import SummaryLevel, scene_words, summary_status
+from novel_agent.config.settings import Config
+from novel_agent.errors import NovelError
+from novel_agent.reports.costs import Row, tick_costs
+from novel_agent.reports.status import SummaryLevel, scene_words, summary_status
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import scene_ticks
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")
 STAGES = ("planner", "writer", "extractor", "summarizer")

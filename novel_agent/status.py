@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Config
-from .context.relevance import overdue
-from .errors import FileFormatError
-from .steer import describe as describe_steer, read_steer
-from .files import read_front_matter
-from .memory import load_memory
-from .project import Project
-from .scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
-from .windows import limits_for
-from .session import counter_for
-from .summaries import (SummaryDoc, doc_cost, load_tree, pending_ticks,
-                        select_tier3, tier3_budget)
+from novel_agent.config.settings import Config
+from novel_agent.context.relevance import overdue
+from novel_agent.errors import FileFormatError
+from novel_agent.files import read_front_matter
+from novel_agent.models.limits import limits_for
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, word_count
+from novel_agent.story.steer import describe as describe_steer
+from novel_agent.story.steer import read_steer
+from novel_agent.story.summaries import SummaryDoc, doc_cost, load_tree, pending_ticks, select_tier3, tier3_budget
+from novel_agent.tick.session import counter_for
 
 
 @dataclass(frozen=True)

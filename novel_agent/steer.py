@@ -18,12 +18,13 @@ the writer get the note only while it is in force.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .errors import FileFormatError
-from .files import parse_front_matter, read_text
+from novel_agent.errors import FileFormatError
+from novel_agent.files import parse_front_matter, read_text
 
 KEYS = ("until", "ticks")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 
-from .errors import NovelError, StorageError
+from novel_agent.errors import NovelError, StorageError
 
 _ADVICE = {
     errno.ENOSPC: "the disk is full: free some space and run again",

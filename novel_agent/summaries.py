@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .config import Config
-from .context.budget import ModelLimits, stage_budget
-from .errors import FileFormatError
-from .files import atomic_write, read_front_matter, render_front_matter
-from .project import Project
+from novel_agent.config.budget import ModelLimits, stage_budget
+from novel_agent.config.settings import Config
+from novel_agent.errors import FileFormatError
+from novel_agent.files import atomic_write, read_front_matter, render_front_matter
+from novel_agent.story.project import Project
 
 DOC_RE = re.compile(r"^(checkpoint|arc)_(\d+)\.md$")
 OVERALL = "overall"

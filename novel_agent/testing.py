@@ -18,7 +18,7 @@ import json
 from collections import defaultdict, deque
 from typing import Any
 
-from .models.base import ChatModel, Completion, Request, Usage
+from novel_agent.models.base import ChatModel, Completion, Request, Usage
 
 
 class ScriptExhausted(AssertionError):
@@ -36,12 +36,12 @@ class ScriptedModel:
     def describe(self) -> str:
         return "scripted test model"
 
-    def add(self, stage: str, answer: str | dict | Completion) -> "ScriptedModel":
+    def add(self, stage: str, answer: str | dict | Completion) -> ScriptedModel:
         """Queue an answer for the next call of `stage`."""
         self.queues[stage].append(answer)
         return self
 
-    def fail(self, stage: str, error: Exception) -> "ScriptedModel":
+    def fail(self, stage: str, error: Exception) -> ScriptedModel:
         """Queue an exception for the next call of `stage`."""
         self.queues[stage].append(error)
         return self

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import tiktoken
 
@@ -94,7 +95,7 @@ class TokenCounter:
     def __init__(self, model: str, encoding: str = "", store: CountStore | None = None,
                  load: Callable[[str], tiktoken.Encoding] | None = None,
                  tokenizer: Tokenizer | None = None):
-        from .vocabulary import load_encoding, vocabulary
+        from novel_agent.text.vocabulary import load_encoding, vocabulary
         self.model = model
         if tokenizer is not None:
             self.encoding_name = tokenizer.name

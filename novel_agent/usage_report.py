@@ -7,18 +7,19 @@ when the index has none (a deleted index); nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any
 
-from .config import Config
-from .costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
-from .index import Index
-from .ledger import ledger_path, read_rows
-from .models import model_id
-from .prices import describe_price, price_for
-from .project import Project
-from .status import scene_words
+from novel_agent.config.settings import Config
+from novel_agent.index.db import Index
+from novel_agent.index.ledger import ledger_path, read_rows
+from novel_agent.models import model_id
+from novel_agent.models.prices import describe_price, price_for
+from novel_agent.reports.costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
+from novel_agent.reports.status import scene_words
+from novel_agent.story.project import Project
 
 FORECAST_TICKS = 100
 

@@ -18,13 +18,13 @@ import gzip
 import hashlib
 import importlib.metadata
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import tiktoken
 
-from .errors import ConfigError, VocabularyError
+from novel_agent.errors import ConfigError, VocabularyError
 
 ENDOFTEXT, ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
 FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"

@@ -18,15 +18,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .lore import SUFFIXES as LORE_SUFFIXES
-from .project import Project
+from novel_agent.story.lore import SUFFIXES as LORE_SUFFIXES
+from novel_agent.story.project import Project
 
 DEBOUNCE = 0.2   # seconds without a new event before a change is taken
 
@@ -100,7 +100,7 @@ class ChangeSet:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "Watcher"):
+    def __init__(self, watcher: Watcher):
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -122,7 +122,7 @@ class Watcher:
         if self.watched.kind(path) is not None:
             self.changes.add(path)
 
-    def start(self) -> "Watcher":
+    def start(self) -> Watcher:
         observer = Observer()
         handler = _Handler(self)
         for folder, recursive in self.watched.folders():
@@ -145,7 +145,7 @@ class Watcher:
             self._observer.join(timeout=5)
             self._observer = None
 
-    def __enter__(self) -> "Watcher":
+    def __enter__(self) -> Watcher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

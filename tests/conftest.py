@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.project import Project, create_project
+from novel_agent.story.project import Project, create_project
 
 _real_connect = socket.socket.connect
 
@@ -82,8 +82,8 @@ def files_of(root: Path) -> dict[str, bytes]:
 def openai_project(projects_dir, monkeypatch) -> Path:
     """A new project on the openai provider (OPENAI_API_KEY set to the test key)."""
     from click.testing import CliRunner
-
     from fake_openai import API_KEY
+
     from novel_agent.cli import cli as novel
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from novel_agent.decisions import Plan
-from novel_agent.files import atomic_write, dump_yaml
-from novel_agent.memory import slug
-from novel_agent.scenes import Scene
-
 from story_factory import prose
+
+from novel_agent.files import atomic_write, dump_yaml
+from novel_agent.story.decisions import Plan
+from novel_agent.story.memory import slug
+from novel_agent.story.scenes import Scene
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga", "Corin Lisle", "Petra Quell", "Anselm Thorne",
         "Nell Brandt", "Oskar Fenn", "Hedda Vale", "Jonah Reed", "Signe Holm", "Bram Ostrow")

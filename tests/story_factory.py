@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 
-from novel_agent.decisions import Plan
-from novel_agent.memory import Memory
-from novel_agent.project import Story
-from novel_agent.scenes import Scene
+from novel_agent.story.decisions import Plan
+from novel_agent.story.memory import Memory
+from novel_agent.story.project import Story
+from novel_agent.story.scenes import Scene
 
 WORDS = ("the lamp rain harbour keeper letter map door stair salt wind tide bell rope iron "
          "glass she he they said watched turned quietly again under over before after night "
@@ -35,7 +35,7 @@ class SyntheticScenes:
         self.count, self.length, self.seed = count, length, seed
         self.loaded = 0
 
-    @lru_cache(maxsize=None)
+    @cache
     def __call__(self, tick: int) -> Scene | None:
         if not 1 <= tick <= self.count:
             return None

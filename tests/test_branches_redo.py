@@ -6,12 +6,11 @@ from __future__ import annotations
 import signal
 
 import pytest
-
-from novel_agent.revision.history import History
-from novel_agent.scenes import load_scene
-
 from test_rewind import forked, fresh, story_files
 from ticking import run_ticks
+
+from novel_agent.revision.history import History
+from novel_agent.story.scenes import load_scene
 
 
 def test_redo_writes_the_tick_again_with_the_note(project, cli):

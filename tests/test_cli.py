@@ -89,7 +89,7 @@ def test_missing_project_is_one_clear_line(projects_dir):
 
 def test_project_errors_carry_the_path(projects_dir):
     from novel_agent.errors import ProjectError
-    from novel_agent.project import create_project, find_project
+    from novel_agent.story.project import create_project, find_project
     with pytest.raises(ProjectError) as info:
         find_project(None, projects_dir, {"NOVEL_PROJECTS_DIR": str(projects_dir)})
     assert info.value.path == str(projects_dir)

@@ -6,9 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.config import load_config, load_preset, list_presets
+from novel_agent.config.settings import list_presets, load_config, load_preset
 from novel_agent.errors import ConfigError
-
 
 
 def test_presets_carry_the_seed_strategy_values():
@@ -71,13 +70,13 @@ def test_wrong_type_names_key_and_line(project):
 
 
 def test_bool_is_not_an_int():
-    from novel_agent.config import Layer, merge_layers
+    from novel_agent.config.settings import Layer, merge_layers
     with pytest.raises(ConfigError, match="must be int"):
         merge_layers([Layer("x.yaml", {"generation": {"max_tools_per_tick": True}})])
 
 
 def test_range_errors_point_at_their_layer():
-    from novel_agent.config import Layer, merge_layers
+    from novel_agent.config.settings import Layer, merge_layers
     with pytest.raises(ConfigError) as info:
         merge_layers([Layer("p.yaml", {"generation": {"checkpoint_summary_interval": 0}},
                             {("generation", "checkpoint_summary_interval"): 4})])
@@ -123,7 +122,8 @@ def test_the_readme_project_yaml_is_a_valid_configuration(tmp_path):
     """Every key the README's project.yaml example shows is one the loader knows."""
     import re
     from pathlib import Path
-    from novel_agent.project import Project
+
+    from novel_agent.story.project import Project
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = re.search(r"```yaml\n# project.yaml\n(.*?)```", readme, re.S).group(1)
     (tmp_path / "project.yaml").write_text(block.replace("premise: ...", "premise: x"))

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 
+import story_factory as sf
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
-from novel_agent.memory import load_memory
-from novel_agent.session import Session
-from novel_agent.stage_prompts import build_extractor
-from novel_agent.tokens import TokenCounter
-
-import story_factory as sf
-from ticking import run_ticks
+from novel_agent.story.memory import load_memory
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.tick.session import Session
+from novel_agent.tick.stage_prompts import build_extractor
 
 
 def invoke(*args):

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-
 from fake_openai import FakeOpenAIServer
-from novel_agent.cli import cli
-from novel_agent.config import load_config, load_yaml_layer
-from novel_agent.costs import check_ceiling, estimate_next_tick, forecast, tick_costs
-from novel_agent.errors import ConfigError, CostCeilingError
-from novel_agent.ledger import ledger_path
-from novel_agent.paths import config_dir
-from novel_agent.prices import Price, load_price_table, match_price, price_for
-from novel_agent.project import Project
 from test_usage import README, priced, set_llm
+
+from novel_agent.cli import cli
+from novel_agent.config.settings import load_config, load_yaml_layer
+from novel_agent.errors import ConfigError, CostCeilingError
+from novel_agent.index.ledger import ledger_path
+from novel_agent.models.prices import Price, load_price_table, match_price, price_for
+from novel_agent.paths import config_dir
+from novel_agent.reports.costs import check_ceiling, estimate_next_tick, forecast, tick_costs
+from novel_agent.story.project import Project
 
 
 def rows(*costs_per_tick, stage="writer"):

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.crashpoints import POINTS
-from novel_agent.scenes import scene_ticks
-
-from ticking import run_ticks
+from novel_agent.story.scenes import scene_ticks
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = {"mid_commit", "after_commit"}     # killed after the journal: the tick lands

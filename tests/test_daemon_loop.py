@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import json
 import signal
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
 from novel_agent.cli import cli
-from novel_agent.daemon import Daemon
+from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
+from novel_agent.daemon.loop import Daemon
+from novel_agent.daemon.reload import Reloader
+from novel_agent.daemon.signals import StopFlag
+from novel_agent.daemon.watch import ChangeSet
 from novel_agent.errors import FileFormatError, ModelError, TickError
-from novel_agent.heartbeat import read_heartbeat, status_lines
-from novel_agent.reload import Reloader
-from novel_agent.signals import StopFlag
-from novel_agent.watch import ChangeSet
 
 
 class FakeTime:
@@ -253,7 +253,7 @@ def test_lore_and_template_edits_are_checked_and_reported(project):
 
 # ---------------------------------------------------------------- the last error
 
-T0 = datetime(2026, 11, 22, 15, 30, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 22, 15, 30, 1, tzinfo=UTC)
 
 
 def lands(project, words: int = 3):

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fake_openai import FakeOpenAIServer
 
 from novel_agent.files import read_front_matter
-from novel_agent.project import create_project
-
-from fake_openai import FakeOpenAIServer
+from novel_agent.story.project import create_project
 
 ROOT = Path(__file__).resolve().parents[1]
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]

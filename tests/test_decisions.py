@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from novel_agent.decisions import EXTRACT_SCHEMA, extraction_from_json, plan_from_json, plan_schema
-from novel_agent.lenient_json import close_truncated, parse_json
 from novel_agent.errors import ModelResponseError
+from novel_agent.story.decisions import EXTRACT_SCHEMA, extraction_from_json, plan_from_json, plan_schema
+from novel_agent.text.lenient_json import close_truncated, parse_json
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -66,8 +67,8 @@ def test_bullets_that_are_not_prose_are_dropped_and_none_left_is_an_error():
 
 
 def test_a_pov_that_is_not_a_name_gives_way_to_a_fallback_with_a_warning():
-    from novel_agent.names import name_problem
-    from novel_agent.stages.plan import settle_pov
+    from novel_agent.text.names import name_problem
+    from novel_agent.tick.stages.plan import settle_pov
     junk = plan_from_json({"intention": "Something happens here.", "location": "the tower",
                            "pov": "They didn't know what to do", "tool_calls": []}, max_tools=3)
     plan, warning = settle_pov(junk, name_problem, ["", "Edda Lorn"])

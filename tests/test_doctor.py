@@ -6,14 +6,12 @@ import os
 import stat
 
 import pytest
-
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
-from novel_agent.doctor import diagnose
-from novel_agent.project import create_project
-
-from ticking import run_ticks
+from novel_agent.reports.doctor import diagnose
+from novel_agent.story.project import create_project
 
 
 def doctor(project, *flags):

@@ -9,12 +9,11 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import ConfigError, ModelError
-from novel_agent.testing import ScriptedModel
-
-from ticking import run_ticks
+from novel_agent.models.scripted import ScriptedModel
 
 
 def novel(*args):
@@ -112,7 +111,7 @@ def test_disk_full_is_blamed_on_the_disk(ticked, snapshot, monkeypatch):
 
     before = snapshot(ticked.root)
     monkeypatch.setattr(files.os, "fsync", full)
-    monkeypatch.setattr("novel_agent.index.Index.flush", lambda self: (_ for _ in ()).throw(
+    monkeypatch.setattr("novel_agent.index.db.Index.flush", lambda self: (_ for _ in ()).throw(
         sqlite3.OperationalError("database or disk is full")))
     line = one_line_error(novel("tick", "-p", "harbour"), "the disk is full")
     assert "sqlite" not in line
@@ -161,7 +160,7 @@ def test_disk_full_after_the_commit_says_the_tick_landed(ticked, monkeypatch):
     def full(self):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr("novel_agent.index.Index.flush", full)
+    monkeypatch.setattr("novel_agent.index.db.Index.flush", full)
     line = one_line_error(novel("tick", "-p", "harbour"), "tick 3 is committed (scenes/"
                           "scene_003.md); what failed after it:", "the disk is full")
     assert "index.db" in line
@@ -194,8 +193,9 @@ def test_temp_files_of_killed_writes_are_removed_and_said(ticked):
 
 
 def test_status_reports_an_interrupted_commit_and_counts_right(ticked):
-    from novel_agent.files import atomic_write
     import json
+
+    from novel_agent.files import atomic_write
     txn_dir = ticked.novel_dir / "txn"
     txn_dir.mkdir(exist_ok=True)
     atomic_write(txn_dir / "0000.staged", "---\ntitle: Three\n---\n\nThe third.\n")
@@ -219,7 +219,7 @@ def test_new_refuses_a_preset_whose_values_are_invalid(projects_dir, tmp_path, m
     presets = tmp_path / "presets"
     presets.mkdir()
     (presets / "broken.yaml").write_text("generation:\n  checkpoint_summary_interval: 0\n")
-    monkeypatch.setattr("novel_agent.config.config_dir", lambda: presets)
+    monkeypatch.setattr("novel_agent.config.settings.config_dir", lambda: presets)
     one_line_error(novel("new", "a", "--preset", "broken"), "broken.yaml:2:",
                    "checkpoint_summary_interval")
     assert list(projects_dir.iterdir()) == []

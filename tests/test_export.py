@@ -1,4 +1,4 @@
-"""`novel export` and novel_agent.export: the manuscript as md, txt, html and epub."""
+"""`novel export` and novel_agent.books.export: the manuscript as md, txt, html and epub."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ import shutil
 import xml.etree.ElementTree as ET
 import zipfile
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from novel_agent.books.export import ExportError, collect, export, render_epub
 from novel_agent.cli import cli
-from novel_agent.export import ExportError, collect, export, render_epub
 from novel_agent.files import atomic_write
-from novel_agent.project import Project, create_project
-from novel_agent.scenes import Scene, load_scenes
+from novel_agent.story.project import Project, create_project
+from novel_agent.story.scenes import Scene, load_scenes
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 OPF = "{http://www.idpf.org/2007/opf}"

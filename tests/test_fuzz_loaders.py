@@ -12,18 +12,19 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from novel_agent.config import load_config, load_yaml_layer
-from novel_agent.decisions import extraction_from_json, plan_from_json
+from novel_agent.config.settings import load_config, load_yaml_layer
 from novel_agent.errors import NovelError
 from novel_agent.files import parse_front_matter, read_yaml
-from novel_agent.lenient_json import parse_json
-from novel_agent.lore import LoreEntry, parse_lore
-from novel_agent.memory import load_memory
-from novel_agent.project import Project
-from novel_agent.scenes import load_scene
-from novel_agent.state import check_state
+from novel_agent.story.decisions import extraction_from_json, plan_from_json
+from novel_agent.story.lore import LoreEntry, parse_lore
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import load_scene
+from novel_agent.story.state import check_state
+from novel_agent.text.lenient_json import parse_json
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

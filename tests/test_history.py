@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 
-from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import tick
-from novel_agent.revision.history import History, describe
-from novel_agent.session import Session
-
 from test_crash_matrix import forked_tick
 from ticking import run_ticks
+
+from novel_agent.models.offline import OfflineModel
+from novel_agent.revision.history import History, describe
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 
 def subjects(project) -> list[str]:

@@ -1,4 +1,4 @@
-"""`novel import` and novel_agent.importer: a manuscript in, then `novel tick` goes on."""
+"""`novel import` and novel_agent.books.importer: a manuscript in, then `novel tick` goes on."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ import re
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from fake_openai import FakeOpenAIServer
 from story_factory import prose
 from test_tick_openai import KEY, stage_of
 from ticking import run_ticks
+
+from novel_agent.books.importer import create_cast, import_manuscript, load_manuscript
 from novel_agent.cli import cli
-from novel_agent.decisions import Extraction
 from novel_agent.errors import ImportStoppedError, ModelError
-from novel_agent.importer import create_cast, import_manuscript, load_manuscript
-from novel_agent.memory import Memory, load_memory
-from novel_agent.names import name_problem
-from novel_agent.project import create_project
 from novel_agent.models.offline import OfflineModel
-from novel_agent.scenes import load_scene, load_scenes, scene_ticks
-from novel_agent.session import Session
-from novel_agent.testing import ScriptedModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import Extraction
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.project import create_project
+from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
+from novel_agent.text.names import name_problem
+from novel_agent.tick.session import Session
 
 PEOPLE = ("Mara Quill", "Tobin Keel", "Ilse Varga")
 
@@ -306,7 +306,7 @@ def test_a_piece_whose_extraction_is_garbage_twice_still_lands(project, tmp_path
 
 
 def extract_sentences(text):
-    from novel_agent.prose_cleanup import sentences
+    from novel_agent.text.cleanup import sentences
     return sentences(text)
 
 

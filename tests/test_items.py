@@ -3,14 +3,14 @@ its best item's barest form is over the section's share; items marked `keep` sta
 
 from __future__ import annotations
 
+import story_factory as sf
+
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
 from novel_agent.context.items import Item, Pool, choose, select
-from novel_agent.prompts import render_stage
-from novel_agent.tokens import TokenCounter
-
-import story_factory as sf
+from novel_agent.context.prompts import render_stage
+from novel_agent.text.tokens import TokenCounter
 
 COUNTER = TokenCounter("gpt-4o")
 count = COUNTER.count

@@ -7,7 +7,7 @@ import io
 from novel_agent.cli.live import CLEAR, LiveLine, progress_line
 from novel_agent.cli.tick import stage_line
 from novel_agent.models.base import Progress
-from novel_agent.pipeline import StageReport
+from novel_agent.tick.pipeline import StageReport
 
 
 def test_progress_line_says_reading_then_writing():
@@ -64,7 +64,7 @@ class Drawn(LiveLine):
 
 def streaming_session(monkeypatch):
     """Session.open as a streaming model's would be: each open reports one progress."""
-    from novel_agent.session import Session
+    from novel_agent.tick.session import Session
     real, heard = Session.open, []
 
     def opening(*args, on_progress=None, **kwargs):

@@ -10,7 +10,7 @@ import pytest
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Request
 from novel_agent.models.local import LocalModel, default_gguf_path, gguf_display_name
-from novel_agent.tokens import DictStore, TokenCounter
+from novel_agent.text.tokens import DictStore, TokenCounter
 
 GGUF = default_gguf_path()
 needs_gguf = pytest.mark.skipif(

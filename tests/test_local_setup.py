@@ -6,15 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.config import load_config
+from novel_agent.config.settings import load_config
 from novel_agent.errors import ConfigError, ModelError
-from novel_agent.models import local_choice, model_id, resolve_provider
-from novel_agent.models import registry
+from novel_agent.models import local_choice, model_id, registry, resolve_provider
 from novel_agent.models.gguf import read_info, write_gguf
+from novel_agent.models.limits import limits_for
 from novel_agent.models.local import default_gguf_path
-from novel_agent.models.local_setup import (choose, context_size, gguf_info, thread_count)
-from novel_agent.project import create_project
-from novel_agent.windows import limits_for
+from novel_agent.models.local_setup import choose, context_size, gguf_info, thread_count
+from novel_agent.story.project import create_project
 
 GiB = 1 << 30
 
@@ -146,7 +145,7 @@ def test_auto_with_nothing_installed_is_offline_but_a_named_model_is_local(proje
 def test_the_old_model_path_key_says_what_it_is_now(tmp_path):
     file = tmp_path / "project.yaml"
     file.write_text("premise: x\nllm:\n  model_path: /m.gguf\n")
-    from novel_agent.config import load_yaml_layer
+    from novel_agent.config.settings import load_yaml_layer
     layer = load_yaml_layer(file, extra_keys=("premise",))
     with pytest.raises(ConfigError, match=r"project.yaml:3: unknown key 'llm.model_path' "
                                           r"\(now llm.local_model"):

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from novel_agent.cli import cli
 from novel_agent.errors import LockError
-from novel_agent.project import Project
+from novel_agent.story.project import Project
 
 
 def test_a_second_holder_waits_then_is_told_who_holds_it(project):

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from novel_agent.decisions import Plan
-from novel_agent.lore import load_lorebook, parse_lore
-from novel_agent.testing import ScriptedModel
-
 from planted import plan_answer
 from ticking import run_ticks
+
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import Plan
+from novel_agent.story.lore import load_lorebook, parse_lore
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -51,7 +50,7 @@ def test_always_fires_without_keys_and_priority_orders_what_fired():
     (a,), _ = entries("content: The island has no trees.\nalways: true\npriority: 1\n", "a.yaml")
     (b,), _ = entries("keys: [tree]\ncontent: Trees.\npriority: 9\n", "b.yaml")
     (c,), _ = entries("keys: [lamp]\ncontent: Lamps.\npriority: 5\n", "c.yaml")
-    from novel_agent.lore import Lorebook
+    from novel_agent.story.lore import Lorebook
     fired = Lorebook([a, b, c]).fired(["a tree by the lamp"])
     assert [(e.key, why) for e, why in fired] == [("b", "key 'tree'"), ("c", "key 'lamp'"),
                                                  ("a", "always")]

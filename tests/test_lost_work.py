@@ -6,14 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from ticking import run_ticks
 
 from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
-from novel_agent.pipeline import TickDraft
-from novel_agent.scenes import Scene
-from novel_agent.stages.commit import commit_tick
-
-from ticking import run_ticks
+from novel_agent.story.scenes import Scene
+from novel_agent.tick.stages.commit import commit_tick
 
 
 @pytest.fixture
@@ -82,7 +80,7 @@ def test_the_commit_stops_at_a_file_it_did_not_write(six, snapshot):
 
 
 def six_memory(project):
-    from novel_agent.memory import load_memory
+    from novel_agent.story.memory import load_memory
     return load_memory(project.memory_dir)
 
 
@@ -118,7 +116,7 @@ def test_drafts_are_removed_once_the_tick_lands(project):
 # -- defect 3: an answer cut off by the token limit ------------------------------------
 
 from novel_agent.models.base import Completion  # noqa: E402
-from novel_agent.testing import ScriptedModel  # noqa: E402
+from novel_agent.models.scripted import ScriptedModel  # noqa: E402
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
@@ -184,7 +182,7 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
 
 def with_characters(projects_dir, name: str, count: int):
     """A project whose memory holds `count` characters more than the offline story makes."""
-    from novel_agent.project import create_project
+    from novel_agent.story.project import create_project
     project = create_project(projects_dir / name, {"name": name, "premise": "A keeper."},
                              config={"llm": {"provider": "offline"},
                                      "context": {"keep_prompt_logs": 1}})
@@ -201,7 +199,8 @@ def test_a_stripped_log_stays_bounded_as_memory_grows(projects_dir):
     count (recent and stripped alike; `novel context --json` shows them all), so a log
     of a big memory is no bigger than one of a middling memory."""
     import json
-    from novel_agent.prompt_log import LEFT_OUT_KEPT
+
+    from novel_agent.tick.prompt_log import LEFT_OUT_KEPT
     sizes, counts = {}, {}
     for count in (120, 1200):
         project = with_characters(projects_dir, f"p{count}", count)
@@ -234,7 +233,7 @@ def with_window(project, window: int) -> None:
 
 def assert_fit(project, stage: str, requests) -> None:
     """Each request's prompt and its answer's room fit the stage's window."""
-    from novel_agent.session import Session
+    from novel_agent.tick.session import Session
     with Session.open(project, project.config(), stand_in=True) as session:
         budget = session.budget(stage)
         for request in requests:

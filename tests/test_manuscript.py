@@ -1,4 +1,4 @@
-"""novel_agent.manuscript: reading a manuscript and cutting it into scenes."""
+"""novel_agent.books.split: reading a manuscript and cutting it into scenes."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import re
 
 import pytest
 
-from novel_agent.export import export
+from novel_agent.books.export import export
+from novel_agent.books.split import ManuscriptError, read_manuscript, split_manuscript, tokens
 from novel_agent.files import atomic_write
-from novel_agent.manuscript import (ManuscriptError, read_manuscript, split_manuscript,
-                                    tokens)
-from novel_agent.project import Project, create_project
-from novel_agent.scenes import Scene, load_scenes
+from novel_agent.story.project import Project, create_project
+from novel_agent.story.scenes import Scene, load_scenes
 
 WORD_RE = re.compile(r"[\w'’-]+")
 

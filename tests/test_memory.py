@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import FileFormatError
-from novel_agent.memory import load_memory
-from novel_agent.names import name_problem
+from novel_agent.story.memory import load_memory
+from novel_agent.text.names import name_problem
 
 
 @pytest.mark.parametrize("name, text, line, says", [
@@ -26,8 +26,9 @@ def test_a_broken_memory_list_names_its_file_and_line(tmp_path, name, text, line
 
 
 def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
-    from novel_agent.testing import ScriptedModel
     from ticking import run_ticks
+
+    from novel_agent.models.scripted import ScriptedModel
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  max_tools_per_tick: 5\n")
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
@@ -53,7 +54,7 @@ def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
 
 
 def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
-    from novel_agent.memory import Memory, add_relationship, upsert_character
+    from novel_agent.story.memory import Memory, add_relationship, upsert_character
     memory = Memory()
     upsert_character(memory, "Mara Voss", tick=1)
     upsert_character(memory, "Tobin Keel", tick=1)
@@ -64,7 +65,7 @@ def test_a_relationship_is_stored_once_per_pair_and_updated_in_place():
 
 
 def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
-    from novel_agent.memory import Memory, open_loop
+    from novel_agent.story.memory import Memory, open_loop
     memory = Memory()
     loop, created = open_loop(memory, "Edda feels lost, as if missing a piece of her past.",
                               tick=2)
@@ -80,8 +81,9 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
 # -- bug A: the extractor finds characters as the planner's tools do ----------------------
 
 def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
-    from novel_agent.testing import ScriptedModel
     from ticking import run_ticks
+
+    from novel_agent.models.scripted import ScriptedModel
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
              for n in ("Mara Voss", "Tobin Keel")]
     plan = {"title": "The Map", "intention": "Mara Voss finds the map.", "pov": "Mara Voss",
@@ -102,9 +104,9 @@ def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relations
 
 
 def test_an_extraction_about_someone_unknown_or_one_person_twice_changes_nothing():
-    from novel_agent.decisions import Extraction
-    from novel_agent.memory import Memory, upsert_character
-    from novel_agent.stages.extract import apply
+    from novel_agent.story.decisions import Extraction
+    from novel_agent.story.memory import Memory, upsert_character
+    from novel_agent.tick.stages.extract import apply
     memory = Memory()
     upsert_character(memory, "Mara Voss", tick=1)
     changes = apply(memory, Extraction(summary=["x"], characters=[{"name": "Ilse", "state": "x"}],
@@ -117,9 +119,9 @@ def test_an_extraction_about_someone_unknown_or_one_person_twice_changes_nothing
 # -- bug B: a resolved loop is not the open one ------------------------------------------
 
 def test_a_question_asked_again_after_its_loop_was_resolved_opens_a_new_loop():
-    from novel_agent.decisions import ToolCall
-    from novel_agent.memory import Memory, open_loop, resolve_loop
-    from novel_agent.stages.tools import run_tool
+    from novel_agent.story.decisions import ToolCall
+    from novel_agent.story.memory import Memory, open_loop, resolve_loop
+    from novel_agent.tick.stages.tools import run_tool
     memory = Memory()
     first, _ = open_loop(memory, "Who drew the map?", tick=1)
     assert resolve_loop(memory, "who drew the map?", tick=3)["id"] == first["id"]

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent import crashpoints
 from novel_agent.cli import cli
 from novel_agent.files import dump_yaml
-from novel_agent.memory import (Memory, add_fact, add_relationship, load_memory, open_loop,
-                                upsert_character)
-from novel_agent.memory_layout import stage_memory
-from novel_agent.pipeline import tick
-from novel_agent.recovery import migrate_memory
-from novel_agent.session import Session
-
-from ticking import run_ticks
+from novel_agent.story.memory import Memory, add_fact, add_relationship, load_memory, open_loop, upsert_character
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.recovery import migrate_memory
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 
 def novel(*args):
@@ -130,8 +128,8 @@ def old_layout(project) -> Memory:
 
 def same_story(a: Memory, b: Memory) -> bool:
     def strip(items):
-        return sorted((sorted((k, str(v)) for k, v in item.items() if k != "id")
-                       for item in items))
+        return sorted(sorted((k, str(v)) for k, v in item.items() if k != "id")
+                       for item in items)
     return (strip(a.loops), strip(a.relationships), a.facts, a.characters) == \
         (strip(b.loops), strip(b.relationships), b.facts, b.characters)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.decisions import Plan
-from novel_agent.names import clean_bullets, name_head, name_problem, normalize_name
-from novel_agent.stages.plan import name_heads
+from novel_agent.story.decisions import Plan
+from novel_agent.text.names import clean_bullets, name_head, name_problem, normalize_name
+from novel_agent.tick.stages.plan import name_heads
 
 TITLE = "The Drowned Man's Map"
 PREMISE = "A lighthouse keeper finds a drowned man's map in the harbour archive."

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.context.builders import as_of
-from novel_agent.memory import Memory
-from novel_agent.scenes import Scene
-
 from ticking import run_ticks
+
+from novel_agent.context.builders import as_of
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import Scene
 
 
 def messages(project, tick: int, stage: str) -> str:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.prose_cleanup import (Cut, clean_scaffolding, cut_to_sentence, drop_copied,
-                                       sentences)
+from novel_agent.text.cleanup import Cut, clean_scaffolding, cut_to_sentence, drop_copied, sentences
 
 PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
          "***\n\n"
@@ -105,7 +104,7 @@ def test_sentences_split_at_ends_not_at_abbreviations_or_quoted_speech():
 
 
 def test_a_stand_in_summary_takes_the_first_two_sentences_and_the_last_clipped():
-    from novel_agent.stages.extract import from_prose
+    from novel_agent.tick.stages.extract import from_prose
     long = " ".join(["word"] * 60) + "."
     got = from_prose(f"{long} Mara wept at dawn. The keeper slept at last. The sea rose.").summary
     assert got[0] == " ".join(["word"] * 40) + " …"

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ticking import run_ticks
 
 NOVEL = str(Path(sys.executable).with_name("novel"))

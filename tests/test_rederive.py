@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from novel_agent.importer import import_manuscript, load_manuscript
-from novel_agent.memory import Memory, load_memory
-from novel_agent.memory_layout import memory_files
-from novel_agent.models.offline import OfflineModel
-from novel_agent.revision.rederive import replay_range
-from novel_agent.session import Session
-
 from test_import import write_book
 from ticking import run_ticks
+
+from novel_agent.books.importer import import_manuscript, load_manuscript
+from novel_agent.models.offline import OfflineModel
+from novel_agent.revision.rederive import replay_range
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory_files import memory_files
+from novel_agent.tick.session import Session
 
 
 def files(memory, project):

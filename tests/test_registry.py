@@ -187,7 +187,7 @@ def test_default_cache_dir_layers():
 
 
 def test_find_package_file_uses_installed_metadata():
-    import click   # installed in every environment that runs these tests
+    import click  # installed in every environment that runs these tests
     found = registry.find_package_file("click", "click/__init__.py")
     assert found is not None and found.samefile(click.__file__)
     assert registry.find_package_file("click", "click/no_such_file.py") is None

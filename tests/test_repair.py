@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import shutil
 
-from novel_agent.memory import load_memory
-from novel_agent.memory_layout import memory_files
-from novel_agent.revision.history import History
-
 from test_rewind import fresh, story_files
 from ticking import run_ticks
+
+from novel_agent.revision.history import History
+from novel_agent.story.memory import load_memory
+from novel_agent.story.memory_files import memory_files
 
 
 def delete_scenes(project, ticks):

@@ -4,17 +4,16 @@ the recall probe, and optional embeddings through the OpenAI-compatible test ser
 from __future__ import annotations
 
 import pytest
-
-from novel_agent.context.retrieval import Candidate, Need, retrieval_items, score
-from novel_agent.decisions import Plan
-from novel_agent.documents import short_hash
-from novel_agent.pipeline import preview
-from novel_agent.session import Session
-from novel_agent.testing import ScriptedModel
-
 from fake_openai import FakeOpenAIServer
 from planted import plan_answer, plant, write_planted
 from ticking import run_ticks
+
+from novel_agent.context.retrieval import Candidate, Need, retrieval_items, score
+from novel_agent.index.documents import short_hash
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import Plan
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
 
 WEIGHTS = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
            "recency": 0.5, "pin": 5.0, "embedding": 3.0}

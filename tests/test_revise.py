@@ -11,19 +11,18 @@ from __future__ import annotations
 import signal
 
 import yaml
-
-from novel_agent.memory import load_memory
-from novel_agent.memory_layout import memory_files
-from novel_agent.revision.history import History
-from novel_agent.revision.revise import revise
-from novel_agent.scenes import load_scene
-from novel_agent.session import Session
-from novel_agent.testing import ScriptedModel
-from novel_agent.models.offline import OfflineModel
-
 from story_factory import prose
 from test_rewind import forked, fresh, story_files
 from ticking import NOW, run_ticks
+
+from novel_agent.models.offline import OfflineModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.revision.history import History
+from novel_agent.revision.revise import revise
+from novel_agent.story.memory import load_memory
+from novel_agent.story.memory_files import memory_files
+from novel_agent.story.scenes import load_scene
+from novel_agent.tick.session import Session
 
 OLD5 = (prose(150, 5) + "\n\nThe Zanzibar clockwork ticked in the mill. Mara hid the ivory astrolabe "
         "under the mill stone, and Tobin Keel waited at the Old Mill.\n\n" + prose(80, 6))
@@ -185,7 +184,7 @@ def test_rewrite_after_writes_the_later_scenes_again(project, cli, tmp_path):
     assert kept == old7
     # memory is what the rewritten ticks made of the revised scene
     from novel_agent.revision.rederive import replay_range
-    from novel_agent.memory import Memory
+    from novel_agent.story.memory import Memory
     derived = replay_range(project, Memory(), 1, 12, project.config())
     assert memory_files(derived, project.memory_dir) == \
         memory_files(load_memory(project.memory_dir), project.memory_dir)

@@ -9,17 +9,16 @@ import signal
 
 import pytest
 from click.testing import CliRunner
-
-from novel_agent.cli import cli as novel
-from novel_agent.importer import import_manuscript, load_manuscript
-from novel_agent.models.offline import OfflineModel
-from novel_agent.project import create_project
-from novel_agent.revision.history import History
-from novel_agent.session import Session
-
 from conftest import files_of
 from test_import import write_book
 from ticking import run_ticks
+
+from novel_agent.books.importer import import_manuscript, load_manuscript
+from novel_agent.cli import cli as novel
+from novel_agent.models.offline import OfflineModel
+from novel_agent.revision.history import History
+from novel_agent.story.project import create_project
+from novel_agent.tick.session import Session
 
 STORY = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
          "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from novel_agent import daemon_log
+import novel_agent.daemon.log as daemon_log
 from novel_agent.cli import cli
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.index import Index
-from novel_agent.index_sync import open_index, sync
-from novel_agent.memory import load_memory
-from novel_agent.search import match_query, search
-
 from ticking import run_ticks
+
+from novel_agent.index.db import Index
+from novel_agent.index.search import match_query, search
+from novel_agent.index.sync import open_index, sync
+from novel_agent.story.memory import load_memory
 
 
 def kinds(project) -> dict[str, int]:
@@ -77,7 +77,7 @@ def test_a_deleted_index_is_built_again_with_its_usage_rows(project, cli):
     for path in project.novel_dir.glob("index.db*"):
         path.unlink()
     out = cli("tick", "-p", str(project.root)).output
-    assert f"index.db was missing: built again from the files (2 scenes" in out
+    assert "index.db was missing: built again from the files (2 scenes" in out
     assert f"; {rows} usage rows restored from usage.jsonl" in out
     assert kinds(project)["scene"] == 3
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+import story_factory as sf
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from novel_agent.config import load_config
+from novel_agent.config.settings import load_config
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing, summarizer_briefing
 from novel_agent.context.engine import fit
 from novel_agent.context.items import Item
+from novel_agent.context.prompts import render_stage
 from novel_agent.context.writer import Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
-from novel_agent.prompts import render_stage
-from novel_agent.tokens import TokenCounter
-from novel_agent.vocabulary import load_encoding
-
-import story_factory as sf
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.text.vocabulary import load_encoding
 
 COUNTER = TokenCounter("gpt-4o")
 ENC = load_encoding("o200k_base")

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
+from test_usage import README, set_llm
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
-from test_usage import README, set_llm
-from ticking import run_ticks
 
 
 @pytest.fixture

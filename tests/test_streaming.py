@@ -4,8 +4,8 @@ progress callbacks, the idle timeout (silence, not the clock), llama.cpp's optio
 from __future__ import annotations
 
 import pytest
-
 from fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
+
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Progress, Request
 from novel_agent.models.local import CACHE_OPTIONS

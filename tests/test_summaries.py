@@ -5,22 +5,21 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+
 import yaml
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import ModelError
 from novel_agent.files import read_front_matter
-from novel_agent.scenes import load_scenes
-from novel_agent.faithfulness import Item, coverage
-from novel_agent.stages.summarize import fits
-from novel_agent.windows import limits_for
-from novel_agent.session import counter_for
-from novel_agent.summaries import (SummaryDoc, SummaryTree, load_tree,
-                                   select_tier3, tier3_budget)
-from novel_agent.testing import ScriptedModel
-
-from ticking import NOW, run_ticks
+from novel_agent.models.limits import limits_for
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.faithfulness import Item, coverage
+from novel_agent.story.scenes import load_scenes
+from novel_agent.story.summaries import SummaryDoc, SummaryTree, load_tree, select_tier3, tier3_budget
+from novel_agent.tick.session import counter_for
+from novel_agent.tick.stages.summarize import fits
 
 
 def configure(project, **sections):

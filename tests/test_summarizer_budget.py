@@ -6,21 +6,21 @@ from __future__ import annotations
 import json
 
 import pytest
+import story_factory as sf
 import yaml
 from click.testing import CliRunner
-
 from fake_openai import FakeOpenAIServer
-from novel_agent.cli import cli
-from novel_agent.context.budget import stage_budget
-from novel_agent.errors import ModelResponseError
-from novel_agent.project import Project
-from novel_agent.session import counter_for
-from novel_agent.stages.summarize import trim_summary
-from novel_agent.testing import ScriptedModel
-from novel_agent.windows import limits_for
-import story_factory as sf
 from test_tick_openai import stage_of, story_responder
 from ticking import run_ticks
+
+from novel_agent.cli import cli
+from novel_agent.config.budget import stage_budget
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.limits import limits_for
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.project import Project
+from novel_agent.tick.session import counter_for
+from novel_agent.tick.stages.summarize import trim_summary
 
 SMALL = {"llm": {"summarizer_max_tokens": 300, "planner_max_tokens": 200,
                  "writer_max_tokens": 300, "extractor_max_tokens": 200},

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from ticking import run_ticks
 
 from novel_agent.errors import FileFormatError, ModelError, TickError
-from novel_agent.testing import ScriptedModel
-
-from ticking import run_ticks
+from novel_agent.models.scripted import ScriptedModel
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
@@ -94,7 +93,7 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
 
 def test_second_process_cannot_tick_a_locked_project(project):
     from novel_agent.errors import LockError
-    from novel_agent.project import Project
+    from novel_agent.story.project import Project
     with project:
         other = Project(project.root)
         with pytest.raises(LockError, match="busy"):

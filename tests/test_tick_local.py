@@ -6,11 +6,11 @@ import pytest
 import yaml
 
 from novel_agent.errors import TickError
-from novel_agent.memory import load_memory
 from novel_agent.models.local import default_gguf_path
-from novel_agent.pipeline import tick
-from novel_agent.scenes import load_scene
-from novel_agent.session import Session
+from novel_agent.story.memory import load_memory
+from novel_agent.story.scenes import load_scene
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 pytestmark = [
     pytest.mark.local_model,

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import yaml
+from ticking import run_ticks
 
 from novel_agent.files import read_front_matter
-from novel_agent.memory import load_memory, slug
-from novel_agent.scenes import load_scene, word_count
-from novel_agent.testing import ScriptedModel
-
-from ticking import run_ticks
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.memory import load_memory, slug
+from novel_agent.story.scenes import load_scene, word_count
 
 
 def test_three_ticks_write_scenes_plans_memory(project):
@@ -89,7 +88,7 @@ def test_small_window_sends_older_scenes_as_summaries(project):
 
 
 def test_offline_model_is_deterministic_and_follows_the_story(projects_dir):
-    from novel_agent.project import create_project
+    from novel_agent.story.project import create_project
     texts = []
     for name in ("a", "b"):
         p = create_project(projects_dir / name, {"name": "same", "premise": "x"},

@@ -6,11 +6,12 @@ import json
 import re
 
 from click.testing import CliRunner
+from fake_openai import API_KEY as KEY
+from fake_openai import FakeOpenAIServer
 
-from fake_openai import API_KEY as KEY, FakeOpenAIServer
 from novel_agent.cli import cli
-from novel_agent.memory import load_memory
-from novel_agent.scenes import load_scene
+from novel_agent.story.memory import load_memory
+from novel_agent.story.scenes import load_scene
 
 PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
          "light and found her own stairs drawn on it, and a door she had never seen.")

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from novel_agent.errors import ConfigError, VocabularyError
-from novel_agent.tokens import CountStats, DictStore, TokenCounter, encoding_name_for_model
-from novel_agent.vocabulary import VOCABULARIES, build_encoding, shipped_data_dir
+from novel_agent.text.tokens import CountStats, DictStore, TokenCounter, encoding_name_for_model
+from novel_agent.text.vocabulary import VOCABULARIES, build_encoding, shipped_data_dir
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 SAMPLE = ("Mara Quill climbed the lighthouse stairs at dusk. «Who drew this map?» she asked "

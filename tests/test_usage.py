@@ -9,19 +9,19 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from fake_openai import FakeOpenAIServer
-from novel_agent.cli import cli
-from novel_agent.errors import FileFormatError, ModelError
-from novel_agent.index import Index
-from novel_agent.ledger import ledger_path, read_rows, restore_usage
-from novel_agent.models.base import Request
-from novel_agent.models.openai_compat import OpenAICompatModel
-from novel_agent.models.recording import RecordingModel
-from novel_agent.prices import Price
-from novel_agent.project import Project
 from test_tick_openai import story_responder
 from ticking import run_ticks
+
+from novel_agent.cli import cli
+from novel_agent.errors import FileFormatError, ModelError
+from novel_agent.index.db import Index
+from novel_agent.index.ledger import ledger_path, read_rows, restore_usage
+from novel_agent.models.base import Request
+from novel_agent.models.openai_compat import OpenAICompatModel
+from novel_agent.models.prices import Price
+from novel_agent.models.recording import RecordingModel
+from novel_agent.story.project import Project
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 100,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import ConfigError
+from novel_agent.models.limits import load_model_table, match_model, model_limits
 from novel_agent.paths import config_dir
-from novel_agent.windows import load_model_table, match_model, model_limits
 
 TABLE = """\
 models:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.pipeline import TickResult, tick
-from novel_agent.session import Session
-from novel_agent.testing import ScriptedModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.tick.pipeline import TickResult, tick
+from novel_agent.tick.session import Session
 
-NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def run_ticks(project, n: int = 1, model=None, *, offline_seed: int | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .main import cli
+from novel_agent.cli.main import cli
 
 
 def main() -> None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from ..config import Config
-from ..errors import NovelError, ProjectError
-from ..project import Project, find_project
-from ..storage import explain
+from novel_agent.config.settings import Config
+from novel_agent.errors import NovelError, ProjectError
+from novel_agent.storage import explain
+from novel_agent.story.project import Project, find_project
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",

@@ -7,9 +7,9 @@ import os
 
 import click
 
-from ..config import merge_layers, sources
-from ..reload import flatten
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.config.settings import merge_layers, sources
+from novel_agent.daemon.reload import flatten
 
 
 def source_label(key: str, source: tuple[str, int | None] | None, root) -> str:

@@ -6,10 +6,10 @@ import json
 
 import click
 
-from ..context.report import render_report
-from ..pipeline import preview
-from ..session import Session
-from .common import load_config, novel_errors, open_project, project_option
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.context.report import render_report
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
 
 
 @click.command("context")

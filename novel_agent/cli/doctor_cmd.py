@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..doctor import diagnose, fix
-from ..project import find_project
-from .common import novel_errors, project_option, wait_option
+from novel_agent.cli.common import novel_errors, project_option, wait_option
+from novel_agent.reports.doctor import diagnose, fix
+from novel_agent.story.project import find_project
 
 
 @click.command("doctor")

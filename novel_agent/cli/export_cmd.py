@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..export import FORMATS, export
-from .common import novel_errors, open_project, project_option
+from novel_agent.books.export import FORMATS, export
+from novel_agent.cli.common import novel_errors, open_project, project_option
 
 
 @click.command("export")

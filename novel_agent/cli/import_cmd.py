@@ -7,12 +7,11 @@ import sys
 
 import click
 
-from ..importer import ImportProgress, ImportResult, import_manuscript, load_manuscript
-from ..manuscript import MODES
-from ..session import Session
-from .common import (load_config, model_options, novel_errors, open_project, project_option,
-                     wait_option)
-from .live import LiveLine
+from novel_agent.books.importer import ImportProgress, ImportResult, import_manuscript, load_manuscript
+from novel_agent.books.split import MODES
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option, wait_option
+from novel_agent.cli.live import LiveLine
+from novel_agent.tick.session import Session
 
 
 def result_lines(result: ImportResult, project_name: str) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..status import folder_tree
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.reports.status import folder_tree
 
 
 @click.command("inspect")

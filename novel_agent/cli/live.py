@@ -14,9 +14,10 @@ terminal (a pipe, a log, CliRunner) it draws nothing.
 from __future__ import annotations
 
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
-from ..models.base import Progress
+from novel_agent.models.base import Progress
 
 STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
                "summarizer": "summarize"}

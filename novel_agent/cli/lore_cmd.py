@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..errors import FileFormatError, ProjectError
-from ..files import dump_yaml, write_yaml
-from ..lore import check_entry, entry_yaml, find_entry, load_lorebook, new_entry_path
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.errors import FileFormatError, ProjectError
+from novel_agent.files import dump_yaml, write_yaml
+from novel_agent.story.lore import check_entry, entry_yaml, find_entry, load_lorebook, new_entry_path
 
 
 @click.group("lore")

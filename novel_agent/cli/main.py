@@ -4,31 +4,31 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
-from .context_cmd import context_cmd
-from .doctor_cmd import doctor_cmd
-from .export_cmd import export_cmd
-from .import_cmd import import_cmd
-from .inspect_cmd import inspect_cmd
-from .scenes_cmd import scenes_group
-from .stats_cmd import stats_cmd
-from .status_cmd import status_cmd
-from .new import new_cmd
-from .models_cmd import models_group
-from .summarize import summarize_cmd
-from .tick import tick_cmd
-from .run_cmd import run_cmd
-from .stop_cmd import stop_cmd
-from .preset_cmd import preset_group
-from .config_cmd import config_group
-from .usage_cmd import usage_cmd
-from .search_cmd import search_cmd
-from .lore_cmd import lore_group
-from .reindex_cmd import reindex_cmd
+from novel_agent import __version__
 from novel_agent.cli.branch_cmd import branch_group
+from novel_agent.cli.config_cmd import config_group
+from novel_agent.cli.context_cmd import context_cmd
+from novel_agent.cli.doctor_cmd import doctor_cmd
+from novel_agent.cli.export_cmd import export_cmd
 from novel_agent.cli.history_cmd import diff_cmd, log_cmd
+from novel_agent.cli.import_cmd import import_cmd
+from novel_agent.cli.inspect_cmd import inspect_cmd
+from novel_agent.cli.lore_cmd import lore_group
+from novel_agent.cli.models_cmd import models_group
+from novel_agent.cli.new import new_cmd
+from novel_agent.cli.preset_cmd import preset_group
+from novel_agent.cli.reindex_cmd import reindex_cmd
 from novel_agent.cli.revise_cmd import revise_cmd
 from novel_agent.cli.rewind_cmd import redo_cmd, rewind_cmd
+from novel_agent.cli.run_cmd import run_cmd
+from novel_agent.cli.scenes_cmd import scenes_group
+from novel_agent.cli.search_cmd import search_cmd
+from novel_agent.cli.stats_cmd import stats_cmd
+from novel_agent.cli.status_cmd import status_cmd
+from novel_agent.cli.stop_cmd import stop_cmd
+from novel_agent.cli.summarize import summarize_cmd
+from novel_agent.cli.tick import tick_cmd
+from novel_agent.cli.usage_cmd import usage_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

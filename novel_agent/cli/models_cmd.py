@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import NovelError
-from ..models import registry
-from ..models.registry import ModelEntry
+from novel_agent.errors import NovelError
+from novel_agent.models import registry
+from novel_agent.models.registry import ModelEntry
 
 
 def list_lines(entries: list[ModelEntry], found: dict[str, Path | None],

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..config import load_config, user_presets_dir
-from ..errors import ConfigError
-from ..files import read_yaml
-from ..project import NAME_RE, create_project, projects_dir
-from .common import novel_errors
+from novel_agent.cli.common import novel_errors
+from novel_agent.config.settings import load_config, user_presets_dir
+from novel_agent.errors import ConfigError
+from novel_agent.files import read_yaml
+from novel_agent.story.project import NAME_RE, create_project, projects_dir
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from .. import presets
-from ..config import find_preset, user_presets_dir
-from ..errors import ConfigError
-from ..project import projects_dir
-from .common import novel_errors
+import novel_agent.config.presets as presets
+from novel_agent.cli.common import novel_errors
+from novel_agent.config.settings import find_preset, user_presets_dir
+from novel_agent.errors import ConfigError
+from novel_agent.story.project import projects_dir
 
 
 def user_dir() -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..index_sync import rebuild
-from .common import novel_errors, open_project, project_option, wait_option
+from novel_agent.cli.common import novel_errors, open_project, project_option, wait_option
+from novel_agent.index.sync import rebuild
 
 
 @click.command("reindex")

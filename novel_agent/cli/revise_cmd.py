@@ -7,12 +7,11 @@ from pathlib import Path
 
 import click
 
-from novel_agent.cli.common import (load_config, model_options, novel_errors, open_project,
-                                    project_option)
+import novel_agent.tick.pipeline as pipeline
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
 from novel_agent.cli.tick import arm_test_crash
-from novel_agent import pipeline
 from novel_agent.revision.revise import Revision, new_text, revise, take_away_after
-from novel_agent.session import Session
+from novel_agent.tick.session import Session
 
 
 @click.command("revise")

@@ -6,13 +6,12 @@ import os
 
 import click
 
-from novel_agent import pipeline
-from novel_agent.cli.common import (load_config, model_options, novel_errors, open_project,
-                                    project_option)
+import novel_agent.tick.pipeline as pipeline
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
 from novel_agent.cli.tick import arm_test_crash, stage_line
 from novel_agent.revision import redo
 from novel_agent.revision.rewind import rewind, undo
-from novel_agent.session import Session
+from novel_agent.tick.session import Session
 
 
 @click.command("rewind")

@@ -8,15 +8,14 @@ import sys
 
 import click
 
-from ..daemon import Event, book_words, serve
-from ..daemon_log import close_log, open_log
-from ..reload import Reloader
-from ..signals import signal_name
-from ..costs import ceiling_hook
-from .common import (flags, model_options, novel_errors, open_project, project_option,
-                     wait_option)
-from .live import LiveLine
-from .tick import stage_line
+from novel_agent.cli.common import flags, model_options, novel_errors, open_project, project_option, wait_option
+from novel_agent.cli.live import LiveLine
+from novel_agent.cli.tick import stage_line
+from novel_agent.daemon.log import close_log, open_log
+from novel_agent.daemon.loop import Event, book_words, serve
+from novel_agent.daemon.reload import Reloader
+from novel_agent.daemon.signals import signal_name
+from novel_agent.reports.costs import ceiling_hook
 
 
 def notify(signum: int, level: int) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ProjectError
-from ..scenes import load_scene, scene_ticks
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.errors import ProjectError
+from novel_agent.story.scenes import load_scene, scene_ticks
 
 
 @click.group("scenes")

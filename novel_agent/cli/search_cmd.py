@@ -6,10 +6,10 @@ import json
 
 import click
 
-from ..documents import KINDS
-from ..index_sync import open_index
-from ..search import points_to, search
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.index.documents import KINDS
+from novel_agent.index.search import points_to, search
+from novel_agent.index.sync import open_index
 
 
 @click.command("search")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..costs import money
-from ..stats import STAGES, Stats, collect_stats, summary
-from ..usage_report import project_rows
-from .common import load_config, novel_errors, open_project, project_option
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.reports.costs import money
+from novel_agent.reports.stats import STAGES, Stats, collect_stats, summary
+from novel_agent.reports.usage import project_rows
 
 
 def _spread(values: dict, unit: str = "") -> str:
@@ -85,5 +85,5 @@ def stats_cmd(project_spec: str | None, plot_file: Path | None, as_json: bool) -
         for line in stats_lines(stats):
             click.echo(line)
     if plot_file is not None:
-        from ..plot import plot_stats
+        from novel_agent.reports.plot import plot_stats
         click.echo(f"wrote {plot_stats(stats, plot_file)}", err=as_json)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-
 import click
 
-from ..models import describe_provider
-from ..heartbeat import read_heartbeat, status_lines
-from ..status import (SummaryStatus, project_status, recall_status, steer_status,
-                      summary_status)
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
+from novel_agent.models import describe_provider
+from novel_agent.reports.status import SummaryStatus, project_status, recall_status, steer_status, summary_status
 from novel_agent.revision.history import status_line
-from .common import load_config, novel_errors, open_project, project_option
 
 
 @click.command("status")

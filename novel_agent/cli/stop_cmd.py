@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..heartbeat import stop_daemon
-from .common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.daemon.heartbeat import stop_daemon
 
 
 @click.command("stop")

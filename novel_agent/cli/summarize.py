@@ -7,12 +7,11 @@ import sys
 
 import click
 
-from ..session import Session
-from ..stages.summarize import SummaryReport, summarize_project
-from .common import (load_config, model_options, novel_errors, open_project, project_option,
-                     wait_option)
-from .live import LiveLine
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option, wait_option
+from novel_agent.cli.live import LiveLine
 from novel_agent.revision.hooks import after_summaries
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages.summarize import SummaryReport, summarize_project
 
 
 def report_lines(report: SummaryReport) -> list[str]:

@@ -8,13 +8,13 @@ import sys
 
 import click
 
-from .. import crashpoints
-from ..costs import cost_guard
-from ..pipeline import StageReport, tick
-from ..session import Session
-from ..stages.summarize import SummaryReport
-from .common import load_config, model_options, novel_errors, open_project, project_option
-from .live import STAGE_NAMES, LiveLine
+from novel_agent import crashpoints
+from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
+from novel_agent.cli.live import STAGE_NAMES, LiveLine
+from novel_agent.reports.costs import cost_guard
+from novel_agent.tick.pipeline import StageReport, tick
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages.summarize import SummaryReport
 
 
 def stage_line(report: StageReport | SummaryReport) -> str:

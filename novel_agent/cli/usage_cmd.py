@@ -6,9 +6,9 @@ import json
 
 import click
 
-from ..costs import BY, Totals, money
-from ..usage_report import FORECAST_TICKS, UsageReport, project_rows, since_filter, usage_report
-from .common import load_config, novel_errors, open_project, project_option
+from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.reports.costs import BY, Totals, money
+from novel_agent.reports.usage import FORECAST_TICKS, UsageReport, project_rows, since_filter, usage_report
 
 HEADER = ("calls", "prompt", "cached", "completion", "cost")
 

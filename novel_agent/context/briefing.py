@@ -11,13 +11,14 @@ cut middle-out by the engine as the last resort.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..tokens import TokenCounter
-from .engine import ItemNote, Proposal
-from .items import Pool, select
-from .sections import Context, Section
+from novel_agent.context.engine import ItemNote, Proposal
+from novel_agent.context.items import Pool, select
+from novel_agent.context.sections import Context, Section
+from novel_agent.text.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,12 @@ class Briefing:
     values: dict[str, Any] = field(default_factory=dict)
     truncatable: tuple[str, ...] = ()
 
-    def with_values(self, **values: Any) -> "Briefing":
+    def with_values(self, **values: Any) -> Briefing:
         """The same briefing with more template values."""
         return Briefing(self.stage, self.fixed, self.pools, self.layout,
                         {**self.values, **values}, self.truncatable)
 
-    def with_fixed(self, *sections: Section) -> "Briefing":
+    def with_fixed(self, *sections: Section) -> Briefing:
         """The same briefing with more fixed sections, laid out after the rest."""
         return Briefing(self.stage, self.fixed + sections, self.pools,
                         self.layout + tuple(s.name for s in sections), self.values,

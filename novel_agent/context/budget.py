@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config
+from novel_agent.config.settings import Config
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,29 @@ here.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ..decisions import Plan
-from ..memory import Memory
-from ..names import normalize_name
-from ..scenes import Scene
-from .briefing import Briefing
-from .items import Item, Pool
-from .relevance import (Focus, character_items, character_line, first_seen, in_view,
-                        location_items, loop_items, overdue, recency, relationship_items, since)
-from .sections import (Section, describe_character, describe_location, story_bible)
+from novel_agent.context.briefing import Briefing
+from novel_agent.context.items import Item, Pool
+from novel_agent.context.relevance import (
+    Focus,
+    character_items,
+    character_line,
+    first_seen,
+    in_view,
+    location_items,
+    loop_items,
+    overdue,
+    recency,
+    relationship_items,
+    since,
+)
+from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
+from novel_agent.story.decisions import Plan
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import Scene
+from novel_agent.text.names import normalize_name
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.

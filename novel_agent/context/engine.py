@@ -11,12 +11,12 @@ is of the request exactly as it will be sent (messages plus chat overhead).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
 
-from ..errors import ContextOverflowError
-from ..tokens import TokenCounter
-from .sections import Context
+from novel_agent.context.sections import Context
+from novel_agent.errors import ContextOverflowError
+from novel_agent.text.tokens import TokenCounter
 
 TRUNCATION_MARKER = "\n\n[… {n} tokens cut from the middle to fit the budget …]\n\n"
 

@@ -15,11 +15,11 @@ whatever its share, so no section with items is ever emptied, and items marked
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from .engine import ItemNote
-from .sections import Section
+from novel_agent.context.engine import ItemNote
+from novel_agent.context.sections import Section
 
 FORM_NAMES = ("full", "line", "name")
 

@@ -10,13 +10,14 @@ overdue loop, an explicit `pinned: true`. Pure functions of their arguments.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from ..memory import Memory
-from ..names import normalize_name
-from .items import Item
-from .sections import describe_character, describe_location, describe_loop, describe_relationship
+from novel_agent.context.items import Item
+from novel_agent.context.sections import describe_character, describe_location, describe_loop, describe_relationship
+from novel_agent.story.memory import Memory
+from novel_agent.text.names import normalize_name
 
 HALF_LIFE = 10      # ticks after which an item's recency counts half
 
@@ -33,7 +34,7 @@ class Focus:
 
     @classmethod
     def of(cls, tick: int, names: Iterable[str] = (), places: Iterable[str] = (),
-           loops: Iterable[str] = (), overdue_after: int = 30) -> "Focus":
+           loops: Iterable[str] = (), overdue_after: int = 30) -> Focus:
         """A focus from plain names (normalized here)."""
         return cls(tick, frozenset(normalize_name(n) for n in names if n),
                    frozenset(normalize_name(p) for p in places if p),

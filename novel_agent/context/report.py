@@ -8,11 +8,12 @@ provider's prompt cache can reuse from the same stage's previous prompt.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..tokens import TokenCounter
-from .budget import Budget
-from .engine import Fitted
+from novel_agent.config.budget import Budget
+from novel_agent.context.engine import Fitted
+from novel_agent.text.tokens import TokenCounter
 
 BAR_WIDTH = 50
 SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R",

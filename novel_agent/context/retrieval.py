@@ -30,11 +30,11 @@ the scene that established it. Pure functions of their arguments.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
-from ..names import normalize_name
-from .items import Item
+from novel_agent.context.items import Item
+from novel_agent.text.names import normalize_name
 
 RELEVANT = 0.6          # a candidate scoring under this is not brought back
 NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
@@ -67,7 +67,7 @@ class Need:
     def of(cls, tick: int, pov: str = "", characters: Iterable[str] = (), location: str = "",
            loop_scenes: Mapping[int, float] | Iterable[int] = (),
            weight: Mapping[str, float] | None = None,
-           shared_first: Iterable[str] = ()) -> "Need":
+           shared_first: Iterable[str] = ()) -> Need:
         """`shared_first`: first names more than one known character has (a text saying
         only "Bram" is then about none of them in particular)."""
         names = {normalize_name(n) for n in [pov, *characters] if n and normalize_name(n)}

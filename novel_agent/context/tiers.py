@@ -18,9 +18,9 @@ last resort). A small window's share caps both tiers first.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
-
+from typing import Any
 
 TOKENS_PER_WORD = 1.4   # an upper estimate for English prose (cl100k/o200k: ~1.3)
 
@@ -43,7 +43,7 @@ class TierLimits:
     floor: int = 1         # scenes a compaction keeps if they fit the whole cap
 
     @classmethod
-    def for_preset(cls, budget: int, ctx: Any, gen: Any) -> "TierLimits":
+    def for_preset(cls, budget: int, ctx: Any, gen: Any) -> TierLimits:
         """Tier 1: `full_text_scenes_count` typical scenes after a compaction, one more at
         its high-water mark, both within `tier1_share` of the budget (refilling from
         `low_water` of it when that share binds first); tier 2 within `tier2_share`."""

@@ -19,19 +19,20 @@ last), then the last scene is cut middle-out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from ..decisions import Plan
-from ..memory import Memory
-from ..scenes import Scene
-from ..tokens import TokenCounter
-from .builders import cast_section, intention_text, scene_full, scene_summary
-from .relevance import settled_tick
-from .engine import ItemNote, Proposal
-from .items import Item, Pool, choose
-from .sections import Context, Section, bullets, story_bible
-from .tiers import RecentSelection, TierLimits, select_recent
+from novel_agent.context.builders import cast_section, intention_text, scene_full, scene_summary
+from novel_agent.context.engine import ItemNote, Proposal
+from novel_agent.context.items import Item, Pool, choose
+from novel_agent.context.relevance import settled_tick
+from novel_agent.context.sections import Context, Section, bullets, story_bible
+from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
+from novel_agent.story.decisions import Plan
+from novel_agent.story.memory import Memory
+from novel_agent.story.scenes import Scene
+from novel_agent.text.tokens import TokenCounter
 
 RETRIEVED_LIMIT = 16   # older scenes and facts brought back to one scene, at most
 FLOW = 2               # retrieval may take up to this many times its share of free room

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from ..config import Config
-from ..errors import ConfigError, ModelError
-from .base import ChatModel, Completion, OnProgress, Progress, Request, Usage
+from novel_agent.config.settings import Config
+from novel_agent.errors import ConfigError, ModelError
+from novel_agent.models.base import ChatModel, Completion, OnProgress, Progress, Request, Usage
 
 if TYPE_CHECKING:
-    from .llama_tokens import LlamaTokenizer
-    from .local_setup import LocalChoice
-    from .offline import StorySource
+    from novel_agent.models.llama_tokens import LlamaTokenizer
+    from novel_agent.models.local_setup import LocalChoice
+    from novel_agent.models.offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -28,26 +29,26 @@ def resolve_provider(config: Config) -> str:
         return provider
     if config.llm.base_url:
         return "openai"
-    from .local_setup import available
+    from novel_agent.models.local_setup import available
     if config.llm.local_model not in ("", "auto") or available("auto"):
         return "local"
     return "offline"
 
 
-def local_choice(config: Config) -> "LocalChoice":
+def local_choice(config: Config) -> LocalChoice:
     """What the local provider runs for this config (see models/local_setup.py)."""
-    from .local_setup import choose
+    from novel_agent.models.local_setup import choose
     return choose(config.llm.local_model, config.llm.local_context)
 
 
-def local_tokenizer(config: Config) -> "LlamaTokenizer | None":
+def local_tokenizer(config: Config) -> LlamaTokenizer | None:
     """The configured local model's own tokenizer, for counting when the model is not
     running (it starts llama.cpp on first use); None when the model is not installed."""
     try:
         choice = local_choice(config)
     except ModelError:
         return None
-    from .local import counting_tokenizer
+    from novel_agent.models.local import counting_tokenizer
     return counting_tokenizer(choice.path, choice.name, choice.tokenizer)
 
 
@@ -66,7 +67,7 @@ def model_id(config: Config) -> str:
     return "offline"
 
 
-def get_model(config: Config, env: Mapping[str, str], source: "StorySource | None" = None,
+def get_model(config: Config, env: Mapping[str, str], source: StorySource | None = None,
               on_progress: OnProgress | None = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;
     the offline model draws on `source` (see models/offline.py); a local model streams
@@ -74,17 +75,17 @@ def get_model(config: Config, env: Mapping[str, str], source: "StorySource | Non
     provider = resolve_provider(config)
     llm = config.llm
     if provider == "offline":
-        from .offline import OfflineModel
+        from novel_agent.models.offline import OfflineModel
         return OfflineModel(seed=llm.seed, source=source)
     if provider == "local":
-        from .local import LocalModel
+        from novel_agent.models.local import LocalModel
         choice = local_choice(config)
         return LocalModel(choice.path, n_ctx=choice.n_ctx, timeout=llm.timeout,
                           max_retries=llm.max_retries, temperature=llm.temperature,
                           seed=llm.seed, name=choice.name, threads=choice.threads,
                           tokenizer=choice.tokenizer, on_progress=on_progress)
     if provider == "openai":
-        from .openai_compat import OpenAICompatModel
+        from novel_agent.models.openai_compat import OpenAICompatModel
         key = env.get(llm.api_key_env) or None
         if key is None and not llm.base_url:
             raise ConfigError(f"llm.provider is openai but ${llm.api_key_env} is not set "

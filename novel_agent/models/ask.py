@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
-from ..lenient_json import parse_json
-from ..errors import ModelResponseError
-from .base import ChatModel, Completion, Request
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.base import ChatModel, Completion, Request
+from novel_agent.text.lenient_json import parse_json
 
 T = TypeVar("T")
 Room = Callable[[list[dict[str, str]]], int]   # messages -> tokens the window leaves

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ModelError
+from novel_agent.errors import ModelError
 
 MAGIC = b"GGUF"
 # value type -> struct format of a scalar; 8 = string, 9 = array

@@ -18,9 +18,10 @@ import functools
 import json
 import urllib.error
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..errors import ModelError
+from novel_agent.errors import ModelError
 
 Address = Callable[[], str]       # the server's "http://127.0.0.1:PORT", started if need be
 TIMEOUT = 60.0

@@ -21,10 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelError
-from .base import Completion, OnProgress, Request
-from .llama_tokens import LlamaTokenizer
-from .openai_compat import OpenAICompatModel
+from novel_agent.errors import ModelError
+from novel_agent.models.base import Completion, OnProgress, Request
+from novel_agent.models.llama_tokens import LlamaTokenizer
+from novel_agent.models.openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 INSTALL_HINT = "novel models install qwen2.5-coder-1.5b"
@@ -63,7 +63,7 @@ class LocalServer:
     """
 
     def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True):
-        import xllamacpp   # imported here: only the local provider pays for it
+        import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)

@@ -24,10 +24,11 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from ..errors import ModelError
-from . import registry
-from .gguf import GGUFInfo, read_info
-from .registry import Locate, ModelEntry
+
+from novel_agent.errors import ModelError
+from novel_agent.models import registry
+from novel_agent.models.gguf import GGUFInfo, read_info
+from novel_agent.models.registry import Locate, ModelEntry
 
 PATH_CONTEXT_CAP = 32768     # a GGUF named by path: its trained context, up to this
 MIN_CONTEXT = 512
@@ -133,7 +134,7 @@ def display_name(path: Path, entry: ModelEntry | None) -> str:
     """The embedded model's name without its quantization, else the file's."""
     if entry is not None:
         return entry.display.split(" ")[0]
-    from .local import gguf_display_name
+    from novel_agent.models.local import gguf_display_name
     return gguf_display_name(path)
 
 

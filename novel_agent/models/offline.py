@@ -17,11 +17,12 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from ..memory import Memory
-from .base import Completion, Request, Usage
+from novel_agent.models.base import Completion, Request, Usage
+from novel_agent.story.memory import Memory
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]

@@ -12,18 +12,19 @@ carry the API key.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import openai
 
 try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
-    import httpx2 as _http      # type: ignore[import-not-found]
+    import httpx2 as _http  # type: ignore[import-not-found]
 except ImportError:             # pragma: no cover - depends on the installed SDK
-    import httpx as _http       # type: ignore[no-redef]
+    import httpx as _http  # type: ignore[no-redef]
 
-from ..errors import ModelError, ModelResponseError
-from .base import Completion, OnProgress, Progress, Request, Usage
+from novel_agent.errors import ModelError, ModelResponseError
+from novel_agent.models.base import Completion, OnProgress, Progress, Request, Usage
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")

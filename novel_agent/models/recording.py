@@ -15,25 +15,26 @@ model says which tick the calls are for (`tick`).
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError
-from .base import ChatModel, Completion, Request, Usage
+from novel_agent.errors import ModelError
+from novel_agent.models.base import ChatModel, Completion, Request, Usage
 
 if TYPE_CHECKING:
-    from ..prices import Price
+    from novel_agent.models.prices import Price
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class RecordingModel:
     """A ChatModel that records what each call cost, then passes the answer on."""
 
     def __init__(self, inner: ChatModel, tick: int = 0, *, model: str = "",
-                 provider: str = "", price: "Price | None" = None,
+                 provider: str = "", price: Price | None = None,
                  now: Callable[[], datetime] = _utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.inner = inner

@@ -21,11 +21,11 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
-from ..errors import ModelError
+from novel_agent.errors import ModelError
 
 Locate = Callable[[str, str], "Path | None"]     # (package, file inside it) -> path or None
 Runner = Callable[[list[str]], int]              # a command -> its exit status

@@ -11,15 +11,15 @@ started on. A deleted branch is kept as the tag `deleted/NAME`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
 
-from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
 from novel_agent.revision.restore import move_to
 from novel_agent.revision.rewind import history_for
+from novel_agent.story.project import Project
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,59}$")
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable
 
-from novel_agent.project import Project
 from novel_agent.revision.git import Git, HistoryError, git_date
+from novel_agent.story.project import Project
 
 KEPT_IN_NOVEL = ("state.yaml", "log")     # what of .novel/ is the story's
 GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objects pile up)

@@ -4,14 +4,15 @@ and the project's reconciliation make. Each does nothing when git is not on PATH
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
-from novel_agent.project import Project
+from novel_agent.revision import redo
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
-from novel_agent.revision import redo
 from novel_agent.revision.interrupted import settle_revise
+from novel_agent.story.project import Project
 
 
 def history_of(project: Project, now: Callable[[], datetime] | None = None) -> History | None:

@@ -4,9 +4,9 @@ which the next command that opens the project runs (through recovery.reconcile).
 from __future__ import annotations
 
 from novel_agent.files import read_yaml
-from novel_agent.project import Project
 from novel_agent.revision.history import History
 from novel_agent.revision.restore import move_to
+from novel_agent.story.project import Project
 
 REVISE_MARKER = "revise.yaml"
 

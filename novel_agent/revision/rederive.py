@@ -12,19 +12,20 @@ from an entry of the history that holds them.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from novel_agent.config import Config
-from novel_agent.decisions import Extraction, Plan, ToolCall
+from novel_agent.books.importer import create_cast
+from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
-from novel_agent.importer import create_cast
-from novel_agent.memory import Memory
-from novel_agent.names import name_problem
-from novel_agent.project import Project, Story
-from novel_agent.scenes import load_scene
-from novel_agent.stages import extract
-from novel_agent.stages.tools import ensure_cast, run_tools
+from novel_agent.story.decisions import Extraction, Plan, ToolCall
+from novel_agent.story.memory import Memory
+from novel_agent.story.project import Project, Story
+from novel_agent.story.scenes import load_scene
+from novel_agent.text.names import name_problem
+from novel_agent.tick.stages import extract
+from novel_agent.tick.stages.tools import ensure_cast, run_tools
 
 
 def plan_of(record: Mapping[str, Any]) -> Plan:

@@ -10,14 +10,14 @@ or after it, never rewound and left there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from novel_agent.files import dump_yaml, read_yaml
-from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
 from novel_agent.revision.rewind import Moved, history_for, move_branch
+from novel_agent.story.project import Project
 
 MARKER = "redo.yaml"
 

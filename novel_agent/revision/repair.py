@@ -18,14 +18,14 @@ from __future__ import annotations
 import os
 import re
 
-from novel_agent.config import Config
-from novel_agent.memory import Memory, load_memory
-from novel_agent.memory_layout import stage_memory
-from novel_agent.project import Project
+from novel_agent.config.settings import Config
 from novel_agent.revision.history import Entry, History
 from novel_agent.revision.rederive import replay_range
 from novel_agent.revision.restore import differences
-from novel_agent.summaries import load_tree
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.project import Project
+from novel_agent.story.summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
 FOLLOWS_SCENES = ("memory", ".novel/state.yaml")

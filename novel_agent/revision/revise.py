@@ -27,26 +27,33 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from novel_agent.decisions import Extraction
 from novel_agent.errors import ModelResponseError, ProjectError
 from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
-from novel_agent.memory import Memory, load_memory
-from novel_agent.memory_layout import stage_memory
 from novel_agent.models.ask import StageCall
-from novel_agent.pipeline import UNKNOWN, room_in
-from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import History
+from novel_agent.revision.interrupted import REVISE_MARKER as MARKER
+from novel_agent.revision.rederive import (
+    apply_extraction,
+    before_extraction,
+    extraction_of,
+    plan_of,
+    read_record,
+    replay,
+    replay_range,
+)
 from novel_agent.revision.repair import orphans
 from novel_agent.revision.rewind import keep_tag
-from novel_agent.revision.rederive import (apply_extraction, before_extraction, extraction_of,
-                                           plan_of, read_record, replay, replay_range)
-from novel_agent.revision.interrupted import REVISE_MARKER as MARKER
-from novel_agent.scenes import load_scene, word_count
-from novel_agent.session import Session
-from novel_agent.stage_prompts import build_extractor
-from novel_agent.stages import extract, summarize
-from novel_agent.summaries import load_tree
+from novel_agent.story.decisions import Extraction
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import load_scene, word_count
+from novel_agent.story.summaries import load_tree
+from novel_agent.tick.pipeline import UNKNOWN, room_in
+from novel_agent.tick.session import Session
+from novel_agent.tick.stage_prompts import build_extractor
+from novel_agent.tick.stages import extract, summarize
 
 STOP = set("""a an the and or but of to in on at by for with from into onto over under as is
 was were be been has have had it its this that these those he she they them his her their

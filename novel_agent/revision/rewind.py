@@ -10,15 +10,15 @@ refuses it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
 
-from novel_agent.project import Project
 from novel_agent.revision.git import HistoryError
 from novel_agent.revision.history import Entry, History
 from novel_agent.revision.restore import move_to
+from novel_agent.story.project import Project
 
 UNDO = "refs/novel/undo"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..files import dump_yaml
-from ..memory import Memory
-from ..memory_layout import stage_memory
-from ..project import Project
-from ..scenes import Scene
+from novel_agent.files import dump_yaml
+from novel_agent.story.memory import Memory
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.project import Project
+from novel_agent.story.scenes import Scene
 
 
 def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from ..decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
-from ..memory import (Memory, add_fact, add_relationship, find_person, open_loop, resolve_loop,
-                      upsert_character)
-from ..models.base import ChatModel
-from ..models.ask import Room, StageCall, ask_json
-from ..names import clean_bullets
-from ..prose_cleanup import sentences
+from novel_agent.models.ask import Room, StageCall, ask_json
+from novel_agent.models.base import ChatModel
+from novel_agent.story.decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
+from novel_agent.story.memory import (
+    Memory,
+    add_fact,
+    add_relationship,
+    find_person,
+    open_loop,
+    resolve_loop,
+    upsert_character,
+)
+from novel_agent.text.cleanup import sentences
+from novel_agent.text.names import clean_bullets
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
-from ..decisions import Plan, plan_from_json, plan_schema
-from ..models.base import ChatModel
-from ..models.ask import Room, StageCall, ask_json
-from ..names import name_head
+from novel_agent.models.ask import Room, StageCall, ask_json
+from novel_agent.models.base import ChatModel
+from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
+from novel_agent.text.names import name_head
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -18,7 +18,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
                     lambda data: plan_from_json(data, max_tools=max_tools), room)
 
 
-def name_heads(plan: Plan, check: Callable[[str], "str | None"]) -> Plan:
+def name_heads(plan: Plan, check: Callable[[str], str | None]) -> Plan:
     """The plan with each POV, location and character that is a description starting with
     a name ("Skerry Light, a lighthouse on a rock island, 1911") cut to that name."""
     return replace(plan, pov=name_head(plan.pov, check),
@@ -26,7 +26,7 @@ def name_heads(plan: Plan, check: Callable[[str], "str | None"]) -> Plan:
                    characters=[name_head(c, check) for c in plan.characters])
 
 
-def settle_pov(plan: Plan, check: Callable[[str], "str | None"],
+def settle_pov(plan: Plan, check: Callable[[str], str | None],
                fallbacks: Sequence[str]) -> tuple[Plan, str]:
     """A plan whose POV is a name: if the planner's is not one (a small model may answer
     a sentence or the premise), the first plausible fallback (the last scene's POV, the

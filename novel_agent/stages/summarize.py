@@ -21,26 +21,37 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from ..context import Briefing, Section
-from ..context.builders import summaries_briefing, summarizer_briefing
-from ..errors import ModelError, ModelResponseError, ProjectError, SummarizeError
-from ..faithfulness import Item, arc_items, coverage, range_items
-from ..files import atomic_write
-from ..memory import Memory, load_memory
-from ..models.ask import StageCall, ask_text
-from ..models.offline import SummaryJob
-from ..prompt_log import log_path, log_text
-from ..scenes import load_scenes
-from ..stage_prompts import Built, build_summary
-from ..summaries import (OVERALL, SummaryDoc, SummaryTree, doc_cost, load_doc, load_tree,
-                         pending_ticks, record_pending, tier3_budget, write_doc)
-from .write import clean_prose
+from novel_agent.context import Briefing, Section
+from novel_agent.context.builders import summaries_briefing, summarizer_briefing
+from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
+from novel_agent.files import atomic_write
+from novel_agent.models.ask import StageCall, ask_text
+from novel_agent.models.offline import SummaryJob
+from novel_agent.story.faithfulness import Item, arc_items, coverage, range_items
+from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.scenes import load_scenes
+from novel_agent.story.summaries import (
+    OVERALL,
+    SummaryDoc,
+    SummaryTree,
+    doc_cost,
+    load_doc,
+    load_tree,
+    pending_ticks,
+    record_pending,
+    tier3_budget,
+    write_doc,
+)
+from novel_agent.tick.prompt_log import log_path, log_text
+from novel_agent.tick.stage_prompts import Built, build_summary
+from novel_agent.tick.stages.write import clean_prose
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from novel_agent.tick.session import Session
 
 log = logging.getLogger(__name__)
 ARC_FANOUT = 4        # an arc condenses this many of the oldest roots of one level
@@ -72,7 +83,7 @@ class SummaryReport:
 class Summarizer:
     """Makes summary files for one project; every call is counted in `report`."""
 
-    def __init__(self, session: "Session", memory: Memory | None = None):
+    def __init__(self, session: Session, memory: Memory | None = None):
         self.session = session
         self.project, self.config = session.project, session.config
         self.counter, self.now = session.counter, session.now
@@ -338,7 +349,7 @@ def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
     return []
 
 
-def after_commit(session: "Session", tick: int, *,
+def after_commit(session: Session, tick: int, *,
                  memory: Memory | None = None) -> SummaryReport | None:
     """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
     the overall summary, roll up arcs. A model failure is recorded in the report
@@ -357,7 +368,7 @@ def after_commit(session: "Session", tick: int, *,
     return s.report
 
 
-def summarize_project(session: "Session", *, checkpoint: int | None = None,
+def summarize_project(session: Session, *, checkpoint: int | None = None,
                       rebuild: bool = False) -> SummaryReport:
     """`novel summarize`: make the owed checkpoints (default), remake one checkpoint
     (`checkpoint`), or rebuild every summary, hand edits included (`rebuild`).

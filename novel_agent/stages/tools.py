@@ -8,12 +8,19 @@ starting with REJECTED, which the tick turns into a warning.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from ..decisions import Plan, ToolCall
-from ..memory import (Memory, add_relationship, find_person, open_loop, query_memory,
-                      resolve_loop, upsert_character, upsert_location)
-
+from novel_agent.story.decisions import Plan, ToolCall
+from novel_agent.story.memory import (
+    Memory,
+    add_relationship,
+    find_person,
+    open_loop,
+    query_memory,
+    resolve_loop,
+    upsert_character,
+    upsert_location,
+)
 
 REJECTED = "rejected name"
 NameCheck = Callable[[str], "str | None"]
@@ -24,7 +31,7 @@ def rejected(name: str, why: str) -> str:
     return f"{REJECTED} {name[:80]!r}: {why}"
 
 
-def _creator(kind: str, upsert: Callable, new: str, known: str) -> "Tool":
+def _creator(kind: str, upsert: Callable, new: str, known: str) -> Tool:
     """create_character / create_location: make it (or find it) and say which."""
     def create(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
         if not name:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..errors import ModelResponseError
-from ..models.ask import Room, StageCall, ask_text
-from ..models.base import ChatModel, Completion, Request
-from ..prose_cleanup import clean_scaffolding, cut_to_sentence, drop_copied
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.ask import Room, StageCall, ask_text
+from novel_agent.models.base import ChatModel, Completion, Request
+from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied
 
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
