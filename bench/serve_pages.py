@@ -25,6 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from web_server import make_site, serving  # noqa: E402
 
 import novel_agent.web.pages as pages  # noqa: E402
+from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import Project, create_project  # noqa: E402
 from novel_agent.tick.pipeline import tick  # noqa: E402
@@ -43,7 +44,7 @@ def make_book(root: Path, ticks: int) -> Project:
     if missing > 0:
         print(f"writing {missing} offline ticks ...", flush=True)
         started = time.monotonic()
-        with project, Session.open(project, project.config(),
+        with opened(project), Session.open(project, project.config(),
                                    make_model=lambda s: OfflineModel(seed=0, source=s)) as s:
             for n in range(missing):
                 tick(s)

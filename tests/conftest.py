@@ -87,10 +87,13 @@ def ticked(tmp_path_factory):
 def files_of(root: Path) -> dict[str, bytes]:
     """Every file under root with its bytes, to prove nothing changed. The lock, the
     index (a cache of token counts that a failed tick may still fill) and the usage
-    ledger (a failed tick's calls were still made, and are paid for) are left out."""
+    ledger (a failed tick's calls were still made, and are paid for) are left out, and so
+    is the history's repository (.novel/history.git: an edit by hand gets an entry there
+    when a command opens the project)."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and p.name not in ("lock", "usage.jsonl")
-            and not p.name.startswith("index.db")}
+            and not p.name.startswith("index.db")
+            and "history.git" not in p.relative_to(root).parts}
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import novel_agent
 
 # Lowest first. A module may import from its own layer and the layers before it.
 # The root modules (errors, files, paths, storage, crashpoints) are the floor.
-LAYERS = ["", "text", "config", "story", "models", "context", "index", "tick",
-          "books", "reports", "daemon", "audit", "revision", "fleet", "web", "cli"]
+LAYERS = ["", "text", "config", "story", "history", "audit", "models", "context", "index", "tick",
+          "books", "revision", "reports", "daemon", "fleet", "web", "cli"]
 
 PACKAGE = Path(novel_agent.__file__).parent
 

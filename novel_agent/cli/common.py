@@ -15,9 +15,9 @@ import click
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError, ProjectError
+from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
 from novel_agent.story.project import Project, find_project
-from novel_agent.story.recovery import reconciled
 from novel_agent.tick.session import Session
 
 project_option = click.option(
@@ -52,7 +52,7 @@ def open_project(spec: str | None) -> Project:
     tick counter re-counted, each said in one line (on stderr)."""
     project = find_project(spec, Path.cwd(), os.environ)
     try:
-        with reconciled(project) as notices:
+        with opened(project) as notices:
             pass
     except ProjectError:
         return project    # busy (a tick in flight) or read-only: read it as it is

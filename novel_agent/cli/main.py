@@ -5,11 +5,13 @@ from __future__ import annotations
 import click
 
 from novel_agent import __version__
+from novel_agent.cli.branch_cmd import branch_group
 from novel_agent.cli.config_cmd import config_group
 from novel_agent.cli.context_cmd import context_cmd
 from novel_agent.cli.doctor_cmd import doctor_cmd
 from novel_agent.cli.export_cmd import export_cmd
 from novel_agent.cli.fleet_cmd import fleet_group
+from novel_agent.cli.history_cmd import diff_cmd, log_cmd
 from novel_agent.cli.import_cmd import import_cmd
 from novel_agent.cli.inspect_cmd import inspect_cmd
 from novel_agent.cli.lore_cmd import lore_group
@@ -17,6 +19,8 @@ from novel_agent.cli.models_cmd import models_group
 from novel_agent.cli.new import new_cmd
 from novel_agent.cli.preset_cmd import preset_group
 from novel_agent.cli.reindex_cmd import reindex_cmd
+from novel_agent.cli.revise_cmd import revise_cmd
+from novel_agent.cli.rewind_cmd import redo_cmd, rewind_cmd
 from novel_agent.cli.run_cmd import run_cmd
 from novel_agent.cli.scenes_cmd import scenes_group
 from novel_agent.cli.search_cmd import search_cmd
@@ -66,3 +70,9 @@ cli.add_command(reindex_cmd)
 cli.add_command(serve_cmd)
 cli.add_command(fleet_group)
 cli.add_command(worker_cmd)
+cli.add_command(log_cmd)
+cli.add_command(diff_cmd)
+cli.add_command(rewind_cmd)
+cli.add_command(redo_cmd)
+cli.add_command(branch_group)
+cli.add_command(revise_cmd)

@@ -6,6 +6,7 @@ import click
 
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
+from novel_agent.history.store import status_line
 from novel_agent.models import describe_provider
 from novel_agent.reports.status import (
     SummaryStatus,
@@ -35,6 +36,7 @@ def status_cmd(project_spec: str | None) -> None:
     summaries = summary_status(project, config)  # before printing: a broken file is one error
     click.echo(f"project     {s.name}  ({s.root})")
     click.echo(f"ticks       {s.tick}  ({s.scenes} scenes, {s.words:,} words)")
+    click.echo(f"branch      {status_line(project)}")
     click.echo(f"characters  {s.characters}    locations {s.locations}    facts {s.facts}")
     click.echo(f"loops       {s.open_loops} open, {s.resolved_loops} resolved")
     if s.overdue:

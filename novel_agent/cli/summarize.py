@@ -16,6 +16,7 @@ from novel_agent.cli.common import (
     working_session,
 )
 from novel_agent.cli.live import LiveLine
+from novel_agent.history.hooks import after_summaries
 from novel_agent.tick.stages.summarize import SummaryReport, summarize_project
 
 
@@ -71,6 +72,7 @@ def summarize_cmd(project_spec: str | None, checkpoint: int | None, pending: boo
             report = summarize_project(session, checkpoint=checkpoint, rebuild=rebuild)
         finally:
             live.clear()
+        after_summaries(project, report.made, now=session.now)   # the history's entry
     for line in report_lines(report):
         click.echo(line)
     if report.failure is not None:

@@ -44,11 +44,11 @@ from novel_agent.fleet.bridge import Clients, retry_after
 from novel_agent.fleet.gate import Gate
 from novel_agent.fleet.local import SharedLocal
 from novel_agent.fleet.view import OVER, BookState, FleetState, write_state
+from novel_agent.history.hooks import reconcile
 from novel_agent.models import get_model, resolve_provider
 from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
-from novel_agent.story.recovery import reconcile
 from novel_agent.tick.session import Session, utc_now
 
 MAX_REST = 60.0          # the longest a failed book waits before its next try

@@ -140,11 +140,11 @@ class Ticks:
 
 def _status(root: str) -> BookAt:
     from novel_agent.daemon.loop import book_words
+    from novel_agent.history.hooks import opened
     from novel_agent.story.project import Project
-    from novel_agent.story.recovery import reconciled
 
     project = Project(_existing(root))
-    with reconciled(project):
+    with opened(project):
         return BookAt(project.tick(), book_words(project))
 
 
@@ -159,7 +159,7 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
     from novel_agent.tick.session import Session
 
     project = Project(_existing(root))
-    from novel_agent.story.recovery import reconcile
+    from novel_agent.history.hooks import reconcile
 
     try:
         project.acquire_lock()

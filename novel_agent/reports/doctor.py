@@ -26,6 +26,7 @@ from pathlib import Path
 from novel_agent.errors import NovelError
 from novel_agent.files import temp_files
 from novel_agent.index.db import quick_check
+from novel_agent.revision.repair import repair
 from novel_agent.story.lore import load_lorebook
 from novel_agent.story.memory import LEGACY, load_memory
 from novel_agent.story.project import Project, journal_tick
@@ -34,6 +35,8 @@ from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ti
 from novel_agent.story.summaries import load_tree
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
+_BACK = ("bring plans, memory, summaries and state back to tick {last}, the last scene (what "
+         "goes stays in the history), or restore the scenes")
 
 
 @dataclass
@@ -109,7 +112,8 @@ def _plans(p: Project) -> list[Problem]:
     names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
     orphans = sorted(int(m.group(1)) for n in names if (m := PLAN_RE.match(n)))
     return [Problem(f"plans/plan_{t:03d}.yaml has no scene after it (the last is tick {last}): "
-                    "the next tick would stop there", "move the plan away or restore its scene")
+                    "the next tick would stop there", _BACK.format(last=last),
+                    lambda: repair(p, p.config()))
             for t in orphans if t > last]
 
 
@@ -141,7 +145,8 @@ def _summaries(p: Project) -> list[Problem]:
         return [Problem(str(exc), "fix the file, or remove it and run `novel summarize`")]
     if tree.last_tick() > p.tick():
         return [Problem(f"summaries cover ticks up to {tree.last_tick()}, the scenes end at "
-                        f"{p.tick()}", "restore the scenes, or remove the summaries beyond them")]
+                        f"{p.tick()}", _BACK.format(last=p.tick()),
+                        lambda: repair(p, p.config()))]
     return []
 
 

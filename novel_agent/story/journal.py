@@ -74,7 +74,7 @@ class Transaction:
             if path.exists():
                 raise OverwriteError(f"{path.relative_to(self.root)} exists and this commit "
                                      "did not write it: nothing was changed; move the file "
-                                     "away (or run `novel doctor`)", path=str(path))
+                                     "away (or run `novel doctor --fix`)", path=str(path))
         self.work_dir.mkdir(parents=True, exist_ok=True)
         entries = [self._entry(number, path, kind, text)
                    for number, (path, (kind, text)) in enumerate(self.ops.items())]

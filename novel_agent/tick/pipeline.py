@@ -28,6 +28,7 @@ from novel_agent.context.prompts import check_templates
 from novel_agent.context.writer import Piece
 from novel_agent.errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
 from novel_agent.files import atomic_write
+from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
@@ -71,6 +72,7 @@ class TickDraft:
     fallback: str = ""               # why the summary came from the prose, if it did
     lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
     given: GivenScene | None = None   # the plan and prose, when given rather than made
+    note: str = ""                   # a one-tick note (`novel redo --note`), for the history
 
 
 @dataclass
@@ -339,9 +341,17 @@ def draft_path(project: Any, tick: int) -> Path:
 # -- the sequences -----------------------------------------------------------------
 
 
-def tick(session: Session, on_stage: OnStage | None = None) -> TickResult:
-    """Run one tick on the session's project. The caller holds the project's lock."""
-    return _land(session, begin(session), STEPS, on_stage)
+def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> TickResult:
+    """Run one tick on the session's project. The caller holds the project's lock.
+    `note`: an author's note for this tick only (`novel redo --note`), after steer.md's."""
+    recorded = history.before_tick(session.project, session.now)   # hand edits: their entry
+    draft = begin(session)
+    draft.notices[:0] = recorded
+    if note:
+        draft.note = note.strip()
+        draft.steer = "\n\n".join(part for part in (draft.steer, draft.note) if part)
+        session.source.steer = draft.steer
+    return _land(session, draft, STEPS, on_stage)
 
 
 def land_given(session: Session, given: GivenScene,
@@ -351,7 +361,9 @@ def land_given(session: Session, given: GivenScene,
     begin -> the extractor step (with its fallback; none if `given.extract` is off) ->
     commit (prompt logs past `context.keep_prompt_logs` stripped) -> summaries. The
     author's note is not read: no writer sees it. The caller holds the project's lock."""
+    recorded = history.before_tick(session.project, session.now)
     draft = begin(session, tick=given.tick)
+    draft.notices[:0] = recorded
     draft.given, draft.prose = given, given.prose
     draft.plan = given.plan(draft.memory, draft.story)
     draft.steer, draft.steer_mark = "", _kept_mark(session.project.state())
@@ -388,12 +400,15 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         _flush_quietly(session)    # a second failure must not hide the first
         raise
     try:
+        history.after_tick(session.project, draft.tick, scene.title, scene.words,
+                           imported=draft.given is not None, note=draft.note, now=session.now)
         started = session.clock()
         summary = summarize.after_commit(session, draft.tick, memory=draft.memory) \
             if summaries else None
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summarize.summary_event(summary))
+            history.after_summaries(session.project, summary.made, now=session.now)
         session.sync_index(draft.memory)     # the tick's files, in the same breath
         session.flush()
     except (OSError, sqlite3.Error, NovelError) as exc:

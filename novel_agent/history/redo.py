@@ -1,0 +1,57 @@
+"""`novel redo [N] [--note TEXT]`: rewind to tick N−1 and write tick N again.
+
+The old scene N and what followed stay reachable (rewind's kept tag). A redo is two
+transactions, the rewind and the new tick; between them a marker,
+`.novel/redo.yaml` (landed with the rewind), says where the project was. If the
+process dies before the new tick lands, the next command that opens the project
+(`settle`, from recovery.reconcile) moves it back: the project is before the redo
+or after it, never rewound and left there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from novel_agent.files import dump_yaml, read_yaml
+from novel_agent.history.git import HistoryError
+from novel_agent.history.rewind import Moved, history_for, move_branch
+from novel_agent.history.store import History
+from novel_agent.story.project import Project
+
+MARKER = "redo.yaml"
+
+
+def begin(project: Project, tick: int, now: Callable[[], datetime] | None = None) -> Moved:
+    """Rewind to tick `tick`−1 for a redo of tick `tick` (the caller holds the lock)."""
+    history = history_for(project, now)
+    head = history.head()
+    if not 1 <= tick <= head.tick:
+        raise HistoryError(f"no tick {tick} to redo: the project's ticks are 1–{head.tick}",
+                           path=str(project.scenes_dir))
+    marker = {"tick": tick, "from": head.sha, "branch": history.git.branch()}
+    return move_branch(history, history.entry_at(tick - 1),
+                       files={project.novel_dir / MARKER: dump_yaml(marker)})
+
+
+def end(project: Project) -> None:
+    """The redone tick has landed: the marker goes."""
+    (project.novel_dir / MARKER).unlink(missing_ok=True)
+
+
+def settle(project: Project) -> list[str]:
+    """After a kill: a redo whose tick landed is done (the marker goes); one whose tick
+    did not is undone (the project back where it was). A notice when either."""
+    path = project.novel_dir / MARKER
+    if not path.is_file():
+        return []
+    marker = read_yaml(path, {})
+    tick = int(marker.get("tick") or 0) if isinstance(marker, dict) else 0
+    if project.tick() >= tick > 0:
+        end(project)
+        return []
+    history = History(project)
+    back = history.head(str(marker.get("from")))
+    move_branch(history, back, files={path: None})
+    return [f"the redo of tick {tick} was interrupted before its tick landed: the project "
+            f"is back at tick {back.tick}"]

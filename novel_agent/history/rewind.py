@@ -1,0 +1,97 @@
+"""`novel rewind N`: the project exactly as it was after tick N; `--undo` brings back
+what the last rewind took away.
+
+Nothing is lost: before the branch moves, its last entry is kept under a tag
+(`kept/<branch>-<tick>`, named in the result) and as the branch's undo point
+(`refs/novel/undo/<branch>`). The files and the refs move in one transaction
+(restore.move_to). The caller holds the project's lock, so a running daemon
+refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from novel_agent.history.git import HistoryError
+from novel_agent.history.restore import move_to
+from novel_agent.history.store import Entry, History
+from novel_agent.story.project import Project
+
+UNDO = "refs/novel/undo"
+
+
+@dataclass
+class Moved:
+    """What a rewind (or its undo) did."""
+
+    branch: str
+    before: Entry          # the entry the branch was at
+    after: Entry           # the entry it is at now
+    kept: str              # the tag that keeps `before`
+    changed: list[tuple[str, str]]
+
+    def line(self) -> str:
+        removed = sum(1 for status, path in self.changed
+                      if status == "D" and path.startswith("scenes/"))
+        gone = f"; {removed} scene{'s' if removed != 1 else ''} taken away" if removed else ""
+        return (f"{self.branch}: tick {self.before.tick} → tick {self.after.tick}{gone}; "
+                f"what was there is kept as {self.kept} (`novel rewind --undo` brings it back)")
+
+
+def history_for(project: Project, now: Callable[[], datetime] | None = None) -> History:
+    """The project's history with pending hand edits recorded (HistoryError without git)."""
+    history = History(project, now=now)
+    if not history.available:
+        raise HistoryError("rewinding needs the `git` executable, which is not on PATH: "
+                           "install git", path=str(project.root))
+    history.record_pending()
+    return history
+
+
+def keep_tag(history: History, branch: str, head: Entry) -> str:
+    """A free tag name that keeps `head` (kept/main-12, kept/main-12-2, ...)."""
+    base, number = f"kept/{branch}-{head.tick}", 1
+    while True:
+        name = base if number == 1 else f"{base}-{number}"
+        found = history.git.resolve(f"refs/tags/{name}")
+        if found is None or found == head.sha:
+            return name
+        number += 1
+
+
+def move_branch(history: History, target: Entry,
+                files: dict[Path, str | None] | None = None) -> Moved:
+    """Move the current branch (and the files) to `target`, keeping where it was; `files`
+    land in the same transaction (see restore.move_to)."""
+    branch, head = history.git.branch(), history.head()
+    kept = keep_tag(history, branch, head)
+    refs = {f"refs/tags/{kept}": head.sha, f"{UNDO}/{branch}": head.sha,
+            f"refs/heads/{branch}": target.sha}
+    changed = move_to(history, target.sha, refs, files)
+    return Moved(branch, head, target, kept, changed)
+
+
+def rewind(project: Project, tick: int, now: Callable[[], datetime] | None = None) -> Moved:
+    """Put the project back as it was after tick `tick` (the caller holds the lock)."""
+    history = history_for(project, now)
+    head = history.head()
+    if tick > head.tick:
+        raise HistoryError(f"cannot rewind to tick {tick}: the project is at tick {head.tick}",
+                           path=str(project.scenes_dir))
+    if tick < 0:
+        raise HistoryError(f"no tick {tick}", path=str(project.scenes_dir))
+    return move_branch(history, history.entry_at(tick))
+
+
+def undo(project: Project, now: Callable[[], datetime] | None = None) -> Moved:
+    """Bring back what the last rewind (or undo) of this branch took away."""
+    history = history_for(project, now)
+    branch = history.git.branch()
+    sha = history.git.resolve(f"{UNDO}/{branch}")
+    if sha is None:
+        raise HistoryError(f"nothing to undo: branch '{branch}' was never rewound",
+                           path=str(history.git.git_dir))
+    return move_branch(history, history.head(sha))

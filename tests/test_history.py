@@ -1,0 +1,139 @@
+"""The book's history: one git entry per landed tick, import piece, summary and hand
+edit (novel_agent.history.store), `novel log`, `novel diff`, and plain git reading it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+from test_crash_matrix import forked_tick
+from ticking import run_ticks
+
+from novel_agent.history.store import History, describe
+from novel_agent.models.offline import OfflineModel
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+
+
+def subjects(project) -> list[str]:
+    return [e.subject for e in History(project).entries()]
+
+
+def test_each_tick_and_summary_is_one_entry(project, cli):
+    run_ticks(project, 11)
+    entries = History(project).entries()
+    assert [e.kind for e in entries][:4] == ["tick", "summary", "tick", "tick"]
+    assert entries[-1].subject == "history begins at tick 0"
+    ticks = [e for e in entries if e.kind == "tick"]
+    assert [e.tick for e in ticks] == list(range(11, 0, -1))
+    scene = project.scene_path(11).read_text()
+    assert ticks[0].subject.startswith("tick 11: ") and ticks[0].subject[9:] in scene
+    assert ticks[0].words and f"words: {ticks[0].words}" in scene
+    assert entries[1].subject == "summaries: checkpoint_010, overall"
+    shown = cli("log", "-p", "harbour", "-n", "3").stdout.splitlines()
+    assert len(shown) == 3
+    assert f"tick 11   {ticks[0].subject}  {ticks[0].words} words  [plan 11, scene 11" in shown[0]
+    assert "summaries: checkpoint_010, overall  [checkpoint_010, overall]" in shown[1]
+
+
+def test_edits_by_hand_get_their_own_entry_before_the_next_tick(project, cli):
+    run_ticks(project, 3)
+    scene = project.scene_path(2)
+    scene.write_text(scene.read_text() + "\nA line of the author's.\n")
+    mara = next((project.memory_dir / "characters").glob("*.yaml"))
+    mara.write_text(mara.read_text() + "# noted by hand\n")
+    result = cli("tick", "-p", "harbour")
+    edited = f"edited by hand: memory/characters/{mara.name}, scenes/scene_002.md"
+    assert "history" not in result.output       # recorded quietly as the project opens
+    assert subjects(project)[:2] == [subjects(project)[0], edited]
+    assert subjects(project)[0].startswith("tick 4: ")
+    assert History(project).entries()[1].kind == "hand"
+    # a daemon's next tick (no command opens the project between) records and says it
+    (project.root / "steer.md").write_text("Rain all day.\n")
+    with project.locked(), Session.open(project, project.config(),
+                                        make_model=lambda s: OfflineModel(source=s)) as session:
+        ticked = tick(session)
+    assert "history: edited by hand: steer.md" in ticked.notices
+    assert subjects(project)[1] == "edited by hand: steer.md"
+
+
+def test_a_tick_killed_before_its_entry_is_recorded_late(project, cli):
+    run_ticks(project, 2)
+    assert forked_tick(project, "after_commit") == -signal.SIGKILL
+    status = cli("status", "-p", "harbour")
+    assert "note: history: tick 3 (recorded late)" in status.output
+    assert "branch      main  (4 entries in .novel/history.git)" in status.output
+    assert History(project).head().tick == 3
+
+
+def test_nothing_changed_makes_no_entry(project, cli):
+    run_ticks(project, 2)
+    before = subjects(project)
+    cli("status", "-p", "harbour")
+    cli("log", "-p", "harbour")
+    assert subjects(project) == before
+
+
+def test_diff_shows_the_story_between_two_ticks(project, cli):
+    run_ticks(project, 3)
+    out = cli("diff", "1", "3", "-p", "harbour").stdout
+    assert "+++ b/scenes/scene_003.md" in out and "+++ b/scenes/scene_002.md" in out
+    assert "memory/" in out and ".novel/" not in out and "plans/" not in out
+    stat = cli("diff", "2", "3", "-p", "harbour", "--stat").stdout
+    assert "scenes/scene_003.md" in stat and "scene_002" not in stat
+    same = cli("diff", "3", "3", "-p", "harbour").stdout
+    assert same.strip() == "no change in the story from tick 3 to tick 3"
+    missing = cli("diff", "1", "9", "-p", "harbour", ok=False)
+    assert missing.exit_code == 1
+    assert "Error: no history entry for tick 9 on branch 'main' (its last tick is 3)" \
+        in missing.output
+
+
+def test_plain_git_reads_the_history_and_sees_a_clean_tree(project):
+    run_ticks(project, 2)
+    git = ["git", "--git-dir=.novel/history.git"]
+    env = {"PATH": os.environ["PATH"], "HOME": str(project.root)}
+    log = subprocess.run([*git, "log", "--format=%s"], cwd=project.root, env=env,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert log[0].startswith("tick 2: ") and log[-1] == "history begins at tick 0"
+    status = subprocess.run([*git, "status", "--porcelain"], cwd=project.root, env=env,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""
+
+
+def test_a_project_inside_the_users_own_repository(projects_dir, cli):
+    env = {"PATH": os.environ["PATH"], "HOME": str(projects_dir),
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=projects_dir, env=env, check=True)
+    (projects_dir / ".gitignore").write_text("*.yaml\n")     # theirs: not ours to obey
+    cli("new", "harbour", "--premise", "A keeper finds a map.", "--provider", "offline")
+    project_root = projects_dir / "harbour"
+    (project_root / ".gitignore").write_text(".novel/\n")
+    cli("tick", "-p", "harbour")
+    names = subprocess.run(["git", "--git-dir=.novel/history.git", "ls-files"],
+                           cwd=project_root, env=env, capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert "project.yaml" in names and ".novel/state.yaml" in names
+    assert "scenes/scene_001.md" in names and not any("index.db" in n for n in names)
+    theirs = subprocess.run(["git", "status", "--porcelain"], cwd=projects_dir, env=env,
+                            capture_output=True, text=True, check=True).stdout
+    assert "harbour/" in theirs      # their repository sees a folder, and no repository of ours
+
+
+def test_describe_says_what_an_entry_changed():
+    assert describe(["memory/facts.yaml", "memory/loops/a.yaml", "plans/plan_007.yaml",
+                     "scenes/scene_007.md", "summaries/checkpoint_010.md",
+                     ".novel/state.yaml", "steer.md"]) == \
+        "plan 7, scene 7, checkpoint_010, steer.md, memory ×2"
+    assert describe([".novel/state.yaml"]) == "state"
+
+
+def test_without_git_ticks_go_on_and_the_history_says_it_is_off(project, cli, monkeypatch):
+    monkeypatch.setattr("novel_agent.history.git.git_executable", lambda: None)
+    cli("tick", "-n", "2", "-p", "harbour")
+    assert project.tick() == 2 and not (project.novel_dir / "history.git").exists()
+    assert "branch      off (git is not on PATH)" in cli("status", "-p", "harbour").output
+    refused = cli("rewind", "1", "-p", "harbour", ok=False)
+    assert refused.exit_code == 1
+    assert "Error: rewinding needs the `git` executable, which is not on PATH" in refused.output
