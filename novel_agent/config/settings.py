@@ -131,6 +131,23 @@ class DaemonConfig:
     failure_backoff: float = 5.0    # seconds before the first retry; doubles per failure
 
 
+AUDIT_MODES = ("off", "report", "revise", "hold")
+SEVERITIES = ("minor", "major", "critical")
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """The continuity audit between write and commit (audit/policy.py says what each mode does)."""
+
+    mode: str = "report"            # off | report | revise | hold
+    llm: bool = False               # also ask the auditor stage (an LLM call per tick)
+    act_on: str = "major"           # the least severity revise and hold act on
+    loop_overdue: int = 0           # ticks a loop may go unmentioned; 0 = generation.loop_overdue_after
+    repeat_window: int = 5          # the last K scenes a passage, title or opening is compared with
+    repeat_threshold: float = 0.5   # Jaccard of 5-word shingles at which a paragraph repeats
+    max_tokens: int = 600           # the auditor's answer
+
+
 @dataclass(frozen=True)
 class Config:
     """The merged configuration of one project."""
@@ -139,11 +156,14 @@ class Config:
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
         """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
         writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        if stage == "auditor":
+            return self.audit.max_tokens
         if stage == "writer" and self.llm.writer_max_tokens == 0:
             return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
@@ -158,6 +178,7 @@ SECTIONS: dict[str, type] = {
     "generation": GenerationConfig,
     "context": ContextConfig,
     "daemon": DaemonConfig,
+    "audit": AuditConfig,
 }
 
 
@@ -375,6 +396,18 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
             fail(f"daemon.{key}", "must be 0 or more")
     if daemon.max_failures < 1:
         fail("daemon.max_failures", "must be at least 1")
+    audit = config.audit
+    if audit.mode not in AUDIT_MODES:
+        fail("audit.mode", f"must be one of {', '.join(AUDIT_MODES)}, not {audit.mode!r}")
+    if audit.act_on not in SEVERITIES:
+        fail("audit.act_on", f"must be one of {', '.join(SEVERITIES)}, not {audit.act_on!r}")
+    if audit.loop_overdue < 0 or audit.repeat_window < 0:
+        fail("audit.loop_overdue" if audit.loop_overdue < 0 else "audit.repeat_window",
+             "must be 0 or more")
+    if not 0 < audit.repeat_threshold <= 1:
+        fail("audit.repeat_threshold", "must be a share above 0 and at most 1")
+    if audit.max_tokens < 1:
+        fail("audit.max_tokens", "must be positive")
     if config.context.window < 0 or config.context.max_prompt_tokens <= 0:
         fail("context.window", "must be 0 (from the model table) or positive")
 
@@ -426,6 +459,7 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
         generation=GenerationConfig(**merged["generation"]),
         context=ContextConfig(**merged["context"]),
         daemon=DaemonConfig(**merged["daemon"]),
+        audit=AuditConfig(**merged["audit"]),
         preset=preset,
     )
     _check_values(config, origin)
