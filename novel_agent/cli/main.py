@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from novel_agent import __version__
+from novel_agent.cli.audit_cmd import audit_cmd
 from novel_agent.cli.config_cmd import config_group
 from novel_agent.cli.context_cmd import context_cmd
 from novel_agent.cli.doctor_cmd import doctor_cmd
@@ -60,3 +61,4 @@ cli.add_command(doctor_cmd)
 cli.add_command(search_cmd)
 cli.add_command(lore_group)
 cli.add_command(reindex_cmd)
+cli.add_command(audit_cmd)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
+from novel_agent.audit.book import BookAudit, audit_book
 from novel_agent.audit.findings import Finding
 from novel_agent.audit.knowledge import Clock, apply_knowledge, clock_file, parse_clock, read_clock
 from novel_agent.audit.llm import AUDIT_SCHEMA, findings_from_json, verify
@@ -24,8 +26,8 @@ from novel_agent.config.settings import Config
 from novel_agent.context.auditor import auditor_briefing
 from novel_agent.errors import ModelError
 from novel_agent.models.ask import StageCall, ask_json
-from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.scenes import SceneReader
 from novel_agent.tick.stage_prompts import fit_briefing
 
@@ -163,3 +165,30 @@ def record_knowledge(memory: Memory, memory_dir: Any, d: Any) -> tuple[list[str]
     moved = stated is not None and stated.day is not None and \
         (old is None or not stated.before(old))
     return changes, clock_file(stated, d.tick) if moved else ""
+
+
+def audit_project(project: Any, config: Config, *, first: int = 1, last: int | None = None,
+                  session: Any = None) -> BookAudit:
+    """`novel audit`: the book's scenes `first`..`last` audited by the rules and, given a
+    `session`, by the auditor stage too (each scene one call)."""
+    auditor = None
+    if session is not None:
+        scenes = SceneReader(project.scenes_dir)
+
+        def auditor(given: SceneInput) -> tuple[list[Finding], int]:
+            plan = Plan(intention="", pov=given.pov, location=given.location, title=given.title,
+                        characters=list(given.extraction.present))
+            d = SimpleNamespace(tick=given.tick, plan=plan, memory=given.memory, scenes=scenes,
+                                built={})
+            session.at_tick(given.tick)
+            result = AuditResult("report")
+            found = ask_auditor(session, d, given.prose, result)
+            notes.extend(n for n in result.notes if "discarded" not in n)
+            return found, result.discarded
+
+    notes: list[str] = []
+    book = audit_book(project.scenes_dir, project.plans_dir, load_memory(project.memory_dir),
+                      rules=rules_of(config), window=config.audit.repeat_window, first=first,
+                      last=last, auditor=auditor)
+    book.notes += notes
+    return book
