@@ -22,7 +22,7 @@ from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.errors import ModelResponseError
 from novel_agent.files import read_yaml
 from novel_agent.story.decisions import Extraction, extraction_from_json
-from novel_agent.story.memory import Memory, add_fact, find_person
+from novel_agent.story.memory import Memory, add_fact, find_person, slug
 from novel_agent.story.scenes import Scene, load_scene, scene_ticks
 
 Auditor = Callable[[SceneInput], tuple[list[Finding], int]]   # LLM findings, discarded
@@ -87,6 +87,15 @@ def _entering(memory: Memory, final: Memory, tick: int) -> None:
             memory.locations[lid] = dict(loc)
 
 
+def _known(entities: dict[str, dict[str, Any]], record: Any, tick: int, tool: str) -> set[str]:
+    """The ids known before `tick`, and those its plan introduced with `tool`."""
+    calls = record.get("tool_calls") if isinstance(record, dict) else None
+    named = {slug(str(c.get("name", ""))) for c in calls or []
+             if isinstance(c, dict) and c.get("tool") == tool}
+    return {eid for eid, e in entities.items()
+            if int(e.get("first_seen") or 1) < tick or eid in named}
+
+
 def _loops_at(final: Memory, tick: int) -> list[dict[str, Any]]:
     """The loops as they stood before scene `tick`."""
     out = []
@@ -124,7 +133,11 @@ def audit_book(scenes_dir: Path, plans_dir: Path, final: Memory, *, rules: Rules
                                title=scene.title, pov=scene.pov, location=scene.location,
                                clock=clock, clock_scene=clock_scene,
                                recent=[(s.tick, s.title, s.body) for s in recent[-window:]]
-                               if window else [], rules=rules)
+                               if window else [], rules=rules,
+                               known_people=_known(memory.characters, record, tick,
+                                                   "create_character"),
+                               known_places=_known(memory.locations, record, tick,
+                                                   "create_location"))
             result.findings += check(given)
             if auditor is not None:
                 found, dropped = auditor(given)

@@ -50,6 +50,11 @@ class SceneInput:
     clock_scene: int = 0
     recent: list[tuple[int, str, str]] = field(default_factory=list)   # (tick, title, body)
     rules: Rules = field(default_factory=Rules)
+    # The ids of the characters and places known before this scene, and those the planner
+    # introduced on purpose (create_character, create_location); None: all of memory's.
+    # A name that entered memory only because the scene used it is checked as a variant.
+    known_people: set[str] | None = None
+    known_places: set[str] | None = None
 
 
 def check(scene: SceneInput) -> list[Finding]:
@@ -166,8 +171,11 @@ def places(scene: SceneInput) -> list[Finding]:
 def lost_item(scene: SceneInput) -> list[Finding]:
     """An object used (or given, or lost again) after it was lost or given away."""
     out = []
+    regained = {(normalize_name(i.get("name", "")), item_key(i.get("item", "")))
+                for i in scene.extraction.items if i.get("event") == "gains"}
     for item in scene.extraction.items:
-        if item.get("event") not in ("uses", "gives", "loses"):
+        if item.get("event") not in ("uses", "gives", "loses") or \
+                (normalize_name(item.get("name", "")), item_key(item.get("item", ""))) in regained:
             continue
         who = find_person(scene.memory, item.get("name", ""))
         entry = lost_entry(who, item.get("item", "")) if who is not None else None
@@ -217,11 +225,13 @@ def near_name(name: str, known: Iterable[str]) -> str:
 def nomenclature(scene: SceneInput) -> list[Finding]:
     """A character or place named by a variant of a known name."""
     memory = scene.memory
-    people = [str(n) for c in memory.characters.values()
-              for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
-    people += [str(c.get("name", "")).split()[0] for c in memory.characters.values()
+    chars = [c for cid, c in memory.characters.items()
+             if scene.known_people is None or cid in scene.known_people]
+    people = [str(n) for c in chars for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
+    people += [str(c.get("name", "")).split()[0] for c in chars
                if len(str(c.get("name", "")).split()) > 1]
-    places = [str(p.get("name", "")) for p in memory.locations.values()]
+    places = [str(p.get("name", "")) for lid, p in memory.locations.items()
+              if scene.known_places is None or lid in scene.known_places]
     x = scene.extraction
     named = [(n, people) for n in dict.fromkeys([scene.pov, *x.present, *x.recalled, *x.travel,
                                                  *(w["name"] for w in x.where),
@@ -230,16 +240,18 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
               if p]
     out, seen = [], set()
     for name, pool in named:
-        if (find_person(memory, name) if pool is people else memory.find_location(name)):
+        found = find_person(memory, name) if pool is people else memory.find_location(name)
+        known = scene.known_people if pool is people else scene.known_places
+        if found is not None and (known is None or found.get("id") in known):
             continue
-        known = near_name(name, pool)
-        if not known or normalize_name(name) in seen:
+        near = near_name(name, pool)
+        if not near or normalize_name(name) in seen:
             continue
         seen.add(normalize_name(name))
-        first = (memory.find_character(known) or memory.find_location(known) or {})
+        first = (memory.find_character(near) or memory.find_location(near) or {})
         out.append(_finding("nomenclature", "minor", scene, quote_for(scene.prose, name) or name,
-                            known, int(first.get("first_seen") or 0),
-                            f"'{name}' is a variant of '{known}'"))
+                            near, int(first.get("first_seen") or 0),
+                            f"'{name}' is a variant of '{near}'"))
     return out
 
 

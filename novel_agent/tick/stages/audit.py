@@ -76,7 +76,21 @@ def scene_input(config: Config, d: Any, prose: str, extraction: Extraction,
                       title=d.plan.title, pov=d.plan.pov, location=d.plan.location,
                       clock=clock[0], clock_scene=clock[1],
                       recent=recent_bodies(d.scenes, d.tick, config.audit.repeat_window),
-                      rules=rules_of(config))
+                      rules=rules_of(config), known_people=known(d, "characters"),
+                      known_places=known(d, "locations"))
+
+
+def known(d: Any, kind: str) -> set[str]:
+    """The ids of the characters (or places) known before draft `d`'s tick, and those its
+    planner introduced on purpose (a create_* tool call)."""
+    tool = "create_character" if kind == "characters" else "create_location"
+    ids = set(getattr(d.before, kind))
+    find = d.memory.find_character if kind == "characters" else d.memory.find_location
+    for call in d.plan.tool_calls:
+        entity = find(call.name) if call.tool == tool else None
+        if entity is not None:
+            ids.add(str(entity.get("id")))
+    return ids
 
 
 def audit_draft(session: Any, d: Any, prose: str, extraction: Extraction,
