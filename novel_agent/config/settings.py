@@ -316,6 +316,8 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
             known = RENAMED.get(dotted) or f"known keys: {', '.join(hints)}"
             raise ConfigError(f"unknown key '{dotted}' ({known})",
                               file=layer.source, key=dotted, line=layer.line(section, key))
+        if dotted == "audit.mode" and value is False:
+            value = "off"        # YAML 1.1 reads a bare `off` as false
         try:
             out[key] = coerce_value(value, hints[key], where=dotted)
         except ValueError as exc:

@@ -214,7 +214,7 @@ class Daemon:
         self.on_event(Event("tick", f"tick {result.tick} \"{result.title}\"  {result.words} words"
                             f"  {tokens_in:,} → {tokens_out:,} tokens  {seconds:.1f}s  (this run: "
                             f"{s.ticks} tick{'s' if s.ticks != 1 else ''}, {s.words:,} words)", data=result))
-        for finding in result.findings:     # the continuity audit's, audit.mode report
+        for finding in getattr(result, "findings", []):     # the continuity audit's, audit.mode report
             self.on_event(Event("audit", f"  audit: {finding.line()}", logging.INFO, finding))
 
     def _failed(self, exc: NovelError) -> tuple[float, bool]:
