@@ -162,3 +162,33 @@ def test_the_daemon_stops_on_a_hold_with_exit_5(project):
     summary = daemon.run()
     assert (summary.exit_code, summary.ticks, summary.reason) == (5, 0, "tick 1 is held")
     assert [e.kind for e in events][-1] == "held"
+
+
+def test_the_writer_is_told_what_the_pov_does_not_know(tmp_path, projects_dir):
+    from planted import plant, write_planted
+    from test_retrieval import writer_prompt
+
+    from novel_agent.files import dump_yaml
+    from novel_agent.story.project import create_project
+
+    project = create_project(projects_dir / "isle", {"name": "isle", "premise": "An island.",
+                                                     "protagonist": "Mara Quill"},
+                             config={"llm": {"provider": "offline"}})
+    probes = plant(120, 4)
+    write_planted(project, 120, probes)
+    probe = probes[0]
+    who = probe.plan.pov.split()[0]
+    facts = read_yaml(project.memory_dir / "facts.yaml")["facts"]
+    for fact in facts:
+        if fact["text"] == probe.fact:
+            fact["witnesses"] = ["Someone Else"]
+    (project.memory_dir / "facts.yaml").write_text(dump_yaml({"facts": facts}))
+    prompt, _ = writer_prompt(project, probe.plan)
+    assert f"{who} does not know (scene {probe.planted_at}): {probe.fact}" in prompt
+    for fact in facts:
+        if fact["text"] == probe.fact:
+            fact["witnesses"] = ["Someone Else", probe.plan.pov]     # a hand edit: now told
+    (project.memory_dir / "facts.yaml").write_text(dump_yaml({"facts": facts}))
+    prompt, _ = writer_prompt(project, probe.plan)
+    assert f"Fact (scene {probe.planted_at}): {probe.fact}" in prompt
+    assert "does not know" not in prompt
