@@ -104,12 +104,14 @@ def main() -> None:
     print(f"novel audit (replay of the plan records): {len(replay.findings)} findings in "
           f"{len(replay.subtypes)} subtypes over {replay.words:,} words, CED {replay.ced:.3f}; "
           f"{'the same as' if same else 'NOT the same as'} the ticks'; {replay_s:.2f}s")
+    print(f"the scripted book: {project.root} (novel audit -p {project.root})")
     print(f"scripted ticks: median {statistics.median(tick_s) * 1000:.1f} ms a tick, the audit "
           f"{statistics.median(audit_s) * 1000:.2f} ms "
           f"({statistics.median(audit_s) / statistics.median(tick_s):.1%} of a tick)")
     offline = new_project(root, "offline")
     _, tick_s, audit_s = run(offline, lambda source: OfflineModel(seed=0, source=source),
                              args.offline)
+    print(f"the offline book: {offline.root}")
     baseline = new_project(root, "baseline", mode="off")
     _, base_s, _ = run(baseline, lambda source: OfflineModel(seed=0, source=source), args.offline)
     print(f"offline ticks ({args.offline}): median {statistics.median(tick_s) * 1000:.1f} ms a "
