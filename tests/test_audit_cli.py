@@ -71,3 +71,14 @@ def test_the_planted_book_every_plant_found_no_control_reported(project):
     assert all(row[3] == 1.0 and row[4] == 1.0 for row in score(found, planted.planted).values())
     replay = audit_project(project, project.config())
     assert {(f.scene, f.kind) for f in replay.findings} == found
+
+
+def test_novel_audit_after_an_import(project, cli, tmp_path):
+    from test_import import write_book
+
+    book = write_book(tmp_path / "book.md", chapters=2, scenes=2)
+    assert "imported 4 scenes" in cli("import", str(book), "-p", "harbour").output
+    out = cli("audit", "-p", "harbour", "--json").output
+    data = json.loads(out)
+    assert (data["first"], data["last"]) == (1, 4) and data["words"] > 400
+    assert data["ced"] == round(data["subtypes"] / (data["words"] / 10_000), 3)

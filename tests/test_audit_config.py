@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_audit_policy import BAD, book, configured, extraction
+from test_audit_policy import BAD, configured, extraction
 from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
