@@ -178,12 +178,13 @@ def apply_knowledge(memory: Memory, extraction: Extraction, *, tick: int, locati
                     pov: str = "") -> list[str]:
     """Record what the scene establishes (in place), each with `tick`: status changes,
     where the people present are, objects gained and lost, the witnesses of the facts
-    the scene added (those present in person), the facts told. Returns what changed,
-    one line each. Characters unknown to memory are left out."""
+    the scene added (the POV and those present in person, when the extraction says who
+    was; else the facts stay everyone's), the facts told. Returns what changed, one
+    line each. Characters unknown to memory are left out."""
     changes: list[str] = []
     present = [n for n in [pov, *extraction.present] if n]
-    for fact in memory.facts:
-        if fact.get("scene") == tick and "witnesses" not in fact:
+    for fact in memory.facts if extraction.present else ():   # who was there, when said:
+        if fact.get("scene") == tick and "witnesses" not in fact:   # else everyone's
             fact["witnesses"] = _names(memory, present)
     for told in extraction.told:
         fact = match_fact(memory.facts, told.get("fact", ""), before=tick + 1)
