@@ -192,3 +192,25 @@ def test_the_writer_is_told_what_the_pov_does_not_know(tmp_path, projects_dir):
     prompt, _ = writer_prompt(project, probe.plan)
     assert f"Fact (scene {probe.planted_at}): {probe.fact}" in prompt
     assert "does not know" not in prompt
+
+
+def test_a_held_tick_in_the_cli_exits_5_with_its_findings(project, cli):
+    configured(project, mode="hold")
+    run_ticks(project, 1, book(ScriptedModel()), offline_seed=0)
+    import novel_agent.tick.stages.audit as audit_stage
+    from novel_agent.audit.findings import Finding
+
+    found = Finding("dead_or_absent", "causal logic", "critical", 2, "Tobin laughed.",
+                    "Tobin Keel is dead: drowned at the weir", 1,
+                    "Tobin Keel acts or speaks, dead since scene 1")
+    original = audit_stage.check
+    audit_stage.check = lambda scene: [found]
+    try:
+        result = cli("tick", "-p", "harbour", ok=False)
+    finally:
+        audit_stage.check = original
+    assert result.exit_code == 5
+    assert "tick 2 is held by the continuity audit (audit.mode: hold)" in result.output
+    assert ("  [critical] causal logic: Tobin Keel acts or speaks, dead since scene 1 — "
+            "\"Tobin laughed.\"") in result.output
+    assert project.tick() == 1

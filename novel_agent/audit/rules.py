@@ -78,16 +78,14 @@ def quote_for(prose: str, *terms: str, avoid: re.Pattern | None = None) -> str:
 
     def names(sentence: str, term: str) -> bool:
         low, t = sentence.lower(), term.lower().strip()
-        if not t:
+        if not t or re.search(rf"\b{re.escape(t)}\b", low):
             return True
-        if re.search(rf"\b{re.escape(t)}\b", low):
+        first = t.split()[0]          # a person by their first name
+        if len(first) > 2 and first[0].isalpha() and first not in ("the", "a", "an") and \
+                re.search(rf"\b{re.escape(first)}\b", low):
             return True
-        key = item_key(t).split()
-        head = key[-1] if key else ""
-        first = t.split()[0]
-        return bool(re.search(rf"\b{re.escape(first)}\b", low)) and first[:1].isalpha() and \
-            len(first) > 2 and first not in {"the", "a", "an"} or \
-            (bool(head) and bool(re.search(rf"\b{re.escape(head)}\b", low)))
+        key = item_key(t).split()     # a thing or a place by its last word ("key", "quay")
+        return bool(key) and bool(re.search(rf"\b{re.escape(key[-1])}\b", low))
 
     for wanted in (terms, terms[:1]):
         for s in found:

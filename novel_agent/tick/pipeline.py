@@ -467,7 +467,8 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         lines = [f.line() for f in result.findings]
         raise AuditHoldError(f"tick {d.tick} is held by the continuity audit (audit.mode: "
                              f"hold): {len(lines)} finding(s); nothing is committed, the draft "
-                             f"is kept in {path}; fix the story (or its memory) and tick again",
+                             f"is kept in {path}; fix the story (or its memory) and tick again:"
+                             + "".join(f"\n  {line}" for line in lines),
                              tick=d.tick, findings=lines, draft_path=str(path))
     if session.config.generation.enable_entity_updates:
         changes, d.clock_text = audit_stage.record_knowledge(d.memory,
