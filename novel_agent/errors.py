@@ -18,6 +18,7 @@
     ├── CommittedError              the tick landed, something after its commit failed
     ├── SummarizeError              the summarizer failed; checkpoints stay pending
     ├── CostCeilingError            the next tick would pass the cost ceiling (exit code 4)
+    ├── AuditHoldError              audit.mode hold: findings stopped a tick (exit code 5)
     └── MissingExtraError           an optional extra is not installed (`pip install ...`)
 
 Failure data lives on attributes, so callers can test and render them. An
@@ -161,6 +162,17 @@ class CostCeilingError(NovelError):
     def __init__(self, message: str, *, spent: float, estimate: float, ceiling: float,
                  tick: int | None = None):
         self.spent, self.estimate, self.ceiling, self.tick = spent, estimate, ceiling, tick
+        super().__init__(message)
+
+
+class AuditHoldError(NovelError):
+    """`audit.mode: hold` stopped a tick before its commit: nothing landed; the draft and
+    the findings (`findings`, one line each) wait in `.novel/held.yaml` for the author."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, *, tick: int, findings: list[str], draft_path: str = ""):
+        self.tick, self.findings, self.draft_path = tick, findings, draft_path
         super().__init__(message)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from novel_agent import __version__
+from novel_agent.cli.audit_cmd import audit_cmd
 from novel_agent.cli.branch_cmd import branch_group
 from novel_agent.cli.config_cmd import config_group
 from novel_agent.cli.context_cmd import context_cmd
@@ -76,3 +77,4 @@ cli.add_command(rewind_cmd)
 cli.add_command(redo_cmd)
 cli.add_command(branch_group)
 cli.add_command(revise_cmd)
+cli.add_command(audit_cmd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from novel_agent.audit.held import read_held
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
 from novel_agent.history.store import status_line
@@ -23,8 +24,9 @@ from novel_agent.reports.status import (
 def status_cmd(project_spec: str | None) -> None:
     """Show ticks, words, characters, open loops, the last scene, the model, the daemon
     (running or not, since, pace, last error), the author's note in force, the recall
-    probe (the share of known facts about each scene that reached its writer), and the
-    summary tree (levels, ranges, tokens, compression) with what tier 3 takes from it.
+    probe (the share of known facts about each scene that reached its writer), a tick
+    held by the continuity audit with its findings, and the summary tree (levels,
+    ranges, tokens, compression) with what tier 3 takes from it.
 
     \b
     Example:
@@ -56,8 +58,22 @@ def status_cmd(project_spec: str | None) -> None:
         click.echo(line)
     click.echo(f"steer       {steer_status(project)}")
     click.echo(f"recall      {recall_status(project.state())}")
+    for line in held_lines(project):
+        click.echo(line)
     for line in summary_lines(summaries):
         click.echo(line)
+
+
+def held_lines(project) -> list[str]:
+    """A tick held by the continuity audit (audit.mode hold): its findings, for the author."""
+    held = read_held(project.novel_dir)
+    if held is None:
+        return []
+    data, findings = held
+    lines = [f"held        tick {data.get('tick')} \"{data.get('title', '')}\" by the continuity "
+             f"audit: {len(findings)} finding(s); the draft: {data.get('draft', '')}"]
+    lines += [f"            {f.line()}" for f in findings]
+    return lines
 
 
 def summary_lines(s: SummaryStatus) -> list[str]:

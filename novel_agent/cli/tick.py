@@ -99,6 +99,8 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
                 click.echo(f"  warning: {warning}")
             for notice in result.notices:
                 click.echo(f"  note: {notice}")
+            for finding in result.findings:
+                click.echo(f"  audit: {finding.line()}")
             if "writer" in result.reports:
                 click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)

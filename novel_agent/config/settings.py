@@ -131,6 +131,23 @@ class DaemonConfig:
     failure_backoff: float = 5.0    # seconds before the first retry; doubles per failure
 
 
+AUDIT_MODES = ("off", "report", "revise", "hold")
+SEVERITIES = ("minor", "major", "critical")
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """The continuity audit between write and commit (audit/policy.py says what each mode does)."""
+
+    mode: str = "report"            # off | report | revise | hold
+    llm: bool = False               # also ask the auditor stage (an LLM call per tick)
+    act_on: str = "major"           # the least severity revise and hold act on
+    loop_overdue: int = 0           # ticks a loop may go unmentioned; 0 = generation.loop_overdue_after
+    repeat_window: int = 5          # the last K scenes a passage, title or opening is compared with
+    repeat_threshold: float = 0.5   # Jaccard of 5-word shingles at which a paragraph repeats
+    max_tokens: int = 600           # the auditor's answer
+
+
 @dataclass(frozen=True)
 class Config:
     """The merged configuration of one project."""
@@ -139,11 +156,14 @@ class Config:
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
         """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
         writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        if stage == "auditor":
+            return self.audit.max_tokens
         if stage == "writer" and self.llm.writer_max_tokens == 0:
             return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
@@ -158,6 +178,7 @@ SECTIONS: dict[str, type] = {
     "generation": GenerationConfig,
     "context": ContextConfig,
     "daemon": DaemonConfig,
+    "audit": AuditConfig,
 }
 
 
@@ -295,6 +316,8 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
             known = RENAMED.get(dotted) or f"known keys: {', '.join(hints)}"
             raise ConfigError(f"unknown key '{dotted}' ({known})",
                               file=layer.source, key=dotted, line=layer.line(section, key))
+        if dotted == "audit.mode" and value is False:
+            value = "off"        # YAML 1.1 reads a bare `off` as false
         try:
             out[key] = coerce_value(value, hints[key], where=dotted)
         except ValueError as exc:
@@ -307,7 +330,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     """Range checks that need the merged values; the first problem is raised, pointing at
     the layer that set the value."""
     for dotted, message in chain(_llm_problems(config), _generation_problems(config.generation),
-                                 _context_problems(config.context), _daemon_problems(config.daemon)):
+                                 _context_problems(config.context), _daemon_problems(config.daemon),
+                                 _audit_problems(config.audit)):
         source, line = origin.get(dotted, ("built-in defaults", None))
         raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
 
@@ -390,6 +414,21 @@ def _daemon_problems(daemon: DaemonConfig) -> Problems:
         yield "daemon.max_failures", "must be at least 1"
 
 
+def _audit_problems(audit: AuditConfig) -> Problems:
+    if audit.mode not in AUDIT_MODES:
+        yield "audit.mode", f"must be one of {', '.join(AUDIT_MODES)}, not {audit.mode!r}"
+    if audit.act_on not in SEVERITIES:
+        yield "audit.act_on", f"must be one of {', '.join(SEVERITIES)}, not {audit.act_on!r}"
+    if audit.loop_overdue < 0:
+        yield "audit.loop_overdue", "must be 0 or more"
+    if audit.repeat_window < 0:
+        yield "audit.repeat_window", "must be 0 or more"
+    if not 0 < audit.repeat_threshold <= 1:
+        yield "audit.repeat_threshold", "must be a share above 0 and at most 1"
+    if audit.max_tokens < 1:
+        yield "audit.max_tokens", "must be positive"
+
+
 def embeddings_problem(raw: Mapping[str, str]) -> str:
     """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
     unknown = [k for k in raw if k not in EMBEDDING_KEYS]
@@ -437,6 +476,7 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
         generation=GenerationConfig(**merged["generation"]),
         context=ContextConfig(**merged["context"]),
         daemon=DaemonConfig(**merged["daemon"]),
+        audit=AuditConfig(**merged["audit"]),
         preset=preset,
     )
     _check_values(config, origin)

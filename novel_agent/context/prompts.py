@@ -17,13 +17,14 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
 from novel_agent.context import Context, Section
+from novel_agent.context.auditor import AUDITOR_LAYOUT
 from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
 from novel_agent.context.writer import WRITER_ORDER
 from novel_agent.errors import ConfigError
 from novel_agent.paths import TEMPLATES_DIR
 
 STAGE_TEMPLATES = {"planner": "plan.j2", "writer": "write.j2", "extractor": "extract.j2",
-                   "summarizer": "summarize.j2"}
+                   "summarizer": "summarize.j2", "auditor": "audit.j2"}
 
 
 MAX_OUTPUT = 2_000_000      # characters a template may render
@@ -141,10 +142,12 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
     "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
                    ("checkpoint", "arc", "overall")]
     + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],
+    "auditor": [{"tick": 12}],
 }
 SAMPLE_SECTIONS = {"planner": PLANNER_LAYOUT, "writer": WRITER_ORDER,
                    "extractor": EXTRACTOR_LAYOUT,
-                   "summarizer": SUMMARIZER_LAYOUT + ("draft", "missing")}
+                   "summarizer": SUMMARIZER_LAYOUT + ("draft", "missing"),
+                   "auditor": AUDITOR_LAYOUT}
 SAMPLE_TEXT = ("Mara Quill turned the drowned man's map toward the light.\n"
                "- She found a door she had never seen.")
 

@@ -13,7 +13,8 @@ finished first. Failures: a model or stage failure is retried after
 `max(interval, failure_backoff × 2^(n-1))` seconds; after `max_failures` in a
 row the run ends with exit 3. A tick that cannot start because a file the user
 edits is broken (a ConfigError or FileFormatError naming it) is not a failure of
-the daemon: it waits for the file to change, retrying now and then.
+the daemon: it waits for the file to change, retrying now and then. A tick held by the continuity audit
+(`audit.mode: hold`, AuditHoldError) ends the run with exit 5, for the author.
 
 `before_tick` hooks (a cost guard, say) are called before every tick with the
 Daemon; one that returns a reason ends the run with it, exit 0; one that raises a
@@ -38,7 +39,7 @@ from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
 from novel_agent.daemon.watch import ChangeSet
-from novel_agent.errors import NovelError
+from novel_agent.errors import AuditHoldError, NovelError
 from novel_agent.models.base import OnProgress
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
@@ -191,6 +192,10 @@ class Daemon:
             self.summary.reason = (f"stopped by a second {signal_name(exc.signum)}: the tick in "
                                    "flight was abandoned, nothing of it committed")
             return 0.0, False
+        except AuditHoldError as exc:     # audit.mode hold: the author decides, not a retry
+            self.summary.exit_code, self.summary.reason = exc.exit_code, str(exc)
+            self.on_event(Event("held", str(exc), logging.WARNING, exc))
+            return 0.0, False
         except NovelError as exc:
             return self._failed(exc)
         finally:
@@ -217,6 +222,8 @@ class Daemon:
         self.on_event(Event("tick", f"tick {result.tick} \"{result.title}\"  {result.words} words"
                             f"  {tokens_in:,} → {tokens_out:,} tokens  {seconds:.1f}s  (this run: "
                             f"{s.ticks} tick{'s' if s.ticks != 1 else ''}, {s.words:,} words)", data=result))
+        for finding in getattr(result, "findings", []):     # the continuity audit's, audit.mode report
+            self.on_event(Event("audit", f"  audit: {finding.line()}", logging.INFO, finding))
 
     def _failed(self, exc: NovelError) -> tuple[float, bool]:
         s, d = self.summary, self.config.daemon

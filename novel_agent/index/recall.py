@@ -14,9 +14,10 @@ relevant to the scene and says how many reached the writer's prompt.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from novel_agent.audit.knowledge import knows
 from novel_agent.context.items import Item
 from novel_agent.context.retrieval import RELEVANT, Candidate, Need, Scored, fact_form, retrieval_items, score
 from novel_agent.context.retrieval import named as named_in
@@ -201,7 +202,29 @@ class WriterRecall:
         found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
                                 self.embedder, self.warnings)
         self.scored = score(found, need, self.weights)
-        return retrieval_items(self.scored, exclude_scenes=in_tiers, exclude_facts=full)
+        items = retrieval_items(self.scored, exclude_scenes=in_tiers, exclude_facts=full)
+        return pov_knowledge(items, self.scored, self.memory, self.plan.pov)
+
+
+def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
+                  pov: str) -> list[Item]:
+    """The facts the POV character never witnessed nor was told (audit/knowledge.py: a
+    fact's `witnesses`), marked as such ("Mara does not know (scene 12): ..."), so the
+    writer uses them without leaking them into the POV's thoughts; the rest as they are."""
+    if not pov:
+        return items
+    texts = {s.candidate.key: s.candidate for s in scored if s.candidate.kind == "fact"}
+    by_text = {str(f.get("text", "")).strip().lower(): f for f in memory.facts}
+    who = pov.split()[0]
+    out = []
+    for item in items:
+        c = texts.get(item.key)
+        fact = by_text.get(c.text.strip().lower()) if c is not None else None
+        if c is not None and fact is not None and not knows(memory, pov, fact):
+            item = replace(item, forms=(f"- {who} does not know (scene {c.tick}): {c.text}",),
+                           why=f"{item.why}; unknown to {who}".lstrip("; "))
+        out.append(item)
+    return out
 
 
 def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[str],

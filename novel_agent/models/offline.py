@@ -105,6 +105,8 @@ class OfflineModel:
             text = self._prose(rng, hints)
         elif stage == "extractor":
             text = json.dumps(self._extract(rng, hints))
+        elif stage == "auditor":        # it cannot judge prose: it finds nothing
+            text = json.dumps({"findings": []})
         else:
             text = self._summary(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from novel_agent.audit.knowledge import apply_knowledge
 from novel_agent.books.importer import create_cast
 from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory import Memory, find_person
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import load_scene
 from novel_agent.text.names import name_problem
@@ -83,9 +84,13 @@ def apply_extraction(memory: Memory, record: Mapping[str, Any], extraction: Extr
         return changes
     if record.get("imported") and gen.enable_entity_updates:
         changes += create_cast(memory, extraction, body, tick, _check(story))
-    return changes + extract.apply(memory, extraction, tick=tick,
-                                   facts=gen.enable_fact_extraction,
-                                   entities=gen.enable_entity_updates)
+    changes += extract.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
+                             entities=gen.enable_entity_updates)
+    if gen.enable_entity_updates:        # what the tick's audit step recorded (audit/knowledge.py)
+        plan = plan_of(record)
+        changes += apply_knowledge(memory, extraction, tick=tick, location=plan.location,
+                                   pov=plan.pov if find_person(memory, plan.pov) else "")
+    return changes
 
 
 def replay(memory: Memory, record: Mapping[str, Any], *, story: Story, config: Config,

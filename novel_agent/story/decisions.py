@@ -50,6 +50,26 @@ def plan_schema(max_tools: int) -> dict[str, Any]:
     }
 
 
+def _records(n: int, **fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "maxItems": n, "items": {
+        "type": "object", "properties": fields, "required": list(fields)[:2]}}
+
+
+# What the continuity audit checks (audit/knowledge.py): optional, each with a default.
+KNOWLEDGE_SCHEMA: dict[str, Any] = {
+    "present": {"type": "array", "items": _s(60), "maxItems": 8},     # in person: act or speak
+    "recalled": {"type": "array", "items": _s(60), "maxItems": 4},    # only in a dream or memory
+    "status": _records(3, name=_s(60), status={"type": "string",
+                                               "enum": ["alive", "dead", "absent"]}, how=_s(100)),
+    "where": _records(4, name=_s(60), place=_s(80)),
+    "travel": {"type": "array", "items": _s(60), "maxItems": 4},      # who travels or arrives
+    "items": _records(4, name=_s(60), item=_s(60), event={
+        "type": "string", "enum": ["gains", "loses", "gives", "uses"]}, to=_s(60)),
+    "told": _records(3, to=_s(60), fact=_s(160)),
+    "knows": _records(3, name=_s(60), fact=_s(160)),   # facts a character acts on or names
+    "clock": _s(60, 0),                                # the story's time, when the text states it
+}
+
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -63,6 +83,7 @@ EXTRACT_SCHEMA: dict[str, Any] = {
         "relationships": {"type": "array", "maxItems": 2, "items": {
             "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
             "required": ["a", "b", "kind"]}},
+        **KNOWLEDGE_SCHEMA,
     },
     "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
                  "relationships"],
@@ -109,11 +130,24 @@ class Extraction:
     loops_opened: list[str] = field(default_factory=list)
     loops_resolved: list[str] = field(default_factory=list)
     relationships: list[dict[str, str]] = field(default_factory=list)
+    # For the continuity audit (KNOWLEDGE_SCHEMA); empty when the extractor gave none.
+    present: list[str] = field(default_factory=list)
+    recalled: list[str] = field(default_factory=list)
+    status: list[dict[str, str]] = field(default_factory=list)
+    where: list[dict[str, str]] = field(default_factory=list)
+    travel: list[str] = field(default_factory=list)
+    items: list[dict[str, str]] = field(default_factory=list)
+    told: list[dict[str, str]] = field(default_factory=list)
+    knows: list[dict[str, str]] = field(default_factory=list)
+    clock: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "facts": self.facts, "characters": self.characters,
-                "loops_opened": self.loops_opened, "loops_resolved": self.loops_resolved,
-                "relationships": self.relationships}
+        """As the plan record keeps it: the audit's keys only when given."""
+        out = {"summary": self.summary, "facts": self.facts, "characters": self.characters,
+               "loops_opened": self.loops_opened, "loops_resolved": self.loops_resolved,
+               "relationships": self.relationships}
+        out.update({key: getattr(self, key) for key in KNOWLEDGE_SCHEMA if getattr(self, key)})
+        return out
 
 
 def _text(value: Any) -> str:
@@ -194,4 +228,28 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
         loops_resolved=_text_list(data.get("loops_resolved"))[:3],
         relationships=[r for r in records("relationships", ("a", "b", "kind"))
                        if r["b"] and r["kind"]][:3],
+        **knowledge_from_json(data),
     )
+
+
+def knowledge_from_json(data: dict[str, Any]) -> dict[str, Any]:
+    """The audit's keys of an extractor answer (or a plan record), leniently: what is
+    malformed is left out, never an error."""
+    def records(key: str, fields: tuple[str, ...], n: int) -> list[dict[str, str]]:
+        out, raw = [], data.get(key)
+        for item in raw if isinstance(raw, list) else []:
+            if isinstance(item, dict) and all(_text(item.get(f)) for f in fields[:2]):
+                out.append({f: _text(item.get(f)) for f in fields if _text(item.get(f))})
+        return out[:n]
+
+    return {"present": _text_list(data.get("present"))[:8],
+            "recalled": _text_list(data.get("recalled"))[:4],
+            "status": [r for r in records("status", ("name", "status", "how"), 3)
+                       if r["status"] in ("alive", "dead", "absent")],
+            "where": records("where", ("name", "place"), 4),
+            "travel": _text_list(data.get("travel"))[:4],
+            "items": [r for r in records("items", ("name", "item", "event", "to"), 4)
+                      if r.get("event") in ("gains", "loses", "gives", "uses")],
+            "told": records("told", ("to", "fact"), 3),
+            "knows": records("knows", ("name", "fact"), 3),
+            "clock": _text(data.get("clock"))[:60]}

@@ -41,13 +41,16 @@ TICKS: Check = (_ticks, "a list of tick numbers")
 
 FIELDS: dict[str, dict[str, Check]] = {
     "characters": {"id": TEXT, "name": TEXT, "description": TEXT, "traits": TEXTS,
-                   "goals": TEXTS, "state": TEXT, "first_seen": TICK, "last_seen": TICK},
+                   "goals": TEXTS, "state": TEXT, "first_seen": TICK, "last_seen": TICK,
+                   # the continuity audit's knowledge (audit/knowledge.py)
+                   "status": TEXT, "status_in": TICK, "status_how": TEXT, "place": TEXT,
+                   "place_in": TICK, "holds": TEXTS},
     "locations": {"id": TEXT, "name": TEXT, "description": TEXT, "first_seen": TICK},
     "loops": {"id": TEXT, "description": TEXT, "status": TEXT, "opened_in": TICK,
               "resolved_in": TICK, "scenes": TICKS, "resolution": TEXT},
     "relationships": {"id": TEXT, "a": TEXT, "b": TEXT, "kind": TEXT, "description": TEXT,
                       "since": TICK, "updated_in": TICK},
-    "facts": {"text": TEXT, "scene": TICK},
+    "facts": {"text": TEXT, "scene": TICK, "witnesses": TEXTS},
 }
 
 

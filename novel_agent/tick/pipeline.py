@@ -24,9 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent import crashpoints
+from novel_agent.audit.held import HELD_FILE, held_text
+from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.context.prompts import check_templates
 from novel_agent.context.writer import Piece
-from novel_agent.errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
+from novel_agent.errors import (
+    AuditHoldError,
+    CommittedError,
+    ModelError,
+    ModelResponseError,
+    NovelError,
+    TickError,
+)
 from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
@@ -43,6 +52,7 @@ from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
+from novel_agent.tick.stages import audit as audit_stage
 from novel_agent.tick.stages import extract, summarize, write
 from novel_agent.tick.stages import plan as plan_stage
 from novel_agent.tick.stages.commit import commit_tick
@@ -73,6 +83,10 @@ class TickDraft:
     lore: Lorebook = field(default_factory=Lorebook)   # the lorebook, read at the tick's start
     given: GivenScene | None = None   # the plan and prose, when given rather than made
     note: str = ""                   # a one-tick note (`novel redo --note`), for the history
+    audit: audit_stage.AuditResult | None = None   # the continuity audit's findings
+    pre_extract: tuple[Memory, int] | None = None   # memory and changes before the extraction
+                                                    # (audit.mode revise: a revision re-applies)
+    clock_text: str = ""      # memory/clock.yaml's new text, when the scene moved the clock on
 
 
 @dataclass
@@ -110,6 +124,7 @@ class TickResult:
     warnings: list[str] = field(default_factory=list)  # names rejected, ...
     notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
     fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
+    findings: list = field(default_factory=list)   # the continuity audit's (audit.Finding)
 
 
 
@@ -225,6 +240,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         return exc.call
     if d.given is not None and d.given.introduce is not None:
         d.changes += d.given.introduce(d)
+    if session.config.audit.mode == "revise":
+        d.pre_extract = (d.memory.copy(), len(d.changes))
     d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
                                facts=gen.enable_fact_extraction,
                                entities=gen.enable_entity_updates)
@@ -288,6 +305,8 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
     if draft.fallback:
         record["extraction_fallback"] = draft.fallback
     record |= {"extraction": draft.extraction.to_dict(), "memory_changes": draft.changes}
+    if draft.audit and draft.audit.mode != "off":
+        record["audit"] = draft.audit.record()
     return record | (draft.given.record if draft.given else {})
 
 
@@ -316,8 +335,11 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
+    if draft.clock_text:
+        logs[project.memory_dir / CLOCK_FILE] = draft.clock_text
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
+    (project.novel_dir / HELD_FILE).unlink(missing_ok=True)   # a held tick, now passed
     return scene
 
 
@@ -392,6 +414,8 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
 
     try:
         run_steps(session, draft, on_stage=emit, steps=steps)
+        if steps:
+            audit(session, draft, emit)
         started = session.clock()
         scene = commit(session, draft)
         emit(StageEvent("commit", session.clock() - started, calls=0))
@@ -423,7 +447,67 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
                       stages=events, summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
                       warnings=list(draft.warnings), notices=draft.notices,
-                      fallback=draft.fallback)
+                      fallback=draft.fallback,
+                      findings=list(draft.audit.findings) if draft.audit else [])
+
+
+def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
+    """The continuity audit between extract and commit (tick/stages/audit.py): findings,
+    the policy of `audit.mode` (a revision kept replaces the prose and the extraction;
+    a hold stops the tick, nothing committed), then the scene's knowledge recorded."""
+    started = session.clock()
+    d.audit = result = audit_stage.run(session, d, lambda ask: _rewrite(session, d, ask))
+    d.notices += result.notes
+    if result.revised:
+        memory, kept = d.pre_extract
+        d.memory, d.changes = memory, d.changes[:kept]
+        d.prose, d.extraction = result.prose, result.extraction
+        session.source.prose = d.prose
+        d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
+                                   facts=session.config.generation.enable_fact_extraction,
+                                   entities=session.config.generation.enable_entity_updates)
+    if result.calls:       # the rule checks alone take no time worth a line
+        emit(StageEvent("auditor", session.clock() - started,
+                        sum(c.prompt_tokens for c in result.calls),
+                        sum(c.completion_tokens for c in result.calls),
+                        sum(c.cached_tokens for c in result.calls),
+                        sum(len(c.completions) for c in result.calls)))
+    if result.held:
+        path = draft_path(session.project, d.tick)
+        atomic_write(path, d.prose + "\n")
+        atomic_write(session.project.novel_dir / HELD_FILE,
+                     held_text(d.tick, d.plan.title, result.findings, str(path)))
+        lines = [f.line() for f in result.findings]
+        raise AuditHoldError(f"tick {d.tick} is held by the continuity audit (audit.mode: "
+                             f"hold): {len(lines)} finding(s); nothing is committed, the draft "
+                             f"is kept in {path}; fix the story (or its memory) and tick again:"
+                             + "".join(f"\n  {line}" for line in lines),
+                             tick=d.tick, findings=lines, draft_path=str(path))
+    if session.config.generation.enable_entity_updates:
+        changes, d.clock_text = audit_stage.record_knowledge(d.memory,
+                                                             session.project.memory_dir, d)
+        d.changes += changes
+
+
+def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction, list[StageCall]]:
+    """audit.mode revise: the writer once more with the findings listed, and its draft
+    extracted again (not applied: the audit decides whether it is kept)."""
+    budget = session.budget("writer")
+    messages = [*d.built["writer"].messages, {"role": "assistant", "content": d.prose},
+                {"role": "user", "content": ask}]
+    prose, wrote = write.run(session.model, messages, max_tokens=budget.max_output,
+                             min_words=session.config.generation.scene_min_words,
+                             max_words=session.config.generation.scene_max_words,
+                             title=d.plan.title, room=room_in(session, budget))
+    plan = replace(d.plan, pov=d.plan.pov or UNKNOWN, location=d.plan.location or UNKNOWN)
+    session.source.prose = prose
+    built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
+                            tick=d.tick)
+    budget = session.budget("extractor")
+    extraction, extracted = extract.run(session.model, built.messages,
+                                        max_tokens=budget.max_output,
+                                        room=room_in(session, budget))
+    return prose, extraction, [wrote, extracted]
 
 
 def _flush_quietly(session: Session) -> None:

@@ -1,0 +1,377 @@
+"""The rule checks: a scene's extraction against what memory knows, no LLM.
+
+`check(scene)` runs every rule over one `SceneInput` (the new scene's prose,
+plan and extraction, memory as it stood before the scene's knowledge was
+recorded, the story's clock, the last K scenes) and returns Findings, each
+with its ConStory subtype, a severity and two quotes. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from novel_agent.audit.findings import RULES, Finding
+from novel_agent.audit.knowledge import Clock, item_key, knows, lost_entry, match_fact, parse_clock
+from novel_agent.story.decisions import Extraction
+from novel_agent.story.memory import Memory, find_person
+from novel_agent.text.cleanup import sentences
+from novel_agent.text.names import normalize_name
+
+# A sentence that puts a dead character in a dream, a memory or a picture is no contradiction.
+NOT_IN_PERSON = re.compile(r"\b(?:dream\w*|remember\w*|recall\w*|memor\w+|ghost\w*|portrait|"
+                           r"photograph\w*|grave|funeral|mourn\w*|late|used to|once had)\b", re.I)
+SHINGLE = 5          # words per shingle for the repeated-passage check
+MIN_PARAGRAPH = 20   # words: shorter paragraphs are not compared
+OPENING = 12         # words of a scene that make its opening
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The thresholds of the rule checks (config `audit.*`)."""
+
+    loop_overdue: int = 30          # ticks a loop may go untouched
+    repeat_threshold: float = 0.5   # Jaccard of 5-word shingles that makes a repeat
+
+
+@dataclass
+class SceneInput:
+    """One scene to check and what it is checked against."""
+
+    tick: int
+    prose: str
+    extraction: Extraction
+    memory: Memory                 # before this scene's knowledge is recorded
+    title: str = ""
+    pov: str = ""
+    location: str = ""
+    clock: Clock | None = None     # the story's clock before this scene
+    clock_scene: int = 0
+    recent: list[tuple[int, str, str]] = field(default_factory=list)   # (tick, title, body)
+    rules: Rules = field(default_factory=Rules)
+    # The ids of the characters and places known before this scene, and those the planner
+    # introduced on purpose (create_character, create_location); None: all of memory's.
+    # A name that entered memory only because the scene used it is checked as a variant.
+    known_people: set[str] | None = None
+    known_places: set[str] | None = None
+
+
+def check(scene: SceneInput) -> list[Finding]:
+    """Every rule's findings for `scene`, in rule order."""
+    out: list[Finding] = []
+    for rule in RULE_CHECKS:
+        out += rule(scene)
+    return out
+
+
+def _finding(kind: str, severity: str, scene: SceneInput, quote: str, against: str,
+             against_scene: int, message: str) -> Finding:
+    return Finding(kind=kind, subtype=RULES[kind], severity=severity, scene=scene.tick,
+                   quote=quote, against=against, against_scene=against_scene, message=message)
+
+
+def quote_for(prose: str, *terms: str, avoid: re.Pattern | None = None) -> str:
+    """The first sentence of `prose` naming every term (a name by its full form or its
+    first word), else one naming the first term; "" when none does."""
+    found = sentences(prose)
+
+    def names(sentence: str, term: str) -> bool:
+        low, t = sentence.lower(), term.lower().strip()
+        if not t or re.search(rf"\b{re.escape(t)}\b", low):
+            return True
+        first = t.split()[0]          # a person by their first name
+        if len(first) > 2 and first[0].isalpha() and first not in ("the", "a", "an") and \
+                re.search(rf"\b{re.escape(first)}\b", low):
+            return True
+        key = item_key(t).split()     # a thing or a place by its last word ("key", "quay")
+        return bool(key) and bool(re.search(rf"\b{re.escape(key[-1])}\b", low))
+
+    for wanted in (terms, terms[:1]):
+        for s in found:
+            if all(names(s, t) for t in wanted) and not (avoid and avoid.search(s)):
+                return s
+    return ""
+
+
+def _present(scene: SceneInput) -> list[str]:
+    """Who is in the scene in person: the extraction's `present`, else the POV."""
+    recalled = {normalize_name(n) for n in scene.extraction.recalled}
+    names = list(dict.fromkeys([*scene.extraction.present]))
+    return [n for n in names if normalize_name(n) not in recalled]
+
+
+# -- the rules ---------------------------------------------------------------------
+
+def dead_or_absent(scene: SceneInput) -> list[Finding]:
+    """A dead or absent character acts or speaks (not in a dream or a memory)."""
+    out = []
+    revived = {normalize_name(s.get("name", "")) for s in scene.extraction.status}
+    for name in _present(scene):
+        who = find_person(scene.memory, name)
+        if who is None or who.get("status") not in ("dead", "absent"):
+            continue
+        if normalize_name(name) in revived or normalize_name(who["name"]) in revived:
+            continue
+        quote = quote_for(scene.prose, name, avoid=NOT_IN_PERSON)
+        if not quote:          # named only in dreams and memories, or not at all
+            continue
+        status, since = who["status"], who.get("status_in") or 0
+        how = who.get("status_how") or status
+        out.append(_finding("dead_or_absent", "critical" if status == "dead" else "major",
+                            scene, quote, f"{who['name']} is {status}: {how}", since,
+                            f"{who['name']} acts or speaks, {status} since scene {since}"))
+    return out
+
+
+def places(scene: SceneInput) -> list[Finding]:
+    """In two places at once (within the scene, or at the moment memory has them
+    elsewhere), or moved since the previous scene with no travel."""
+    out = []
+    clock = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
+    travel = {normalize_name(n) for n in scene.extraction.travel}
+    stated = {normalize_name(w["name"]): w["place"] for w in scene.extraction.where}
+    for name in _present(scene):
+        who = find_person(scene.memory, name)
+        key = normalize_name(name)
+        moving = key in travel or (who is not None and normalize_name(who["name"]) in travel)
+        elsewhere = stated.get(key)
+        if elsewhere and scene.location and normalize_name(elsewhere) != \
+                normalize_name(scene.location) and not moving:
+            out.append(_finding("two_places", "major", scene, quote_for(scene.prose, name, elsewhere)
+                                or quote_for(scene.prose, name), f"{name} is at {scene.location}",
+                                scene.tick, f"{name} is at {scene.location} and at {elsewhere} "
+                                "in the same scene"))
+            continue
+        if who is None or not who.get("place") or not scene.location or moving:
+            continue
+        before, at = str(who["place"]), int(who.get("place_in") or 0)
+        if normalize_name(before) == normalize_name(scene.location) or at >= scene.tick:
+            continue
+        quote = quote_for(scene.prose, name, avoid=NOT_IN_PERSON)
+        if not quote:
+            continue
+        if clock is not None and scene.clock is not None and clock.same(scene.clock) \
+                and scene.clock_scene == at:
+            out.append(_finding("two_places", "major", scene, quote,
+                                f"{who['name']} is at {before} at {scene.clock.text or 'that time'}",
+                                at, f"{who['name']} is at {scene.location} at the moment "
+                                f"scene {at} has them at {before}"))
+        elif at == scene.tick - 1 and not (clock is not None and scene.clock is not None
+                                           and scene.clock.before(clock)):
+            out.append(_finding("no_travel", "minor", scene, quote,
+                                f"{who['name']} is at {before}", at,
+                                f"{who['name']} is at {scene.location} straight after "
+                                f"{before}, with no travel"))
+    return out
+
+
+def lost_item(scene: SceneInput) -> list[Finding]:
+    """An object used (or given, or lost again) after it was lost or given away."""
+    out = []
+    regained = {(normalize_name(i.get("name", "")), item_key(i.get("item", "")))
+                for i in scene.extraction.items if i.get("event") == "gains"}
+    for item in scene.extraction.items:
+        if item.get("event") not in ("uses", "gives", "loses") or \
+                (normalize_name(item.get("name", "")), item_key(item.get("item", ""))) in regained:
+            continue
+        who = find_person(scene.memory, item.get("name", ""))
+        entry = lost_entry(who, item.get("item", "")) if who is not None else None
+        if entry is None or not isinstance(entry.get("in"), int) or entry["in"] >= scene.tick:
+            continue
+        quote = quote_for(scene.prose, item["name"], item["item"]) or \
+            quote_for(scene.prose, item["item"])
+        out.append(_finding("lost_item", "major", scene, quote,
+                            f"{who['name']} {entry.get('how', 'lost it')}: {entry.get('item')}",
+                            entry["in"], f"{who['name']} {item['event'].rstrip('s')}s "
+                            f"{item['item']} after parting with it in scene {entry['in']}"))
+    return out
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    if len(a) < len(b):
+        a, b = b, a
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def near_name(name: str, known: Iterable[str]) -> str:
+    """The known name `name` is a misspelling of (one or two letters off, words alike in
+    number), or "" when it is none's or is one of them."""
+    n = normalize_name(name)
+    if len(n) < 4:
+        return ""
+    best, found = 3, ""
+    for k in known:
+        kn = normalize_name(k)
+        if kn == n:
+            return ""
+        if len(kn.split()) != len(n.split()):
+            continue
+        d = _distance(n, kn)
+        limit = 1 if len(kn) < 8 else 2
+        if d <= limit and d < best:
+            best, found = d, k
+    return found
+
+
+def nomenclature(scene: SceneInput) -> list[Finding]:
+    """A character or place named by a variant of a known name."""
+    memory = scene.memory
+    chars = [c for cid, c in memory.characters.items()
+             if scene.known_people is None or cid in scene.known_people]
+    people = [str(n) for c in chars for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
+    people += [str(c.get("name", "")).split()[0] for c in chars
+               if len(str(c.get("name", "")).split()) > 1]
+    places = [str(p.get("name", "")) for lid, p in memory.locations.items()
+              if scene.known_places is None or lid in scene.known_places]
+    x = scene.extraction
+    named = [(n, people) for n in dict.fromkeys([scene.pov, *x.present, *x.recalled, *x.travel,
+                                                 *(w["name"] for w in x.where),
+                                                 *(i["name"] for i in x.items)]) if n]
+    named += [(p, places) for p in dict.fromkeys([scene.location, *(w["place"] for w in x.where)])
+              if p]
+    out, seen = [], set()
+    for name, pool in named:
+        found = find_person(memory, name) if pool is people else memory.find_location(name)
+        known = scene.known_people if pool is people else scene.known_places
+        if found is not None and (known is None or found.get("id") in known):
+            continue
+        near = near_name(name, pool)
+        if not near or normalize_name(name) in seen:
+            continue
+        seen.add(normalize_name(name))
+        first = (memory.find_character(near) or memory.find_location(near) or {})
+        out.append(_finding("nomenclature", "minor", scene, quote_for(scene.prose, name) or name,
+                            near, int(first.get("first_seen") or 0),
+                            f"'{name}' is a variant of '{near}'"))
+    return out
+
+
+def pov_knowledge(scene: SceneInput) -> list[Finding]:
+    """The POV character uses a fact they never witnessed and were never told."""
+    if not scene.pov:
+        return []
+    out = []
+    memory, told = scene.memory, scene.extraction.told
+    for use in scene.extraction.knows:
+        who = find_person(memory, use.get("name", ""))
+        pov = find_person(memory, scene.pov)
+        if who is None or who is not pov:
+            continue
+        fact = match_fact(memory.facts, use.get("fact", ""), before=scene.tick)
+        if fact is None or knows(memory, who["name"], fact):
+            continue
+        if any(find_person(memory, t.get("to", "")) is who and
+               match_fact([fact], t.get("fact", ""), before=scene.tick) for t in told):
+            continue
+        quote = quote_for(scene.prose, *_key_words(use["fact"])[:2]) or use["fact"]
+        out.append(_finding("pov_knowledge", "major", scene, quote, str(fact.get("text")),
+                            int(fact.get("scene") or 0), f"{who['name']} knows what they "
+                            f"never witnessed nor were told (scene {fact.get('scene')})"))
+    return out
+
+
+def _key_words(text: str) -> list[str]:
+    words = [w for w in re.findall(r"[A-Za-z']+", text) if len(w) > 3]
+    return sorted(words, key=lambda w: -len(w))
+
+
+def clock(scene: SceneInput) -> list[Finding]:
+    """The story's clock runs backwards."""
+    stated = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
+    if stated is None or scene.clock is None or not stated.before(scene.clock):
+        return []
+    tokens = re.findall(r"\d+|[A-Za-z]{4,}", scene.extraction.clock)
+    quote = quote_for(scene.prose, *tokens[:2]) or quote_for(scene.prose, *tokens[:1]) or \
+        scene.extraction.clock
+    return [_finding("clock", "major", scene, quote, scene.clock.text or str(scene.clock.to_dict()),
+                     scene.clock_scene, f"the clock runs backwards: {scene.extraction.clock} "
+                     f"after {scene.clock.text}")]
+
+
+def loop_overdue(scene: SceneInput) -> list[Finding]:
+    """A loop untouched for `loop_overdue` ticks (said once, the tick it becomes overdue)."""
+    out = []
+    last_sentence = (sentences(scene.prose) or [""])[-1]
+    for loop in scene.memory.open_loops():
+        touched = [t for t in loop.get("scenes") or [] if isinstance(t, int) and t < scene.tick]
+        opened = loop.get("opened_in")
+        last = max([*touched, *([opened] if isinstance(opened, int) else [])], default=0)
+        if last and scene.tick - last == scene.rules.loop_overdue + 1 and \
+                scene.tick not in (loop.get("scenes") or []):
+            out.append(_finding("loop_overdue", "minor", scene, last_sentence,
+                                str(loop.get("description", "")), last,
+                                f"the loop [{loop.get('id')}] has gone {scene.tick - last} "
+                                "scenes without a mention"))
+    return out
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def _paragraphs(body: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", body)
+            if len(p.split()) >= MIN_PARAGRAPH]
+
+
+def repetition(scene: SceneInput) -> list[Finding]:
+    """A paragraph whose 5-word shingles overlap one of the last K scenes' (Jaccard at or
+    over the threshold); the worst match per paragraph."""
+    old = [(tick, p, _shingles(p)) for tick, _, body in scene.recent for p in _paragraphs(body)]
+    out = []
+    for para in _paragraphs(scene.prose):
+        mine = _shingles(para)
+        best = max(((len(mine & s) / len(mine | s), tick, p) for tick, p, s in old if s),
+                   default=(0.0, 0, ""))
+        if best[0] >= scene.rules.repeat_threshold:
+            out.append(_finding("repetition", "major" if best[0] >= 0.8 else "minor", scene,
+                                _clip(para), _clip(best[2]), best[1],
+                                f"a passage repeats scene {best[1]} ({best[0]:.0%} alike)"))
+    return out
+
+
+def _clip(text: str, words: int = 30) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def opening_of(body: str) -> str:
+    """A scene's opening: its first OPENING words, normalized."""
+    return " ".join(re.findall(r"[a-z0-9']+", body.lower())[:OPENING])
+
+
+def repeated_title(scene: SceneInput) -> list[Finding]:
+    """The title, or the opening, of one of the last K scenes again."""
+    out = []
+    title, opening = normalize_name(scene.title), opening_of(scene.prose)
+    for tick, old_title, _body in reversed(scene.recent):
+        if title and normalize_name(old_title) == title:
+            out.append(_finding("repeated_title", "minor", scene, scene.title, old_title, tick,
+                                f"the title of scene {tick} again"))
+            break
+    for tick, _, body in reversed(scene.recent):
+        if len(opening.split()) == OPENING and opening_of(body) == opening:
+            out.append(_finding("repeated_title", "minor", scene, _clip(scene.prose, OPENING),
+                                _clip(body, OPENING), tick, f"the opening of scene {tick} again"))
+            break
+    return out
+
+
+RULE_CHECKS: tuple[Callable[[SceneInput], list[Finding]], ...] = (
+    dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, loop_overdue,
+    repetition, repeated_title)
+
+
+def rule_kinds() -> list[str]:
+    """The rule kinds, in the order findings are reported."""
+    return list(RULES)
+
+

@@ -1,0 +1,42 @@
+"""What the LLM auditor sees: the draft, and the facts and earlier scenes about its names.
+
+The draft is pinned (cut middle-out if it must be); the facts and scenes are
+pools filled best first, like every stage's memory, so the prompt fits any window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from novel_agent.context.briefing import Briefing
+from novel_agent.context.items import Item, Pool
+from novel_agent.context.sections import Section
+
+AUDITOR_LAYOUT = ("facts", "scenes", "scene")
+AUDITOR_SHARES = {"facts": 0.15, "scenes": 0.25}
+
+
+def auditor_briefing(draft: str, facts: Sequence[dict[str, Any]],
+                     scenes: Sequence[tuple[int, str]], *, tick: int) -> Briefing:
+    """The auditor's briefing: `facts` ({text, scene, witnesses?}) and `scenes`
+    ((tick, summary)) most relevant first, the draft of scene `tick` pinned."""
+    fact_items = tuple(
+        Item(f"fact:{i}", (_fact_line(f),), float(len(facts) - i), (i,), why="names the scene's")
+        for i, f in enumerate(facts))
+    scene_items = tuple(Item(f"scene_{t:03d}", (f"Scene {t}: {text}",), float(len(scenes) - i),
+                             (t,), why="shares the scene's names")
+                        for i, (t, text) in enumerate(scenes))
+    pools = (Pool("facts", "What the story has established", fact_items,
+                  AUDITOR_SHARES["facts"], min_items=0),
+             Pool("scenes", "Earlier scenes with these names", scene_items,
+                  AUDITOR_SHARES["scenes"], min_items=0))
+    fixed = (Section("scene", f"Scene {tick} (the draft to audit)", draft.strip(), pinned=True),)
+    return Briefing("auditor", fixed, pools, AUDITOR_LAYOUT, {"tick": tick},
+                    truncatable=("scene",))
+
+
+def _fact_line(fact: dict[str, Any]) -> str:
+    who = fact.get("witnesses")
+    known = f" (known to {', '.join(map(str, who))})" if isinstance(who, list) and who else ""
+    return f"- Scene {fact.get('scene')}: {fact.get('text')}{known}"

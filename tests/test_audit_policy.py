@@ -1,0 +1,216 @@
+"""The audit between write and commit: report, revise, hold and off, through the pipeline."""
+
+from __future__ import annotations
+
+import pytest
+from ticking import run_ticks
+
+from novel_agent.audit.held import read_held
+from novel_agent.audit.policy import verdict
+from novel_agent.errors import AuditHoldError, ModelError
+from novel_agent.files import read_yaml
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.memory import load_memory
+
+PLAN1 = {"title": "The Weir", "intention": "Tobin drowns while Mara watches.", "pov": "Mara Quill",
+         "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"], "tool_calls": []}
+PLAN2 = {"title": "Tea", "intention": "Mara takes tea at the quay.", "pov": "Mara Quill",
+         "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"], "tool_calls": []}
+PROSE1 = "Tobin Keel drowned at the weir while Mara watched. " * 3
+BAD = "The fog lifted at the weir. Tobin laughed and poured the tea for Mara. " * 3
+GOOD = "The fog lifted at the weir. Mara poured the tea alone and thought of Tobin. " * 3
+
+
+def extraction(present, **more):
+    return {"summary": ["Mara is at the weir.", "The fog lifts slowly.", "The tea goes cold."],
+            "facts": [], "characters": [], "loops_opened": [], "loops_resolved": [],
+            "relationships": [], "present": present, "travel": present, **more}
+
+
+DIES = extraction(["Mara Quill", "Tobin Keel"],
+                  status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned at the weir"}])
+
+
+def book(model: ScriptedModel) -> ScriptedModel:
+    """Scene 1: Tobin drowns. Scene 2's plan (its prose and extraction are the test's)."""
+    return (model.add("planner", PLAN1).add("writer", PROSE1).add("extractor", DIES)
+            .add("planner", PLAN2))
+
+
+def configured(project, **audit):
+    text = project.project_file.read_text()
+    project.project_file.write_text(text + "audit:\n" + "".join(
+        f"  {k}: {v}\n" for k, v in audit.items()))
+    return project.config()
+
+
+def test_report_lands_the_scene_and_saves_the_findings_with_the_tick(project):
+    model = book(ScriptedModel()).add("writer", BAD).add("extractor",
+                                                          extraction(["Mara Quill", "Tobin Keel"]))
+    first, second = run_ticks(project, 2, model, offline_seed=0)
+    assert first.findings == []
+    assert [f.kind for f in second.findings] == ["dead_or_absent"]
+    assert project.tick() == 2
+    record = read_yaml(project.plan_path(2))
+    assert record["audit"]["mode"] == "report"
+    saved = record["audit"]["findings"][0]
+    assert saved["subtype"] == "causal logic" and saved["severity"] == "critical"
+    assert saved["quote"] == "Tobin laughed and poured the tea for Mara."
+    assert saved["against"] == "Tobin Keel is dead: drowned at the weir"
+    tobin = load_memory(project.memory_dir).find_character("Tobin Keel")
+    assert (tobin["status"], tobin["status_in"]) == ("dead", 1)     # in his file
+
+
+def test_revise_keeps_a_revision_that_is_better_and_says_so(project):
+    config = configured(project, mode="revise")
+    model = (book(ScriptedModel()).add("writer", BAD)
+             .add("extractor", extraction(["Mara Quill", "Tobin Keel"]))
+             .add("writer", GOOD).add("extractor", extraction(["Mara Quill"])))
+    _, second = run_ticks(project, 2, model, offline_seed=0, config=config)
+    assert second.findings == []
+    assert "the revision was kept: causal logic got better (1 → 0 findings)" in second.notices
+    assert "poured the tea alone" in project.scene_path(2).read_text()
+    ask = model.calls("writer")[-1].messages[-1]["content"]
+    assert "Tobin laughed and poured the tea for Mara." in ask and "dead since scene 1" in ask
+    assert read_yaml(project.plan_path(2))["extraction"]["present"] == ["Mara Quill"]
+
+
+def test_revise_drops_a_revision_that_is_no_better(project):
+    config = configured(project, mode="revise")
+    model = (book(ScriptedModel()).add("writer", BAD)
+             .add("extractor", extraction(["Mara Quill", "Tobin Keel"]))
+             .add("writer", BAD + " Tobin sang.")
+             .add("extractor", extraction(["Mara Quill", "Tobin Keel"])))
+    _, second = run_ticks(project, 2, model, offline_seed=0, config=config)
+    assert [f.kind for f in second.findings] == ["dead_or_absent"]
+    assert any(n.startswith("the revision was dropped: no finding got better") for n in second.notices)
+    assert "Tobin sang" not in project.scene_path(2).read_text()
+
+
+def test_revise_whose_writer_fails_keeps_the_first_draft(project):
+    config = configured(project, mode="revise")
+    model = (book(ScriptedModel()).add("writer", BAD)
+             .add("extractor", extraction(["Mara Quill", "Tobin Keel"]))
+             .fail("writer", ModelError("server exploded")))
+    _, second = run_ticks(project, 2, model, offline_seed=0, config=config)
+    assert project.tick() == 2 and len(second.findings) == 1
+    assert any("the revision failed (server exploded)" in n for n in second.notices)
+
+
+def test_verdict_names_what_got_worse():
+    from novel_agent.audit.findings import Finding
+    a = Finding("dead_or_absent", "causal logic", "critical", 2, "q", "a")
+    b = Finding("nomenclature", "nomenclature", "minor", 2, "q", "a")
+    assert verdict([a], [b]) == (False, "the revision was dropped: nomenclature got worse "
+                                        "(1 → 1 findings); the first draft stands")
+    assert verdict([a, b], [b])[0] is True
+
+
+def test_hold_commits_nothing_and_waits_for_the_author(project, snapshot, cli):
+    config = configured(project, mode="hold")
+    run_ticks(project, 1, book(ScriptedModel()), offline_seed=0, config=config)
+    before = snapshot(project.root)
+    model = ScriptedModel().add("planner", PLAN2).add("writer", BAD).add(
+        "extractor", extraction(["Mara Quill", "Tobin Keel"]))
+    with pytest.raises(AuditHoldError) as info:
+        run_ticks(project, 1, model, offline_seed=0, config=config)
+    assert info.value.exit_code == 5 and info.value.tick == 2
+    assert "Tobin Keel acts or speaks, dead since scene 1" in info.value.findings[0]
+    assert project.tick() == 1
+    after = snapshot(project.root)
+    assert sorted(set(after) - set(before)) == [".novel/drafts/draft_002.md", ".novel/held.yaml"]
+    assert {k: v for k, v in after.items() if k in before} == before
+    data, findings = read_held(project.novel_dir)
+    assert data["tick"] == 2 and findings[0].kind == "dead_or_absent"
+    status = cli("status", "-p", "harbour").output
+    assert 'held        tick 2 "Tea" by the continuity audit: 1 finding(s)' in status
+    assert "Tobin laughed and poured the tea for Mara." in status
+    fixed = ScriptedModel().add("planner", PLAN2).add("writer", GOOD).add(
+        "extractor", extraction(["Mara Quill"]))
+    run_ticks(project, 1, fixed, offline_seed=0, config=config)
+    assert project.tick() == 2 and read_held(project.novel_dir) is None
+    assert "held" not in cli("status", "-p", "harbour").output
+
+
+def test_off_checks_nothing_but_still_records_the_knowledge(project):
+    config = configured(project, mode="off")
+    model = book(ScriptedModel()).add("writer", BAD).add("extractor",
+                                                          extraction(["Mara Quill", "Tobin Keel"]))
+    _, second = run_ticks(project, 2, model, offline_seed=0, config=config)
+    assert second.findings == [] and "audit" not in read_yaml(project.plan_path(2))
+    assert load_memory(project.memory_dir).find_character("Tobin Keel")["status"] == "dead"
+
+
+def test_a_tick_in_the_cli_shows_its_findings(project, cli, monkeypatch):
+    from novel_agent.audit.findings import Finding
+    from novel_agent.tick.stages import audit as audit_stage
+
+    found = Finding("nomenclature", "nomenclature", "minor", 1, "Tobin Keell nodded.",
+                    "Tobin Keel", 1, "'Tobin Keell' is a variant of 'Tobin Keel'")
+    monkeypatch.setattr(audit_stage, "check", lambda scene: [found])
+    out = cli("tick", "-p", "harbour").output
+    assert ("  audit: [minor] nomenclature: 'Tobin Keell' is a variant of 'Tobin Keel' — "
+            "\"Tobin Keell nodded.\" vs \"Tobin Keel\" (scene 1)\n") in out
+    assert read_yaml(project.plan_path(1))["audit"]["findings"] == [found.to_dict()]
+
+
+def test_the_daemon_stops_on_a_hold_with_exit_5(project):
+    from test_daemon_loop import make
+
+    hold = AuditHoldError("tick 1 is held", tick=1, findings=["x"])
+    daemon, _, _, events = make(project, [hold])
+    summary = daemon.run()
+    assert (summary.exit_code, summary.ticks, summary.reason) == (5, 0, "tick 1 is held")
+    assert [e.kind for e in events][-1] == "held"
+
+
+def test_the_writer_is_told_what_the_pov_does_not_know(tmp_path, projects_dir):
+    from planted import plant, write_planted
+    from test_retrieval import writer_prompt
+
+    from novel_agent.files import dump_yaml
+    from novel_agent.story.project import create_project
+
+    project = create_project(projects_dir / "isle", {"name": "isle", "premise": "An island.",
+                                                     "protagonist": "Mara Quill"},
+                             config={"llm": {"provider": "offline"}})
+    probes = plant(120, 4)
+    write_planted(project, 120, probes)
+    probe = probes[0]
+    who = probe.plan.pov.split()[0]
+    facts = read_yaml(project.memory_dir / "facts.yaml")["facts"]
+    for fact in facts:
+        if fact["text"] == probe.fact:
+            fact["witnesses"] = ["Someone Else"]
+    (project.memory_dir / "facts.yaml").write_text(dump_yaml({"facts": facts}))
+    prompt, _ = writer_prompt(project, probe.plan)
+    assert f"{who} does not know (scene {probe.planted_at}): {probe.fact}" in prompt
+    for fact in facts:
+        if fact["text"] == probe.fact:
+            fact["witnesses"] = ["Someone Else", probe.plan.pov]     # a hand edit: now told
+    (project.memory_dir / "facts.yaml").write_text(dump_yaml({"facts": facts}))
+    prompt, _ = writer_prompt(project, probe.plan)
+    assert f"Fact (scene {probe.planted_at}): {probe.fact}" in prompt
+    assert "does not know" not in prompt
+
+
+def test_a_held_tick_in_the_cli_exits_5_with_its_findings(project, cli):
+    configured(project, mode="hold")
+    run_ticks(project, 1, book(ScriptedModel()), offline_seed=0)
+    import novel_agent.tick.stages.audit as audit_stage
+    from novel_agent.audit.findings import Finding
+
+    found = Finding("dead_or_absent", "causal logic", "critical", 2, "Tobin laughed.",
+                    "Tobin Keel is dead: drowned at the weir", 1,
+                    "Tobin Keel acts or speaks, dead since scene 1")
+    original = audit_stage.check
+    audit_stage.check = lambda scene: [found]
+    try:
+        result = cli("tick", "-p", "harbour", ok=False)
+    finally:
+        audit_stage.check = original
+    assert result.exit_code == 5
+    assert "tick 2 is held by the continuity audit (audit.mode: hold)" in result.output
+    assert ("  [critical] causal logic: Tobin Keel acts or speaks, dead since scene 1 — "
+            "\"Tobin laughed.\"") in result.output
+    assert project.tick() == 1

@@ -1,0 +1,235 @@
+"""The audit's rule checks: each kind with a planted case and a near-miss control."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.audit.findings import CATEGORIES, RULES, SUBTYPES, Finding, book_ced, ced, mean_ced
+from novel_agent.audit.knowledge import apply_knowledge, knows, parse_clock
+from novel_agent.audit.rules import Rules, SceneInput, check, near_name
+from novel_agent.story.decisions import Extraction, extraction_from_json
+from novel_agent.story.memory import Memory, add_fact, open_loop, upsert_character, upsert_location
+
+CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga")
+
+
+def memory() -> Memory:
+    m = Memory()
+    for name in CAST:
+        upsert_character(m, name, tick=1)
+    for place in ("the north quay", "the bell tower"):
+        upsert_location(m, place, tick=1)
+    return m
+
+
+def scene(m: Memory, prose: str, tick: int = 5, *, location: str = "the north quay",
+          pov: str = "Mara Quill", recent: list | None = None, **fields) -> SceneInput:
+    extraction = Extraction(summary=["x"], **fields)
+    return SceneInput(tick=tick, prose=prose, extraction=extraction, memory=m, title=f"Scene {tick}",
+                      pov=pov, location=location, recent=recent or [])
+
+
+def record(m: Memory, tick: int, location: str = "the north quay", pov: str = "Mara Quill",
+           **fields) -> None:
+    apply_knowledge(m, Extraction(summary=["x"], **fields), tick=tick, location=location, pov=pov)
+
+
+def kinds(findings: list[Finding]) -> list[str]:
+    return [f.kind for f in findings]
+
+
+def test_every_rule_kind_has_a_constory_subtype():
+    assert len(SUBTYPES) == 19 and len(CATEGORIES) == 5
+    assert set(RULES.values()) <= set(SUBTYPES)
+
+
+def test_a_dead_character_who_speaks_is_found_with_both_quotes():
+    m = memory()
+    record(m, 3, status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned at the weir"}])
+    found = check(scene(m, "The fog lifted. Tobin laughed and poured the tea.",
+                        present=["Mara Quill", "Tobin Keel"]))
+    assert kinds(found) == ["dead_or_absent"]
+    f = found[0]
+    assert (f.subtype, f.severity, f.against_scene) == ("causal logic", "critical", 3)
+    assert f.quote == "Tobin laughed and poured the tea."
+    assert f.against == "Tobin Keel is dead: drowned at the weir"
+    assert m.find_character("Tobin Keel")["status_in"] == 3     # in his file, for a hand edit
+
+
+def test_a_dead_character_in_a_dream_or_named_only_in_memory_is_no_finding():
+    m = memory()
+    record(m, 3, status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned"}])
+    assert check(scene(m, "Mara dreamed of Tobin, who laughed in the dream.",
+                       present=["Mara Quill"], recalled=["Tobin Keel"])) == []
+    # listed as present by a sloppy extractor, but every sentence naming him is a memory
+    assert check(scene(m, "Mara remembered how Tobin used to laugh.",
+                       present=["Mara Quill", "Tobin Keel"])) == []
+
+
+def test_an_absent_character_who_comes_back_in_the_scene_is_no_finding():
+    m = memory()
+    record(m, 3, status=[{"name": "Ilse Varga", "status": "absent", "how": "sailed away"}])
+    planted = check(scene(m, "Ilse poured the tea.", present=["Ilse Varga"]))
+    assert kinds(planted) == ["dead_or_absent"] and planted[0].severity == "major"
+    back = scene(m, "Ilse came back from the mainland.", present=["Ilse Varga"],
+                 status=[{"name": "Ilse Varga", "status": "alive", "how": "came back"}])
+    assert check(back) == []
+
+
+def test_a_hand_edit_of_the_status_field_fixes_the_knowledge():
+    m = memory()
+    record(m, 3, status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned"}])
+    del m.find_character("Tobin Keel")["status"]         # the author: he lived
+    assert check(scene(m, "Tobin laughed.", present=["Tobin Keel"])) == []
+
+
+def test_in_two_places_at_the_same_moment_and_within_one_scene():
+    m = memory()
+    record(m, 4, location="the bell tower", present=["Tobin Keel"])
+    same = scene(m, "Tobin stood at the quay as the clock struck.", present=["Tobin Keel"],
+                 clock="day 2, 14:00")
+    same.clock, same.clock_scene = parse_clock("day 2, 14:00"), 4
+    assert kinds(check(same)) == ["two_places"]
+    later = scene(m, "Tobin stood at the quay.", present=["Tobin Keel"], clock="day 2, 18:00")
+    later.clock, later.clock_scene = parse_clock("day 2, 14:00"), 4
+    assert check(later) == []          # time passed: he could have walked
+    inside = scene(m, "Tobin waited at the quay, and Tobin was at the tower all along.",
+                   present=["Tobin Keel"], travel=[],
+                   where=[{"name": "Tobin Keel", "place": "the bell tower"}])
+    assert kinds(check(inside)) == ["two_places"]
+    walks = scene(m, "Tobin left the quay and walked to the tower.", present=["Tobin Keel"],
+                  travel=["Tobin Keel"], where=[{"name": "Tobin Keel", "place": "the bell tower"}])
+    assert check(walks) == []
+
+
+def test_moved_straight_after_the_last_scene_with_no_travel():
+    m = memory()
+    record(m, 4, location="the bell tower", present=["Tobin Keel"])
+    moved = check(scene(m, "Tobin sat at the quay and read.", present=["Tobin Keel"]))
+    assert kinds(moved) == ["no_travel"] and moved[0].subtype == "geography"
+    assert check(scene(m, "Tobin rode out to the quay.", present=["Tobin Keel"],
+                       travel=["Tobin Keel"])) == []
+    assert check(scene(m, "Tobin sat at the quay.", 7, present=["Tobin Keel"])) == []   # scenes later
+
+
+def test_an_object_used_after_it_was_given_away():
+    m = memory()
+    record(m, 3, items=[{"name": "Mara Quill", "item": "brass key", "event": "gives",
+                         "to": "Tobin Keel"}])
+    assert m.find_character("Tobin Keel")["holds"] == ["brass key"]
+    found = check(scene(m, "Mara took out the brass key and turned it.",
+                        items=[{"name": "Mara Quill", "item": "the brass key", "event": "uses"}]))
+    assert kinds(found) == ["lost_item"] and found[0].against_scene == 3
+    assert "gave it to Tobin Keel" in found[0].against
+    assert check(scene(m, "Tobin took out the brass key.",
+                       items=[{"name": "Tobin Keel", "item": "brass key", "event": "uses"}])) == []
+    assert check(scene(m, "Mara took the key back and used it.",
+                       items=[{"name": "Mara Quill", "item": "brass key", "event": "gains"},
+                              {"name": "Mara Quill", "item": "brass key", "event": "uses"}])) == []
+
+
+def test_a_variant_of_a_known_name_but_not_a_new_name_on_purpose():
+    m = memory()
+    known = set(m.characters)
+    upsert_character(m, "Tobin Keell", tick=5)          # the scene brought the misspelling in
+    s = scene(m, "Tobin Keell nodded.", present=["Tobin Keell"])
+    s.known_people = known
+    found = check(s)
+    assert kinds(found) == ["nomenclature"] and found[0].against == "Tobin Keel"
+    upsert_character(m, "Tobin Keene", tick=5)          # a cousin the planner created
+    s = scene(m, "Tobin Keene nodded.", present=["Tobin Keene"])
+    s.known_people = known | {"tobin_keene"}
+    assert check(s) == []
+    assert check(scene(m, "Tobin nodded.", present=["Tobin"])) == []     # a first name
+    assert near_name("the bel tower", ["the bell tower"]) == "the bell tower"
+    assert near_name("Ilse Vargas-Moreno", ["Ilse Varga"]) == ""
+
+
+def test_the_pov_uses_a_fact_never_witnessed_unless_told():
+    m = memory()
+    add_fact(m, "Tobin hid the ledger under the altar", tick=3)
+    record(m, 3, pov="Tobin Keel", present=["Ilse Varga"])
+    fact = m.facts[0]
+    assert fact["witnesses"] == ["Tobin Keel", "Ilse Varga"]
+    assert not knows(m, "Mara Quill", fact) and knows(m, "Ilse", fact)
+    uses = [{"name": "Mara Quill", "fact": "the ledger is under the altar"}]
+    found = check(scene(m, "Mara knew the ledger lay under the altar.", knows=uses))
+    assert kinds(found) == ["pov_knowledge"] and found[0].subtype == "knowledge"
+    assert found[0].quote == "Mara knew the ledger lay under the altar."
+    told = [{"to": "Mara Quill", "fact": "Tobin hid the ledger under the altar"}]
+    assert check(scene(m, "\"Under the altar,\" Ilse told her.", knows=uses, told=told)) == []
+    record(m, 6, told=told)                                # told: now she knows
+    assert "Mara Quill" in m.facts[0]["witnesses"]
+    assert check(scene(m, "Mara knew.", 7, knows=uses)) == []
+
+
+def test_the_clock_running_backwards():
+    m = memory()
+    s = scene(m, "It was nine in the morning of day 4 when Mara woke.", clock="day 4, 09:00")
+    s.clock, s.clock_scene = parse_clock("day 5, 20:00"), 4
+    found = check(s)
+    assert kinds(found) == ["clock"] and found[0].subtype == "absolute time"
+    assert "day 4" in found[0].quote
+    s = scene(m, "The clock said 4pm on day 5.", clock="4pm on day 6")
+    s.clock = parse_clock("day 5, 20:00")
+    assert check(s) == []
+    assert parse_clock("the evening of the third day") == parse_clock("day 3, 19:00").__class__(
+        3, 19 * 60, "the evening of the third day")
+    assert parse_clock("dawn") is not None and parse_clock("the next morning").day is None
+    assert parse_clock("a grey sea") is None
+
+
+def test_a_loop_overdue_is_said_once_the_tick_it_passes():
+    m = memory()
+    open_loop(m, "who forged the warrant", tick=2)
+    rules = Rules(loop_overdue=10)
+    at = lambda tick: check(SceneInput(tick=tick, prose="The tide turned.",  # noqa: E731
+                                       extraction=Extraction(summary=["x"]), memory=m,
+                                       rules=rules))
+    assert kinds(at(13)) == ["loop_overdue"] and at(13)[0].against == "who forged the warrant"
+    assert at(12) == [] and at(14) == []
+    m.loops[0]["scenes"].append(8)                        # mentioned: the count starts again
+    assert at(13) == [] and kinds(at(19)) == ["loop_overdue"]
+
+
+PARAGRAPH = ("The harbour lay under a lid of fog and the boats knocked at their moorings while "
+             "the keeper counted the bells and wrote each one down in the green ledger by the stove.")
+
+
+def test_a_passage_repeated_from_a_recent_scene_and_a_title_or_opening():
+    m = memory()
+    recent = [(3, "The Fog", f"Mara woke.\n\n{PARAGRAPH}"), (4, "The Bell", "Tobin slept.")]
+    tweaked = PARAGRAPH.replace("green", "red")
+    found = check(scene(m, f"Something else entirely.\n\n{tweaked}", recent=recent))
+    assert kinds(found) == ["repetition"] and found[0].against_scene == 3
+    own = ("The keeper counted the bells. Then he set out for the north quay with a lantern "
+           "and a coil of rope, and did not look back at the house where his sister slept.")
+    assert check(scene(m, own, recent=recent)) == []       # shares a phrase, not a passage
+    titled = scene(m, "Quite new words here.", recent=recent)
+    titled.title = "The Bell"
+    assert kinds(check(titled)) == ["repeated_title"]
+    titled.title = "The Bells"
+    assert check(titled) == []
+
+
+def test_extraction_keeps_the_knowledge_fields_and_drops_malformed_ones():
+    data = {"summary": ["Mara walks to the quay at dawn."], "present": ["Mara Quill"],
+            "status": [{"name": "Tobin", "status": "dead", "how": "drowned"},
+                       {"name": "Ilse", "status": "sleepy"}, "garbage"],
+            "items": [{"name": "Mara", "item": "key", "event": "uses"},
+                      {"name": "Mara", "item": "key", "event": "eats"}],
+            "told": "not a list", "clock": "day 3, 06:00"}
+    x = extraction_from_json(data)
+    assert x.status == [{"name": "Tobin", "status": "dead", "how": "drowned"}]
+    assert x.items == [{"name": "Mara", "item": "key", "event": "uses"}]
+    assert x.told == [] and x.clock == "day 3, 06:00"
+    assert x.to_dict()["present"] == ["Mara Quill"] and "knows" not in x.to_dict()
+
+
+def test_ced_is_subtypes_with_a_quoted_error_per_ten_thousand_words():
+    def f(subtype, quote="q"):
+        return Finding("llm", subtype, "minor", 1, quote, "a")
+    found = [f("nomenclature"), f("nomenclature"), f("geography"), f("tone", quote="")]
+    assert book_ced(found, 20_000) == pytest.approx(1.0)    # 2 subtypes / 2
+    assert ced(0, 0) == 0.0
+    assert mean_ced([(found, 20_000), ([], 5_000)]) == pytest.approx(0.5)
