@@ -6,9 +6,11 @@ Owns the server's life and how it is asked: a LocalModel starts its own server a
 stops it on `close()` (the session that built it closes it), so nothing outlives its
 owner in a long-running process. Every request streams (progress goes to the
 `on_progress` callback; `timeout` is the longest silence allowed, and a timeout is
-not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`, the
-one slot 0, so consecutive stages and ticks reuse their shared prefix), and to say
-how far it has read the prompt (`return_progress`). Which file, what context and
+not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`) in the
+stage's own slot (STAGE_SLOTS: the planner, writer, extractor and summarizer each keep
+theirs, so each stage's prefix stays cached from one tick to the next instead of being
+overwritten by the stage before it), and to say how far it has read the prompt
+(`return_progress`). The writer's prose can be held to a GBNF grammar (`Request.grammar`). Which file, what context and
 how many threads: models/local_setup.py. The model's own tokenizer, for counting:
 `LocalModel.tokenizer`.
 """
@@ -32,9 +34,13 @@ _QUANT_SUFFIX = re.compile(r"\.(q\d\w*|iq\d\w*|f16|f32|bf16)$", re.IGNORECASE)
 # Prompt tokens read per batch: llama.cpp reports reading progress once a batch (about
 # 7 s for the 1.5B model on one core), so the idle timeout sees it working.
 BATCH = 256
-# llama.cpp options sent with every request: the same slot and its prompt cache, and
-# progress while it reads the prompt.
+# llama.cpp options sent with every request: the prompt cache, and progress while it
+# reads the prompt.
 CACHE_OPTIONS = {"cache_prompt": True, "id_slot": 0, "return_progress": True}
+# One llama.cpp slot per stage, each with the whole context (n_ctx per slot, not shared):
+# a stage's prompt then finds its own previous prompt in its slot's cache. Any other stage
+# (a tokenize-only server, a test) uses slot 0.
+STAGE_SLOTS = {"planner": 0, "writer": 1, "extractor": 2, "summarizer": 3}
 
 
 def default_gguf_path() -> Path | None:
@@ -62,14 +68,15 @@ class LocalServer:
     run (a server that only tokenizes never computes).
     """
 
-    def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True):
+    def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True,
+                 slots: int = 1):
         import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
-        params.n_ctx = n_ctx
+        params.n_ctx = n_ctx * slots       # not unified: each slot has n_ctx of its own
         params.n_batch = min(BATCH, n_ctx)
-        params.n_parallel = 1              # one slot: every request reuses its cache
+        params.n_parallel = slots
         params.port = 0
         params.hostnames = ["127.0.0.1"]
         params.verbosity = -1    # llama.cpp logs every request to stderr otherwise
@@ -138,10 +145,12 @@ class LocalModel:
         self._connect()
 
     def _connect(self) -> None:
-        self.server = LocalServer(self.model_path, self.n_ctx, self.threads)
+        self.server = LocalServer(self.model_path, self.n_ctx, self.threads,
+                                  slots=len(STAGE_SLOTS))
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
-                                         extra_body=CACHE_OPTIONS, stream=True,
+                                         extra_body=CACHE_OPTIONS, slots=STAGE_SLOTS,
+                                         grammars=True, stream=True,
                                          retry_timeouts=False, **self._options)
 
     def _live_server(self) -> LocalServer:
