@@ -212,10 +212,16 @@ _ENDS = re.compile(r"[.!?…\"”’')\]]\s*$")
 
 
 def copied_from(text: str, prose: str, min_words: int = COPIED_WORDS) -> bool:
-    """Whether `text` (without its end mark) stands word for word in `prose`, and is at
-    least `min_words` words long."""
-    key = _fold(text)
-    return len(key.split()) >= min_words and key in _fold(prose)
+    """Whether most of `text` stands word for word in `prose`: a run of at least
+    `min_words` of its words, covering more than half of them ("What room in her own
+    lighthouse that she had never seen" is the scene's sentence with a "What")."""
+    words, seen = _fold(text).split(), f" {_fold(prose)} "
+    best, start = 0, 0
+    for end in range(1, len(words) + 1):
+        while start < end and f" {' '.join(words[start:end])} " not in seen:
+            start += 1
+        best = max(best, end - start)
+    return best >= min_words and best * 2 > len(words)
 
 
 def cut_off(text: str, limit: int) -> bool:

@@ -55,8 +55,8 @@ def canonical_names(plan: Plan, find: Callable[[str], dict | None]) -> Plan:
     return replace(plan, pov=pov, characters=cast)
 
 
-_PHRASE = re.compile(r"\b(?:the|a|an|her|his|their|its)\s+((?:[a-z]+'s\s+)?[a-z]{3,}"
-                     r"(?:\s+[a-z]{3,})?)", re.IGNORECASE)
+_PHRASE = re.compile(r"\b(?:the|a|an|her|his|their|its)\s+((?:[a-z]+\s+)?[a-z]+'s\s+[a-z]{3,}"
+                     r"|[a-z]{3,}(?:\s+[a-z]{3,})?)", re.IGNORECASE)
 _DULL = {"scene", "story", "moment", "way", "time", "point", "end", "first", "next", "same"}
 
 
