@@ -21,7 +21,7 @@ import zipfile
 from html import escape
 from typing import TYPE_CHECKING
 
-from novel_agent.books.markdown import blocks, blocks_html
+from novel_agent.books.markdown import blocks_html, scene_blocks
 
 if TYPE_CHECKING:
     from novel_agent.books.export import Chapter, Manuscript
@@ -79,7 +79,7 @@ def chapter_page(chapter: Chapter, lang: str) -> str:
     for n, scene in enumerate(chapter.scenes):
         body += ['<hr class="break"/>'] if n else []
         body += [f'<div class="scene" id="scene-{scene.tick}">',
-                 *blocks_html(blocks(scene.body, scene.title)), "</div>"]
+                 *blocks_html(scene_blocks(scene.body, scene.title, chapter.title)), "</div>"]
     return _page(chapter.title, lang, body + ["</section>"])
 
 

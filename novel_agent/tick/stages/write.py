@@ -32,12 +32,13 @@ from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_co
 # with a capital, a quotation mark, a dash or a parenthesis, none holding a colon, a
 # bracket, a heading's #, a table's |, a fence's ` or markdown emphasis. No line can then
 # be a list item, a heading, a table row or a "Title:"/"POV:"/"Scene intention:" label,
-# so the prompt's scaffolding cannot be written at all, rather than cut afterwards.
-PROSE_GRAMMAR = r"""root ::= para ("\n\n" para)*
+# so the prompt's scaffolding cannot be written at all, rather than cut afterwards. It
+# may end with a line break or two, so the model can stop after a paragraph's break.
+PROSE_GRAMMAR = r"""root ::= para ("\n\n" para)* "\n"? "\n"?
 para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
 """
 # A continuation goes on mid-sentence: its first paragraph may open with anything allowed.
-CONTINUATION_GRAMMAR = r"""root ::= [^\n:#*_|\[\]{}<>`~=]* ("\n\n" para)*
+CONTINUATION_GRAMMAR = r"""root ::= [^\n:#*_|\[\]{}<>`~=]* ("\n\n" para)* "\n"? "\n"?
 para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
 """
 # Where an answer that turned from the scene to the prompt's scaffolding is stopped
