@@ -55,7 +55,7 @@ def test_the_extractor_records_real_names_questions_and_no_copies():
                     {"name": "Tomas", "state": "watches from the boat"},
                     {"name": "Mara Quill", "state": "not in this scene"}],
         loops_opened=["The sailor had a map sewn into his coat.",
-                      "Whose room is marked on the map?"])
+                      "Whose room is marked on the map? ?"])
     extract.apply(memory, extraction, tick=2, prose=PROSE)
     assert sorted(c["name"] for c in memory.characters.values()) == ["Edda Lorn", "Tomas"]
     assert [f["text"] for f in memory.facts] == ["The map shows a room Edda has never seen."]
@@ -80,7 +80,7 @@ def test_the_planners_tools_refuse_lowercase_people_and_loops_that_are_no_questi
 def test_a_scene_lists_each_person_once_by_the_name_memory_knows():
     memory = memory_with_edda()
     p = Plan(title="T", intention="I", pov="Edda", location="Skerry Light",
-             characters=["Edda", "Edda Lorn"])
+             characters=["Edda", "Edda Lorn", "stranger"])
     fixed = plan.canonical_names(p, lambda n: __import__(
         "novel_agent.story.memory", fromlist=["find_person"]).find_person(memory, n))
     assert fixed.pov == "Edda Lorn" and fixed.characters == ["Edda Lorn"]

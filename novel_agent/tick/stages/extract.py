@@ -71,6 +71,7 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
             changes.append(f"{'new character ' if created else ''}{who['name']}: "
                            f"{item.get('state', '')}")
     for text in extraction.loops_opened:
+        text = re.sub(r"\s*\?(?:\s*\?)+\s*$", "?", text.strip())     # "…visit? ?"
         if loop_problem(text, prose) is not None:
             continue
         loop, created = open_loop(memory, text, tick=tick)

@@ -46,12 +46,13 @@ def settle_pov(plan: Plan, check: Callable[[str], str | None],
 
 def canonical_names(plan: Plan, find: Callable[[str], dict | None]) -> Plan:
     """The plan with its POV and characters as memory names them (`find`: the character a
-    name or alias names), each once: "Edda" is Edda Lorn, and a scene lists her once."""
+    name or alias names), each once: "Edda" is Edda Lorn, and a scene lists her once. A
+    character memory does not know (a name the tools rejected: "stranger") is left out."""
     def full(name: str) -> str:
         found = find(name) if name else None
-        return str(found.get("name") or name) if found else name
-    pov = full(plan.pov)
-    cast = list(dict.fromkeys(full(c) for c in plan.characters if c))
+        return str(found.get("name") or name) if found else ""
+    pov = full(plan.pov) or plan.pov
+    cast = list(dict.fromkeys(n for n in (full(c) for c in plan.characters if c) if n))
     return replace(plan, pov=pov, characters=cast)
 
 
