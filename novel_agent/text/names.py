@@ -243,7 +243,7 @@ def loop_problem(text: str, prose: str = "", limit: int = 160) -> str | None:
     text = " ".join(text.split())
     if not text:
         return "empty"
-    if _marker(text) == "an identifier (snake_case)" and len(text.split()) == 1:
+    if re.search(r"\w_|_\w|_\s|[\[\]{}]", text):    # "…to edda during_ ?", "[loop_id]"
         return "an identifier, not a question"
     if not (text.endswith("?") or _QUESTION.match(text)):
         return "not a question"
