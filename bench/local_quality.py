@@ -149,6 +149,7 @@ def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
                 run.failures.append(str(exc)[:160])
                 run.lines.append(f"  tick {n}: failed after {time.monotonic() - started:.0f}s "
                                  f"(load {load:.1f}): {str(exc)[:100]}")
+                print(run.lines[-1], flush=True)
                 continue
             finally:
                 run.seconds.append(time.monotonic() - started)

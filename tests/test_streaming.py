@@ -88,7 +88,8 @@ def test_tokens_per_second_counts_from_the_first_token():
 
 def test_each_stage_keeps_its_own_slot_and_the_writer_its_grammar(fake_openai):
     from novel_agent.models.local import STAGE_SLOTS
-    model = streaming(fake_openai, slots=STAGE_SLOTS, grammars=True)
+    model = streaming(fake_openai, slots=STAGE_SLOTS, grammars=True,
+                      stage_options={"writer": {"dry_multiplier": 0.8}})
     for stage in ("planner", "writer", "extractor", "summarizer"):
         model.complete(Request(stage, [{"role": "user", "content": "Write."}], 60,
                                grammar='root ::= "x"' if stage == "writer" else None,
@@ -97,6 +98,7 @@ def test_each_stage_keeps_its_own_slot_and_the_writer_its_grammar(fake_openai):
     assert [b["id_slot"] for b in bodies] == [0, 1, 2, 3]
     assert [b.get("grammar") for b in bodies] == [None, 'root ::= "x"', None, None]
     assert all(b["stop"] == ["\nTitle:"] for b in bodies)
+    assert [b.get("dry_multiplier") for b in bodies] == [None, 0.8, None, None]   # writer only
 
 
 def test_a_grammar_is_not_sent_to_a_provider_that_takes_none(fake_openai):

@@ -58,6 +58,7 @@ class OpenAICompatModel:
                  prose_options: dict[str, Any] | None = None,
                  extra_body: dict[str, Any] | None = None,
                  slots: dict[str, int] | None = None, grammars: bool = False,
+                 stage_options: dict[str, dict[str, Any]] | None = None,
                  on_progress: OnProgress | None = None, retry_timeouts: bool = True,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
@@ -71,6 +72,7 @@ class OpenAICompatModel:
         # llama.cpp: the slot each stage keeps (`id_slot`, so its prompt prefix stays cached
         # from tick to tick), and whether a request's GBNF grammar is sent.
         self.slots, self.grammars = dict(slots or {}), grammars
+        self.stage_options = dict(stage_options or {})    # extra_body for one stage's prose
         self.on_progress, self.retry_timeouts = on_progress, retry_timeouts
         self._key = api_key or NO_KEY
         self._sleep, self._clock = sleep, clock
@@ -206,6 +208,8 @@ class OpenAICompatModel:
         elif level == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         extra = {**self.extra_body, **(self.prose_options if request.json_schema is None else {})}
+        if request.json_schema is None:
+            extra.update(self.stage_options.get(request.stage, {}))
         if request.stage in self.slots:
             extra["id_slot"] = self.slots[request.stage]
         if self.grammars and request.grammar and request.json_schema is None:
