@@ -119,8 +119,8 @@ LOCAL_PROSE_OPTIONS = {"repeat_penalty": 1.1, "repeat_last_n": 256, "frequency_p
 # so a run of more than a few tokens already in it (the last scene, written again: on the
 # 1.5B model three tries of one tick copied 260, 279 and 393 of ~500 words) is penalised
 # more with every token it goes on; names and short phrases (up to 4 tokens) stay free.
-WRITER_OPTIONS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 4,
-                  "dry_penalty_last_n": -1}
+# (dry_penalty_last_n is set to the context size: llama.cpp refuses -1 over HTTP.)
+WRITER_OPTIONS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 4}
 
 
 class LocalModel:
@@ -156,7 +156,9 @@ class LocalModel:
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
                                          extra_body=CACHE_OPTIONS, slots=STAGE_SLOTS,
-                                         grammars=True, stage_options={"writer": WRITER_OPTIONS},
+                                         grammars=True, stage_options={"writer": {
+                                             **WRITER_OPTIONS,
+                                             "dry_penalty_last_n": self.n_ctx}},
                                          stream=True,
                                          retry_timeouts=False, **self._options)
 
