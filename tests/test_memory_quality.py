@@ -31,10 +31,12 @@ def test_a_common_noun_is_not_a_person():
 def test_a_loop_is_a_question_in_its_own_words_and_whole():
     assert loop_problem("Who drew the room on the drowned man's map?") is None
     assert loop_problem("The stranger cries for help.") == "not a question"
+    assert loop_problem("Who are you? Edda asked the young man in a hushed voice.") == \
+        "not a question"
     assert loop_problem("the_stranger_cries") == "an identifier, not a question"
     assert loop_problem("What might have happened to edda during_ ?") == \
         "an identifier, not a question"
-    assert loop_problem("What room in her own lighthouse that she had never seen",
+    assert loop_problem("What room in her own lighthouse that she had never seen?",
                         PROSE) == "a sentence copied from the scene"
     cut = "Why did the keeper " + "keep " * 30 + "the lamp withoutt"
     assert loop_problem(cut[:160]) == "cut off"

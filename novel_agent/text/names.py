@@ -245,8 +245,9 @@ def loop_problem(text: str, prose: str = "", limit: int = 160) -> str | None:
         return "empty"
     if re.search(r"\w_|_\w|_\s|[\[\]{}]", text):    # "…to edda during_ ?", "[loop_id]"
         return "an identifier, not a question"
-    if not (text.endswith("?") or _QUESTION.match(text)):
-        return "not a question"
+    asked = text.rstrip("?")
+    if not (text.endswith("?") or _QUESTION.match(text)) or "?" in asked:
+        return "not a question"     # "Who are you? Edda asked the young man." is dialogue
     if cut_off(text, limit):
         return "cut off"
     if prose and copied_from(text, prose):
