@@ -15,12 +15,23 @@ llama.cpp, and the script prints:
 - repeated-trigram share (of each scene's word trigrams, those it already used: a
   model that loops scores high); junk names rejected (names.name_problem's warnings);
 - ticks that failed (TickError: nothing committed).
+
+And per tick (issue 21's goals in brackets): seconds [<= 60 on 2 cores], each stage's
+prompt tokens evaluated vs taken from llama.cpp's cache, tok/s written, scaffolding
+lines in the committed scene [0] (text/cleanup.scaffold_lines), paragraphs copied from
+the writer's prompt [0] (10+ words found word for word in it, as logged in
+.novel/log), premise words present [lighthouse, drowned, map or their kin, in every
+scene]; at the end, distinct titles [5/5] and memory entries that are not real names
+or questions [0] (characters failing names.person_problem, loops failing
+names.loop_problem).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -36,11 +47,40 @@ from novel_agent.story.memory import load_memory
 from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
+from novel_agent.text.cleanup import COPIED_MIN_WORDS, scaffold_lines
+from novel_agent.text.names import loop_problem, name_problem, person_problem
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.tools import REJECTED
 
 FOUNDATION = Path(__file__).resolve().parent.parent / "scripts" / "demo.yaml"
+PREMISE_WORDS = re.compile(r"\b(?:lighthouse\w*|lamp\w*|drown\w*|maps?|charts?)\b", re.I)
+STAGES = ("planner", "writer", "extractor", "summarizer")
+
+
+def copied_paragraphs(body: str, prompt: str) -> int:
+    """Paragraphs of `body` of COPIED_MIN_WORDS+ words found word for word in `prompt`."""
+    seen = " ".join(prompt.casefold().split())
+    return sum(1 for p in re.split(r"\n\s*\n", body) if len(p.split()) >= COPIED_MIN_WORDS
+               and " ".join(p.casefold().split()) in seen)
+
+
+def writer_prompt(project_root: Path, tick_no: int) -> str:
+    """The writer's prompt of `tick_no` as its log kept it ("" if none)."""
+    path = project_root / ".novel" / "log" / f"tick_{tick_no:03d}_writer.json"
+    try:
+        return "\n".join(m["content"] for m in json.loads(path.read_text())["messages"])
+    except (OSError, KeyError, ValueError):
+        return ""
+
+
+def junk_memory(memory) -> list[str]:
+    """Memory entries that are not a real name (characters) or a question (open loops)."""
+    bad = [f"character {c.get('name')!r}" for c in memory.characters.values()
+           if name_problem(str(c.get("name", ""))) or person_problem(str(c.get("name", "")))]
+    bad += [f"loop {loop.get('description')!r}" for loop in memory.loops
+            if loop_problem(str(loop.get("description", "")))]
+    return bad
 
 
 def repeated_trigram_share(text: str) -> float:
@@ -86,6 +126,10 @@ class Run:
     failures: list[str] = field(default_factory=list)
     prompt: int = 0
     cached: int = 0
+    lines: list[str] = field(default_factory=list)     # one per tick
+    scaffolding: int = 0
+    copied: int = 0
+    premise: int = 0
 
 
 def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
@@ -94,21 +138,41 @@ def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
     project = create_project(root / name, {"name": name, **foundation, "preset": "balanced"},
                              config={"llm": {"provider": "local", "local_model": name}})
     config, run, speed = project.config(), Run(), Speed()
-    with reconciled(project), Session.open(project, config, os.environ, on_progress=speed.hear) as session:
-        for _ in range(ticks):
-            started = time.monotonic()
+    per_tick = [Speed()]
+    hear = lambda p: (speed.hear(p), per_tick[-1].hear(p))  # noqa: E731
+    with reconciled(project), Session.open(project, config, os.environ, on_progress=hear) as session:
+        for n in range(1, ticks + 1):
+            started, per_tick[:] = time.monotonic(), [Speed()]
+            load = os.getloadavg()[0]
             try:
                 result = tick(session)
             except TickError as exc:
                 run.failures.append(str(exc)[:160])
+                run.lines.append(f"  tick {n}: failed after {time.monotonic() - started:.0f}s "
+                                 f"(load {load:.1f}): {str(exc)[:100]}")
+                print(run.lines[-1], flush=True)
                 continue
             finally:
                 run.seconds.append(time.monotonic() - started)
-            run.scenes.append(load_scene(result.scene_path))
+            scene = load_scene(result.scene_path)
+            run.scenes.append(scene)
             run.rejected += sum(w.startswith(REJECTED) for w in result.warnings)
             for stage in result.stages:
                 run.prompt += stage.prompt_tokens
                 run.cached += stage.cached_tokens
+            junk = len(scaffold_lines(scene.body))
+            copies = copied_paragraphs(scene.body, writer_prompt(project.root, result.tick))
+            premise = sorted({w.lower() for w in PREMISE_WORDS.findall(scene.body)})
+            run.scaffolding, run.copied = run.scaffolding + junk, run.copied + copies
+            run.premise += bool(premise)
+            stages = "  ".join(f"{s.stage} {s.prompt_tokens - s.cached_tokens}+{s.cached_tokens}c"
+                               for s in result.stages)
+            run.lines.append(
+                f"  tick {result.tick}: {run.seconds[-1]:5.1f}s (load {load:.1f})  "
+                f"{per_tick[-1].rate():4.1f} tok/s written  prompt evaluated+cached: {stages}  "
+                f"scaffolding {junk}  copied {copies}  premise {','.join(premise) or 'NONE'}  "
+                f"{scene.words} words  {scene.title!r}")
+            print(run.lines[-1], flush=True)
     return run, speed, {"memory": load_memory(project.memory_dir), "config": config}
 
 
@@ -133,6 +197,11 @@ def report(name: str, run: Run, speed: Speed, extra: dict) -> list[str]:
         f"({', '.join(str(s.words) for s in scenes)})",
         f"  repeated-trigram share      {trigram:7.1%}",
         f"  junk names rejected         {run.rejected:7d}",
+        f"  scaffolding lines committed {run.scaffolding:7d}",
+        f"  paragraphs copied from the prompt {run.copied:3d}",
+        f"  scenes with the premise     {run.premise}/{len(scenes)}",
+        f"  junk memory entries         {len(junk_memory(memory)):7d}  "
+        + "; ".join(junk_memory(memory))[:300],
         *(f"  failed: {f}" for f in run.failures),
         "  titles: " + "; ".join(f"{s.title!r} (pov {s.pov})" for s in scenes),
     ]

@@ -89,11 +89,40 @@ def dump_yaml(data: Any) -> str:
                           width=100)
 
 
-def _yaml_error(path: Path, exc: yaml.YAMLError) -> FileFormatError:
-    mark = getattr(exc, "problem_mark", None)
+_OPENERS = {"flow mapping": ("{", "}"), "flow sequence": ("[", "]")}
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[str, int | None]:
+    """What a YAML error means, in words with what to do, and the line to look at: for a
+    bracket or brace never closed, the line where it opened (PyYAML's problem mark is
+    where it gave up, a line or more later).
+
+    >>> yaml_problem(_parse_error("a: 1\\nb: [1, 2\\nc: 3\\n"))[1]
+    2
+    """
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return FileFormatError(f"invalid YAML: {problem}", file=str(path),
-                           line=mark.line + 1 if mark else None)
+    context = str(getattr(exc, "context", "") or "")
+    opened = getattr(exc, "context_mark", None)
+    for kind, (start, end) in _OPENERS.items():
+        if kind in context and opened is not None:
+            return (f"invalid YAML: the '{start}' opened here is never closed: add the "
+                    f"'{end}' (or quote the value if the bracket is part of it)", opened.line + 1)
+    mark = getattr(exc, "problem_mark", None)
+    return (f"invalid YAML: {problem} (fix the line, or quote a value that holds ': ' or "
+            "starts with a special character)", mark.line + 1 if mark else None)
+
+
+def _parse_error(text: str) -> yaml.YAMLError:
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        return exc
+    raise ValueError("the text parses")
+
+
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> FileFormatError:
+    message, line = yaml_problem(exc)
+    return FileFormatError(message, file=str(path), line=line)
 
 
 def read_text(path: Path) -> str:

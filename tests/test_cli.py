@@ -99,6 +99,7 @@ def test_project_errors_carry_the_path(projects_dir):
 def test_several_projects_need_a_choice(projects_dir):
     invoke("new", "a")
     invoke("new", "b")
+    (projects_dir / ".novel-last").unlink()          # none remembered (see test_first_hour)
     result = invoke("status", ok=False)
     assert "several projects" in result.output and "-p NAME" in result.output
 

@@ -119,8 +119,8 @@ def test_compaction_level_1_turns_older_full_text_into_summaries():
 def test_a_big_pinned_tail_raises_the_level():
     scenes = sf.SyntheticScenes(20, lambda t: 150)
     calm = build(scenes, 6000)
-    tools = [sf.prose(60, i) for i in range(40)]
-    tight = build(scenes, 6000, tools=tools)
+    note = "\n".join(sf.prose(60, i) for i in range(40))   # a pinned tail the writer reads
+    tight = build(scenes, 6000, steer=note)
     assert calm.level == 0 and tight.level >= 1
     assert tight.tokens <= 6000
     assert len(tight.context.section("recent_full").items) < len(

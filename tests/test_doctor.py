@@ -97,11 +97,38 @@ def test_stray_files_in_scenes_and_broken_lore_are_listed_with_their_fix(project
         "problem  scenes/scene_2.txt is not a scene file (only scene_NNN.md are read): it is "
         "not part of the story\n"
         "         fix: move it out of scenes/ and bring it in with `novel import scene_2.txt`\n"
-        f"problem  {project.lore_dir / 'broken.yaml'}:2: invalid YAML: expected ',' or ']', "
-        "but got '<stream end>'; the file is skipped\n"
+        f"problem  {project.lore_dir / 'broken.yaml'}:1: invalid YAML: the '[' opened here is "
+        "never closed: add the ']' (or quote the value if the bracket is part of it); the file "
+        "is skipped\n"
         "         fix: fix the file (`novel lore check` shows what is read)\n"
         f"problem  {project.lore_dir / 'locket.yaml'}:3: 'priority' must be a whole number, "
         "not 'high'; the entry is skipped\n"
         "         fix: fix the file (`novel lore check` shows what is read)\n")
     assert doctor(project, "--fix").exit_code == 1      # nothing here is fixed for you
     assert (project.scenes_dir / "chapter1.md").is_file()
+
+
+def test_a_project_yaml_that_does_not_load_is_a_problem(project):
+    run_ticks(project, 1)
+    text = project.project_file.read_text()
+    project.project_file.write_text(text + "llm: {temperature: 0.5\n")
+    result = doctor(project)
+    assert result.exit_code == 1
+    line = len(text.splitlines()) + 1
+    assert (f"problem  {project.project_file}:{line}: invalid YAML: the '{{' opened here is never "
+            "closed") in result.output
+    assert "fix: fix project.yaml (tick, run and status stop on it)" in result.output
+
+
+def test_committed_scaffolding_and_a_short_scene_are_problems(project):
+    run_ticks(project, 2)
+    one = project.scene_path(1)
+    one.write_text(one.read_text() + "\n- Open loop [the_stranger_cries]: who is he?\n"
+                   "Title: The Stranger's Descent\n")
+    two = project.scene_path(2)
+    head, _, _ = two.read_text().rpartition("---\n")
+    two.write_text(head + "---\nShe waited by the lamp.\n")
+    out = doctor(project).output
+    assert ("problem  scenes/scene_001.md holds 2 lines of the prompt's scaffolding, not prose "
+            "(first: '- Open loop [the_stranger_cries]: who is he?')") in out
+    assert "problem  scenes/scene_002.md has 5 words, under half of generation.scene_min_words" in out

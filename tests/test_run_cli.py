@@ -16,9 +16,11 @@ def test_a_bounded_run_shows_progress_and_a_line_per_tick(project):
     result = run("--ticks", "2")
     lines = result.output.splitlines()
     assert result.exit_code == 0
-    assert lines[0] == "writing 2 ticks"             # the bar's label (no terminal: no bar)
-    assert [l.split('"')[0] for l in lines[1:3]] == ["tick 1 ", "tick 2 "]
-    assert all(" words  " in l and " tokens  " in l for l in lines[1:3])
+    assert lines[0] == ("pace: ticks back to back (daemon.interval 0; --interval S to space "
+                        "them); no cost (a free model)")
+    assert lines[1] == "writing 2 ticks"             # the bar's label (no terminal: no bar)
+    assert [l.split('"')[0] for l in lines[2:4]] == ["tick 1 ", "tick 2 "]
+    assert all(" words  " in l and " tokens  " in l for l in lines[2:4])
     assert lines[-1].startswith("finished the 2 ticks asked. 2 ticks, ")
 
 

@@ -14,6 +14,7 @@ from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
+from novel_agent.reports.usage import project_rows
 from novel_agent.tick.prompt_log import log_path
 
 
@@ -40,16 +41,18 @@ def test_every_tick_has_its_numbers_from_the_files_and_logs(story):
         meta, body = read_front_matter(story.scene_path(t["tick"]))
         assert t["words"] == meta["words"] == len(body.split())
         writer = json.loads(log_path(story, t['tick'], "writer").read_text())
-        assert t["prompt"]["writer"] == writer["tokens"]
+        billed = sum(r["prompt_tokens"] for r in project_rows(story)
+                     if r["tick"] == t["tick"] and r["stage"] == "writer")
+        assert t["prompt"]["writer"] == billed       # as `novel usage` counts it
         assert t["sections"] == {s["name"]: s["tokens"] for s in writer["sections"]}
         assert (t["budget"], t["compaction"], t["prefix_share"]) == (
             writer["budget"], writer["compaction_level"], writer["prefix_share"])
         assert t["cost"] == 0.0                                   # offline
     with_summaries = [t["tick"] for t in ticks if "summarizer" in t["prompt"]]
     assert with_summaries == [5, 10]
-    checkpoint = sum(json.loads(p.read_text())["tokens"]
-                     for p in story.log_dir.glob("tick_005_summarizer_*.json"))
-    assert ticks[4]["prompt"]["summarizer"] == checkpoint > 0
+    checkpoint = sum(r["prompt_tokens"] for r in project_rows(story)
+                     if r["tick"] == 5 and r["stage"].startswith("summarizer"))
+    assert ticks[4]["prompt"]["summarizer"] == checkpoint > 0   # the ledger's, as usage
     summary = stats["summary"]
     assert summary["scenes"] == 12
     assert summary["words"] == sum(t["words"] for t in ticks)

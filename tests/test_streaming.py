@@ -84,3 +84,27 @@ def test_llama_cpp_options_go_with_every_request(fake_openai):
 def test_tokens_per_second_counts_from_the_first_token():
     assert Progress("writer", seconds=9.0, tokens=1, generating=0.0).tokens_per_second == 0
     assert Progress("writer", seconds=9.0, tokens=21, generating=2.0).tokens_per_second == 10
+
+
+def test_each_stage_keeps_its_own_slot_and_the_writer_its_grammar(fake_openai):
+    from novel_agent.models.local import STAGE_SLOTS
+    model = streaming(fake_openai, slots=STAGE_SLOTS, grammars=True,
+                      stage_options={"writer": {"dry_multiplier": 0.8}})
+    for stage in ("planner", "writer", "extractor", "summarizer"):
+        model.complete(Request(stage, [{"role": "user", "content": "Write."}], 60,
+                               grammar='root ::= "x"' if stage == "writer" else None,
+                               stop=("\nTitle:",)))
+    bodies = [r["json"] for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
+    assert [b["id_slot"] for b in bodies] == [0, 1, 2, 3]
+    assert [b.get("grammar") for b in bodies] == [None, 'root ::= "x"', None, None]
+    assert all(b["stop"] == ["\nTitle:"] for b in bodies)
+    assert [b.get("dry_multiplier") for b in bodies] == [None, 0.8, None, None]   # writer only
+
+
+def test_a_grammar_is_not_sent_to_a_provider_that_takes_none(fake_openai):
+    OpenAICompatModel(fake_openai.base_url, "m", None, timeout=5.0, max_retries=0,
+                      temperature=0.5).complete(Request("writer", [{"role": "user",
+                                                                    "content": "Write."}], 60,
+                                                        grammar='root ::= "x"'))
+    (body,) = [r["json"] for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
+    assert "grammar" not in body and "id_slot" not in body and "stop" not in body

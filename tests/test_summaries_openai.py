@@ -42,10 +42,10 @@ def test_each_checkpoint_prompt_holds_its_own_range(openai_project):
                                    "plot points: major developments, character changes, new "
                                    "threads, resolved conflicts.")
     assert "## Scenes 1–2" in first
-    assert "### Scene 1 — The Drawn Door" in first and "### Scene 2 — The Drawn Door" in first
+    assert "### Scene 1 — The Drawn Door" in first and "### Scene 2 — The Map" in first
     assert "Scene 3" not in first
     assert "Summarize scenes 3 to 4" in second and "## Scenes 3–4" in second
-    assert "### Scene 3 — The Drawn Door" in second and "### Scene 4 — The Drawn Door" in second
+    assert "### Scene 3 — The Door" in second and "### Scene 4 — The Drawn Door 2" in second
     assert "### Scene 1 —" not in second and "### Scene 2 —" not in second
     # the overall summary is extended with what is new, and read back as "summary so far"
     assert "adding what scenes 3 to 4 bring" in overall_2 and "### Scenes 3–4" in overall_2

@@ -85,8 +85,8 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
     before = snapshot(project.root)
     with pytest.raises(FileFormatError) as info:
         run(project)
-    # the unclosed list runs into the closing "---": the parser stops there, on line 3
-    assert info.value.file == str(path) and info.value.line == 3
+    # the unclosed list runs into the closing "---": named where it opened, on line 2
+    assert info.value.file == str(path) and info.value.line == 2
     assert "scene_001.md" in str(info.value)
     assert snapshot(project.root) == before
 

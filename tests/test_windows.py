@@ -121,7 +121,7 @@ def test_shipped_windows(model, window, max_output):
 
 
 @pytest.mark.parametrize("text, line, message", [
-    ("models:\n  gpt-4o: {window: 128000, max_output: 16384\n  o1: {}\n", 3, "invalid YAML"),
+    ("models:\n  gpt-4o: {window: 128000, max_output: 16384\n  o1: {}\n", 2, "invalid YAML"),
     ("models:\n  gpt-4o: {window: 128000, max_output: 16384}\n  o1: {window: big, max_output: 1}\n",
      3, "'o1.window' must be a positive integer"),
     ("models:\n  gpt-4o:\n    window: 128000\n    max_output: 16384\n    colour: blue\n",

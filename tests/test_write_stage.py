@@ -88,7 +88,7 @@ def test_a_scene_left_short_by_copies_is_asked_for_once_more(project):
     asked, again = model.calls("writer")[1:]
     assert again.messages[-1]["content"] == f"{asked.messages[-1]['content']}\n\n{write.ANEW}"
     assert two.scene_path.read_text().split("---\n", 2)[2].strip() == fresh.strip()
-    assert "the writer copied earlier scenes: asked once more not to" in two.notices
+    assert "the writer copied its prompt (earlier scenes or its notes): asked once more not to" in two.notices
 
 
 def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothing(project,
@@ -98,7 +98,46 @@ def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothin
     run_ticks(project, 1, model, offline_seed=0)
     before = snapshot(project.root)
     model = ScriptedModel().add("planner", PLAN).add("writer", first).add("writer", first)
-    with pytest.raises(TickError, match="the answer only repeats its prompt"):
+    with pytest.raises(TickError, match="the answer is mostly scaffolding or copies of its prompt"):
         run_ticks(project, 1, model, offline_seed=0)
     assert len(model.calls("writer")) == 2
     assert snapshot(project.root) == before
+
+
+def test_the_writer_asks_for_prose_under_its_grammar_and_stops():
+    model = ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
+                                                     finish_reason="length"))
+    model.add("writer", Completion(text="amp was cold. " + SENTENCE * 20))
+    write.run(model, MESSAGES, max_tokens=700, min_words=200)
+    first, more = model.calls("writer")
+    assert first.grammar == write.PROSE_GRAMMAR and more.grammar == write.CONTINUATION_GRAMMAR
+    assert "\nTitle:" in first.stop and len(first.stop) <= 4
+
+
+def test_scaffolding_inside_the_scene_comes_off_too():
+    answer = (f"{SENTENCE * 10}\n- Opened loop [the_stranger_cries]: who is he?\n"
+              f"Title: The Stranger's Descent\n\n{SENTENCE * 10}\nScene intention: Edda waits.\n"
+              "POV: Edda Lorn (now: Update Edda's character)\nLocation: Skerry Light")
+    prose, call = write.run(ScriptedModel().add("writer", answer), MESSAGES, max_tokens=700,
+                            min_words=100)
+    assert [p.strip() for p in prose.split("\n\n")] == [(SENTENCE * 10).strip()] * 2
+
+
+def test_a_scene_that_is_mostly_scaffolding_is_written_again():
+    junk = ("- Open loop [the_stranger_cries]: who is the stranger crying for help?\n"
+            "Title: The Keeper\nScene intention: Edda finds the map and opens it by the lamp.\n"
+            "POV: Edda Lorn (now: Update Edda's character with the map)\nShe waited.")
+    model = ScriptedModel().add("writer", junk).add("writer", SENTENCE * 20)
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=100)
+    assert prose == (SENTENCE * 20).strip()
+    assert write.ANEW in model.calls("writer")[1].messages[-1]["content"]
+    assert "asked once more" in call.warning
+
+
+def test_a_scene_that_is_mostly_scaffolding_twice_fails():
+    from novel_agent.errors import ModelResponseError
+    junk = ("Title: The Keeper\nScene intention: Edda finds the map and opens it by the lamp.\n"
+            "POV: Edda Lorn (now: Update Edda's character with the map)\nShe waited.")
+    model = ScriptedModel().add("writer", junk).add("writer", junk)
+    with pytest.raises(ModelResponseError, match="mostly scaffolding or copies"):
+        write.run(model, MESSAGES, max_tokens=700, min_words=100)

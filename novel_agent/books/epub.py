@@ -21,7 +21,7 @@ import zipfile
 from html import escape
 
 from novel_agent.books.book import Book, Chapter
-from novel_agent.books.markdown import blocks, blocks_html
+from novel_agent.books.markdown import blocks_html, scene_blocks
 
 XHTML = "application/xhtml+xml"
 CONTAINER = """<?xml version="1.0" encoding="utf-8"?>
@@ -76,7 +76,7 @@ def chapter_page(chapter: Chapter, lang: str) -> str:
     for n, scene in enumerate(chapter.scenes):
         body += ['<hr class="break"/>'] if n else []
         body += [f'<div class="scene" id="scene-{scene.tick}">',
-                 *blocks_html(blocks(scene.body, scene.title)), "</div>"]
+                 *blocks_html(scene_blocks(scene.body, scene.title, chapter.title)), "</div>"]
     return _page(chapter.title, lang, body + ["</section>"])
 
 

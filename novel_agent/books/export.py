@@ -24,7 +24,7 @@ from pathlib import Path
 
 from novel_agent.books.book import Book, Chapter
 from novel_agent.books.epub import render_epub
-from novel_agent.books.markdown import blocks, blocks_html, blocks_markdown, blocks_text
+from novel_agent.books.markdown import blocks_html, blocks_markdown, blocks_text, scene_blocks
 from novel_agent.errors import ExportError
 from novel_agent.files import atomic_write
 from novel_agent.story.project import Project
@@ -131,7 +131,7 @@ def collect(project: Project, scene_range: str | None = None,
 def _chapter_blocks(chapter: Chapter, render: Callable, brk: list[str]) -> list[str]:
     out: list[str] = []
     for n, scene in enumerate(chapter.scenes):
-        out += (brk if n else []) + render(blocks(scene.body, scene.title))
+        out += (brk if n else []) + render(scene_blocks(scene.body, scene.title, chapter.title))
     return out
 
 
@@ -186,7 +186,7 @@ def render_html(m: Book) -> str:
         for k, scene in enumerate(chapter.scenes):
             lines += ['<hr class="break">'] if k else []
             lines += [f'<div class="scene" id="scene-{scene.tick}">',
-                      *blocks_html(blocks(scene.body, scene.title)), "</div>"]
+                      *blocks_html(scene_blocks(scene.body, scene.title, chapter.title)), "</div>"]
         lines.append("</section>")
     lines += ["</main>", "</body>", "</html>"]
     return "\n".join(lines) + "\n"

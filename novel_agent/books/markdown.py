@@ -99,3 +99,12 @@ def blocks_markdown(items: list[Block]) -> list[str]:
 def blocks_text(items: list[Block]) -> list[str]:
     """Blocks as plain paragraphs, without markdown marks."""
     return ["* * *" if b.kind == "break" else plain(b.text) for b in items]
+
+
+def scene_blocks(body: str, title: str, chapter_title: str = "") -> list[Block]:
+    """A scene's blocks headed by its title (as a heading block), unless the title is
+    its chapter's (a chapter titled by its first scene prints it once)."""
+    out = blocks(body, title)
+    if title.strip() and _key(title) != _key(chapter_title):
+        out.insert(0, Block("heading", title.strip()))
+    return out

@@ -17,13 +17,13 @@ from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
-from novel_agent.story.project import Project, find_project
+from novel_agent.story.project import Project, find_project, projects_dir, remember_project
 from novel_agent.tick.session import Session
 
 project_option = click.option(
     "-p", "--project", "project_spec", metavar="PROJECT",
     help="A project folder or a name under the projects folder (default: the project here, "
-         "else the only one under projects/).")
+         "else the only one under projects/, else the one last used there).")
 
 wait_option = click.option(
     "--wait", type=click.FloatRange(0, None), default=0.0, show_default=True, metavar="S",
@@ -51,6 +51,9 @@ def open_project(spec: str | None) -> Project:
     no other process holds it: an interrupted commit finished, temp files removed, the
     tick counter re-counted, each said in one line (on stderr)."""
     project = find_project(spec, Path.cwd(), os.environ)
+    if project.chosen:
+        click.echo(project.chosen, err=True)
+    remember_project(project, projects_dir(Path.cwd(), os.environ))
     try:
         with opened(project) as notices:
             pass

@@ -8,6 +8,7 @@ import click
 
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.context.report import render_report
+from novel_agent.models import resolve_provider
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
 
@@ -22,8 +23,9 @@ from novel_agent.tick.session import Session
 def context_cmd(project_spec: str | None, stage: str, as_json: bool, show_prompt: bool) -> None:
     """Show what the next tick's prompt holds: budget, sections, items left out and why.
 
-    No LLM is called: the planner's and writer's answers that the writer and
-    extractor prompts depend on come from the offline model.
+    No LLM is called: the plan (and the prose) that the writer's and extractor's
+    prompts are built around are stand-ins drawn from the story's memory. On a local
+    model the tokens are counted with its own tokenizer (loaded first, a few seconds).
 
     \b
     Example:
@@ -32,6 +34,9 @@ def context_cmd(project_spec: str | None, stage: str, as_json: bool, show_prompt
     """
     project = open_project(project_spec)
     config = load_config(project)
+    if resolve_provider(config) == "local":
+        click.echo("context: loading the local model's tokenizer, to count tokens as it "
+                   "does (a few seconds)…", err=True)
     with Session.open(project, config, stand_in=True) as session:
         built = preview(session, stage)
     if as_json:
@@ -43,7 +48,8 @@ def context_cmd(project_spec: str | None, stage: str, as_json: bool, show_prompt
     for line in render_report(built.report):
         click.echo(line)
     if stage != "planner":
-        click.echo("note: the plan (and prose) in this preview come from the offline model")
+        click.echo("note: no model was called: the plan (and prose) this prompt is built "
+                   "around are stand-ins drawn from the story's memory, not the next tick's")
     if show_prompt:
         for message in built.messages:
             click.echo(f"\n===== {message['role']} =====")

@@ -111,4 +111,5 @@ def lore_check(project_spec: str | None) -> None:
     if book.problems:
         raise FileFormatError(f"{len(book.problems)} lore problem(s); those entries are "
                               "skipped by every tick until fixed")
-    click.echo(f"{len(book.entries)} lore entries, all valid")
+    n = len(book.entries)
+    click.echo(f"{n} lore entr{'y' if n == 1 else 'ies'}, {'valid' if n == 1 else 'all valid'}")

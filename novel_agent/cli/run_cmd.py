@@ -22,7 +22,7 @@ from novel_agent.daemon.log import close_log, open_log
 from novel_agent.daemon.loop import Event, book_words, serve
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import signal_name
-from novel_agent.reports.costs import ceiling_hook
+from novel_agent.reports.costs import ceiling_hook, run_terms
 
 
 def notify(signum: int, level: int) -> None:
@@ -79,9 +79,10 @@ def progress(reloader: Reloader):
               help="Seconds between ticks (daemon.interval).")
 @click.option("--max-failures", type=click.IntRange(1, None), default=None, metavar="K",
               help="Give up (exit 3) after K failed ticks in a row (daemon.max_failures).")
-@click.option("--max-cost", type=click.FloatRange(0, None), default=0.0, metavar="D",
+@click.option("--max-cost", type=click.FloatRange(0, None), default=None, metavar="D",
               help="Stop (exit 4) rather than start a tick that would take this run's "
-                   "spending past D dollars (llm.max_cost bounds the project's).")
+                   "spending past D dollars (default on a priced model with no llm.max_cost: "
+                   "$1; 0 = no ceiling; llm.max_cost bounds the project's).")
 @wait_option
 @click.option("-v", "--verbose", is_flag=True, help="Also show each stage of each tick.")
 @click.option("-q", "--quiet", is_flag=True, help="Only warnings, errors and the last line.")
@@ -95,7 +96,9 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
     steer.md take effect from the next tick. Ctrl-C (or SIGTERM) finishes the tick
     in flight and exits 0; a second one stops at once, nothing half-written. After
     --max-failures failed ticks in a row it exits 3; before a tick that would pass
-    --max-cost (this run) or llm.max_cost (the project), it exits 4.
+    --max-cost (this run) or llm.max_cost (the project), it exits 4. On a model with a
+    price and no ceiling set, a run stops before it spends $1 (--max-cost 0: no ceiling);
+    the first line says the pace and the ceiling.
 
     \b
     Example:
@@ -109,6 +112,9 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
              "daemon.interval": interval, "daemon.max_failures": max_failures,
              **flags(provider, model_flag, base_url)}
     reloader = Reloader(project, os.environ, layer)
+    max_cost, terms = run_terms(reloader.config, max_cost)
+    if not quiet:
+        click.echo(terms)
     bar, by_words = (contextlib.nullcontext(), False) if quiet else progress(reloader)
     with bar as shown:
         console = Console(shown, by_words, LiveLine(sys.stdout, enabled=False if quiet else None))

@@ -6,7 +6,9 @@ import click
 
 from novel_agent.audit.held import read_held
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.config.settings import Config
 from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
+from novel_agent.errors import ConfigError
 from novel_agent.history.store import status_line
 from novel_agent.models import describe_provider
 from novel_agent.reports.status import (
@@ -33,9 +35,12 @@ def status_cmd(project_spec: str | None) -> None:
       novel status -p harbour
     """
     project = open_project(project_spec)
-    config = load_config(project)
+    try:
+        config, broken = load_config(project), None
+    except ConfigError as exc:      # show what the files say, then the error
+        config, broken = Config(), exc
     s = project_status(project, config.generation.loop_overdue_after)
-    summaries = summary_status(project, config)  # before printing: a broken file is one error
+    summaries = summary_status(project, config) if broken is None else None
     click.echo(f"project     {s.name}  ({s.root})")
     click.echo(f"ticks       {s.tick}  ({s.scenes} scenes, {s.words:,} words)")
     click.echo(f"branch      {status_line(project)}")
@@ -53,15 +58,20 @@ def status_cmd(project_spec: str | None) -> None:
     if s.last_scene:
         click.echo(f"last scene  {s.last_scene.tick}: \"{s.last_scene.title}\"  "
                    f"(pov {s.last_scene.pov}, at {s.last_scene.location})")
-    click.echo(f"model       {describe_provider(config)}  (preset {config.preset})")
+    if broken is None:
+        click.echo(f"model       {describe_provider(config)}  (preset {config.preset})")
     for line in status_lines(read_heartbeat(project)):
         click.echo(line)
     click.echo(f"steer       {steer_status(project)}")
     click.echo(f"recall      {recall_status(project.state())}")
     for line in held_lines(project):
         click.echo(line)
-    for line in summary_lines(summaries):
-        click.echo(line)
+    if summaries is not None:
+        for line in summary_lines(summaries):
+            click.echo(line)
+    if broken is not None:
+        raise click.ClickException(f"{broken} (tick and run stop on it until it is fixed; "
+                                   "the model and the summary tree are shown once it loads)")
 
 
 def held_lines(project) -> list[str]:

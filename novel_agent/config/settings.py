@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from novel_agent.errors import ConfigError
+from novel_agent.files import yaml_problem
 from novel_agent.paths import config_dir
 
 PROVIDERS = ("auto", "openai", "local", "offline")
@@ -232,10 +233,8 @@ def parse_yaml_with_lines(text: str, source: str) -> tuple[Any, dict[tuple[str, 
         data = yaml.safe_load(text)
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"invalid YAML: {problem}", file=source,
-                          line=mark.line + 1 if mark else None) from None
+        message, line = yaml_problem(exc)
+        raise ConfigError(message, file=source, line=line) from None
     return data, (_key_lines(node, source) if node is not None else {})
 
 

@@ -1,9 +1,9 @@
 """The embedded local model serving a fleet: one llama.cpp server, one slot per request.
 
-`novel run` starts a llama.cpp server per book (one slot, its prompt cache kept from
-tick to tick). A fleet's local books share one server instead, started on first use
-with `slots` parallel slots (the fleet's concurrency) and `slots` times the model's
-context, so each slot has the context one book would have. llama.cpp decodes the
+`novel run` starts a llama.cpp server per book (a slot per stage, each stage's prompt
+cache kept from tick to tick). A fleet's local books share one server instead, started
+on first use with `slots` parallel slots (the fleet's concurrency), each with the
+context one book would have. llama.cpp decodes the
 slots' requests in one batch. The books reach it through the fleet's client (the
 gate, not streamed) and count their tokens with its tokenizer; `close()` stops it.
 """
@@ -52,8 +52,7 @@ class SharedLocal:
             server = self._servers.get(choice.path)
             if server is None:
                 server = self._servers[choice.path] = LocalServer(
-                    choice.path, choice.n_ctx * self.slots, choice.threads,
-                    parallel=self.slots)
+                    choice.path, choice.n_ctx, choice.threads, slots=self.slots)
         client = clients.for_server(server.base_url, None, llm.timeout)
         inner = OpenAICompatModel(server.base_url, choice.name, None, llm.timeout,
                                   llm.max_retries, llm.temperature, label="local",

@@ -67,6 +67,17 @@ def model_id(config: Config) -> str:
     return "offline"
 
 
+def missing_key(config: Config, env: Mapping[str, str]) -> str:
+    """What the configured provider lacks before it can answer ("" when nothing): an
+    openai provider with no key in the environment and no base_url of its own."""
+    if config.llm.provider == "openai" and not env.get(config.llm.api_key_env) \
+            and not config.llm.base_url:
+        return (f"llm.provider is openai but ${config.llm.api_key_env} is not set: export "
+                f"{config.llm.api_key_env}=..., or set llm.base_url in project.yaml for a server "
+                "that needs no key")
+    return ""
+
+
 def get_model(config: Config, env: Mapping[str, str], source: StorySource | None = None,
               on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;

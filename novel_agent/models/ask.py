@@ -38,10 +38,12 @@ class StageCall:
 
 
 def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
-             max_tokens: int) -> tuple[str, StageCall]:
-    """Ask for prose."""
+             max_tokens: int, *, grammar: str | None = None,
+             stop: tuple[str, ...] = ()) -> tuple[str, StageCall]:
+    """Ask for prose (held to `grammar` where the model takes one, ended at `stop`)."""
     call = StageCall(stage, messages)
-    completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens))
+    completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens,
+                                        grammar=grammar, stop=stop))
     call.completions.append(completion)
     call.seconds = completion.latency
     text = completion.text.strip()

@@ -22,7 +22,11 @@ class Usage:
 
 @dataclass(frozen=True)
 class Request:
-    """One chat call. `json_schema` set means the stage wants a JSON object back."""
+    """One chat call. `json_schema` set means the stage wants a JSON object back.
+
+    `grammar` (llama.cpp GBNF) constrains what a local model can generate; a provider
+    that cannot take one ignores it. `stop` ends the answer at any of its strings.
+    """
 
     stage: str
     messages: list[dict[str, str]]
@@ -30,6 +34,8 @@ class Request:
     json_schema: dict[str, Any] | None = None
     schema_name: str = "answer"
     temperature: float | None = None
+    grammar: str | None = None
+    stop: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ Owns the server's life and how it is asked: a LocalModel starts its own server a
 stops it on `close()` (the session that built it closes it), so nothing outlives its
 owner in a long-running process. Every request streams (progress goes to the
 `on_progress` callback; `timeout` is the longest silence allowed, and a timeout is
-not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`, the
-one slot 0, so consecutive stages and ticks reuse their shared prefix), and to say
-how far it has read the prompt (`return_progress`). Which file, what context and
+not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`) in the
+stage's own slot (STAGE_SLOTS: the planner, writer, extractor and summarizer each keep
+theirs, so each stage's prefix stays cached from one tick to the next instead of being
+overwritten by the stage before it), and to say how far it has read the prompt
+(`return_progress`). The writer's prose can be held to a GBNF grammar (`Request.grammar`). Which file, what context and
 how many threads: models/local_setup.py. The model's own tokenizer, for counting:
 `LocalModel.tokenizer`.
 """
@@ -32,9 +34,13 @@ _QUANT_SUFFIX = re.compile(r"\.(q\d\w*|iq\d\w*|f16|f32|bf16)$", re.IGNORECASE)
 # Prompt tokens read per batch: llama.cpp reports reading progress once a batch (about
 # 7 s for the 1.5B model on one core), so the idle timeout sees it working.
 BATCH = 256
-# llama.cpp options sent with every request: the same slot and its prompt cache, and
-# progress while it reads the prompt.
+# llama.cpp options sent with every request: the prompt cache, and progress while it
+# reads the prompt.
 CACHE_OPTIONS = {"cache_prompt": True, "id_slot": 0, "return_progress": True}
+# One llama.cpp slot per stage, each with the whole context (n_ctx per slot, not shared):
+# a stage's prompt then finds its own previous prompt in its slot's cache. Any other stage
+# (a tokenize-only server, a test) uses slot 0.
+STAGE_SLOTS = {"planner": 0, "writer": 1, "extractor": 2, "summarizer": 3}
 
 
 def default_gguf_path() -> Path | None:
@@ -59,19 +65,20 @@ class LocalServer:
     """One llama.cpp server in this process, serving one GGUF on 127.0.0.1 (a free port).
 
     `threads` 0 leaves llama.cpp's default (all cores); `warmup=False` skips the warm-up
-    run (a server that only tokenizes never computes). `parallel` slots share `n_ctx`
-    (a fleet's books; one slot otherwise, so every request reuses its cache).
+    run (a server that only tokenizes never computes). Each of its `slots` has `n_ctx` of
+    its own: a slot per stage for one book (each stage's prefix stays cached from tick
+    to tick), or a slot per request in flight for a fleet's books.
     """
 
     def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True,
-                 parallel: int = 1):
+                 slots: int = 1):
         import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
-        params.n_ctx = n_ctx
+        params.n_ctx = n_ctx * slots       # not unified: each slot has n_ctx of its own
         params.n_batch = min(BATCH, n_ctx)
-        params.n_parallel = parallel
+        params.n_parallel = slots
         params.port = 0
         params.hostnames = ["127.0.0.1"]
         params.verbosity = -1    # llama.cpp logs every request to stderr otherwise
@@ -110,6 +117,12 @@ class LocalServer:
 # again") without a repetition penalty; measured on SmolLM2-135M, the share of
 # distinct words in a 400-token scene went from 0.35 to 0.73 with these.
 LOCAL_PROSE_OPTIONS = {"repeat_penalty": 1.1, "repeat_last_n": 256, "frequency_penalty": 0.3}
+# The writer's prose only: llama.cpp's DRY sampler over the whole context, prompt included,
+# so a run of more than a few tokens already in it (the last scene, written again: on the
+# 1.5B model three tries of one tick copied 260, 279 and 393 of ~500 words) is penalised
+# more with every token it goes on; names and short phrases (up to 4 tokens) stay free.
+# (dry_penalty_last_n is set to the context size: llama.cpp refuses -1 over HTTP.)
+WRITER_OPTIONS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 4}
 
 
 class LocalModel:
@@ -140,10 +153,15 @@ class LocalModel:
         self._connect()
 
     def _connect(self) -> None:
-        self.server = LocalServer(self.model_path, self.n_ctx, self.threads)
+        self.server = LocalServer(self.model_path, self.n_ctx, self.threads,
+                                  slots=len(STAGE_SLOTS))
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
-                                         extra_body=CACHE_OPTIONS, stream=True,
+                                         extra_body=CACHE_OPTIONS, slots=STAGE_SLOTS,
+                                         grammars=True, stage_options={"writer": {
+                                             **WRITER_OPTIONS,
+                                             "dry_penalty_last_n": self.n_ctx}},
+                                         stream=True,
                                          retry_timeouts=False, **self._options)
 
     def _live_server(self) -> LocalServer:

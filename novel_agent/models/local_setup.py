@@ -147,7 +147,9 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
     name = display_name(path, entry)
     wanted = local_context or (entry.n_ctx if entry else min(
         info.context_length or PATH_CONTEXT_CAP, PATH_CONTEXT_CAP))
-    n_ctx = context_size(wanted, info.context_length, info.kv_bytes_per_token,
+    from novel_agent.models.local import STAGE_SLOTS  # each stage's slot has n_ctx
+    n_ctx = context_size(wanted, info.context_length,
+                         info.kv_bytes_per_token * len(STAGE_SLOTS),
                          path.stat().st_size, machine_memory() if memory is None else memory)
     threads = thread_count(machine_cores() if cores is None else cores)
     return LocalChoice(path=path, name=name, entry=entry, n_ctx=n_ctx, threads=threads,

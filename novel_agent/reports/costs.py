@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import TYPE_CHECKING, Any
 
-from novel_agent.errors import ConfigError, CostCeilingError
-from novel_agent.models.prices import describe_price
+from novel_agent.errors import ConfigError, CostCeilingError, NovelError
+from novel_agent.models.prices import describe_price, price_for
 
 if TYPE_CHECKING:
     from novel_agent.tick.session import Session
@@ -109,6 +109,21 @@ def tick_costs(rows: Iterable[Row]) -> dict[int, float | None]:
     per_tick = {tick: t.cost if t.unknown == 0 else None
                 for tick, t in breakdown(rows, "tick").items()}
     return {tick: cost for tick, cost in per_tick.items() if tick > 0}
+
+
+def tick_prompts(rows: Iterable[Row]) -> dict[int, dict[str, int]]:
+    """Prompt tokens per tick and stage as the model counted them (every call: repairs,
+    continuations and summaries included): the same rows `novel usage` totals, so
+    `novel stats` and `novel usage` agree. Summarizer stages ("summarizer_...") count
+    as one."""
+    out: dict[int, dict[str, int]] = {}
+    for row in rows:
+        tick, stage = row.get("tick") or 0, str(row.get("stage") or "unknown")
+        stage = "summarizer" if stage.startswith("summarizer") else stage
+        if tick > 0:
+            stages = out.setdefault(tick, {})
+            stages[stage] = stages.get(stage, 0) + (row.get("prompt_tokens") or 0)
+    return out
 
 
 def recent_costs(rows: Iterable[Row], window: int = WINDOW) -> list[float]:
@@ -216,3 +231,34 @@ def money(dollars: float | None) -> str:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
+
+
+DEFAULT_RUN_CEILING = 1.00    # dollars a `novel run` may spend on a priced model unless told
+
+
+def run_terms(config: Any, max_cost: float | None) -> tuple[float, str]:
+    """What a `novel run` may spend and how fast it goes: (the run's ceiling in dollars, 0
+    for none; the line that says so, first in the run's output). On a model with a price
+    and no ceiling asked for (`--max-cost`, `llm.max_cost`), the run stops at
+    DEFAULT_RUN_CEILING: 75 scenes in 10 s is a surprise bill on a paid API."""
+    d = config.daemon
+    pace = (f"a tick every {d.interval:g} s" if d.interval
+            else "ticks back to back (daemon.interval 0; --interval S to space them)")
+    try:
+        price = price_for(config)
+    except NovelError:
+        price = None
+    paid = price is not None and (price.input or price.output)
+    ceiling = max_cost if max_cost is not None else (
+        DEFAULT_RUN_CEILING if paid and not config.llm.max_cost else 0.0)
+    if ceiling:
+        why = ("the default on a priced model; --max-cost D to change it, 0 for none"
+               if max_cost is None else "--max-cost")
+        spend = f"this run stops before it spends more than {money(ceiling)} ({why})"
+    elif config.llm.max_cost:
+        spend = f"the project stops at llm.max_cost {money(config.llm.max_cost)}"
+    elif paid:
+        spend = "no cost ceiling (--max-cost 0)"
+    else:
+        spend = "no cost (a free model)" if price is not None else "no cost ceiling"
+    return ceiling, f"pace: {pace}; {spend}"

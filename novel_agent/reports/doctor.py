@@ -9,7 +9,9 @@ layout (memory/loops.yaml, relationships.yaml), memory files that do not parse
 or validate (ids against file names included), summaries beyond the last
 scene, lore files and entries the loader skips, the index's health (a read-only
 one is read as it is, not called damaged), a project that cannot be written,
-and a stale lock. `fix(project)` applies the safe fixes and checks again. Reads
+a stale lock, a project.yaml that does not load (the error with its line), and
+committed scenes that hold the prompt's scaffolding or are under half of
+generation.scene_min_words. `fix(project)` applies the safe fixes and checks again. Reads
 everything, changes nothing unless asked.
 """
 
@@ -33,6 +35,7 @@ from novel_agent.story.project import Project, journal_tick
 from novel_agent.story.recovery import migrate_memory, temp_folders
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from novel_agent.story.summaries import load_tree
+from novel_agent.text.cleanup import scaffold_lines
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
 _BACK = ("bring plans, memory, summaries and state back to tick {last}, the last scene (what "
@@ -197,8 +200,45 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
-CHECKS = (_writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
-          _lore, _summaries, _index, _lock)
+def _config(p: Project) -> list[Problem]:
+    """project.yaml and the preset it names, as `tick` and `run` load them."""
+    try:
+        p.config(env={})
+    except NovelError as exc:
+        return [Problem(str(exc), "fix project.yaml (tick, run and status stop on it)")]
+    return []
+
+
+def _prose(p: Project) -> list[Problem]:
+    """Committed scenes that hold scaffolding (a "Title:" or "POV:" line, a planner's note,
+    a list) or are under half of generation.scene_min_words."""
+    try:
+        least = p.config(env={}).generation.scene_min_words
+    except NovelError:
+        least = 0
+    problems = []
+    for path in scene_files(p.scenes_dir):
+        try:
+            scene = load_scene(path)
+        except (NovelError, OSError):
+            continue            # _scenes reports it
+        where = f"scenes/{path.name}"
+        junk = scaffold_lines(scene.body)
+        if junk:
+            problems.append(Problem(
+                f"{where} holds {len(junk)} line{'s' if len(junk) > 1 else ''} of the prompt's "
+                f"scaffolding, not prose (first: {junk[0][:60]!r})",
+                "delete those lines by hand (or rewind the tick and write it again)"))
+        words = len(scene.body.split())
+        if least and words < least / 2:
+            problems.append(Problem(
+                f"{where} has {words} words, under half of generation.scene_min_words ({least})",
+                "write more of it by hand, or rewind the tick and write it again"))
+    return problems
+
+
+CHECKS = (_config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
+          _lore, _summaries, _index, _lock, _prose)
 
 
 def diagnose(project: Project) -> list[Problem]:

@@ -2,8 +2,9 @@
 
 Per tick: the scene's words; each stage's prompt tokens and the writer's
 tokens by section, its budget, compaction level and the share of its prompt
-shared with the tick before (all from the prompt logs `.novel/log/tick_NNN_<stage>.json`,
-summarizer logs summed into one "summarizer" stage); the recall probe (the known
+shared with the tick before (from the prompt logs `.novel/log/tick_NNN_<stage>.json`, summarizer logs summed into
+one "summarizer" stage; each stage's prompt tokens from the usage rows when the tick
+has them, the very counts `novel usage` totals, else from its logs); the recall probe (the known
 facts relevant to the scene, and how many reached the writer: the writer log's
 report, else state.yaml's `recall` rows); and what the tick's model calls cost
 (from the usage rows). Beside them, the summary tree's compression by level
@@ -21,7 +22,7 @@ from typing import Any
 
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError
-from novel_agent.reports.costs import Row, tick_costs
+from novel_agent.reports.costs import Row, tick_costs, tick_prompts
 from novel_agent.reports.status import SummaryLevel, summary_status
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
@@ -123,7 +124,7 @@ def state_recall(project: Project) -> dict[int, dict[str, Any]]:
 
 def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
     """Every tick's numbers (the ticks with a scene, a log or a usage row)."""
-    logs, costs = tick_logs(project), tick_costs(rows)
+    logs, costs, billed = tick_logs(project), tick_costs(rows), tick_prompts(rows)
     scenes = set(scene_ticks(project.scenes_dir))
     recalled = state_recall(project)
     ticks = []
@@ -131,6 +132,7 @@ def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
         stats = TickStats(tick, words=scene_words(project.scene_path(tick))
                           if tick in scenes else None, cost=costs.get(tick))
         _apply_logs(stats, logs.get(tick, {}))
+        stats.prompt.update(billed.get(tick, {}))   # the ledger's counts, as `novel usage`
         stats.recall = stats.recall or recalled.get(tick)
         ticks.append(stats)
     order: list[str] = []

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_text
+from novel_agent.files import read_text, yaml_problem
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
 SUFFIXES = (".yaml", ".yml")
@@ -114,10 +114,9 @@ def parse_lore(text: str, path: Path) -> tuple[list[LoreEntry], list[str]]:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return [], [f"{where}: invalid YAML: {problem}; the file is skipped"]
+        problem, line = yaml_problem(exc)
+        where = f"{path}:{line}" if line else str(path)
+        return [], [f"{where}: {problem}; the file is skipped"]
     if data is None:
         return [], []
     items, nodes = _entry_nodes(data, node)

@@ -7,6 +7,7 @@ after `-p` (a path, a name, or nothing) into a Project.
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import os
 import re
@@ -28,7 +29,7 @@ from novel_agent.config.settings import (
     user_presets_dir,
 )
 from novel_agent.errors import ConfigError, LockError, ProjectError
-from novel_agent.files import dump_yaml, read_yaml, yaml_line
+from novel_agent.files import atomic_write, dump_yaml, read_yaml, yaml_line
 from novel_agent.story.journal import Transaction, journal_targets, recover
 from novel_agent.story.scenes import SCENE_RE, last_tick
 from novel_agent.story.state import check_state
@@ -69,6 +70,7 @@ class Project:
     root: Path
     _lock_handle: Any = field(default=None, repr=False, compare=False)
     notices: list[str] = field(default_factory=list, repr=False, compare=False)
+    chosen: str = field(default="", repr=False, compare=False)   # why, when chosen without -p
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
@@ -308,28 +310,68 @@ def projects_dir(cwd: Path, env: Mapping[str, str]) -> Path:
     return Path(configured).expanduser() if configured else Path(cwd) / "projects"
 
 
+LAST_USED = ".novel-last"     # in the projects folder: the name of the project last used
+
+
 def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project:
     """Resolve `-p`: a path, a name under the projects folder, or (no spec) the project
-    in the current directory, else the single project under the projects folder."""
+    in the current directory (or a folder above it, as git finds its repository), else
+    the single project under the projects folder, else the one last used there
+    (`remember_project`). A project chosen without `-p` from several says why in
+    `project.chosen`; a `-p` that names nothing suggests the nearest names."""
     base = projects_dir(cwd, env)
     if spec:
         for candidate in (Path(spec).expanduser(), Path(cwd) / spec, base / spec):
             if (candidate / PROJECT_FILE).is_file():
                 return Project(candidate)
+        names = project_names(base)
+        close = difflib.get_close_matches(spec, names, n=3, cutoff=0.5)
+        hint = (f"; did you mean {' or '.join(repr(n) for n in close)}?" if close
+                else f" (projects there: {', '.join(names)})" if names else "")
         raise ProjectError(f"no project '{spec}': neither a folder with {PROJECT_FILE} nor a "
-                           f"name under {base}", path=spec)
+                           f"name under {base}{hint}", path=spec)
     for folder in (Path(cwd), *Path(cwd).parents):
         if (folder / PROJECT_FILE).is_file():
             return Project(folder)
-    found = sorted(p.parent for p in base.glob(f"*/{PROJECT_FILE}")) if base.is_dir() else []
-    if len(found) == 1:
-        return Project(found[0])
-    if not found:
+    names = project_names(base)
+    if len(names) == 1:
+        return Project(base / names[0])
+    if not names:
         raise ProjectError(f"no project here and none under {base}: create one with "
-                           "`novel new NAME`", path=str(base))
-    names = ", ".join(p.name for p in found)
-    raise ProjectError(f"several projects under {base} ({names}): choose one with -p NAME",
-                       path=str(base))
+                           "`novel new NAME`, or name one with -p PATH", path=str(base))
+    last = last_project(base)
+    if last in names:
+        project = Project(base / last)
+        project.chosen = (f"using project '{last}' (the last one used under {base}; "
+                          f"-p NAME for another: {', '.join(n for n in names if n != last)})")
+        return project
+    raise ProjectError(f"several projects under {base} ({', '.join(names)}): choose one with "
+                       "-p NAME", path=str(base))
+
+
+def project_names(base: Path) -> list[str]:
+    """The projects under the projects folder, by name."""
+    return sorted(p.parent.name for p in base.glob(f"*/{PROJECT_FILE}")) if base.is_dir() else []
+
+
+def last_project(base: Path) -> str:
+    """The name of the project last used under `base` ("" if none is remembered)."""
+    try:
+        return (base / LAST_USED).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def remember_project(project: Project, base: Path) -> None:
+    """Remember `project` as the last used under the projects folder `base` (when it is
+    one of its projects; a project elsewhere, or a folder that cannot be written, is
+    not remembered)."""
+    if project.root.parent != Path(base).resolve() or last_project(base) == project.name:
+        return
+    try:
+        atomic_write(base / LAST_USED, project.name + "\n")
+    except OSError:
+        pass
 
 
 def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str, Any] | None = None) -> Project:

@@ -7,7 +7,8 @@ the end. `clean_scaffolding` takes those off and leaves the scene's own paragrap
 `***` break inside the scene stays). `drop_copied` takes out paragraphs copied word
 for word from the prompt (the last scene's ending, written again). `cut_to_sentence`
 shortens an over-long answer at the last complete sentence within the limit;
-`sentences` splits prose into its sentences.
+`sentences` splits prose into its sentences. `scaffold_lines` lists what is left of it
+in a text (for the doctor and the benchmark).
 Pure functions of their arguments.
 """
 
@@ -23,6 +24,13 @@ _RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
 _LABEL = re.compile(r"^\W*(?:scene|chapter|part|title|scene title|pov|location|setting|"
                     r"characters|summary|words|word count)\b\s*(?:\d+|[ivxlc]+)?\s*[:.\-–—]",
                     re.IGNORECASE)
+# A label of the prompt's own sections, anywhere in the answer: "Scene intention: …",
+# "POV: Edda Lorn (now: …)", "Also present: …", "Author's note: …".
+_PROMPT_LABEL = re.compile(r"^\W*(?:title|scene title|scene intention|intention|pov|"
+                           r"point of view|location|also present|characters present|"
+                           r"author's note|steer|premise|genre|tone|setting|protagonist|"
+                           r"style guide|notes? from the planner's tools)\s*:", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-+*•](?!\s*[-*_])|\d{1,2}[.)])\s+\S")   # not "* * *"
 _NUMBERED = re.compile(r"^\W*(?:scene|chapter|part)\s+(?:\d+|[ivxlc]+)\W*$", re.IGNORECASE)
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)[^*_]+\1\s*$")
 _TRAILER = re.compile(r"^\W*(?:word count\W*\d+|\d+\s+words|end of (?:the )?scene\b.*|"
@@ -46,10 +54,38 @@ def clean_scaffolding(text: str, title: str = "") -> str:
     'Mara lit the lamp.'
     """
     lines = [line for line in text.replace("\r\n", "\n").split("\n")
-             if not (_FENCE.match(line) or _HEADING.match(line) or _TABLE_ROW.match(line))]
+             if not (_FENCE.match(line) or _HEADING.match(line) or _TABLE_ROW.match(line)
+                     or is_scaffold_line(line))]
     lines = _trim(lines, lambda line: _is_leading_scaffold(line, title))
     lines = _trim(lines[::-1], _is_trailing_scaffold)[::-1]
     return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", "\n".join(lines)).strip()
+
+
+def is_scaffold_line(line: str) -> bool:
+    """Whether `line` is scaffolding wherever it stands: one of the prompt's labels
+    ("Scene intention: …", "POV: …"), a planner's tool note ("- Opened loop [x]: …"),
+    a list item, a heading or a table row. A novel's prose has none of them.
+
+    >>> is_scaffold_line("- Open loop [the_stranger_cries]: who is he?")
+    True
+    >>> is_scaffold_line("She said: come home.")
+    False
+    """
+    return bool(_PROMPT_LABEL.match(line) or _NOTE.match(line) or _LIST_ITEM.match(line)
+                or _HEADING.match(line) or _TABLE_ROW.match(line))
+
+
+def scaffold_lines(text: str) -> list[str]:
+    """The lines of `text` that are scaffolding (see is_scaffold_line), for the doctor
+    and the benchmark."""
+    return [line.strip() for line in text.splitlines() if line.strip() and is_scaffold_line(line)]
+
+
+def prompt_words(text: str) -> int:
+    """Words of `text` in lines that copy the prompt's own scaffolding (its labels, the
+    planner's notes), as opposed to markdown a model wraps prose in."""
+    return sum(len(line.split()) for line in text.splitlines()
+               if _PROMPT_LABEL.match(line) or _NOTE.match(line))
 
 
 def _trim(lines: list[str], is_scaffold) -> list[str]:

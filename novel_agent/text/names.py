@@ -179,3 +179,94 @@ def _bullet_problem(text: str) -> str | None:
     if letters < len(text.replace(" ", "")) * 0.6:
         return "mostly digits or symbols"
     return None
+
+
+# A person is named with capitals ("Edda Lorn", "Jan van Dyke", "the Reverend Hale" keeps
+# its capitalised words); a word in lower case with no capitalised word beside it is a
+# common noun ("strangers", "the fishermen", "a sailor").
+_PARTICLES = {"de", "da", "di", "del", "van", "von", "der", "den", "la", "le", "du", "of",
+              "the", "al", "bin", "ibn", "y", "mac"}
+
+
+def person_problem(name: str) -> str | None:
+    """Why `name` is not a person's proper name (None if it could be one): besides what
+    name_problem says, every word but particles ("van", "of") opens with a capital.
+
+    >>> person_problem("strangers")
+    'a common noun in lower case, not a name'
+    >>> person_problem("Jan van Dyke") is None
+    True
+    """
+    words = [w.strip("\"'“”‘’()") for w in name.split()]
+    lower = [w for w in words if w and not w[0].isupper() and w.lower() not in _PARTICLES]
+    if not words or lower or all(w.lower() in _PARTICLES for w in words if w):
+        return "a common noun in lower case, not a name"
+    return None
+
+
+_QUESTION = re.compile(r"^\W*(?:who|whom|whose|what|which|why|where|when|how|whether|will|would|"
+                       r"can|could|does|do|did|is|are|was|were|has|have|had|should|shall|may|"
+                       r"might|must)\b", re.IGNORECASE)
+COPIED_WORDS = 6      # this many words found word for word in the scene: a copied sentence
+_ENDS = re.compile(r"[.!?…\"”’')\]]\s*$")
+
+
+def copied_from(text: str, prose: str, min_words: int = COPIED_WORDS) -> bool:
+    """Whether most of `text` stands word for word in `prose`: a run of at least
+    `min_words` of its words, covering more than half of them ("What room in her own
+    lighthouse that she had never seen" is the scene's sentence with a "What")."""
+    words, seen = _fold(text).split(), f" {_fold(prose)} "
+    best, start = 0, 0
+    for end in range(1, len(words) + 1):
+        while start < end and f" {' '.join(words[start:end])} " not in seen:
+            start += 1
+        best = max(best, end - start)
+    return best >= min_words and best * 2 > len(words)
+
+
+def cut_off(text: str, limit: int) -> bool:
+    """Whether `text` looks cut at a length limit of `limit` characters: it reaches the
+    limit (less a few) and does not end a sentence ("…the lamp withoutt")."""
+    text = text.strip()
+    return len(text) >= limit - 4 and not _ENDS.search(text)
+
+
+def loop_problem(text: str, prose: str = "", limit: int = 160) -> str | None:
+    """Why `text` is not an open question for the story's memory (None if it is one): it
+    must be asked as a question, in its own words (not a sentence of the scene), whole.
+
+    >>> loop_problem("Who drew the map of the lamp room?") is None
+    True
+    >>> loop_problem("The stranger cries for help.")
+    'not a question'
+    """
+    text = " ".join(text.split())
+    if not text:
+        return "empty"
+    if re.search(r"\w_|_\w|_\s|[\[\]{}]", text):    # "…to edda during_ ?", "[loop_id]"
+        return "an identifier, not a question"
+    asked = text.rstrip("?")
+    if not (text.endswith("?") or _QUESTION.match(text)) or "?" in asked:
+        return "not a question"     # "Who are you? Edda asked the young man." is dialogue
+    if cut_off(text, limit):
+        return "cut off"
+    if prose and copied_from(text, prose):
+        return "a sentence copied from the scene"
+    return None
+
+
+def fact_problem(text: str, prose: str = "", limit: int = 160) -> str | None:
+    """Why `text` is not a fact to remember (None if it is): a sentence copied from the
+    scene, or one cut off at the length limit, is not.
+
+    >>> fact_problem("Edda keeps the lamp at Skerry Light.") is None
+    True
+    """
+    text = " ".join(text.split())
+    if not text:
+        return "empty"
+    if cut_off(text, limit):
+        return "cut off"
+    if prose and copied_from(text, prose):
+        return "a sentence copied from the scene"
+    return None

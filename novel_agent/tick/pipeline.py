@@ -42,7 +42,7 @@ from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -170,6 +170,9 @@ def _build_plan(session: Session, d: TickDraft) -> Built:
                          lore=d.lore)
 
 
+TITLES_SEEN = 30     # a scene's title differs from the titles of this many before it
+
+
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     budget = session.budget("planner")
@@ -183,8 +186,12 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])
     d.warnings += [warning] if warning else []
+    d.plan, warning = plan_stage.distinct_title(
+        d.plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
+    d.warnings += [warning] if warning else []
     lines = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick, check)
     lines += ensure_cast(d.memory, d.plan, d.tick, check)
+    d.plan = plan_stage.canonical_names(d.plan, lambda name: find_person(d.memory, name))
     d.tool_results = [line for line in lines if not line.startswith(REJECTED)]
     d.warnings += [line for line in lines if line.startswith(REJECTED)]
     session.source.plan = d.plan
@@ -244,7 +251,7 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.pre_extract = (d.memory.copy(), len(d.changes))
     d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
                                facts=gen.enable_fact_extraction,
-                               entities=gen.enable_entity_updates)
+                               entities=gen.enable_entity_updates, prose=d.prose)
     return call
 
 

@@ -24,12 +24,12 @@ from novel_agent.files import read_text, read_yaml
 from novel_agent.index.ledger import ledger_path
 from novel_agent.reports.costs import money, totals
 from novel_agent.reports.stats import Stats, collect_stats, read_log, summary
-from novel_agent.reports.status import scene_words, steer_status
+from novel_agent.reports.status import steer_status
 from novel_agent.reports.usage import project_rows, usage_report
 from novel_agent.story.lore import load_lorebook
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks
+from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.pipeline import preview

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
@@ -15,7 +17,13 @@ from novel_agent.story.memory import (
     upsert_character,
 )
 from novel_agent.text.cleanup import sentences
-from novel_agent.text.names import clean_bullets
+from novel_agent.text.names import (
+    clean_bullets,
+    fact_problem,
+    loop_problem,
+    name_problem,
+    person_problem,
+)
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -42,21 +50,30 @@ def _clip(text: str, max_words: int) -> str:
 
 
 def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = True,
-          entities: bool = True) -> list[str]:
-    """Apply an extraction to memory (in place); returns what changed, one line each."""
+          entities: bool = True, prose: str = "") -> list[str]:
+    """Apply an extraction to memory (in place); returns what changed, one line each.
+
+    Only what memory can use is recorded: a fact or a loop copied word for word from the
+    scene (`prose`) or cut off at its length limit is not, nor a loop that is not asked
+    as a question; characters are updated only when known (by name or alias)."""
     changes = []
     if facts:
         for fact in extraction.facts:
-            if add_fact(memory, fact, tick=tick):
+            if fact_problem(fact, prose) is None and add_fact(memory, fact, tick=tick):
                 changes.append(f"fact: {fact}")
     if not entities:
         return changes
-    for item in extraction.characters:      # known characters only, as the tools find them
-        if find_person(memory, item["name"]) is not None:
-            who, _ = upsert_character(memory, item["name"], tick=tick,
-                                      state=item.get("state", ""))
-            changes.append(f"{who['name']}: {item.get('state', '')}")
+    for item in extraction.characters:      # known ones, or a name the scene writes as one
+        known = find_person(memory, item["name"]) is not None
+        if known or written_name(item["name"], prose):
+            who, created = upsert_character(memory, item["name"], tick=tick,
+                                            state=item.get("state", ""))
+            changes.append(f"{'new character ' if created else ''}{who['name']}: "
+                           f"{item.get('state', '')}")
     for text in extraction.loops_opened:
+        text = re.sub(r"\s*\?(?:\s*\?)+\s*$", "?", text.strip())     # "…visit? ?"
+        if loop_problem(text, prose) is not None:
+            continue
         loop, created = open_loop(memory, text, tick=tick)
         if created:
             changes.append(f"loop opened: {loop['id']}")
@@ -73,6 +90,15 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if tick not in loop.setdefault("scenes", []) and _mentions(extraction, loop):
             loop["scenes"].append(tick)
     return changes
+
+
+def written_name(name: str, prose: str) -> bool:
+    """Whether the scene writes `name` as a person's name: capitalised, a name (not a
+    sentence or a marker), and there in the prose as written ("Edda Lorn", not "the
+    strangers")."""
+    name = " ".join(name.split())
+    return bool(prose and name and name_problem(name) is None and person_problem(name) is None
+                and re.search(rf"\b{re.escape(name)}\b", prose))
 
 
 def _mentions(extraction: Extraction, loop: dict) -> bool:

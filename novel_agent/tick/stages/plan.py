@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -41,3 +42,48 @@ def settle_pov(plan: Plan, check: Callable[[str], str | None],
                     f"the planner's POV {plan.pov[:60]!r} is not a name ({why}); {name} "
                     "tells the scene instead")
     return plan, f"the planner's POV {plan.pov[:60]!r} is not a name ({why})"
+
+
+def canonical_names(plan: Plan, find: Callable[[str], dict | None]) -> Plan:
+    """The plan with its POV and characters as memory names them (`find`: the character a
+    name or alias names), each once: "Edda" is Edda Lorn, and a scene lists her once. A
+    character memory does not know (a name the tools rejected: "stranger") is left out."""
+    def full(name: str) -> str:
+        found = find(name) if name else None
+        return str(found.get("name") or name) if found else ""
+    pov = full(plan.pov) or plan.pov
+    cast = list(dict.fromkeys(n for n in (full(c) for c in plan.characters if c) if n))
+    return replace(plan, pov=pov, characters=cast)
+
+
+_PHRASE = re.compile(r"\b(?:the|a|an|her|his|their|its)\s+((?:[a-z]+\s+)?[a-z]+'s\s+[a-z]{3,}"
+                     r"|[a-z]{3,}(?:\s+[a-z]{3,})?)", re.IGNORECASE)
+_DULL = {"scene", "story", "moment", "way", "time", "point", "end", "first", "next", "same"}
+
+
+def distinct_title(plan: Plan, earlier: Sequence[str]) -> tuple[Plan, str]:
+    """A plan whose title no earlier scene has: a small model repeats one ("The
+    Lighthouse Keeper" twice). A repeat is replaced by a phrase of the intention ("the
+    drowned man's map" gives "The Drowned Man's Map"), else numbered. Returns (plan, a
+    warning or "")."""
+    taken = {_bare(t) for t in earlier if t}
+    if not plan.title or _bare(plan.title) not in taken:
+        return plan, ""
+    for match in _PHRASE.finditer(plan.intention):
+        phrase = match.group(1)
+        if phrase.split()[-1].lower() in _DULL:
+            continue
+        title = "The " + " ".join(w[:1].upper() + w[1:] for w in phrase.split())
+        if _bare(title) not in taken:
+            break
+    else:
+        n = 2
+        while _bare(f"{plan.title} {n}") in taken:
+            n += 1
+        title = f"{plan.title} {n}"
+    return (replace(plan, title=title),
+            f"the planner's title {plan.title!r} is an earlier scene's; this one is {title!r}")
+
+
+def _bare(title: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", title.casefold()).split())

@@ -21,6 +21,7 @@ from novel_agent.story.memory import (
     upsert_character,
     upsert_location,
 )
+from novel_agent.text.names import loop_problem, person_problem
 
 REJECTED = "rejected name"
 NameCheck = Callable[[str], "str | None"]
@@ -61,6 +62,12 @@ def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -
     text = detail or name
     if not text:
         return "open_loop skipped: no question"
+    same = memory.find_loop(name) if name else None
+    if same is not None and same.get("status", "open") == "open":   # its id, asked again
+        return f"Still open loop [{same['id']}]: {same['description']}"
+    why = loop_problem(text)
+    if why:
+        return f"open_loop skipped: {text[:80]!r} is {why}"
     loop, created = open_loop(memory, text, tick=tick)
     return f"{'Opened' if created else 'Still open'} loop [{loop['id']}]: {loop['description']}"
 
@@ -91,6 +98,7 @@ TOOL_TABLE: dict[str, Tool] = {
 
 NAMING = {"create_character": ("name",), "create_location": ("name",),
           "add_relationship": ("name", "target")}
+PEOPLE = {"create_character": ("name",), "add_relationship": ("name", "target")}
 
 
 def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None = None) -> str:
@@ -101,7 +109,10 @@ def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None 
         return f"unknown tool {call.tool!r}"
     for field in NAMING.get(call.tool, ()):
         value = getattr(call, field).strip()
-        why = check(value) if check and value and memory.find_character(value) is None else None
+        unknown = value and find_person(memory, value) is None
+        why = check(value) if check and unknown else None
+        if not why and unknown and field in PEOPLE.get(call.tool, ()):
+            why = person_problem(value)
         if why:
             return rejected(value, why)
     return tool(memory, call.name.strip(), call.target.strip(), call.detail.strip(), tick)
@@ -118,8 +129,8 @@ def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None =
     (a name that is not one is reported, not created)."""
     notes = []
     for name in [plan.pov, *plan.characters]:
-        known = memory.find_character(name) is not None if name else True
-        why = check(name) if check and not known else None
+        known = find_person(memory, name) is not None if name else True
+        why = (check(name) if check else None) or person_problem(name) if not known else None
         if why:
             notes.append(rejected(name, why))
         elif name:

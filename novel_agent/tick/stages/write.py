@@ -8,8 +8,13 @@ MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are join
 A scene over generation.scene_max_words is cut at its last sentence within them. A
 scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
-(prose_cleanup.clean_scaffolding), and so are paragraphs it copied word for word from
-its prompt (prose_cleanup.drop_copied: small models repeat the last scene's ending).
+(text.cleanup.clean_scaffolding), and so are paragraphs it copied word for word from
+its prompt (text.cleanup.drop_copied: small models repeat the last scene's ending).
+
+On a local model the prose is generated under PROSE_GRAMMAR, so the prompt's
+scaffolding (a "Title:" line, a planner's note, a list) cannot be written at all; on
+any model a draft that is mostly scaffolding or copies is asked for once more, and
+fails the tick (nothing committed) if it is so again.
 """
 
 from __future__ import annotations
@@ -20,15 +25,34 @@ from typing import NamedTuple
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text
 from novel_agent.models.base import ChatModel, Completion, Request
-from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied
+from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied, prompt_words
 
+# What the writer may generate, as a llama.cpp grammar (sent to a local model; other
+# providers ignore it): paragraphs of prose separated by one blank line, each opening
+# with a capital, a quotation mark, a dash or a parenthesis, none holding a colon, a
+# bracket, a heading's #, a table's |, a fence's ` or markdown emphasis. No line can then
+# be a list item, a heading, a table row or a "Title:"/"POV:"/"Scene intention:" label,
+# so the prompt's scaffolding cannot be written at all, rather than cut afterwards. It
+# may end with a line break or two, so the model can stop after a paragraph's break.
+PROSE_GRAMMAR = r"""root ::= para ("\n\n" para)* "\n"? "\n"?
+para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
+"""
+# A continuation goes on mid-sentence: its first paragraph may open with anything allowed.
+CONTINUATION_GRAMMAR = r"""root ::= [^\n:#*_|\[\]{}<>`~=]* ("\n\n" para)* "\n"? "\n"?
+para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
+"""
+# Where an answer that turned from the scene to the prompt's scaffolding is stopped
+# (every provider; OpenAI takes four).
+STOP = ("\nTitle:", "\nScene intention:", "\nPOV:", "\n- Open")
+# A draft whose scaffolding and copies outweigh this share of its words is written anew.
+MOSTLY = 0.5
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
 CONTINUE = ("Your answer was cut off by the length limit. Continue the scene exactly where "
             "it stopped, without repeating anything and without a heading, and bring it to an "
             "end within a few sentences.")
-ANEW = ("Your last answer copied earlier scenes word for word. Write this scene anew: only "
-        "new events in new sentences, nothing copied from the scenes above.")
+ANEW = ("Your last answer copied earlier scenes or the notes above. Write this scene anew: "
+        "only the story's paragraphs, new events in new sentences, no titles, labels or lists.")
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*_]*$")
 
 
@@ -70,7 +94,8 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
         left = min(max_tokens, room(again)) if room else max_tokens
         if left < MIN_CONTINUATION:
             break
-        more = model.complete(Request(stage="writer", max_tokens=left, messages=again))
+        more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
+                                      grammar=CONTINUATION_GRAMMAR, stop=STOP))
         call.completions.append(more)
         text += more.text
     return text
@@ -81,18 +106,27 @@ def _note(call: StageCall, text: str) -> None:
 
 
 class Draft(NamedTuple):
-    """An answer's prose without its copies: how many paragraphs went, whether it was
-    cut off, and the calls it took (the first and its continuations)."""
+    """An answer's prose without its scaffolding and copies: how many paragraphs were
+    copies, how many words went in all, whether it was cut off, and the calls it took
+    (the first and its continuations)."""
 
     text: str
     copied: int
     cut_off: bool
     calls: int
+    dropped: int = 0       # words of the prompt's scaffolding and copies taken out
+
+    def mostly_junk(self) -> bool:
+        """Whether scaffolding and copies were most of the answer."""
+        kept = len(self.text.split())
+        return kept == 0 or self.dropped > MOSTLY * (kept + self.dropped)
 
 
 def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str) -> Draft:
-    text, copied = drop_copied(clean_scaffolding(answer, title), prompt)
-    return Draft(text, copied, completion.finish_reason == "length", calls)
+    cleaned = clean_scaffolding(answer, title)
+    text, copied = drop_copied(cleaned, prompt)
+    dropped = prompt_words(answer) + len(cleaned.split()) - len(text.split())
+    return Draft(text, copied, completion.finish_reason == "length", calls, dropped)
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
@@ -103,7 +137,8 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     left = min(max_tokens, room(again)) if room else max_tokens
     if left < MIN_CONTINUATION:
         return None
-    more = model.complete(Request(stage="writer", max_tokens=left, messages=again))
+    more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
+                                  grammar=PROSE_GRAMMAR, stop=STOP))
     call.completions.append(more)
     return more
 
@@ -111,26 +146,31 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None) -> tuple[str, StageCall]:
-    """Write the scene's prose from the writer's prompt, without scaffolding (`title`
-    restated at the top goes too) or paragraphs copied from the prompt. Cut off by the
-    token limit, it is continued (within the window, `room`) while under `min_words`,
-    then trimmed to a sentence. When copies left it under `min_words`, it is asked for
-    once more, told not to copy, and the answer with more new words is kept; one that is
-    nothing but copies is a ModelResponseError. Over `max_words` it is cut at a sentence
-    within them (`call.warning` says what was done)."""
+    """Write the scene's prose from the writer's prompt (held to PROSE_GRAMMAR on a model
+    that takes one, ended at STOP), without scaffolding (`title` restated at the top goes
+    too) or paragraphs copied from the prompt. Cut off by the token limit, it is
+    continued (within the window, `room`) while under `min_words`, then trimmed to a
+    sentence. When scaffolding and copies were most of it, or copies left it under
+    `min_words`, it is asked for once more, told not to copy, and the answer with more
+    new words is kept; one that is still mostly scaffolding or copies is a
+    ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
+    at a sentence within them (`call.warning` says what was done)."""
     prompt = "\n".join(m["content"] for m in messages)
-    _, call = ask_text(model, "writer", messages, max_tokens)
+    _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP)
     answer = _continue(model, messages, call, max_tokens, min_words, room)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
-    if draft.copied and len(draft.text.split()) < max(min_words, 1):
+    if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
         more = _anew(model, messages, call, max_tokens, room)
         if more is not None:
-            _note(call, "the writer copied earlier scenes: asked once more not to")
+            _note(call, "the writer copied its prompt (earlier scenes or its notes): asked "
+                        "once more not to")
             fresh = _draft(more.text, more, 1, prompt, title)
             draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
-    if not draft.text:
-        raise ModelResponseError("writer: the answer only repeats its prompt (the earlier "
-                                 "scenes) word for word", stage="writer", raw=answer)
+    if draft.mostly_junk():
+        raise ModelResponseError(
+            f"writer: the answer is mostly scaffolding or copies of its prompt ({draft.dropped} "
+            f"of {draft.dropped + len(draft.text.split())} words), twice; nothing is committed",
+            stage="writer", raw=answer)
     if draft.copied:
         _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied word "
                     "for word from the prompt (an earlier scene) taken out")

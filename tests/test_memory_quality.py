@@ -1,0 +1,113 @@
+"""What a small model's plan and extraction may put in memory: real names, loops asked
+as questions, facts in their own words, one name per person, a title per scene."""
+
+from __future__ import annotations
+
+from ticking import run_ticks
+
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import Extraction, Plan, ToolCall
+from novel_agent.story.memory import Memory, upsert_character
+from novel_agent.text.names import fact_problem, loop_problem, person_problem
+from novel_agent.tick.stages import extract, plan, tools
+
+PROSE = ("Edda Lorn dragged the drowned man up the shingle. The sailor had a map sewn into "
+         "his coat, and on it was a room in her own lighthouse that she had never seen. "
+         "Old Tomas watched from the boat.")
+
+
+def memory_with_edda() -> Memory:
+    memory = Memory()
+    upsert_character(memory, "Edda Lorn", tick=1)
+    return memory
+
+
+def test_a_common_noun_is_not_a_person():
+    assert person_problem("strangers") == "a common noun in lower case, not a name"
+    assert person_problem("the fishermen") is not None
+    assert person_problem("Edda Lorn") is None and person_problem("Jan van Dyke") is None
+
+
+def test_a_loop_is_a_question_in_its_own_words_and_whole():
+    assert loop_problem("Who drew the room on the drowned man's map?") is None
+    assert loop_problem("The stranger cries for help.") == "not a question"
+    assert loop_problem("Who are you? Edda asked the young man in a hushed voice.") == \
+        "not a question"
+    assert loop_problem("the_stranger_cries") == "an identifier, not a question"
+    assert loop_problem("What might have happened to edda during_ ?") == \
+        "an identifier, not a question"
+    assert loop_problem("What room in her own lighthouse that she had never seen?",
+                        PROSE) == "a sentence copied from the scene"
+    cut = "Why did the keeper " + "keep " * 30 + "the lamp withoutt"
+    assert loop_problem(cut[:160]) == "cut off"
+
+
+def test_a_fact_copied_from_the_scene_or_cut_off_is_no_fact():
+    assert fact_problem("The drowned man carried a map of Skerry Light.", PROSE) is None
+    assert fact_problem("The sailor had a map sewn into his coat", PROSE) == \
+        "a sentence copied from the scene"
+
+
+def test_the_extractor_records_real_names_questions_and_no_copies():
+    memory = memory_with_edda()
+    extraction = Extraction(
+        summary=["Edda finds the map."],
+        facts=["The sailor had a map sewn into his coat, and on it was a room",
+               "The map shows a room Edda has never seen."],
+        characters=[{"name": "strangers", "state": "crying"},
+                    {"name": "Edda", "state": "holds the map"},
+                    {"name": "Tomas", "state": "watches from the boat"},
+                    {"name": "Mara Quill", "state": "not in this scene"}],
+        loops_opened=["The sailor had a map sewn into his coat.",
+                      "Whose room is marked on the map? ?"])
+    extract.apply(memory, extraction, tick=2, prose=PROSE)
+    assert sorted(c["name"] for c in memory.characters.values()) == ["Edda Lorn", "Tomas"]
+    assert [f["text"] for f in memory.facts] == ["The map shows a room Edda has never seen."]
+    assert [loop["description"] for loop in memory.loops] == ["Whose room is marked on the map?"]
+
+
+def test_the_planners_tools_refuse_lowercase_people_and_loops_that_are_no_questions():
+    memory = memory_with_edda()
+    lines = tools.run_tools(memory, [
+        ToolCall("create_character", name="strangers", detail="men on the shore"),
+        ToolCall("open_loop", name="the_stranger_cries", detail="The stranger cries."),
+        ToolCall("open_loop", name="map", detail="Who drew the map?"),
+        ToolCall("open_loop", name="who_drew_the_map", detail="")], tick=2, limit=4)
+    assert lines[0].startswith("rejected name 'strangers'")
+    assert lines[1] == "open_loop skipped: 'The stranger cries.' is not a question"
+    assert lines[2] == "Opened loop [who_drew_the_map]: Who drew the map?"
+    assert lines[3] == "Still open loop [who_drew_the_map]: Who drew the map?"
+    assert [c["name"] for c in memory.characters.values()] == ["Edda Lorn"]
+    assert len(memory.loops) == 1
+
+
+def test_a_scene_lists_each_person_once_by_the_name_memory_knows():
+    memory = memory_with_edda()
+    p = Plan(title="T", intention="I", pov="Edda", location="Skerry Light",
+             characters=["Edda", "Edda Lorn", "stranger"])
+    fixed = plan.canonical_names(p, lambda n: __import__(
+        "novel_agent.story.memory", fromlist=["find_person"]).find_person(memory, n))
+    assert fixed.pov == "Edda Lorn" and fixed.characters == ["Edda Lorn"]
+
+
+def test_a_repeated_title_is_replaced_from_the_intention():
+    p = Plan(title="The Lighthouse Keeper", intention="Edda opens the drowned man's map by "
+             "the lamp.", pov="Edda Lorn", location="Skerry Light")
+    fixed, warning = plan.distinct_title(p, ["The Lighthouse Keeper"])
+    assert fixed.title == "The Drowned Man's Map"
+    assert "is an earlier scene's" in warning
+    same, none = plan.distinct_title(p, ["Another"])
+    assert same.title == "The Lighthouse Keeper" and none == ""
+    bare = Plan(title="The Keeper", intention="She waits.", pov="Edda Lorn", location="")
+    assert plan.distinct_title(bare, ["The Keeper", "The Keeper 2"])[0].title == "The Keeper 3"
+
+
+def test_two_ticks_with_the_same_planned_title_get_two_titles(project):
+    first = {"title": "The Lighthouse Keeper", "intention": "Mara finds a drowned man's map.",
+             "pov": "Mara Quill", "location": "The tower", "characters": ["Mara Quill"],
+             "tool_calls": []}
+    second = dict(first, intention="Mara climbs to the sealed room the map shows.")
+    model = ScriptedModel().add("planner", first).add("planner", second)
+    one, two = run_ticks(project, 2, model, offline_seed=0)
+    titles = [r.scene_path.read_text().split("title: ", 1)[1].split("\n", 1)[0] for r in (one, two)]
+    assert titles == ["The Lighthouse Keeper", "The Sealed Room"]
