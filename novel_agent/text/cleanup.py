@@ -188,3 +188,13 @@ def sentences(text: str) -> list[str]:
         start = m.end()
     out.append(text[start:].strip())
     return [" ".join(s.split()) for s in out if s.strip()]
+
+
+def unwrap(text: str) -> str:
+    """Strip what models wrap an answer in: code fences, a leading 'Scene N' heading."""
+    text = text.strip()
+    fenced = re.fullmatch(r"```(?:markdown|md)?\s*(.*?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1).strip()
+    text = re.sub(r"^#+\s*scene\s+\d+[^\n]*\n+", "", text, flags=re.I)
+    return text.strip()

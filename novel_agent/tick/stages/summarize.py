@@ -46,10 +46,10 @@ from novel_agent.story.summaries import (
     tier3_budget,
     write_doc,
 )
+from novel_agent.text.cleanup import unwrap
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text
 from novel_agent.tick.stage_prompts import Built, build_summary
-from novel_agent.tick.stages.write import clean_prose
 
 if TYPE_CHECKING:
     from novel_agent.tick.session import Session
@@ -146,7 +146,7 @@ class Summarizer:
         if more or cut:
             self.report.warnings.append(self._cut_note(name, more, cut))
         text = trim_summary(text, name) if cut else text
-        return clean_prose(text), call.completions[-1].model or self.session.limits.model
+        return unwrap(text), call.completions[-1].model or self.session.limits.model
 
     def _send(self, context: Briefing, name: str) -> tuple[str, StageCall]:
         """Fit, log and send one summarizer prompt; the answer as sent back (unstripped)."""

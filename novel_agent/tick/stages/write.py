@@ -56,16 +56,6 @@ ANEW = ("Your last answer copied earlier scenes or the notes above. Write this s
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*_]*$")
 
 
-def clean_prose(text: str) -> str:
-    """Strip what models wrap prose in: code fences, a leading 'Scene N' heading."""
-    text = text.strip()
-    fenced = re.fullmatch(r"```(?:markdown|md)?\s*(.*?)```", text, re.S)
-    if fenced:
-        text = fenced.group(1).strip()
-    text = re.sub(r"^#+\s*scene\s+\d+[^\n]*\n+", "", text, flags=re.I)
-    return text.strip()
-
-
 def trim_to_sentence(text: str) -> str:
     """`text` up to its last complete sentence (unchanged if it ends one); a text in
     which no sentence ends is a ModelResponseError."""
