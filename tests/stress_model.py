@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from novel_agent.models.base import Request
-from novel_agent.models.offline import OBJECTS, VERBS, OfflineModel
+from novel_agent.models.offline import OBJECTS, VERBS, OfflineModel, _join
 
 SYLLABLES = ["ka", "ve", "lor", "mi", "dan", "sul", "tir", "ob", "en", "ra", "quen", "is",
              "mel", "dor", "fen", "ash", "gri", "hal", "nor", "pel", "ost", "ur", "yn", "zed",
@@ -49,7 +49,6 @@ class StressModel(OfflineModel):
     def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict:
         memory = self._memory(hints)
         story = hints.get("story")
-        tick = int(hints.get("tick") or 1)
         max_tools = (request.json_schema or {}).get("properties", {}).get(
             "tool_calls", {}).get("maxItems", 3)
         taken = {str(c.get("name", "")).lower() for c in memory.characters.values()}
@@ -101,3 +100,24 @@ class StressModel(OfflineModel):
             answer["loops_opened"] = [f"what the {mark} token of {cast[-1]} means"]
         answer["loops_resolved"] = []
         return answer
+
+    def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
+        """Bullets of a few names each, as a model writes them, up to about 200 words:
+        what does not fit is left out (the faithfulness check then asks once more)."""
+        items = [(str(k), str(label)) for k, label in hints.get("items") or []]
+        if hints.get("kind") == "overall" or not items:
+            return super()._summary(rng, request, hints)
+        first, last = hints.get("first", ""), hints.get("last", "")
+        people = [label for kind, label in items if kind == "character"]
+        others = [label for kind, label in items if kind != "character"]
+        bullets = [f"Scenes {first}–{last} follow {_join(people[:5])}." if people else
+                   f"Scenes {first}–{last} move the story on."]
+        bullets += [f"{_join(people[i:i + 5])} come into it." for i in range(5, len(people), 5)]
+        bullets += [f"It turns on {label}." for label in others]
+        out, words = [], 0
+        for bullet in bullets:
+            words += len(bullet.split())
+            if words > 200:
+                break
+            out.append(f"- {bullet}")
+        return "\n".join(out)

@@ -127,16 +127,23 @@ def test_a_big_pinned_tail_raises_the_level():
         calm.context.section("recent_full").items)
 
 
-def test_compaction_level_2_keeps_fewer_summaries():
+def test_compaction_level_2_shows_the_older_summaries_as_titles():
     config = load_config(flags={"generation.summary_scenes_count": 6,
                                 "context.compaction_thresholds": [0.01, 0.02, 0.99]})
     scenes = sf.SyntheticScenes(20, lambda t: 150)
     calm = build(scenes, 6000, config=load_config(flags={"generation.summary_scenes_count": 6}))
     tight = build(scenes, 6000, config=config)
     assert calm.level == 0 and tight.level == 2
-    assert 0 < len(tight.context.section("recent_summaries").items) < len(
-        calm.context.section("recent_summaries").items)
-    assert any("fewer tier-2 summaries" in n.reason for n in tight.notes)
+    # no recent scene is left out: level 1 moved the older full text to tier 2 ...
+    kept = tight.context.section("recent_summaries").items
+    assert set(calm.context.section("recent_summaries").items) < set(kept)
+    # ... and level 2 shows its older half by title only
+    lined = [n.key for n in tight.notes if n.section == "recent_summaries" and n.form == "line"]
+    assert lined == list(kept[:len(kept) - len(kept) // 2])
+    text = tight.context.text("recent_summaries")
+    assert f"Scene {int(lined[-1][6:])} — Scene {int(lined[-1][6:])}\n\n" in text
+    assert all("older tier-2 scene as its title" in n.reason for n in tight.notes
+               if n.key in lined and n.section == "recent_summaries")
 
 
 def test_compaction_level_3_keeps_the_pinned_the_last_scene_and_each_sections_best():
@@ -149,7 +156,9 @@ def test_compaction_level_3_keeps_the_pinned_the_last_scene_and_each_sections_be
     assert names == ["bible", "tier3", "cast", "recent_summaries", "recent_full",
                      "intention", "steer"]      # no section with items is emptied
     assert fitted.context.section("recent_full").items == ("scene_030",)
-    assert fitted.context.section("recent_summaries").items == ("scene_029",)
+    summarized = fitted.context.section("recent_summaries").items
+    assert summarized[-1] == "scene_029" and len(summarized) > 1     # the rest as titles
+    assert fitted.context.text("recent_summaries").count("\n- ") < 5
     assert fitted.context.text("tier3") == "In short."         # the newest summary only
     assert any(n.key == "checkpoint_010" and not n.included for n in fitted.notes)
     # the cast by name; the scene's own people are described in the tail instead
@@ -205,7 +214,8 @@ def test_tiers_move_in_steps_and_prompts_share_a_prefix():
 def test_each_compaction_level_asks_tier3_for_what_fits_its_share():
     asked = []
 
-    def tier3(budget):
+    def tier3(budget, upto):
+        assert upto is None          # no tier3_ends given: tier 3 as a whole
         asked.append(budget)
         if budget >= 700:   # room for detail: the checkpoints
             return [Piece(f"checkpoint_{i:03d}", sf.prose(40, i)) for i in (10, 20, 30, 40)]

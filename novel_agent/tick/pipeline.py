@@ -163,7 +163,7 @@ def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], i
 def _build_plan(session: Session, d: TickDraft) -> Built:
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
-                         lore=d.lore)
+                         lore=d.lore, tree=d.tree)
 
 
 def _plan(session: Session, d: TickDraft) -> StageCall:
@@ -189,11 +189,13 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
 
 def _build_write(session: Session, d: TickDraft) -> Built:
     tree = d.tree
-    tier3 = lambda budget: [Piece(doc.name, doc.block())  # noqa: E731
-                            for doc in select_tier3(tree, budget, session.counter.count)]
+    tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
+                                  for doc in select_tier3(tree, budget, session.counter.count,
+                                                          upto=upto)]
     return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
-                        tier3=tier3, lore=d.lore)
+                        tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
+                        lore=d.lore)
 
 
 def _write(session: Session, d: TickDraft) -> StageCall:

@@ -20,12 +20,13 @@ from novel_agent.context.engine import Proposal, fit
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
-from novel_agent.context.writer import Piece, WriterInputs, propose_writer
+from novel_agent.context.writer import Piece, WriterInputs, propose_writer, reach_limit
 from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import SceneReader
+from novel_agent.story.summaries import SummaryTree, select_tier3, tier3_budget, tier3_end
 from novel_agent.tick.prompt_log import previous_messages
 
 if TYPE_CHECKING:
@@ -61,13 +62,26 @@ SEEN_SCENES = 30    # how far back the planner's settled sections look for who w
 
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
-                  lore: Lorebook | None = None) -> Built:
+                  lore: Lorebook | None = None, tree: SummaryTree | None = None) -> Built:
     """The planner's prompt for `tick`: with the facts about who and what the scenes up to
     the settled tick are about (chosen as of that tick, so they stay put for the prompt
-    cache, like the characters), and the lore the note, the last scene and its names fire."""
+    cache, like the characters), and the lore the note, the last scene and its names fire.
+    With `tree` (and generation.include_overall_summary on), the story so far is a cut
+    through the summary tree up to a checkpoint, and the recent scenes run from there:
+    each scene told once."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
+    so_far: list[tuple[str, str]] | None = None
+    shares = dict(session.config.context.planner_shares)
+    if tree is not None and gen.include_overall_summary:
+        end = tier3_end(tree, recent[0].tick if recent else tick)
+        room = tier3_budget(session.config, session.limits)   # as much as the writer's tier 3
+        so_far = [(d.name, d.block()) for d in select_tier3(tree, room, session.counter.count,
+                                                              upto=end)]
+        recent = scenes.recent(tick - 1, min(tick - 1 - end, len(recent) + reach_limit(gen, 0)))
+        overall = ""
+        shares["overall"] = max(shares["overall"], room / max(1, session.budget("planner").tokens))
     history = scenes.recent(anchor, SEEN_SCENES)
     settled = history[len(history) - count:] if count else []
     facts = (planner_facts(session.index, memory, tick=anchor + 1,
@@ -82,18 +96,19 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                               *([last.pov, *last.characters, last.location] if last else [])]) \
         if lore is not None else []
     briefing = planner_briefing(story, memory, recent,
-                                tick=tick, shares=session.config.context.planner_shares,
+                                tick=tick, shares=shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
-                                anchor_tick=anchor, history=history, facts=facts, lore=fired)
+                                anchor_tick=anchor, history=history, facts=facts, lore=fired,
+                                story_so_far=so_far)
     return fit_briefing(session, briefing, tick)
 
 
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
-                 tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
-                 lore: Lorebook | None = None) -> Built:
+                 tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = (),
+                 tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
     probe in its report."""
@@ -107,7 +122,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                  if session.index is not None else None)
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
-                          tier3=tier3, lore=fired, retrieved=retrieval or (),
+                          tier3=tier3, tier3_ends=tier3_ends, lore=fired,
+                          retrieved=retrieval or (),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
