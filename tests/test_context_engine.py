@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from novel_agent.config.settings import load_config
 from novel_agent.context.engine import fit
+from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.writer import WRITER_ORDER, Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
@@ -32,12 +33,14 @@ def tiktoken_count(messages) -> int:
                    for m in messages)
 
 
-def build(scenes, budget, *, config=None, steer="", state=None, tier3=(), tools=()):
+def build(scenes, budget, *, config=None, steer="", state=None, tier3=(), tools=(),
+          retrieved=()):
     config = config or load_config()
     last = scenes.count
     inputs = WriterInputs(story=sf.story(), memory=sf.memory(), plan=sf.plan(last + 1),
                           last_tick=last, scene=scenes, tick=last + 1, steer=steer,
-                          state=state or {}, tier3=tier3, tool_results=tools)
+                          state=state or {}, tier3=tier3, tool_results=tools,
+                          retrieved=retrieved)
     propose = propose_writer(inputs, COUNTER, budget, config.context, config.generation)
     return fit(propose, lambda c: render_stage(c), COUNTER, budget,
                config.context.compaction_thresholds)
@@ -244,3 +247,21 @@ def test_presets_set_the_tiers_on_scenes_of_typical_length(preset, full, summari
         sizes2.append(len(fitted.context.section("recent_summaries").items))
     assert (min(sizes1), max(sizes1)) == (full, full + 1)     # low water, high water
     assert min(sizes2) == summaries and max(sizes2) <= 2 * summaries
+
+
+@pytest.mark.parametrize("preset, fill", [("conservative", 0.60), ("balanced", 0.80),
+                                          ("aggressive", 0.95)])
+def test_relevant_memory_fills_the_prompt_up_to_the_presets_target_fill(preset, fill):
+    config = load_config(preset=preset)
+    assert config.context.target_fill == fill
+    facts = [Item(f"fact:{t}:x", (f"- Fact (scene {t}): {sf.prose(18, t)}",), 1.0 + t / 1000,
+                  (t, True)) for t in range(1, 400)]             # far more than fits
+    fitted = build(sf.SyntheticScenes(40, lambda t: 300), 6000, config=config,
+                   retrieved=facts)
+    share = fitted.tokens / 6000
+    # the compaction thresholds (0.40–0.60 first) do not cap relevant memory: the room up
+    # to the target fill goes to retrieval, which is left out only where it does not fit
+    assert fill - 0.05 <= share <= fill + 0.01
+    assert fitted.level == 0
+    taken = fitted.context.section("retrieved").items
+    assert len(taken) > 16 and taken[-1] == "fact:399:x"         # the best, no fixed count

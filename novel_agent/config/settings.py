@@ -97,6 +97,9 @@ class ContextConfig:
     margin: int = 256
     encoding: str = ""              # "" = chosen by model name
     compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
+    # How full a prompt may be filled with relevant memory (the thresholds above steer
+    # only the recent tiers' compaction): room under it flows to what is waiting.
+    target_fill: float = 0.80
     # Shares of the writer's budget each tier may fill before compaction starts.
     tier3_share: float = 0.12       # arc + checkpoint summaries, the story so far
     cast_share: float = 0.06        # POV character, location, characters present, lore
@@ -340,6 +343,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
         fail("context.compaction_thresholds", "must be three rising shares between 0 and 1")
     ctx = config.context
+    if not 0 < ctx.target_fill <= 1:
+        fail("context.target_fill", "must be a share of the budget above 0, at most 1")
     for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
                 "low_water", "summary_min_coverage"):
         if not 0 <= getattr(ctx, key) <= 1:

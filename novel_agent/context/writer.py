@@ -42,8 +42,6 @@ from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 
-RETRIEVED_LIMIT = 16   # older scenes and facts brought back to one scene, at most
-FLOW = 2               # retrieval may take up to this many times its share of free room
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
@@ -164,19 +162,19 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     described = () if level >= 3 else cast.items     # profiled in the cast section
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined)
     cap = caps["retrieved"]
-    if cap:        # the room left under the first compaction threshold flows to retrieval,
+    if cap:        # the room the rest leaves under the target fill flows to retrieval
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
-        room = int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS
-        cap = max(cap, min(room, FLOW * cap))   # up to FLOW times its share: it is volatile
+        cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS)
     retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
-                             tuple(retrieved_items), 0, min_items=int(on["retrieved"] > 0),
-                             limit=RETRIEVED_LIMIT), cap, level, counter, notes)
+                             tuple(retrieved_items), 0, min_items=int(on["retrieved"] > 0)),
+                        cap, level, counter, notes)
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
-                    droppable=LEAN_DROPPABLE if level >= 3 else (),
+                    droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved",),
+                    elastic=("retrieved",),
                     state=dict(recent.state), events=list(recent.events))
 
 
