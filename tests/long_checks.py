@@ -90,8 +90,7 @@ class LongRun:
         for stage in ("planner", "writer"):
             report = result.reports[stage]
             spans = self.spans(report)
-            missing, twice = coverage(spans, result.tick, {STORY_SO_FAR[stage]}
-                                      if stage == "planner" else self._tier3(spans, report))
+            missing, twice = coverage(spans, result.tick, self._so_far(report))
             recall = (report.get("recall") or {}).get("share")
             loops = next((s["items"] for s in report["sections"] if s["name"] == "loops"), [])
             self.samples[(result.tick, stage)] = Sample(
@@ -103,9 +102,10 @@ class LongRun:
                                               for p in self.project.log_dir.glob("*"))
 
     @staticmethod
-    def _tier3(spans: list[tuple[str, int, int]], report: dict[str, Any]) -> set[str]:
-        tier3 = next((s["items"] for s in report["sections"] if s["name"] == "tier3"), [])
-        return set(tier3)
+    def _so_far(report: dict[str, Any]) -> set[str]:
+        """The items of the section that tells the story so far."""
+        name = STORY_SO_FAR[report["stage"]]
+        return set(next((s["items"] for s in report["sections"] if s["name"] == name), []))
 
     # -- the figures -------------------------------------------------------------------
 

@@ -115,6 +115,7 @@ class ContextConfig:
     extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
     summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
     keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
+    prompt_log_ticks: int = 200     # ticks whose prompt logs are kept at all (a total cap)
     # Weights of retrieval's signals (older scenes and facts for the writer, facts for
     # the planner); merged key by key.
     relevance: dict[str, float] = field(default_factory=lambda: dict(RELEVANCE))
@@ -372,6 +373,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
         fail("generation.loop_overdue_after", "must be at least 1")
     if ctx.keep_prompt_logs < 1:
         fail("context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)")
+    if ctx.prompt_log_ticks < ctx.keep_prompt_logs:
+        fail("context.prompt_log_ticks", "must be at least context.keep_prompt_logs")
     if ctx.max_full_text_scenes < 1:
         fail("context.max_full_text_scenes", "must be at least 1")
     daemon = config.daemon

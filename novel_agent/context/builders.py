@@ -311,4 +311,4 @@ def _summary_briefing(story: Any, items: tuple[Item, ...], first: int, last: int
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),)
     return Briefing("summarizer", fixed, pools, SUMMARIZER_LAYOUT,
                     {"first": first, "last": last, "kind": kind},
-                    truncatable=("scenes", "previous"))
+                    truncatable=("scenes", "previous"), elastic=("scenes", "previous"))

@@ -38,7 +38,7 @@ from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
 from novel_agent.text.names import name_problem
-from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
+from novel_agent.tick.prompt_log import expired_logs, log_path, log_text, stripped_logs
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import extract, summarize, write
@@ -315,7 +315,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     for key in ("steer", "writer_tiers"):
         if state[key] is None:
             del state[key]
-    logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
+    ctx = session.config.context
+    logs: dict[Path, str | None] = {**expired_logs(project, draft.tick - ctx.prompt_log_ticks),
+                                    **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
     logs.update({log_path(project, draft.tick, stage): log_text(b)
                  for stage, b in draft.built.items()})
     commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
