@@ -36,6 +36,7 @@ class Sample:
     prefix: float
     spans: list[tuple[str, int, int]]
     loops: list[str] = field(default_factory=list)
+    waiting: int = 0        # relevant items retrieval left out for want of room
 
 
 def coverage(spans: list[tuple[str, int, int]], tick: int,
@@ -96,7 +97,8 @@ class LongRun:
             self.samples[(result.tick, stage)] = Sample(
                 result.tick, stage, report["tokens"], report["budget"],
                 report["compaction_level"], recall, missing, twice, report["prefix_share"],
-                spans, list(loops))
+                spans, list(loops), sum(1 for i in report["items"] if i["section"] == "retrieved"
+                                        and not i["included"]))
         if result.tick % 100 == 0:
             self.log_bytes[result.tick] = sum(p.stat().st_size
                                               for p in self.project.log_dir.glob("*"))

@@ -9,13 +9,15 @@ and checkpoint the newest scenes in full text.
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 from long_checks import LongRun
 from stress_model import StressModel
 
-from novel_agent.context.relevance import Focus, loop_items
+from novel_agent.context.relevance import Focus, character_line, loop_items
+from novel_agent.context.sections import describe_character
 from novel_agent.story.memory import Memory, loop_marks, touches
 from novel_agent.story.summaries import load_tree, tree_depth
 from novel_agent.tick.pipeline import tick
@@ -45,6 +47,15 @@ def test_the_planner_sees_the_newest_loops_and_a_bounded_share_of_overdue_ones()
     assert "loop:new_1" in best and "loop:new_9" in best               # the newest
 
 
+def test_where_things_stand_keeps_a_state_whole_and_a_card_is_never_a_bare_name():
+    state = "waits at the ferry landing for the drowned man's brother to come back at last"
+    mara = {"id": "mara_quill", "name": "Mara Quill", "state": state, "first_seen": 3}
+    assert character_line(mara, 0) == f"Mara Quill (now: {state})"     # room: all of it
+    assert character_line(mara).endswith("…)")                         # leaner: cut
+    assert describe_character({"id": "ada", "name": "Ada Vane", "first_seen": 7}) == (
+        "Ada Vane (first seen in scene 7)")
+
+
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory):
     from novel_agent.story.project import create_project
@@ -54,10 +65,12 @@ def long_run(tmp_path_factory):
         "protagonist": "Mara Quill"},
         config={"llm": {"provider": "offline"}, "context": {"window": 8192}})
     watch = LongRun(project)
-    with project, Session.open(project, project.config(),
-                               make_model=lambda source: StressModel(source=source)) as s:
-        for _ in range(300):
-            watch.after(tick(s))
+    with pytest.MonkeyPatch.context() as patch:      # durability is not what is tested here
+        patch.setattr("novel_agent.files.os.fsync", lambda fd: None)
+        with project, Session.open(project, project.config(),
+                                   make_model=lambda source: StressModel(source=source)) as s:
+            for _ in range(300):
+                watch.after(tick(s))
     return watch
 
 
@@ -67,10 +80,14 @@ def test_three_hundred_stress_ticks_at_8k_keep_the_last_prompts_whole(long_run):
     # 2, 3: every scene after the story so far is told, and none twice
     assert all(not s.missing and not s.twice for s in last), [
         (s.tick, s.stage, s.missing, s.twice) for s in last if s.missing or s.twice]
-    assert all(not s.missing and not s.twice for s in run.samples.values())
-    # 1: the writer fills its budget toward the target fill, and recall holds
-    writers = [s for s in last if s.stage == "writer"]
-    assert statistics.median(s.tokens / s.budget for s in writers) >= 0.6
+    assert all(not s.missing and not s.twice for s in run.samples.values()), [
+        (s.tick, s.stage, s.missing[:5], s.twice[:5]) for s in run.samples.values()
+        if s.missing or s.twice][:5]
+    # 1: the writer fills its budget toward the target fill (0.80) while relevant items
+    # wait, and recall holds
+    writers = [s for s in run.samples.values() if s.stage == "writer" and s.tick > 50]
+    assert all(s.tokens / s.budget >= 0.7 for s in writers if s.waiting)
+    assert all(s.tokens <= s.budget for s in run.samples.values())
     recall = run.recall_after(50)
     assert statistics.mean(recall) >= 0.9 and sorted(recall)[len(recall) // 20] >= 0.7
     # 4: a shallow tree
@@ -83,3 +100,9 @@ def test_three_hundred_stress_ticks_at_8k_keep_the_last_prompts_whole(long_run):
         if s.stage == "planner":
             ages = [opened[k] for k in s.loops]
             assert sum(s.tick - a > 30 for a in ages) <= 3 < len(ages)
+    # 6: the last checkpoint's scenes went in as their full text (they fit its budget)
+    log = json.loads((run.project.log_dir / "tick_300_summarizer_checkpoint_300.json")
+                     .read_text())
+    scenes = [i for i in log["items"] if i["section"] == "scenes"]
+    assert len(scenes) == 10 and all(i["included"] and i["form"] == "full" for i in scenes)
+    assert log["compaction_level"] == 0 and log["tokens"] > 0.5 * log["budget"]

@@ -181,7 +181,8 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
         seen = in_view(focus, c)
         new = first_seen(c) > anchor_tick
         if seen or new:
-            items.append(Item(f"now:{c.get('id')}", (character_line(c), str(c.get("name"))),
+            items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
+                                                     str(c.get("name"))),
                               (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
                               (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
                               else f"new since tick {anchor_tick}"))

@@ -101,12 +101,14 @@ def in_view(focus: Focus, character: dict[str, Any]) -> bool:
         focus.has(a) for a in character.get("aliases") or [])
 
 
-def character_line(c: dict[str, Any]) -> str:
-    """A character in one line: name, role, and state now if it has one."""
+def character_line(c: dict[str, Any], state_words: int = 10) -> str:
+    """A character in one line: name, role, and state now if it has one (its first
+    `state_words` words; 0: all of it)."""
     name = str(c.get("name", c.get("id", "?")))
     role = _first_words(c.get("description") or "", 6)
-    return name + (f" — {role}" if role else "") + (f" (now: {_first_words(c['state'], 10)})"
-                                                     if c.get("state") else "")
+    state = str(c.get("state") or "")
+    state = _first_words(state, state_words) if state_words else " ".join(state.split())
+    return name + (f" — {role}" if role else "") + (f" (now: {state})" if state else "")
 
 
 def first_seen(entity: dict[str, Any]) -> int:

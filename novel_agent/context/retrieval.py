@@ -40,7 +40,7 @@ from novel_agent.text.names import normalize_name
 # each, so the room goes to the facts (short and exact) before broad summaries.
 SUMMARIZED_SCENES = 4
 RELEVANT = 0.6          # a candidate scoring under this is not brought back
-NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
+NEAR_BEST = 0.2         # ... nor one scoring under this share of the best candidate's score
 RECENCY_HALF_LIFE = 50
 # BM25 is scaled by the best match plus this, so the best of a weak lot (common words
 # only) does not count as a strong match: a match on a word in one document in a

@@ -121,7 +121,8 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     recent = select_recent(inputs.last_tick, full_tokens, summary_tokens, limits, inputs.state)
     if inputs.tier3_ends is not None:
         recent = reach_back(recent, inputs.tier3_ends, reach_limit(gen, limits.max_summaries))
-    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set(recent.full))
+    # the facts of scenes in full are left out per level (level 1 shows them as summaries)
+    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set())
                  if callable(inputs.retrieved) else inputs.retrieved)
 
     def propose(level: int) -> Proposal:
@@ -166,7 +167,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
         cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS)
     retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
-                             tuple(retrieved_items), 0, min_items=int(on["retrieved"] > 0)),
+                             tuple(i for i in retrieved_items if _fact_tick(i.key) not in full),
+                             0, min_items=int(on["retrieved"] > 0)),
                         cap, level, counter, notes)
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined),
@@ -176,6 +178,13 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                     droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved",),
                     elastic=("retrieved",),
                     state=dict(recent.state), events=list(recent.events))
+
+
+def _fact_tick(key: str) -> int | None:
+    """The scene a retrieved fact comes from ("fact:12:<hash>" -> 12; None for a scene)."""
+    parts = key.split(":")
+    return int(parts[1]) if parts[0] == "fact" and len(parts) > 2 and parts[1].isdigit() \
+        else None
 
 
 def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,

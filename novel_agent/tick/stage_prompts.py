@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from novel_agent.context.briefing import Briefing, propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing
 from novel_agent.context.engine import Proposal, fit
+from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
@@ -60,6 +61,25 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
 
 
+def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
+                  anchor: int) -> list[Item]:
+    """The facts about who and what the last scenes up to the settled tick `anchor` are
+    about (`history`: the scenes up to it), chosen as of that tick: they stay put until
+    the next one, so a prompt cache reuses them (the planner's "What is known", the
+    writer's too)."""
+    if session.index is None:
+        return []
+    count = session.config.generation.recent_scenes_count
+    settled = history[len(history) - count:] if count else []
+    ticks = {s.tick for s in settled}
+    return planner_facts(session.index, memory, tick=anchor + 1,
+                         names=[n for s in settled for n in (s.pov, *s.characters)],
+                         places=[s.location for s in settled if s.location],
+                         loops=[l for l in memory.open_loops()
+                                if {t for t in l.get("scenes") or []} & ticks],
+                         steer="", weights=session.config.context.relevance)
+
+
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
                   lore: Lorebook | None = None, tree: SummaryTree | None = None) -> Built:
@@ -83,14 +103,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
         overall = ""
         shares["overall"] = max(shares["overall"], room / max(1, session.budget("planner").tokens))
     history = scenes.recent(anchor, SEEN_SCENES)
-    settled = history[len(history) - count:] if count else []
-    facts = (planner_facts(session.index, memory, tick=anchor + 1,
-                           names=[n for s in settled for n in (s.pov, *s.characters)],
-                           places=[s.location for s in settled if s.location],
-                           loops=[l for l in memory.open_loops()
-                                  if {t for t in l.get("scenes") or []} & {s.tick for s in settled}],
-                           steer="", weights=session.config.context.relevance)
-             if session.index is not None else [])
+    facts = settled_facts(session, memory, history, anchor)
     last = recent[-1] if recent else None
     fired = lore_items(lore, [steer, last.body if last else "",
                               *([last.pov, *last.characters, last.location] if last else [])]) \
