@@ -52,6 +52,9 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
                                    make_model=lambda source: StressModel(source=source)) as s:
             for _ in range(ticks):
                 watch.after(tick(s), s.clock)
+                if watch.last_tick % 250 == 0 and watch.last_tick < ticks:   # a long run's
+                    print(f"-- at tick {watch.last_tick}", *watch.table(), sep="\n",  # progress
+                          flush=True)
         return watch
     server = StoryServer(project, model=StressModel(source=None))
     with FakeOpenAIServer(server) as fake:

@@ -10,6 +10,7 @@ on the same figures.
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,6 +145,17 @@ class LongRun:
                 shown += any(t - 20 <= opened.get(k, 0) < t for k in s.loops)
         return exists, shown
 
+    def own_seconds(self) -> list[float]:
+        """Each tick's seconds less the time its model calls took to answer (the ledger's
+        latency): what novel_agent itself spent, whatever the server's speed."""
+        waited: dict[int, float] = {}
+        ledger = self.project.root / ".novel" / "usage.jsonl"
+        for line in ledger.read_text().splitlines() if ledger.is_file() else []:
+            row = json.loads(line)
+            waited[row.get("tick") or 0] = waited.get(row.get("tick") or 0, 0.0) + float(
+                row.get("latency") or 0.0)
+        return [s - waited.get(t + 1, 0.0) for t, s in enumerate(self.seconds)]
+
     def ratio(self, values: list[float]) -> float:
         plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
         head, tail = plain[:50], plain[-50:]
@@ -181,7 +193,9 @@ class LongRun:
             f"{self.prefix('writer', True):.2f} / {self.prefix('writer', False):.2f}, planner "
             f"{self.prefix('planner', True):.2f} / {self.prefix('planner', False):.2f} (goal 0.75)",
             f"  tick time, median of the last 50 / first 50 (no checkpoint): "
-            f"{self.ratio(self.seconds):.2f} (commit {self.ratio(self.commit):.2f}; goal <= 1.3)",
+            f"{self.ratio(self.seconds):.2f}, less the model's answers "
+            f"{self.ratio(self.own_seconds()):.2f} (commit {self.ratio(self.commit):.2f}; "
+            "goal <= 1.3)",
             "  log bytes at " + ", ".join(f"tick {t}: {b / 1e6:.1f} MB"
                                          for t, b in sorted(self.log_bytes.items())),
         ]

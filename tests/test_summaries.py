@@ -116,6 +116,9 @@ def test_select_tier3_takes_the_newest_covering_level_that_fits():
     assert names(roots - 1) == ["overall"]
     # neither fits: the oldest roots go, the newest stays
     assert names(cost["overall"] - 1) == ["checkpoint_020"]
+    # ... unless the coarsest cut fits a stretch of the budget: the whole story, coarsely
+    assert [d.name for d in select_tier3(tree, cost["overall"] - 1, count, stretch=roots)] == [
+        "arc_001", "checkpoint_015", "checkpoint_020"]
     # up to a tick: what lies after it is left to the recent tiers
     assert names(everything, upto=15) == ["checkpoint_005", "checkpoint_010", "checkpoint_015"]
     assert names(cost["arc_001"], upto=10) == ["arc_001"]

@@ -43,6 +43,9 @@ from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
+# Tier 3 may take this many times its share to tell the whole story, coarsely, rather
+# than leave its beginning out (summaries.select_tier3's `stretch`).
+TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
 LEAN_DROPPABLE = ("retrieved", "lore", "tier3", "recent_summaries", "cast")
@@ -155,7 +158,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     why = (lambda share: LEVEL_NOTES[3] if level >= 3 else f"over the {share} share")
     offered = (inputs.tier3(caps["tier3"] or on["tier3"] // 2, recent.tier3_end)
                if callable(inputs.tier3) else inputs.tier3)
-    tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
+    tier3 = _take(offered, TIER3_STRETCH * caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True, at_least=int(on["tier3"] > 0))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
                         min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)

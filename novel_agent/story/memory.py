@@ -24,6 +24,18 @@ from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
 
 
+def plain_copy(value: Any) -> Any:
+    """A deep copy of YAML-shaped data (dicts, lists, immutable scalars), several times
+    faster than copy.deepcopy: memory is copied every tick."""
+    if isinstance(value, dict):
+        return {k: plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_copy(v) for v in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return copy.deepcopy(value)
+
+
 def slug(text: str) -> str:
     """A file-safe id from a name: "Mara Quill" -> "mara_quill"."""
     s = re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
@@ -41,7 +53,9 @@ class Memory:
     facts: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> Memory:
-        return copy.deepcopy(self)
+        return Memory(plain_copy(self.characters), plain_copy(self.locations),
+                      plain_copy(self.loops), plain_copy(self.relationships),
+                      plain_copy(self.facts))
 
     def open_loops(self) -> list[dict[str, Any]]:
         return [loop for loop in self.loops if loop.get("status", "open") == "open"]
@@ -173,10 +187,10 @@ def _entity_file(folder: Path, path: Path) -> dict[str, Any]:
     stamp = _stamp(path)
     hit = _PARSED.get(path)
     if hit is not None and hit[0] == stamp:
-        return copy.deepcopy(hit[1])
+        return plain_copy(hit[1])
     data = _parse_entity(folder, path)
     _remember(path, stamp, data)
-    return copy.deepcopy(data)
+    return plain_copy(data)
 
 
 def load_folder(folder: Path) -> dict[str, dict[str, Any]]:

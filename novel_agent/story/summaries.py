@@ -199,7 +199,7 @@ def doc_cost(doc: SummaryDoc, count: Callable[[str], int]) -> int:
 
 
 def select_tier3(tree: SummaryTree, budget_tokens: int, count: Callable[[str], int],
-                 upto: int | None = None) -> list[SummaryDoc]:
+                 upto: int | None = None, stretch: int = 0) -> list[SummaryDoc]:
     """The summaries tier 3 holds within `budget_tokens`, in story order: a cut through
     the tree that tells every summarized tick up to `upto` (default: all of them)
     exactly once, so the recent tiers can take over at `upto + 1` (no range told twice,
@@ -212,10 +212,14 @@ def select_tier3(tree: SummaryTree, budget_tokens: int, count: Callable[[str], i
     back in time. If even the coarsest cut does not fit, the overall summary stands for
     it when it covers exactly the same ticks and fits; else the oldest roots are left
     out (the newest stays, even over the budget: the engine degrades the prompt). The
-    overall summary is never laid out next to docs it covers too.
+    overall summary is never laid out next to docs it covers too. `stretch`: a larger
+    budget the coarsest cut may take rather than leave the oldest out (a tree at its
+    depth limit whose top outgrew the share), without refining it.
     """
     cut = _coarsest(tree, upto)
     total = sum(doc_cost(d, count) for d in cut)
+    if budget_tokens < total <= stretch:
+        return cut
     overall = tree.overall
     if total > budget_tokens and cut and overall is not None and overall.body.strip() \
             and overall.last == cut[-1].last and doc_cost(overall, count) <= budget_tokens:

@@ -25,7 +25,7 @@ from typing import Any
 
 from novel_agent import crashpoints
 from novel_agent.context.prompts import check_templates
-from novel_agent.context.writer import Piece
+from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import CommittedError, ModelError, ModelResponseError, NovelError, TickError
 from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall
@@ -191,7 +191,8 @@ def _build_write(session: Session, d: TickDraft) -> Built:
     tree = d.tree
     tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
                                   for doc in select_tier3(tree, budget, session.counter.count,
-                                                          upto=upto)]
+                                                          upto=upto,
+                                                          stretch=TIER3_STRETCH * budget)]
     return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],

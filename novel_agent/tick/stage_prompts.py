@@ -21,7 +21,13 @@ from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
-from novel_agent.context.writer import Piece, WriterInputs, propose_writer, reach_limit
+from novel_agent.context.writer import (
+    TIER3_STRETCH,
+    Piece,
+    WriterInputs,
+    propose_writer,
+    reach_limit,
+)
 from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
@@ -98,7 +104,8 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
         end = tier3_end(tree, recent[0].tick if recent else tick)
         room = tier3_budget(session.config, session.limits)   # as much as the writer's tier 3
         so_far = [(d.name, d.block()) for d in select_tier3(tree, room, session.counter.count,
-                                                              upto=end)]
+                                                              upto=end,
+                                                              stretch=TIER3_STRETCH * room)]
         recent = scenes.recent(tick - 1, min(tick - 1 - end, len(recent) + reach_limit(gen, 0)))
         overall = ""
         shares["overall"] = max(shares["overall"], room / max(1, session.budget("planner").tokens))
