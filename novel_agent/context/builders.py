@@ -145,9 +145,11 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
              Section("steer", "Author's note", steer, pinned=True))
+    # every pool fills its share whatever the compaction thresholds say: the shares, not
+    # the thresholds (which steer the writer's recent tiers), bound the planner's prompt
     return Briefing("planner", fixed, pools, PLANNER_LAYOUT,
                     {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1},
-                    truncatable=("overall",))
+                    truncatable=("overall",), elastic=tuple(p.name for p in pools))
 
 
 def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
