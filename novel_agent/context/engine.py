@@ -100,7 +100,8 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
     check_pinned(proposal.context, render, counter, budget, proposal.truncatable)
     messages = render(proposal.context)
     tokens = counter.count_messages(messages)
-    while level < 3 and (tokens - _elastic(proposal, counter)) / max(budget, 1) >= thresholds[level]:
+    while level < 3 and (tokens > budget or  # elastic sections too: never over the budget
+                         (tokens - _elastic(proposal, counter)) / max(budget, 1) >= thresholds[level]):
         level += 1
         proposal = propose(level)
         messages = render(proposal.context)

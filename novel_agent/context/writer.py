@@ -179,7 +179,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
                     droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved",),
-                    elastic=("retrieved",),
+                    elastic=("retrieved", "tier3"),   # sized by their own caps
                     state=dict(recent.state), events=list(recent.events))
 
 
