@@ -51,9 +51,11 @@ STAGE_WORDS = (("You condense part of a novel", "summarizer"),
 class StoryServer:
     """A responder that answers like the offline model, from the project's files."""
 
-    def __init__(self, project: Project):
+    def __init__(self, project: Project, model: OfflineModel | None = None):
+        """`model`: an OfflineModel (or a kind of one, tests/stress_model.py) to answer with."""
         self.project, self.source = project, StorySource()
-        self.model = OfflineModel(seed=0, source=self.source)
+        self.model = model or OfflineModel(seed=0)
+        self.model.source = self.source
         self.plan = None
         self.rest: dict[str, str] = {}      # what a cut-off answer had still to say
 

@@ -76,3 +76,11 @@ def test_an_unreadable_previous_log_is_reported_not_read_as_no_prefix(project):
     out = invoke("context", "-p", "harbour")
     assert any(line.startswith("warning: ") and "tick_002_writer.json" in line
                for line in out.splitlines())
+
+
+def test_context_warns_of_a_malformed_lore_file_as_the_tick_does(project):
+    run_ticks(project, 1, offline_seed=5)
+    (project.root / "lore").mkdir(exist_ok=True)
+    (project.root / "lore" / "broken.yaml").write_text("keys: [unclosed\n")
+    out = invoke("context", "-p", "harbour", "--stage", "planner")
+    assert "warning: " in out and "broken.yaml" in out and "the file is skipped" in out

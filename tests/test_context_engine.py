@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from novel_agent.config.settings import load_config
 from novel_agent.context.engine import fit
+from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.writer import WRITER_ORDER, Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
@@ -32,12 +33,14 @@ def tiktoken_count(messages) -> int:
                    for m in messages)
 
 
-def build(scenes, budget, *, config=None, steer="", state=None, tier3=(), tools=()):
+def build(scenes, budget, *, config=None, steer="", state=None, tier3=(), tools=(),
+          retrieved=()):
     config = config or load_config()
     last = scenes.count
     inputs = WriterInputs(story=sf.story(), memory=sf.memory(), plan=sf.plan(last + 1),
                           last_tick=last, scene=scenes, tick=last + 1, steer=steer,
-                          state=state or {}, tier3=tier3, tool_results=tools)
+                          state=state or {}, tier3=tier3, tool_results=tools,
+                          retrieved=retrieved)
     propose = propose_writer(inputs, COUNTER, budget, config.context, config.generation)
     return fit(propose, lambda c: render_stage(c), COUNTER, budget,
                config.context.compaction_thresholds)
@@ -127,16 +130,23 @@ def test_a_big_pinned_tail_raises_the_level():
         calm.context.section("recent_full").items)
 
 
-def test_compaction_level_2_keeps_fewer_summaries():
+def test_compaction_level_2_shows_the_older_summaries_as_titles():
     config = load_config(flags={"generation.summary_scenes_count": 6,
                                 "context.compaction_thresholds": [0.01, 0.02, 0.99]})
     scenes = sf.SyntheticScenes(20, lambda t: 150)
     calm = build(scenes, 6000, config=load_config(flags={"generation.summary_scenes_count": 6}))
     tight = build(scenes, 6000, config=config)
     assert calm.level == 0 and tight.level == 2
-    assert 0 < len(tight.context.section("recent_summaries").items) < len(
-        calm.context.section("recent_summaries").items)
-    assert any("fewer tier-2 summaries" in n.reason for n in tight.notes)
+    # no recent scene is left out: level 1 moved the older full text to tier 2 ...
+    kept = tight.context.section("recent_summaries").items
+    assert set(calm.context.section("recent_summaries").items) < set(kept)
+    # ... and level 2 shows its older half by title only
+    lined = [n.key for n in tight.notes if n.section == "recent_summaries" and n.form == "line"]
+    assert lined == list(kept[:len(kept) - len(kept) // 2])
+    text = tight.context.text("recent_summaries")
+    assert f"Scene {int(lined[-1][6:])} — Scene {int(lined[-1][6:])}\n\n" in text
+    assert all("older tier-2 scene as its title" in n.reason for n in tight.notes
+               if n.key in lined and n.section == "recent_summaries")
 
 
 def test_compaction_level_3_keeps_the_pinned_the_last_scene_and_each_sections_best():
@@ -149,7 +159,9 @@ def test_compaction_level_3_keeps_the_pinned_the_last_scene_and_each_sections_be
     assert names == ["bible", "tier3", "cast", "recent_summaries", "recent_full",
                      "intention", "steer"]      # no section with items is emptied
     assert fitted.context.section("recent_full").items == ("scene_030",)
-    assert fitted.context.section("recent_summaries").items == ("scene_029",)
+    summarized = fitted.context.section("recent_summaries").items
+    assert summarized[-1] == "scene_029" and len(summarized) > 1     # the rest as titles
+    assert fitted.context.text("recent_summaries").count("\n- ") < 5
     assert fitted.context.text("tier3") == "In short."         # the newest summary only
     assert any(n.key == "checkpoint_010" and not n.included for n in fitted.notes)
     # the cast by name; the scene's own people are described in the tail instead
@@ -205,7 +217,8 @@ def test_tiers_move_in_steps_and_prompts_share_a_prefix():
 def test_each_compaction_level_asks_tier3_for_what_fits_its_share():
     asked = []
 
-    def tier3(budget):
+    def tier3(budget, upto):
+        assert upto is None          # no tier3_ends given: tier 3 as a whole
         asked.append(budget)
         if budget >= 700:   # room for detail: the checkpoints
             return [Piece(f"checkpoint_{i:03d}", sf.prose(40, i)) for i in (10, 20, 30, 40)]
@@ -234,3 +247,21 @@ def test_presets_set_the_tiers_on_scenes_of_typical_length(preset, full, summari
         sizes2.append(len(fitted.context.section("recent_summaries").items))
     assert (min(sizes1), max(sizes1)) == (full, full + 1)     # low water, high water
     assert min(sizes2) == summaries and max(sizes2) <= 2 * summaries
+
+
+@pytest.mark.parametrize("preset, fill", [("conservative", 0.60), ("balanced", 0.80),
+                                          ("aggressive", 0.95)])
+def test_relevant_memory_fills_the_prompt_up_to_the_presets_target_fill(preset, fill):
+    config = load_config(preset=preset)
+    assert config.context.target_fill == fill
+    facts = [Item(f"fact:{t}:x", (f"- Fact (scene {t}): {sf.prose(18, t)}",), 1.0 + t / 1000,
+                  (t, True)) for t in range(1, 400)]             # far more than fits
+    fitted = build(sf.SyntheticScenes(40, lambda t: 300), 6000, config=config,
+                   retrieved=facts)
+    share = fitted.tokens / 6000
+    # the compaction thresholds (0.40–0.60 first) do not cap relevant memory: the room up
+    # to the target fill goes to retrieval, which is left out only where it does not fit
+    assert fill - 0.05 <= share <= fill + 0.01
+    assert fitted.level == 0
+    taken = fitted.context.section("retrieved").items
+    assert len(taken) > 16 and taken[-1] == "fact:399:x"         # the best, no fixed count

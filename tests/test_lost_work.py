@@ -182,6 +182,15 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
     assert [s["name"] for s in report["sections"]][:3] == ["instructions", "bible", "overall"]
 
 
+def test_prompt_logs_are_kept_for_prompt_log_ticks_ticks_in_all(project):
+    text = project.project_file.read_text() + ("context:\n  keep_prompt_logs: 1\n"
+                                               "  prompt_log_ticks: 2\n")
+    project.project_file.write_text(text)
+    run_ticks(project, 5)
+    ticks = sorted({p.name[5:8] for p in project.log_dir.glob("tick_*.json")})
+    assert ticks == ["004", "005"]           # the folder holds two ticks, not five
+
+
 def with_characters(projects_dir, name: str, count: int):
     """A project whose memory holds `count` characters more than the offline story makes."""
     from novel_agent.story.project import create_project

@@ -68,7 +68,7 @@ def test_the_text_report_says_each_measure(story):
     assert lines[0] == f"stats of harbour: 12 scenes, {words:,} words"
     heads = [line[:17].strip() for line in lines[1:]]
     assert heads == ["words per scene", "planner prompt", "writer prompt", "extractor prompt",
-                     "summarizer prompt", "writer sections", "compaction", "prefix shared",
+                     "summarizer calls", "writer sections", "compaction", "prefix shared",
                      "recall", "summaries", "summaries", "cost per tick"]
     assert lines[-1] == "cost per tick     mean $0, last $0, total $0"
     assert "compaction        level 0: 12 ticks" in lines

@@ -79,13 +79,14 @@ def test_sixty_ticks_grow_a_tree_whose_top_fits(project):
     # the context uses a cut that covers every scene exactly once
     chosen = select_tier3(tree, budget, count)
     assert covered_ticks(chosen) == list(range(1, 61))
-    assert chosen[-1].kind == "overall" and chosen[0].kind == "arc"
-    # the writer of tick 60 was told the arc that covers tick 1
+    assert chosen[0].kind == "arc" and "overall" not in [d.kind for d in chosen]
+    # the writer of tick 60 was told the arc that covers tick 1, and not the overall
+    # summary next to it (two summaries of one range)
     first = before_last[0]
     assert first.kind == "arc" and first.first == 1
     prompt = "\n".join(m["content"] for m in model.calls("writer")[-1].messages)
     assert first.block() in prompt
-    assert before_last[-1].kind == "overall" and before_last[-1].block() in prompt
+    assert tree.overall is not None and "### In short" not in prompt
 
 
 def test_select_tier3_takes_the_newest_covering_level_that_fits():
@@ -101,15 +102,24 @@ def test_select_tier3_takes_the_newest_covering_level_that_fits():
     count = lambda text: len(text.split())            # noqa: E731
     cost = {d.name: count(d.block()) + 1 for d in [*c, arc, overall]}
 
-    def names(budget):
-        return [d.name for d in select_tier3(tree, budget, count)]
+    def names(budget, upto=None):
+        return [d.name for d in select_tier3(tree, budget, count, upto=upto)]
 
-    everything = sum(cost[d.name] for d in [*c, overall])
-    assert names(everything) == [d.name for d in c] + ["overall"]
-    roots = cost["arc_001"] + cost["checkpoint_015"] + cost["checkpoint_020"] + cost["overall"]
-    assert names(roots) == ["arc_001", "checkpoint_015", "checkpoint_020", "overall"]
-    assert names(cost["overall"] + cost["checkpoint_020"]) == ["checkpoint_020", "overall"]
-    assert names(cost["overall"] - 1) == []
+    everything = sum(cost[d.name] for d in c)
+    assert names(everything) == [d.name for d in c]          # never the overall next to them
+    roots = cost["arc_001"] + cost["checkpoint_015"] + cost["checkpoint_020"]
+    assert names(roots) == ["arc_001", "checkpoint_015", "checkpoint_020"]
+    # the coarsest cut over: the overall summary tells the same ticks, if it fits
+    assert names(roots - 1) == ["overall"]
+    # neither fits: the oldest roots go, the newest stays
+    assert names(cost["overall"] - 1) == ["checkpoint_020"]
+    # ... unless the coarsest cut fits a stretch of the budget: the whole story, coarsely
+    assert [d.name for d in select_tier3(tree, cost["overall"] - 1, count, stretch=roots)] == [
+        "arc_001", "checkpoint_015", "checkpoint_020"]
+    # up to a tick: what lies after it is left to the recent tiers
+    assert names(everything, upto=15) == ["checkpoint_005", "checkpoint_010", "checkpoint_015"]
+    assert names(cost["arc_001"], upto=10) == ["arc_001"]
+    assert names(everything, upto=10) == ["checkpoint_005", "checkpoint_010"]
 
 
 def test_a_failed_summarizer_leaves_the_checkpoint_pending(project):
@@ -232,8 +242,8 @@ def test_status_shows_the_tree_and_its_compression(project):
     assert re.fullmatch(level("checkpoints", "1–12"), tree[0])
     assert re.fullmatch(level("arcs L1", r"1–\d+"), tree[1])
     assert re.fullmatch(level("overall", "1–12"), tree[-2])
-    assert re.fullmatch(r"tier 3      [\d,]+ of [\d,]+ tokens: arc_\d+ \(1–\d+\), .*overall",
-                        tree[-1])
+    assert re.fullmatch(r"tier 3      [\d,]+ of [\d,]+ tokens: arc_\d+ \(1–\d+\), .*\(\d+–12\)",
+                        tree[-1])          # a cut through the tree, never the overall next to it
 
 
 def test_summarize_one_checkpoint_absorbs_the_ticks_owed_before_it(project):

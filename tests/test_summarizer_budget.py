@@ -64,8 +64,11 @@ def test_every_summarizer_request_fits_a_small_window_offline(project):
     for name, log in logs.items():
         assert log["budget"] == budget and log["window"] == 1000, name
         assert log["tokens"] == counter.count_messages(log["messages"]) <= budget, name
-    # the range's scenes did not all fit in full: the engine chose leaner forms
-    assert max(log["compaction_level"] for log in logs.values()) >= 1
+    # the range's scenes did not all fit in full: the share chose leaner forms for some
+    # (the compaction thresholds do not, when they fit: issue 20's item 6)
+    forms = {i["form"] for log in logs.values() for i in log["items"]
+             if i["section"] == "scenes" and i["included"]}
+    assert "full" in forms and forms - {"full"}
 
 
 def summarizer_bodies(server) -> list[dict]:

@@ -27,7 +27,10 @@ def stats_lines(stats: Stats) -> list[str]:
              f"words per scene   {_spread(s['words_per_scene'])}"]
     for stage in STAGES:
         values = s["prompt_tokens_per_tick"][stage]
-        if values["mean"] is not None:
+        if values["mean"] is not None and stage == "summarizer":   # 4-5 calls, not one prompt
+            lines.append(f"{'summarizer calls':<17} {_spread(values)} tokens a checkpoint "
+                         "tick, all its calls summed")
+        elif values["mean"] is not None:
             lines.append(f"{stage + ' prompt':<17} {_spread(values)} tokens")
     shares = sorted(s["writer_sections_last_tick"].items(), key=lambda kv: -kv[1])
     if shares:

@@ -98,6 +98,9 @@ class ContextConfig:
     margin: int = 256
     encoding: str = ""              # "" = chosen by model name
     compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
+    # How full a prompt may be filled with relevant memory (the thresholds above steer
+    # only the recent tiers' compaction): room under it flows to what is waiting.
+    target_fill: float = 0.80
     # Shares of the writer's budget each tier may fill before compaction starts.
     tier3_share: float = 0.12       # arc + checkpoint summaries, the story so far
     cast_share: float = 0.06        # POV character, location, characters present, lore
@@ -113,6 +116,7 @@ class ContextConfig:
     extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
     summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
     keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
+    prompt_log_ticks: int = 200     # ticks whose prompt logs are kept at all (a total cap)
     # Weights of retrieval's signals (older scenes and facts for the writer, facts for
     # the planner); merged key by key.
     relevance: dict[str, float] = field(default_factory=lambda: dict(RELEVANCE))
@@ -375,6 +379,8 @@ def _context_problems(ctx: ContextConfig) -> Problems:
     thresholds = ctx.compaction_thresholds
     if len(thresholds) != 3 or sorted(thresholds) != thresholds or not all(0 < t <= 1 for t in thresholds):
         yield "context.compaction_thresholds", "must be three rising shares between 0 and 1"
+    if not 0 < ctx.target_fill <= 1:
+        yield "context.target_fill", "must be a share of the budget above 0, at most 1"
     for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
                 "low_water", "summary_min_coverage"):
         if not 0 <= getattr(ctx, key) <= 1:
@@ -384,6 +390,8 @@ def _context_problems(ctx: ContextConfig) -> Problems:
     yield from _share_problems(ctx)
     if ctx.keep_prompt_logs < 1:
         yield "context.keep_prompt_logs", "must be at least 1 (the next tick reads the last)"
+    if ctx.prompt_log_ticks < ctx.keep_prompt_logs:
+        yield "context.prompt_log_ticks", "must be at least context.keep_prompt_logs"
     if ctx.max_full_text_scenes < 1:
         yield "context.max_full_text_scenes", "must be at least 1"
     if ctx.window < 0 or ctx.max_prompt_tokens <= 0:

@@ -12,7 +12,7 @@ cut middle-out by the engine as the last resort.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.context.engine import ItemNote, Proposal
@@ -31,17 +31,18 @@ class Briefing:
     layout: tuple[str, ...]            # every section's name, in prompt order
     values: dict[str, Any] = field(default_factory=dict)
     truncatable: tuple[str, ...] = ()
+    # Pools filled to their share whatever the compaction thresholds say (a checkpoint's
+    # scenes in full text when they fit): see engine.Proposal.elastic.
+    elastic: tuple[str, ...] = ()
 
     def with_values(self, **values: Any) -> Briefing:
         """The same briefing with more template values."""
-        return Briefing(self.stage, self.fixed, self.pools, self.layout,
-                        {**self.values, **values}, self.truncatable)
+        return replace(self, values={**self.values, **values})
 
     def with_fixed(self, *sections: Section) -> Briefing:
         """The same briefing with more fixed sections, laid out after the rest."""
-        return Briefing(self.stage, self.fixed + sections, self.pools,
-                        self.layout + tuple(s.name for s in sections), self.values,
-                        self.truncatable)
+        return replace(self, fixed=self.fixed + sections,
+                       layout=self.layout + tuple(s.name for s in sections))
 
 
 def propose_briefing(briefing: Briefing, counter: TokenCounter,
@@ -55,6 +56,7 @@ def propose_briefing(briefing: Briefing, counter: TokenCounter,
         by_name = {s.name: s for s in (*briefing.fixed, *chosen.sections)}
         sections = tuple(by_name[name] for name in briefing.layout if name in by_name)
         context = Context(briefing.stage, sections, dict(briefing.values))
-        return Proposal(context, fixed_notes + chosen.notes, truncatable=briefing.truncatable)
+        return Proposal(context, fixed_notes + chosen.notes, truncatable=briefing.truncatable,
+                        elastic=briefing.elastic)
 
     return propose

@@ -92,7 +92,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
                      shares: Mapping[str, float], overall_summary: str = "", steer: str = "",
                      max_tools: int = 3, overdue_after: int = 30, focus_count: int = 0,
                      anchor_tick: int | None = None, history: Sequence[Scene] = (),
-                     facts: Sequence[Item] = (), lore: Sequence[Item] = ()) -> Briefing:
+                     facts: Sequence[Item] = (), lore: Sequence[Item] = (),
+                     story_so_far: Sequence[tuple[str, str]] | None = None) -> Briefing:
     """What the planner sees before it decides the next scene.
 
     The characters, places and relationships sections are chosen as of `anchor_tick`
@@ -104,7 +105,10 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     state now, and who and what is new since the anchor. Without an anchor, it is the
     last tick. `facts` (about who and what the scenes up to the anchor are about, chosen
     as of it, laid out with the settled sections) and `lore` (entries that fire) are
-    scored by the caller (retrieve.py)."""
+    scored by the caller (retrieve.py). `story_so_far`, (name, text) of the summaries
+    that tell the story up to the first of `recent` (the caller's cut through the
+    summary tree), stands for `overall_summary` when given: every scene is then told
+    once, by a summary or by its own, and never left out (titles at the least)."""
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
@@ -112,10 +116,14 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     settled = planner_focus(memory, history[len(history) - count:], anchor_tick + 1,
                             overdue_after)
     then = as_of(memory, history, anchor_tick)
+    told = story_so_far is not None
     scenes = [Item(f"scene_{s.tick:03d}", (scene_summary(s), scene_title(s)), float(s.tick),
-                   (s.tick,), why="recent scene") for s in recent]
+                   (s.tick,), keep=told, why="recent scene") for s in recent]
     overall = [Item("overall", (overall_summary, shortened(overall_summary, 80)), 10.0,
                     keep=True, why="the story so far")] if overall_summary.strip() else []
+    if story_so_far is not None:
+        overall = [Item(name, (text, shortened(text, 80)), 10.0, (n,), keep=True,
+                        why="the story so far") for n, (name, text) in enumerate(story_so_far)]
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
         Pool("characters", "Characters", tuple(character_items(then, settled)),
@@ -137,9 +145,11 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
              Section("steer", "Author's note", steer, pinned=True))
+    # every pool fills its share whatever the compaction thresholds say: the shares, not
+    # the thresholds (which steer the writer's recent tiers), bound the planner's prompt
     return Briefing("planner", fixed, pools, PLANNER_LAYOUT,
                     {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1},
-                    truncatable=("overall",))
+                    truncatable=("overall",), elastic=tuple(p.name for p in pools))
 
 
 def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
@@ -173,7 +183,8 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
         seen = in_view(focus, c)
         new = first_seen(c) > anchor_tick
         if seen or new:
-            items.append(Item(f"now:{c.get('id')}", (character_line(c), str(c.get("name"))),
+            items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
+                                                     str(c.get("name"))),
                               (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
                               (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
                               else f"new since tick {anchor_tick}"))
@@ -303,4 +314,4 @@ def _summary_briefing(story: Any, items: tuple[Item, ...], first: int, last: int
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),)
     return Briefing("summarizer", fixed, pools, SUMMARIZER_LAYOUT,
                     {"first": first, "last": last, "kind": kind},
-                    truncatable=("scenes", "previous"))
+                    truncatable=("scenes", "previous"), elastic=("scenes", "previous"))

@@ -42,6 +42,9 @@ class Proposal:
     notes: list[ItemNote] = field(default_factory=list)
     truncatable: tuple[str, ...] = ()   # section names that may be cut middle-out
     droppable: tuple[str, ...] = ()     # emptied in this order, before any cut, while over
+    # Sections sized to the room the rest leaves (retrieval up to the target fill): not
+    # counted against the compaction thresholds, which steer the other sections.
+    elastic: tuple[str, ...] = ()
     state: dict = field(default_factory=dict)    # carried to the next tick (tier bounds)
     events: list[str] = field(default_factory=list)   # what moved this time, for the report
 
@@ -97,7 +100,8 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
     check_pinned(proposal.context, render, counter, budget, proposal.truncatable)
     messages = render(proposal.context)
     tokens = counter.count_messages(messages)
-    while level < 3 and tokens / max(budget, 1) >= thresholds[level]:
+    while level < 3 and (tokens > budget or  # elastic sections too: never over the budget
+                         (tokens - _elastic(proposal, counter)) / max(budget, 1) >= thresholds[level]):
         level += 1
         proposal = propose(level)
         messages = render(proposal.context)
@@ -128,6 +132,12 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
             f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget)
     return Fitted(messages, context, tokens, level, notes, sorted(set(truncated)),
                   proposal.state, proposal.events, dropped)
+
+
+def _elastic(proposal: Proposal, counter: TokenCounter) -> int:
+    """Tokens of the proposal's elastic sections."""
+    return sum(counter.count(proposal.context.text(name)) for name in proposal.elastic
+               if proposal.context.text(name))
 
 
 def _drop(context: Context, notes: list[ItemNote], name: str,

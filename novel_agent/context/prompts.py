@@ -48,10 +48,27 @@ class BoundedEnvironment(SandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
+_ENVIRONMENTS: dict[tuple, SandboxedEnvironment] = {}
+KEPT_ENVIRONMENTS = 8
+
+
 def environment(project_templates: Path | None = None, *,
                 undefined: type = jinja2.StrictUndefined) -> SandboxedEnvironment:
-    """A sandboxed environment that looks in the project's templates first."""
+    """A sandboxed environment that looks in the project's templates first. One is kept
+    per set of template files (names and mtimes), so a template is compiled once, not
+    at every prompt, and an override added, edited or removed is seen at once."""
     paths = [str(p) for p in (project_templates, TEMPLATES_DIR) if p is not None and p.is_dir()]
+    files = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in project_templates.iterdir())) \
+        if project_templates is not None and project_templates.is_dir() else ()
+    key = (tuple(paths), undefined, files)
+    if key not in _ENVIRONMENTS:
+        if len(_ENVIRONMENTS) >= KEPT_ENVIRONMENTS:
+            _ENVIRONMENTS.pop(next(iter(_ENVIRONMENTS)))
+        _ENVIRONMENTS[key] = _environment(paths, undefined)
+    return _ENVIRONMENTS[key]
+
+
+def _environment(paths: list[str], undefined: type) -> SandboxedEnvironment:
     env = BoundedEnvironment(loader=jinja2.FileSystemLoader(paths), autoescape=False,
                              undefined=undefined, keep_trailing_newline=False,
                              trim_blocks=True, lstrip_blocks=True)

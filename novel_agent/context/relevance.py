@@ -25,6 +25,7 @@ from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
 HALF_LIFE = 10      # ticks after which an item's recency counts half
+OVERDUE_SHOWN = 3   # overdue loops marked to pay off (the oldest); the rest go by relevance
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,14 @@ def in_view(focus: Focus, character: dict[str, Any]) -> bool:
         focus.has(a) for a in character.get("aliases") or [])
 
 
-def character_line(c: dict[str, Any]) -> str:
-    """A character in one line: name, role, and state now if it has one."""
+def character_line(c: dict[str, Any], state_words: int = 10) -> str:
+    """A character in one line: name, role, and state now if it has one (its first
+    `state_words` words; 0: all of it)."""
     name = str(c.get("name", c.get("id", "?")))
     role = _first_words(c.get("description") or "", 6)
-    return name + (f" — {role}" if role else "") + (f" (now: {_first_words(c['state'], 10)})"
-                                                     if c.get("state") else "")
+    state = str(c.get("state") or "")
+    state = _first_words(state, state_words) if state_words else " ".join(state.split())
+    return name + (f" — {role}" if role else "") + (f" (now: {state})" if state else "")
 
 
 def first_seen(entity: dict[str, Any]) -> int:
@@ -168,12 +171,18 @@ def loop_text(loop: dict[str, Any], tick: int, after: int) -> str:
     return text
 
 
-def loop_items(memory: Memory, focus: Focus) -> list[Item]:
-    """Open loops: the whole question -> its first words -> its id. Overdue loops and
-    loops in focus (touched by the last scenes, or naming who is in focus) score high."""
+def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN) -> list[Item]:
+    """Open loops: the whole question -> its first words -> its id. The oldest
+    `overdue_shown` overdue loops score high (a bounded share: the planner is asked to pay
+    them off); the others by relevance to where the story is now: loops in focus (touched
+    by the last scenes, or naming who is in focus), then the newest touched or opened."""
     items = []
+    late_ones = sorted((l for l in memory.open_loops()
+                        if overdue(l, focus.tick, focus.overdue_after)),
+                       key=lambda l: int(l.get("opened_in") or 0))
+    marked = {str(l.get("id")) for l in late_ones[:overdue_shown]}
     for number, loop in enumerate(memory.open_loops()):
-        late = overdue(loop, focus.tick, focus.overdue_after)
+        late = str(loop.get("id")) in marked
         touched = str(loop.get("id")) in focus.loops
         names = any(n and n in normalize_name(str(loop.get("description", "")))
                     for n in focus.names)

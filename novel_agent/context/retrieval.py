@@ -36,16 +36,16 @@ from dataclasses import dataclass, field
 from novel_agent.context.items import Item
 from novel_agent.text.names import normalize_name
 
+# The best this many older scenes come back as their summaries; the rest as one line
+# each, so the room goes to the facts (short and exact) before broad summaries.
+SUMMARIZED_SCENES = 4
 RELEVANT = 0.6          # a candidate scoring under this is not brought back
-NEAR_BEST = 0.4         # ... nor one scoring under this share of the best candidate's score
+NEAR_BEST = 0.2         # ... nor one scoring under this share of the best candidate's score
 RECENCY_HALF_LIFE = 50
 # BM25 is scaled by the best match plus this, so the best of a weak lot (common words
 # only) does not count as a strong match: a match on a word in one document in a
 # thousand scores ~20, one on a word in every tenth ~3.
 BM25_DAMPING = 8.0
-# At most this many of each kind are offered to one scene: facts are short and exact,
-# scenes (as summaries) broad; the section's share then takes what fits, best first.
-LIMITS = {"scene": 4, "fact": 12}
 
 
 @dataclass(frozen=True)
@@ -177,20 +177,25 @@ def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] =
     `threshold` and NEAR_BEST of the best one's score (what merely shares the cast is
     not brought back when something matches the scene), less the scenes the recent
     tiers already hold and the facts of the scenes they hold in full (the prose is
-    there), at most LIMITS of each kind. Laid out in story order, a scene's facts after
+    there): as many as the section's room takes, best first (`limits`, per kind, for a
+    caller that wants fewer). Laid out in story order, a scene's facts after
     its summary."""
     skip_scenes, skip_facts = set(exclude_scenes), set(exclude_facts)
     kept = [s for s in scored
             if s.candidate.tick not in (skip_scenes if s.candidate.kind == "scene" else skip_facts)]
     best = max((s.score for s in kept), default=0.0)
-    room = dict(LIMITS if limits is None else limits)
-    items = []
+    room = dict(limits) if limits is not None else {}
+    items, scenes = [], 0
     for s in kept:
         c = s.candidate
-        if s.score < max(threshold, NEAR_BEST * best) or room.get(c.kind, 0) <= 0:
+        if s.score < max(threshold, NEAR_BEST * best) or room.get(c.kind, 1) <= 0:
             continue
-        room[c.kind] -= 1
+        if c.kind in room:
+            room[c.kind] -= 1
         forms = scene_forms(c) if c.kind == "scene" else (fact_form(c),)
+        if c.kind == "scene":
+            scenes += 1
+            forms = forms if scenes <= SUMMARIZED_SCENES or c.pinned else forms[-2:]
         items.append(Item(c.key, forms, round(s.score, 3), (c.tick, c.kind != "scene", c.key),
                           why=s.why))
     return items

@@ -62,6 +62,8 @@ def describe_character(c: dict[str, Any]) -> str:
         extra.append("goals: " + ", ".join(map(str, c["goals"])))
     if c.get("state"):
         extra.append(f"now: {c['state']}")
+    if not extra and not c.get("description") and c.get("first_seen"):
+        extra.append(f"first seen in scene {c['first_seen']}")   # not a bare name
     return line + (f" ({'; '.join(extra)})" if extra else "")
 
 

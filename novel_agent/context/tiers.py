@@ -73,6 +73,7 @@ class RecentSelection:
     summarized: list[int]
     state: dict[str, int]
     events: list[str] = field(default_factory=list)
+    tier3_end: int | None = None   # the last tick tier 3 tells (writer.reach_back)
 
 
 def _compact_full(last: int, tokens: Callable[[int], int], limits: TierLimits) -> int:

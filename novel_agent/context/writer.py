@@ -8,22 +8,30 @@ Layout (fixed; empty sections are skipped, never reordered):
   consecutive prompts share a long prefix.
 
 Compaction levels: 0 everything the tiers hold; 1 older full text becomes
-summaries (only the newest scene stays whole); 2 fewer tier-2 summaries and
-tier 3 cut to what fits half its share; 3 the pinned parts and the newest
-scene, and of every other section with items only its best in its barest form
-(the cast's names, the newest summary, the newest tier-3 summary, one lore entry,
-one retrieved item): a section with items is never emptied while the prompt has
-room. If the prompt is still over, those are dropped (retrieval first, the cast
-last), then the last scene is cut middle-out.
+summaries (only the newest scene stays whole); 2 the older half of tier 2 as
+titles and tier 3 cut to what fits half its share; 3 the pinned parts and the
+newest scene, tier 2 as titles but its newest, and of every other section with
+items only its best in its barest form (the cast's names, the newest tier-3
+summary, one lore entry, one retrieved item): a section with items is never
+emptied while the prompt has room, and no recent scene is left out (tier 2
+reaches back to where tier 3 ends: `reach_back`). If the prompt is still over,
+those are dropped (retrieval first, the cast last), then the last scene is cut
+middle-out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from novel_agent.context.builders import cast_section, intention_text, scene_full, scene_summary
+from novel_agent.context.builders import (
+    cast_section,
+    intention_text,
+    scene_full,
+    scene_summary,
+    scene_title,
+)
 from novel_agent.context.engine import ItemNote, Proposal
 from novel_agent.context.items import Item, Pool, choose
 from novel_agent.context.relevance import settled_tick
@@ -34,9 +42,10 @@ from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 
-RETRIEVED_LIMIT = 16   # older scenes and facts brought back to one scene, at most
-FLOW = 2               # retrieval may take up to this many times its share of free room
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
+# Tier 3 may take this many times its share to tell the whole story, coarsely, rather
+# than leave its beginning out (summaries.select_tier3's `stretch`).
+TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
 LEAN_DROPPABLE = ("retrieved", "lore", "tier3", "recent_summaries", "cast")
@@ -64,9 +73,14 @@ class WriterInputs:
     tick: int = 0
     tool_results: Sequence[str] = ()
     steer: str = ""
-    # In layout order (arcs, checkpoints, overall); or a function giving them for a
-    # token budget, so each compaction level gets the newest covering level that fits.
-    tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = ()
+    # In layout order; or a function (token budget, last tick to tell) giving them, so
+    # each compaction level gets the newest covering level that fits and tier 3 ends
+    # where the recent tiers begin.
+    tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = ()
+    # The ticks tier 3 can end at (the checkpoints' last ticks): the recent tiers reach
+    # back to the one before them, so every scene after tier 3 is told, once (None:
+    # the tiers as the hysteresis has them, for a caller giving tier 3 itself).
+    tier3_ends: Sequence[int] | None = None
     lore: Sequence[Item] = ()            # the entries that fire, scored by priority
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
@@ -109,7 +123,10 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
         return counter.count(scene_summary(scene)) if scene else 0
 
     recent = select_recent(inputs.last_tick, full_tokens, summary_tokens, limits, inputs.state)
-    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set(recent.full))
+    if inputs.tier3_ends is not None:
+        recent = reach_back(recent, inputs.tier3_ends, reach_limit(gen, limits.max_summaries))
+    # the facts of scenes in full are left out per level (level 1 shows them as summaries)
+    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set())
                  if callable(inputs.retrieved) else inputs.retrieved)
 
     def propose(level: int) -> Proposal:
@@ -119,7 +136,7 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
 
 
 LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
-               2: "compaction level 2: fewer tier-2 summaries",
+               2: "compaction level 2: an older tier-2 scene as its title",
                3: "compaction level 3: only pinned parts, the last scene and the best item "
                   "of each other section"}
 
@@ -128,38 +145,50 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
               recent: RecentSelection, level: int, retrieved_items: Sequence[Item]) -> Proposal:
     """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
-    full, summarized = _recent_at_level(recent, level, notes)
+    full, summarized, lined = _recent_at_level(recent, level, notes)
     scenes_full = _recent_scenes(inputs, full, "recent_full", scene_full, counter, notes,
                                  "tier 1: recent scene in full")
-    scenes_sum = _recent_scenes(inputs, summarized, "recent_summaries", scene_summary, counter,
-                                notes, "tier 2: recent summary")
+    scenes_sum = _recent_scenes(inputs, summarized, "recent_summaries",
+                                lambda s: recent_form(s, lined), counter, notes,
+                                "tier 2: recent summary")
+    notes[:] = [replace(n, reason=LEVEL_NOTES[min(level, 3)] if level < 3 else LEVEL_NOTES[2],
+                        form="line") if n.section == "recent_summaries" and n.included
+                and int(n.key.split("_")[1]) in lined else n for n in notes]
     _note_older((summarized or full)[:1], notes)
     caps, on = _caps(budget, ctx, level), _caps(budget, ctx, 0)   # a share of 0 is off
     why = (lambda share: LEVEL_NOTES[3] if level >= 3 else f"over the {share} share")
-    offered = (inputs.tier3(caps["tier3"] or on["tier3"] // 2) if callable(inputs.tier3)
-               else inputs.tier3)
-    tier3 = _take(offered, caps["tier3"], counter, "tier3", notes, why("tier-3"),
+    offered = (inputs.tier3(caps["tier3"] or on["tier3"] // 2, recent.tier3_end)
+               if callable(inputs.tier3) else inputs.tier3)
+    tier3 = _take(offered, TIER3_STRETCH * caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True, at_least=int(on["tier3"] > 0))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
                         min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
     cast = _cast(inputs, recent, gen, level)
     described = () if level >= 3 else cast.items     # profiled in the cast section
-    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described)
+    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined)
     cap = caps["retrieved"]
-    if cap:        # the room left under the first compaction threshold flows to retrieval,
+    if cap:        # the room the rest leaves under the target fill flows to retrieval
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
-        room = int(ctx.compaction_thresholds[0] * budget) - used - INSTRUCTION_TOKENS
-        cap = max(cap, min(room, FLOW * cap))   # up to FLOW times its share: it is volatile
+        cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS)
     retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
-                             tuple(retrieved_items), 0, min_items=int(on["retrieved"] > 0),
-                             limit=RETRIEVED_LIMIT), cap, level, counter, notes)
+                             tuple(i for i in retrieved_items if _fact_tick(i.key) not in full),
+                             0, min_items=int(on["retrieved"] > 0)),
+                        cap, level, counter, notes)
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full, described),
+                                          scenes_full, described, lined),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
-                    droppable=LEAN_DROPPABLE if level >= 3 else (),
+                    droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved",),
+                    elastic=("retrieved", "tier3"),   # sized by their own caps
                     state=dict(recent.state), events=list(recent.events))
+
+
+def _fact_tick(key: str) -> int | None:
+    """The scene a retrieved fact comes from ("fact:12:<hash>" -> 12; None for a scene)."""
+    parts = key.split(":")
+    return int(parts[1]) if parts[0] == "fact" and len(parts) > 2 and parts[1].isdigit() \
+        else None
 
 
 def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
@@ -172,22 +201,42 @@ def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
             for item, form in sorted(taken, key=lambda t: t[0].rank)]
 
 
+def reach_limit(gen: Any, summaries: int) -> int:
+    """How many scenes the recent tiers may reach back past their own: two checkpoint
+    intervals and a tier 2 (checkpoints owed beyond that are the summarizer's to make)."""
+    return 2 * gen.checkpoint_summary_interval + summaries
+
+
+def reach_back(recent: RecentSelection, ends: Sequence[int], limit: int) -> RecentSelection:
+    """The recent tiers reaching back to just after the last tier-3 end before them, so
+    tier 3 and the tiers tell every scene once (the hysteresis state is kept as is); by
+    at most `limit` scenes."""
+    first = (recent.summarized or recent.full or [0])[0]
+    end = max((e for e in ends if e < first), default=0) if first else 0
+    summarized = list(range(max(end, first - 1 - limit) + 1, first)) + list(recent.summarized)
+    return replace(recent, summarized=summarized, tier3_end=end)
+
+
+def recent_form(scene: Scene, lined: set[int]) -> str:
+    """A tier-2 scene as its summary, or as its title line when compaction asks."""
+    return scene_title(scene) if scene.tick in lined else scene_summary(scene)
+
+
 def _recent_at_level(recent: RecentSelection, level: int,
-                     notes: list[ItemNote]) -> tuple[list[int], list[int]]:
-    """Ticks in full and in summary at `level`: level 1 shows older full text as
-    summaries, level 2 halves the summaries, level 3 keeps the newest scene and the
-    newest summary."""
+                     notes: list[ItemNote]) -> tuple[list[int], list[int], set[int]]:
+    """Ticks in full, in tier 2, and those of tier 2 shown as their title only, at
+    `level`: level 1 shows older full text as summaries, level 2 the older half of the
+    summaries as titles, level 3 all but the newest. No recent scene is left out."""
     full, summarized = list(recent.full), list(recent.summarized)
     if level >= 1 and len(full) > 1:
         notes += [ItemNote(f"scene_{t:03d}", "recent_full", 0, False, LEVEL_NOTES[1])
                   for t in full[:-1]]
         summarized, full = summarized + full[:-1], full[-1:]
+    lined: set[int] = set()
     if level >= 2 and summarized:
         keep = 1 if level >= 3 else max(1, len(summarized) // 2)
-        dropped, summarized = summarized[:len(summarized) - keep], summarized[len(summarized) - keep:]
-        notes += [ItemNote(f"scene_{t:03d}", "recent_summaries", 0, False,
-                           LEVEL_NOTES[min(level, 3)]) for t in dropped]
-    return full, summarized
+        lined = set(summarized[:len(summarized) - keep])
+    return full, summarized, lined
 
 
 def _recent_scenes(inputs: WriterInputs, ticks: list[int], section: str,
@@ -232,7 +281,7 @@ def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, level: int) -
 
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
-              described: Sequence[str]) -> tuple[Section, ...]:
+              described: Sequence[str], lined: Collection[int] = frozenset()) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
@@ -240,7 +289,7 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
                 items=tuple(p.key for p in tier3)),
         cast,
         Section("recent_summaries", "Earlier scenes (summaries)",
-                "\n\n".join(scene_summary(s) for s in summarized),
+                "\n\n".join(recent_form(s, lined) for s in summarized),
                 items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),

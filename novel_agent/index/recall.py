@@ -38,28 +38,30 @@ from novel_agent.index.search import (
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook, entry_text
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory import Memory, loop_marks, touches
 from novel_agent.text.names import normalize_name
 
 NEAR = 30            # scenes just before the recent tiers that are always candidates
 BM25_LIMIT = 200
 NEWEST = 120         # documents naming the main cast, newest first
+NEWEST_EACH = 40     # ... and naming each of the scene's people and its place
 LOOP_SCENES = 40     # at most this many scenes of the touched loops (the newest)
 TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of it
 
 
 def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
-    """The open loops the plan touches: named by its tool calls, or sharing two content
-    words with its intention and title."""
+    """The open loops the plan touches: named by its tool calls, or by words of its
+    intention and title that tell the loop apart from the others (memory.touches)."""
     found: dict[str, dict[str, Any]] = {}
     for call in plan.tool_calls:
         if call.tool in ("resolve_loop", "open_loop"):
             loop = memory.find_loop(call.name) or memory.find_loop(call.target)
             if loop is not None:
                 found[str(loop.get("id"))] = loop
-    said = set(words(f"{plan.title} {plan.intention}"))
+    said = f"{plan.title} {plan.intention}"
+    marks = loop_marks(memory.open_loops())
     for loop in memory.open_loops():
-        if len(said & set(words(str(loop.get("description", ""))))) >= 2:
+        if touches(said, marks[str(loop.get("id"))]):
             found.setdefault(str(loop.get("id")), loop)
     return list(found.values())
 
@@ -135,6 +137,8 @@ def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
     rare, _ = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
     add(bm25(index, any_of(rare), ("scene", "fact"), BM25_LIMIT, before=facts_before))
     add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
+    for name in names:       # the protagonist's many documents do not crowd out the others'
+        add(newest(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, before=facts_before))
     extra = sorted(set(extra_ticks))
     add(r for t in extra for r in scene_rows(index, t, t))
     add(fact_rows_of_scenes(index, extra))

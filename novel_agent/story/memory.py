@@ -10,15 +10,30 @@ tick changed is written back by memory_layout.stage_memory.
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
+
+
+def plain_copy(value: Any) -> Any:
+    """A deep copy of YAML-shaped data (dicts, lists, immutable scalars), several times
+    faster than copy.deepcopy: memory is copied every tick."""
+    if isinstance(value, dict):
+        return {k: plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_copy(v) for v in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return copy.deepcopy(value)
 
 
 def slug(text: str) -> str:
@@ -38,7 +53,9 @@ class Memory:
     facts: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> Memory:
-        return copy.deepcopy(self)
+        return Memory(plain_copy(self.characters), plain_copy(self.locations),
+                      plain_copy(self.loops), plain_copy(self.relationships),
+                      plain_copy(self.facts))
 
     def open_loops(self) -> list[dict[str, Any]]:
         return [loop for loop in self.loops if loop.get("status", "open") == "open"]
@@ -60,6 +77,31 @@ class Memory:
             ref = marked.group(1)
         ref = strip_markers(ref) or ref
         return _match_loop(self.open_loops(), ref) or _match_loop(self.loops, ref)
+
+
+LOOP_WORD = re.compile(r"[a-z]{5,}")
+SHARED_BY = 2      # a word more open loops than this share does not tell them apart
+
+
+def loop_marks(loops: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Each loop's words (5+ letters) that at most SHARED_BY of `loops` have: what a text
+    must say to touch that loop and not any other ("token", "Quill" and "means" in
+    half the loops touch none of them)."""
+    said = {str(l.get("id")): set(LOOP_WORD.findall(str(l.get("description", "")).lower()))
+            for l in loops}
+    seen: dict[str, int] = {}
+    for words in said.values():
+        for word in words:
+            seen[word] = seen.get(word, 0) + 1
+    return {key: {w for w in words if seen[w] <= SHARED_BY} for key, words in said.items()}
+
+
+def touches(text: str, marks: set[str]) -> bool:
+    """Whether `text` touches a loop of these marks (two of them, or its only one)."""
+    if not marks:
+        return False
+    found = marks & set(LOOP_WORD.findall(text.lower()))
+    return len(found) >= min(2, len(marks))
 
 
 def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
@@ -122,6 +164,35 @@ def find_person(memory: Memory, name: str) -> dict[str, Any] | None:
     return memory.find_character(name) or same_person(memory, name)
 
 
+# Files parsed and checked, each kept while its inode, size and mtime stay the same (every
+# write is a new file renamed into place; facts.yaml, appended to, is read on from where it
+# was): a tick reads what changed, not all of memory again.
+_PARSED: dict[Path, tuple[tuple[int, int, int], Any]] = {}
+PARSED_KEPT = 200_000
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _remember(path: Path, stamp: tuple[int, int, int], value: Any) -> None:
+    if len(_PARSED) >= PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED[path] = (stamp, value)
+
+
+def _entity_file(folder: Path, path: Path) -> dict[str, Any]:
+    """One item file, parsed and checked once per version of the file (a copy)."""
+    stamp = _stamp(path)
+    hit = _PARSED.get(path)
+    if hit is not None and hit[0] == stamp:
+        return plain_copy(hit[1])
+    data = _parse_entity(folder, path)
+    _remember(path, stamp, data)
+    return plain_copy(data)
+
+
 def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
     """The items of a one-file-per-item folder by id; the file name is the id."""
     out: dict[str, dict[str, Any]] = {}
@@ -131,26 +202,76 @@ def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
     except (FileNotFoundError, NotADirectoryError):
         return out
     for path in paths:
-        data = read_yaml(path, {})
-        if not isinstance(data, dict):
-            raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
-                                  line=1)
-        if "id" in data and str(data["id"]) != path.stem:
-            raise FileFormatError(f"id '{data['id']}' disagrees with the file name: the file "
-                                  f"name is the id; rename the file to {data['id']}.yaml or "
-                                  f"set 'id: {path.stem}'", file=str(path),
-                                  line=yaml_line(path, "id"))
-        check_entity(folder.name, data, path)
-        data.setdefault("id", path.stem)
-        if folder.name in ("characters", "locations"):
-            data.setdefault("name", path.stem.replace("_", " ").title())
+        data = _entity_file(folder, path)
         out[str(data["id"])] = data
     return out
 
 
+def _parse_entity(folder: Path, path: Path) -> dict[str, Any]:
+    """One item file parsed and checked; FileFormatError names what is wrong."""
+    data = read_yaml(path, {})
+    if not isinstance(data, dict):
+        raise FileFormatError("expected a mapping of fields (id, name, ...)", file=str(path),
+                              line=1)
+    if "id" in data and str(data["id"]) != path.stem:
+        raise FileFormatError(f"id '{data['id']}' disagrees with the file name: the file "
+                              f"name is the id; rename the file to {data['id']}.yaml or "
+                              f"set 'id: {path.stem}'", file=str(path),
+                              line=yaml_line(path, "id"))
+    check_entity(folder.name, data, path)
+    data.setdefault("id", path.stem)
+    if folder.name in ("characters", "locations"):
+        data.setdefault("name", path.stem.replace("_", " ").title())
+    return data
+
+
 def load_list(path: Path, key: str) -> list[dict[str, Any]]:
     """The items of a list file (facts; loops and relationships in the old layout), their
-    fields checked."""
+    fields checked. A file only appended to since it was last read (facts.yaml, each tick)
+    is parsed from where it was: only the new items."""
+    try:
+        stamp = _stamp(path)
+    except FileNotFoundError:
+        return []
+    hit = _PARSED.get(path)
+    if hit is not None and hit[0] == stamp:
+        return [dict(item) for item in hit[1][1]]
+    if hit is not None and hit[0][0] == stamp[0] and hit[0][1] < stamp[1]:
+        items = _appended(path, key, hit[1])
+        if items is not None:
+            _remember(path, stamp, (_head(path, stamp[1]), items))
+            return [dict(item) for item in items]
+    items = _load_list(path, key)
+    _remember(path, stamp, (_head(path, stamp[1]), items))
+    return [dict(item) for item in items]
+
+
+def _head(path: Path, size: int) -> tuple[int, str]:
+    """(size, sha1 of the file's bytes): what a later append must leave as it was."""
+    return size, hashlib.sha1(path.read_bytes()[:size]).hexdigest()
+
+
+def _appended(path: Path, key: str, cached: tuple[tuple[int, str], list]) -> list | None:
+    """The cached items plus those appended after them (None if the file was not only
+    appended to, or the new part is not a plain list of mappings)."""
+    (size, digest), items = cached
+    raw = path.read_bytes()
+    if hashlib.sha1(raw[:size]).hexdigest() != digest or not items:
+        return None
+    tail = raw[size:].decode("utf-8", errors="strict")
+    if not tail.startswith("- "):
+        return None
+    try:
+        new = yaml.load(tail, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        if not isinstance(new, list) or not all(isinstance(i, dict) for i in new):
+            return None
+        check_items(key, new, path, key)
+    except (yaml.YAMLError, FileFormatError):
+        return None        # read whole, so an error names the right line
+    return items + new
+
+
+def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
     data = read_yaml(path, {key: []})
     items = data.get(key, []) if isinstance(data, dict) else data
     if items is None:

@@ -27,7 +27,7 @@ from novel_agent import crashpoints
 from novel_agent.audit.held import HELD_FILE, held_text
 from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.context.prompts import check_templates
-from novel_agent.context.writer import Piece
+from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import (
     AuditHoldError,
     CommittedError,
@@ -49,7 +49,7 @@ from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
 from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
-from novel_agent.tick.prompt_log import log_path, log_text, stripped_logs
+from novel_agent.tick.prompt_log import expired_logs, log_path, log_text, stripped_logs
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
@@ -167,7 +167,7 @@ def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], i
 def _build_plan(session: Session, d: TickDraft) -> Built:
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
-                         lore=d.lore)
+                         lore=d.lore, tree=d.tree)
 
 
 TITLES_SEEN = 30     # a scene's title differs from the titles of this many before it
@@ -200,11 +200,14 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
 
 def _build_write(session: Session, d: TickDraft) -> Built:
     tree = d.tree
-    tier3 = lambda budget: [Piece(doc.name, doc.block())  # noqa: E731
-                            for doc in select_tier3(tree, budget, session.counter.count)]
+    tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
+                                  for doc in select_tier3(tree, budget, session.counter.count,
+                                                          upto=upto,
+                                                          stretch=TIER3_STRETCH * budget)]
     return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
-                        tier3=tier3, lore=d.lore)
+                        tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
+                        lore=d.lore)
 
 
 def _write(session: Session, d: TickDraft) -> StageCall:
@@ -339,7 +342,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   summary=list(extraction.summary), words=word_count(draft.prose),
                   tokens=session.counter.count(draft.prose))
     record, state = plan_record(draft), tick_state(project.state(), draft)
-    logs = stripped_logs(project, draft.tick - session.config.context.keep_prompt_logs)
+    ctx = session.config.context
+    logs: dict[Path, str | None] = {**expired_logs(project, draft.tick - ctx.prompt_log_ticks),
+                                    **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     if draft.clock_text:
@@ -534,4 +539,7 @@ def preview(session: Session, stage: str) -> Built:
         raise ValueError(f"no stage {stage!r}")
     draft = begin(session)
     run_steps(session, draft, until=stage)
-    return draft.built[stage]
+    built = draft.built[stage]
+    lore = [w for w in draft.lore.problems if w not in built.report.get("warnings", [])]
+    built.report["warnings"] = [*built.report.get("warnings", []), *lore]   # as the tick says
+    return built

@@ -56,6 +56,15 @@ def stripped_logs(project: Project, tick: int) -> dict[Path, str]:
     return out
 
 
+def expired_logs(project: Project, tick: int) -> dict[Path, None]:
+    """The logs of `tick`, to remove: the commit that makes them older than
+    `context.prompt_log_ticks` deletes them, so the folder holds at most that many
+    ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger)."""
+    if tick <= 0:
+        return {}
+    return dict.fromkeys(sorted(project.log_dir.glob(f"tick_{tick:03d}_*.json")))
+
+
 def stripped(report: dict[str, Any]) -> dict[str, Any]:
     """`report` without its messages, and with the first LEFT_OUT_KEPT of the items left
     out (every included one stays; `left_out_not_kept` counts the others)."""

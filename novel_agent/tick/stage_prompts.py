@@ -17,15 +17,23 @@ from typing import TYPE_CHECKING, Any
 from novel_agent.context.briefing import Briefing, propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing
 from novel_agent.context.engine import Proposal, fit
+from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
-from novel_agent.context.writer import Piece, WriterInputs, propose_writer
+from novel_agent.context.writer import (
+    TIER3_STRETCH,
+    Piece,
+    WriterInputs,
+    propose_writer,
+    reach_limit,
+)
 from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import SceneReader
+from novel_agent.story.summaries import SummaryTree, select_tier3, tier3_budget, tier3_end
 from novel_agent.tick.prompt_log import previous_messages
 
 if TYPE_CHECKING:
@@ -59,41 +67,68 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
 
 
+def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
+                  anchor: int) -> list[Item]:
+    """The facts about who and what the last scenes up to the settled tick `anchor` are
+    about (`history`: the scenes up to it), chosen as of that tick: they stay put until
+    the next one, so a prompt cache reuses them (the planner's "What is known", the
+    writer's too)."""
+    if session.index is None:
+        return []
+    count = session.config.generation.recent_scenes_count
+    settled = history[len(history) - count:] if count else []
+    ticks = {s.tick for s in settled}
+    return planner_facts(session.index, memory, tick=anchor + 1,
+                         names=[n for s in settled for n in (s.pov, *s.characters)],
+                         places=[s.location for s in settled if s.location],
+                         loops=[l for l in memory.open_loops()
+                                if {t for t in l.get("scenes") or []} & ticks],
+                         steer="", weights=session.config.context.relevance)
+
+
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
-                  lore: Lorebook | None = None) -> Built:
+                  lore: Lorebook | None = None, tree: SummaryTree | None = None) -> Built:
     """The planner's prompt for `tick`: with the facts about who and what the scenes up to
     the settled tick are about (chosen as of that tick, so they stay put for the prompt
-    cache, like the characters), and the lore the note, the last scene and its names fire."""
+    cache, like the characters), and the lore the note, the last scene and its names fire.
+    With `tree` (and generation.include_overall_summary on), the story so far is a cut
+    through the summary tree up to a checkpoint, and the recent scenes run from there:
+    each scene told once."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
+    so_far: list[tuple[str, str]] | None = None
+    shares = dict(session.config.context.planner_shares)
+    if tree is not None and gen.include_overall_summary:
+        end = tier3_end(tree, recent[0].tick if recent else tick)
+        room = tier3_budget(session.config, session.limits)   # as much as the writer's tier 3
+        so_far = [(d.name, d.block()) for d in select_tier3(tree, room, session.counter.count,
+                                                              upto=end,
+                                                              stretch=TIER3_STRETCH * room)]
+        recent = scenes.recent(tick - 1, min(tick - 1 - end, len(recent) + reach_limit(gen, 0)))
+        overall = ""
+        shares["overall"] = max(shares["overall"], room / max(1, session.budget("planner").tokens))
     history = scenes.recent(anchor, SEEN_SCENES)
-    settled = history[len(history) - count:] if count else []
-    facts = (planner_facts(session.index, memory, tick=anchor + 1,
-                           names=[n for s in settled for n in (s.pov, *s.characters)],
-                           places=[s.location for s in settled if s.location],
-                           loops=[l for l in memory.open_loops()
-                                  if {t for t in l.get("scenes") or []} & {s.tick for s in settled}],
-                           steer="", weights=session.config.context.relevance)
-             if session.index is not None else [])
+    facts = settled_facts(session, memory, history, anchor)
     last = recent[-1] if recent else None
     fired = lore_items(lore, [steer, last.body if last else "",
                               *([last.pov, *last.characters, last.location] if last else [])]) \
         if lore is not None else []
     briefing = planner_briefing(story, memory, recent,
-                                tick=tick, shares=session.config.context.planner_shares,
+                                tick=tick, shares=shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
-                                anchor_tick=anchor, history=history, facts=facts, lore=fired)
+                                anchor_tick=anchor, history=history, facts=facts, lore=fired,
+                                story_so_far=so_far)
     return fit_briefing(session, briefing, tick)
 
 
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
-                 tier3: Sequence[Piece] | Callable[[int], Sequence[Piece]] = (),
-                 lore: Lorebook | None = None) -> Built:
+                 tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = (),
+                 tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
     probe in its report."""
@@ -107,7 +142,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                  if session.index is not None else None)
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
-                          tier3=tier3, lore=fired, retrieved=retrieval or (),
+                          tier3=tier3, tier3_ends=tier3_ends, lore=fired,
+                          retrieved=retrieval or (),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,

@@ -19,13 +19,17 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
     The scene and plan files must be new: one already there (a file the user moved in,
     a counter gone stale) stops the commit with an OverwriteError naming it.
 
-    `extra` maps further paths to texts (context reports) that land with the tick.
+    `extra` maps further paths to texts (context reports) that land with the tick, or
+    to None: a file the tick removes (a prompt log past context.prompt_log_ticks).
     """
     txn = project.transaction()
     txn.stage(project.scene_path(scene.tick), scene.render(), new=True)
     txn.stage(project.plan_path(scene.tick), dump_yaml(plan_record), new=True)
     stage_memory(txn, memory, project.memory_dir, before)
     for path, text in (extra or {}).items():
-        txn.stage(path, text)
+        if text is None:
+            txn.remove(path)
+        else:
+            txn.stage(path, text)
     project.stage_state(txn, state)
     txn.commit()

@@ -12,8 +12,10 @@ from novel_agent.story.memory import (
     add_fact,
     add_relationship,
     find_person,
+    loop_marks,
     open_loop,
     resolve_loop,
+    touches,
     upsert_character,
 )
 from novel_agent.text.cleanup import sentences
@@ -86,8 +88,10 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if a is not None and b is not None and a is not b:
             add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
             changes.append(f"relationship: {a['name']} & {b['name']}")
-    for loop in memory.open_loops():
-        if tick not in loop.setdefault("scenes", []) and _mentions(extraction, loop):
+    summary = " ".join(extraction.summary)
+    marks = loop_marks(memory.open_loops())
+    for loop in memory.open_loops():      # touched: the summary says what tells it apart
+        if tick not in loop.setdefault("scenes", []) and touches(summary, marks[str(loop.get("id"))]):
             loop["scenes"].append(tick)
     return changes
 
@@ -99,9 +103,3 @@ def written_name(name: str, prose: str) -> bool:
     name = " ".join(name.split())
     return bool(prose and name and name_problem(name) is None and person_problem(name) is None
                 and re.search(rf"\b{re.escape(name)}\b", prose))
-
-
-def _mentions(extraction: Extraction, loop: dict) -> bool:
-    text = " ".join(extraction.summary).lower()
-    words = [w for w in str(loop.get("description", "")).lower().split() if len(w) > 4]
-    return sum(w in text for w in words) >= 2

@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from novel_agent.tick.session import Session
 
 log = logging.getLogger(__name__)
-ARC_FANOUT = 4        # an arc condenses this many of the oldest roots of one level
+ARC_FANOUT = 4        # an arc condenses at most this many of the oldest roots of one level
+MAX_LEVEL = 4         # no arc above this level: a tree of at most 4**4 checkpoints under a root
 MAX_PER_TICK = 3      # checkpoints a tick makes; the rest stay pending
 MAX_CONTINUATIONS = 2  # more calls for an answer cut off by the token limit
 _COMPLETE = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)|\n")   # where a sentence or a line ends
@@ -250,8 +251,9 @@ class Summarizer:
         while not fits(tree, budget, count):
             group = next_group(tree)
             if not group:
-                self.report.warnings.append(f"tier 3 does not fit its {budget} tokens even "
-                                            "as one summary")
+                self.report.warnings.append(
+                    f"the summaries' top level does not fit tier 3's {budget} tokens and no "
+                    f"level under {MAX_LEVEL} can be rolled up: tier 3 leaves the oldest out")
                 break
             self.arc(tree, group)
             tree = self.tree()
@@ -311,24 +313,26 @@ def _with_feedback(context: Briefing, draft: str, missing: list[Mention]) -> Bri
 
 
 def fits(tree: SummaryTree, budget: int, count: Callable[[str], int]) -> bool:
-    """Do the roots and the overall summary fit `budget` tokens together?"""
-    docs = tree.roots() + ([tree.overall] if tree.overall is not None else [])
-    return sum(doc_cost(d, count) for d in docs) <= budget
+    """Do the roots fit `budget` tokens together? (Tier 3 holds a cut through the tree,
+    never the overall summary next to it.)"""
+    return sum(doc_cost(d, count) for d in tree.roots()) <= budget
 
 
 def next_group(tree: SummaryTree) -> list[SummaryDoc]:
-    """The roots to roll up next: the oldest ARC_FANOUT of the lowest level that has
-    that many, else the oldest of the lowest level with two or more, else the oldest
-    two roots whatever their levels ([] when there is one root or none). Roots are
-    oldest at the highest level, so every group is a run of consecutive ticks."""
+    """The roots to roll up next: the oldest ARC_FANOUT roots of the lowest level that
+    has that many, else the oldest (up to ARC_FANOUT) of the lowest level with two or
+    more; never roots of different levels, and never into a level above MAX_LEVEL, so
+    the tree's fan-in and depth stay bounded ([] when no level can be rolled up: tier 3
+    then leaves the oldest roots out). Roots are oldest at the highest level, so every
+    group is a run of consecutive ticks."""
     roots = tree.roots()
-    levels = sorted({d.level for d in roots})
+    levels = sorted({d.level for d in roots if d.level < MAX_LEVEL})
     for need in (ARC_FANOUT, 2):
         for level in levels:
             same = [d for d in roots if d.level == level]
             if len(same) >= need:
                 return same[:ARC_FANOUT]
-    return roots[:2] if len(roots) >= 2 else []
+    return []
 
 
 def _failed(s: Summarizer, message: str, exc: ModelError, *, checkpoint: int | None = None,

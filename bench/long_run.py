@@ -1,0 +1,91 @@
+"""Issue 20's table: is tick 300 as good as tick 30 on a stress run at 8,192 tokens?
+
+    .venv/bin/python bench/long_run.py                       # 300 ticks through the test server
+    .venv/bin/python bench/long_run.py --ticks 1000 --offline   # in-process, no HTTP
+    .venv/bin/python bench/long_run.py --ticks 120 --keep /tmp/lr  # keep the project
+
+The answers come from tests/stress_model.py (2–4 new characters or places and a
+new loop nearly every scene, none resolved), through the real openai SDK and
+tests/fake_openai.py (bench/server_run.py's StoryServer), or in-process with
+--offline. Prints, per stage at ticks 30/100/300 (or the last): tokens used /
+budget, the recall probe's share, scenes missing after the story so far,
+ranges covered twice, then the summary tree's depth, the loops the planner
+was shown (oldest and newest opened-in), the shared-prefix medians, the
+time ratios (median of ticks 1–50 against the last 50) and the log's bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from fake_openai import FakeOpenAIServer  # noqa: E402
+from long_checks import LongRun  # noqa: E402
+from server_run import StoryServer  # noqa: E402
+from stress_model import StressModel  # noqa: E402
+
+from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.tick.pipeline import tick  # noqa: E402
+from novel_agent.tick.session import Session  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> LongRun:
+    config = {"llm": {"provider": "offline" if offline else "openai",
+                      "model": "small-local-model"}, "preset": preset}
+    if offline:
+        config["context"] = {"window": window}
+    project = create_project(folder / "stress", {
+        "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
+        "protagonist": "Mara Quill"}, config=config)
+    watch = LongRun(project)
+    if offline:
+        with project, Session.open(project, project.config(),
+                                   make_model=lambda source: StressModel(source=source)) as s:
+            for _ in range(ticks):
+                watch.after(tick(s), s.clock)
+                if watch.last_tick % 250 == 0 and watch.last_tick < ticks:   # a long run's
+                    print(f"-- at tick {watch.last_tick}", *watch.table(), sep="\n",  # progress
+                          flush=True)
+        return watch
+    server = StoryServer(project, model=StressModel(source=None))
+    with FakeOpenAIServer(server) as fake:
+        config = project.config(flags={"llm.base_url": fake.base_url})
+        with project, Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
+            for _ in range(ticks):
+                watch.after(tick(s), s.clock)
+    return watch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=300)
+    parser.add_argument("--offline", action="store_true", help="in-process, no test server")
+    parser.add_argument("--window", type=int, default=8192, help="offline: the window")
+    parser.add_argument("--preset", default="balanced")
+    parser.add_argument("--keep", type=Path, default=None, help="copy the project here")
+    args = parser.parse_args()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as folder:
+        watch = run(args.ticks, args.offline, args.window, args.preset, Path(folder))
+        how = "in-process" if args.offline else "through the test server"
+        print(f"{args.ticks} stress ticks {how} at {args.window:,} ({args.preset}) in "
+              f"{time.monotonic() - started:.0f} s")
+        for line in watch.table():
+            print(line)
+        if args.keep:
+            shutil.rmtree(args.keep, ignore_errors=True)
+            shutil.copytree(watch.project.root, args.keep)
+            print(f"project kept in {args.keep} (novel context -p {args.keep} --show-prompt)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""What a long run is judged by (issue 20), read from each tick's reports.
+
+`LongRun.after(result, clock)` keeps, per tick, for the planner and the writer:
+tokens / budget, the recall probe, the scenes after the story so far that no
+part of the prompt tells ("missing"), the ticks two parts tell ("twice"), the
+shared prefix, the loops the planner was shown; and the tick's and the commit's
+seconds. `table()` is bench/long_run.py's output; the suite's stress test asserts
+on the same figures.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import Project
+from novel_agent.story.summaries import load_tree
+
+SPAN_SECTIONS = {"writer": ("tier3", "recent_summaries", "recent_full"),
+                 "planner": ("overall", "recent")}
+STORY_SO_FAR = {"writer": "tier3", "planner": "overall"}
+
+
+@dataclass
+class Sample:
+    tick: int
+    stage: str
+    tokens: int
+    budget: int
+    level: int
+    recall: float | None
+    missing: list[int]
+    twice: list[int]
+    prefix: float
+    spans: list[tuple[str, int, int]]
+    loops: list[str] = field(default_factory=list)
+    waiting: int = 0        # relevant items retrieval left out for want of room
+
+
+def coverage(spans: list[tuple[str, int, int]], tick: int,
+             story_so_far: set[str]) -> tuple[list[int], list[int]]:
+    """(ticks before `tick` after the story so far that no span holds, ticks two hold)."""
+    start = max((last for key, _, last in spans if key in story_so_far), default=0)
+    held: dict[int, int] = {}
+    for _, first, last in spans:
+        for t in range(first, last + 1):
+            held[t] = held.get(t, 0) + 1
+    missing = [t for t in range(start + 1, tick) if t not in held]
+    return missing, sorted(t for t, n in held.items() if n > 1)
+
+
+class LongRun:
+    """The figures of a long run, gathered tick by tick."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.samples: dict[tuple[int, str], Sample] = {}
+        self.seconds: list[float] = []
+        self.commit: list[float] = []
+        self.checkpoint: list[bool] = []
+        self.log_bytes: dict[int, int] = {}
+        self._ranges: dict[str, tuple[int, int]] = {}
+
+    def _range(self, key: str, tick: int) -> tuple[int, int]:
+        if key.startswith("scene_"):
+            t = int(key.split("_")[1])
+            return t, t
+        if key == "overall":
+            tree = load_tree(self.project.summaries_dir)
+            done = [d.last for d in tree.checkpoints() if d.last < tick]
+            return 1, max(done, default=0)
+        if key not in self._ranges:
+            tree = load_tree(self.project.summaries_dir)
+            self._ranges.update({n: (d.first, d.last) for n, d in tree.docs.items()})
+        return self._ranges[key]
+
+    def spans(self, report: dict[str, Any]) -> list[tuple[str, int, int]]:
+        out = []
+        for section in report["sections"]:
+            if section["name"] in SPAN_SECTIONS[report["stage"]]:
+                for key in section["items"]:
+                    out.append((key, *self._range(key, report["tick"])))
+        return out
+
+    def after(self, result: Any, clock: Any = None) -> None:
+        self.seconds.append(sum(s.seconds for s in result.stages))
+        self.commit.append(sum(s.seconds for s in result.stages if s.stage == "commit"))
+        self.checkpoint.append(result.summary is not None and bool(result.summary.made))
+        for stage in ("planner", "writer"):
+            report = result.reports[stage]
+            spans = self.spans(report)
+            missing, twice = coverage(spans, result.tick, self._so_far(report))
+            recall = (report.get("recall") or {}).get("share")
+            loops = next((s["items"] for s in report["sections"] if s["name"] == "loops"), [])
+            self.samples[(result.tick, stage)] = Sample(
+                result.tick, stage, report["tokens"], report["budget"],
+                report["compaction_level"], recall, missing, twice, report["prefix_share"],
+                spans, list(loops), sum(1 for i in report["items"] if i["section"] == "retrieved"
+                                        and not i["included"]))
+        if result.tick % 100 == 0:
+            self.log_bytes[result.tick] = sum(p.stat().st_size
+                                              for p in self.project.log_dir.glob("*"))
+
+    @staticmethod
+    def _so_far(report: dict[str, Any]) -> set[str]:
+        """The items of the section that tells the story so far."""
+        name = STORY_SO_FAR[report["stage"]]
+        return set(next((s["items"] for s in report["sections"] if s["name"] == name), []))
+
+    # -- the figures -------------------------------------------------------------------
+
+    @property
+    def last_tick(self) -> int:
+        return max(t for t, _ in self.samples)
+
+    def opened_in(self) -> dict[str, int]:
+        memory = load_memory(self.project.memory_dir)
+        return {f"loop:{l.get('id')}": int(l.get("opened_in") or 0) for l in memory.loops}
+
+    def tree_depth(self) -> int:
+        tree = load_tree(self.project.summaries_dir)
+        return max((d.level for d in tree.docs.values()), default=0)
+
+    def recall_after(self, tick: int) -> list[float]:
+        return [s.recall for (t, stage), s in self.samples.items()
+                if stage == "writer" and t > tick and s.recall is not None]
+
+    def prefix(self, stage: str, checkpoints: bool) -> float:
+        values = [s.prefix for (t, st), s in self.samples.items() if st == stage and t > 1
+                  and (checkpoints or not self.checkpoint[t - 2])]
+        return statistics.median(values) if values else 0.0
+
+    def new_loop_shown(self) -> tuple[int, int]:
+        """(ticks where a loop opened in the last 20 scenes existed, ticks one was shown)."""
+        opened = self.opened_in()
+        exists = shown = 0
+        for (t, stage), s in self.samples.items():
+            if stage != "planner":
+                continue
+            if any(t - 20 <= o < t for o in opened.values()):
+                exists += 1
+                shown += any(t - 20 <= opened.get(k, 0) < t for k in s.loops)
+        return exists, shown
+
+    def own_seconds(self) -> list[float]:
+        """Each tick's seconds less the time its model calls took to answer (the ledger's
+        latency): what novel_agent itself spent, whatever the server's speed."""
+        waited: dict[int, float] = {}
+        ledger = self.project.root / ".novel" / "usage.jsonl"
+        for line in ledger.read_text().splitlines() if ledger.is_file() else []:
+            row = json.loads(line)
+            waited[row.get("tick") or 0] = waited.get(row.get("tick") or 0, 0.0) + float(
+                row.get("latency") or 0.0)
+        return [s - waited.get(t + 1, 0.0) for t, s in enumerate(self.seconds)]
+
+    def ratio(self, values: list[float]) -> float:
+        plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
+        head, tail = plain[:50], plain[-50:]
+        return statistics.median(tail) / max(statistics.median(head), 1e-9) if head else 0.0
+
+    def table(self) -> list[str]:
+        last = self.last_tick
+        at = [t for t in (30, 100, 300, 1000) if t < last] + [last]
+        opened = self.opened_in()
+        lines = [f"  {'stage':<8}{'tick':>5}  {'used/budget':>15}  {'recall':>6}  {'missing':>7}  "
+                 f"{'twice':>5}  {'level':>5}  loops shown (opened in)"]
+        for t in at:
+            for stage in ("planner", "writer"):
+                s = self.samples[(t, stage)]
+                used = f"{s.tokens:,}/{s.budget:,} {s.tokens / s.budget:.0%}"
+                recall = "" if s.recall is None else f"{s.recall:.2f}"
+                loops = [opened.get(k, 0) for k in s.loops]
+                shown = f"{len(loops)} ({min(loops)}–{max(loops)})" if loops else ""
+                lines.append(f"  {stage:<8}{t:>5}  {used:>15}  {recall:>6}  {len(s.missing):>7}  "
+                             f"{len(s.twice):>5}  {s.level:>5}  {shown}")
+        writer = [s for (t, st), s in self.samples.items() if st == "writer"]
+        planner = [s for (t, st), s in self.samples.items() if st == "planner"]
+        recall = self.recall_after(50)
+        exists, shown = self.new_loop_shown()
+        lines += [
+            f"  recall after tick 50: min {min(recall, default=0):.2f}, mean "
+            f"{statistics.mean(recall) if recall else 0:.2f} (goal >= 0.90 at every tick)",
+            f"  prompts with a scene missing: writer {sum(1 for s in writer if s.missing)}, "
+            f"planner {sum(1 for s in planner if s.missing)} of {len(writer)} (goal 0)",
+            f"  prompts with a range twice: writer {sum(1 for s in writer if s.twice)}, "
+            f"planner {sum(1 for s in planner if s.twice)} (goal 0)",
+            f"  summary tree depth: level {self.tree_depth()} (goal <= 4)",
+            f"  a loop opened in the last 20 scenes shown: {shown} of {exists} planner prompts",
+            f"  shared prefix median (all / non-checkpoint ticks): writer "
+            f"{self.prefix('writer', True):.2f} / {self.prefix('writer', False):.2f}, planner "
+            f"{self.prefix('planner', True):.2f} / {self.prefix('planner', False):.2f} (goal 0.75)",
+            f"  tick time, median of the last 50 / first 50 (no checkpoint): "
+            f"{self.ratio(self.seconds):.2f}, less the model's answers "
+            f"{self.ratio(self.own_seconds()):.2f} (commit {self.ratio(self.commit):.2f}; "
+            "goal <= 1.3)",
+            "  log bytes at " + ", ".join(f"tick {t}: {b / 1e6:.1f} MB"
+                                         for t, b in sorted(self.log_bytes.items())),
+        ]
+        return lines

@@ -1,0 +1,123 @@
+"""A stress model: the offline model as a cheap model behaves on a long run.
+
+Each scene brings 2–4 new characters or places, opens a loop nearly every time
+(the planner's tool and the extractor each open one) and never resolves one;
+it states two facts that name who was there, where, and a rare word of the
+scene. Now and then the plan comes back to an older loop, by its words, as
+a real planner would. Used in-process by the suite's long-run test
+(`make_model=lambda source: StressModel(source=source)`) and behind the test
+server by bench/server_run.py --stress and bench/long_run.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from novel_agent.models.base import Request
+from novel_agent.models.offline import OBJECTS, VERBS, OfflineModel, _join
+
+SYLLABLES = ["ka", "ve", "lor", "mi", "dan", "sul", "tir", "ob", "en", "ra", "quen", "is",
+             "mel", "dor", "fen", "ash", "gri", "hal", "nor", "pel", "ost", "ur", "yn", "zed",
+             "bri", "cal", "dru", "eth", "gol", "hes", "iv", "jun", "kor", "lam", "mor", "nev"]
+PLACE_KINDS = ["wharf", "chapel", "mill", "archive", "bridge", "yard", "tower", "market",
+               "orchard", "cistern", "kiln", "ferry", "garden", "vault", "quay", "stable"]
+THINGS = ["ledger", "seal", "locket", "chart", "verdict", "debt", "oath", "ring", "cipher",
+          "bell", "lamp", "will", "deed", "mask", "knife", "letter"]
+
+
+def coined(rng: random.Random, parts: int = 2) -> str:
+    """A made-up word, capitalized: 'Velor', 'Ashtirmi'."""
+    return "".join(rng.choice(SYLLABLES) for _ in range(parts)).capitalize()
+
+
+class StressModel(OfflineModel):
+    """Answers that keep adding people, places and open questions, and settle none."""
+
+    def describe(self) -> str:
+        return f"stress model (offline, seed {self.seed}): many names, loops never resolved"
+
+    def _unique(self, rng: random.Random, taken: set[str], make: Any) -> str:
+        for _ in range(200):
+            name = make()
+            if name.lower() not in taken:
+                taken.add(name.lower())
+                return name
+        raise RuntimeError("no new name")
+
+    def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict:
+        memory = self._memory(hints)
+        story = hints.get("story")
+        max_tools = (request.json_schema or {}).get("properties", {}).get(
+            "tool_calls", {}).get("maxItems", 3)
+        taken = {str(c.get("name", "")).lower() for c in memory.characters.values()}
+        taken |= {str(l.get("name", "")).lower() for l in memory.locations.values()}
+        people = sorted(memory.characters.values(), key=lambda c: int(c.get("first_seen") or 0))
+        protagonist = (getattr(story, "protagonist", "") or "Mara Quill").split(",")[0].strip()
+        recent = [str(c.get("name")) for c in people[-12:]]
+        pov = protagonist if not people or rng.random() < 0.5 else rng.choice(recent)
+        new_count = rng.randint(2, 4)
+        new_place = rng.random() < 0.5
+        newcomers = [self._unique(rng, taken, lambda: f"{coined(rng)} {coined(rng, 3)}")
+                     for _ in range(new_count - int(new_place))]
+        places = [str(l.get("name")) for l in memory.locations.values()]
+        if new_place or not places:
+            location = self._unique(rng, taken, lambda: f"The {coined(rng)} {rng.choice(PLACE_KINDS)}")
+        else:
+            location = rng.choice(places[-8:] if rng.random() < 0.7 else places)
+        known = [n for n in recent if n != pov]
+        cast = [pov, *newcomers, *rng.sample(known, k=min(len(known), rng.randint(0, 2)))]
+        thing = f"the {coined(rng)} {rng.choice(THINGS)}"
+        question = f"who hid {thing} from {newcomers[0] if newcomers else pov} at {location}"
+        calls = [{"tool": "open_loop", "name": "", "target": "", "detail": question}]
+        calls += [{"tool": "create_character", "name": n, "target": "",
+                   "detail": f"carries {rng.choice(OBJECTS)}"} for n in newcomers]
+        goal = f"raise the question of {question}"
+        older = memory.open_loops()
+        if older and rng.random() < 0.3:
+            back = rng.choice(older[-40:])
+            goal += f", and press on {back.get('description')}"
+        title = f"The {thing.split()[1]} at {location.split()[-1].capitalize()}"
+        return {"title": title, "intention": f"{pov} meets {', '.join(cast[1:]) or 'no one'} "
+                                             f"at {location} to {goal}.",
+                "pov": pov, "location": location, "characters": cast,
+                "tool_calls": calls[:max_tools]}
+
+    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+        answer = super()._extract(rng, hints)
+        plan = hints.get("plan")
+        cast = list(getattr(plan, "characters", []) or [])
+        location = getattr(plan, "location", "") or ""
+        if not cast or not location:
+            return answer
+        mark = coined(rng, 3).lower()
+        answer["facts"] = [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}",
+                           f"{cast[-1]} keeps a {mark} token from {location}"]
+        answer["characters"] = [{"name": n, "state": f"{rng.choice(VERBS)} at {location}"}
+                                for n in cast[:4]]
+        if rng.random() < 0.8:
+            answer["loops_opened"] = [f"what the {mark} token of {cast[-1]} means"]
+        answer["loops_resolved"] = []
+        return answer
+
+    def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
+        """Bullets of a few names each, as a model writes them, up to about 200 words:
+        what does not fit is left out (the faithfulness check then asks once more)."""
+        items = [(str(k), str(label)) for k, label in hints.get("items") or []]
+        if hints.get("kind") == "overall" or not items:
+            return super()._summary(rng, request, hints)
+        first, last = hints.get("first", ""), hints.get("last", "")
+        people = [label for kind, label in items if kind == "character"]
+        others = [label for kind, label in items if kind != "character"]
+        bullets = [f"Scenes {first}–{last} follow {_join(people[:5])}." if people else
+                   f"Scenes {first}–{last} move the story on."]
+        bullets += [f"{_join(people[i:i + 5])} come into it." for i in range(5, len(people), 5)]
+        bullets += [f"It turns on {label}." for label in others]
+        out, words = [], 0
+        for bullet in bullets:
+            words += len(bullet.split())
+            if words > 200:
+                break
+            out.append(f"- {bullet}")
+        return "\n".join(out)
