@@ -76,7 +76,7 @@ class WriterInputs:
     # In layout order; or a function (token budget, last tick to tell) giving them, so
     # each compaction level gets the newest covering level that fits and tier 3 ends
     # where the recent tiers begin.
-    tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = ()
+    tier3: Sequence[Piece] | Callable[[int, int | None], Sequence[Piece]] = ()
     # The ticks tier 3 can end at (the checkpoints' last ticks): the recent tiers reach
     # back to the one before them, so every scene after tier 3 is told, once (None:
     # the tiers as the hysteresis has them, for a caller giving tier 3 itself).
@@ -217,7 +217,7 @@ def reach_back(recent: RecentSelection, ends: Sequence[int], limit: int) -> Rece
     return replace(recent, summarized=summarized, tier3_end=end)
 
 
-def recent_form(scene: Scene, lined: set[int]) -> str:
+def recent_form(scene: Scene, lined: Collection[int]) -> str:
     """A tier-2 scene as its summary, or as its title line when compaction asks."""
     return scene_title(scene) if scene.tick in lined else scene_summary(scene)
 
