@@ -196,7 +196,8 @@ def _episode(kind: str, j: int, s: int, rng: random.Random, specs: dict[int, Spe
     elif kind == "pov_knowledge":
         thing, where = SECRETS[j]
         fact = f"{p} hid the {thing} under the {where}"
-        setup.lines = [f"{p} hid the {thing} under the {where} while {o} kept watch."]
+        setup.lines = [f"While {o} kept watch, {p} pushed the {thing} out of sight beneath "
+                       f"the {where}."]      # the fact is not the prose's sentence copied
         setup.extra = {"facts": [fact]}
         outsiders = [c for c in CAST if c not in (p, o)]
         plant.pov, plant.others = outsiders[0], [outsiders[1]]

@@ -24,7 +24,13 @@ def three_scenes(project):
              .add("extractor", extraction(["Mara Quill", "Tobin Keel"]))
              .add("planner", again).add("writer", "Mara walked home along the weir. " * 4)
              .add("extractor", extraction(["Mara Quill"])))
-    return run_ticks(project, 3, model, offline_seed=0)
+    results = run_ticks(project, 3, model, offline_seed=0)
+    # the tick renames a title the planner repeats (plan.distinct_title); the author's
+    # hand edit brings it back, and the audit of the book finds it
+    assert results[2].title != "The Weir" and any("earlier scene's" in w for w in results[2].warnings)
+    path = project.scene_path(3)
+    path.write_text(path.read_text().replace(f"title: {results[2].title}", "title: The Weir", 1))
+    return results
 
 
 def test_novel_audit_prints_findings_by_subtype_and_the_ced(project, cli):
@@ -67,9 +73,14 @@ def test_the_planted_book_every_plant_found_no_control_reported(project):
                                BookModel(planted.specs, s, OfflineModel(seed=0, source=s))) as session:
         results = [tick(session) for _ in planted.specs]
     found = {(r.tick, f.kind) for r in results for f in r.findings}
-    assert found == planted.planted            # 9 episodes and one overdue loop in 36 scenes
+    # a repeated title never lands: the tick renames it (plan.distinct_title) and says so
+    titles = {t for t, kind in planted.planted if kind == "repeated_title"}
+    renamed = {r.tick for r in results if any("earlier scene's" in w for w in r.warnings)}
+    assert titles and titles <= renamed
+    expected = {p for p in planted.planted if p[1] != "repeated_title"}
+    assert found == expected                   # 8 episodes and one overdue loop in 36 scenes
     assert not found & planted.controls and len(planted.controls) == 10
-    assert all(row[3] == 1.0 and row[4] == 1.0 for row in score(found, planted.planted).values())
+    assert all(row[3] == 1.0 and row[4] == 1.0 for row in score(found, expected).values())
     replay = audit_project(project, project.config())
     assert {(f.scene, f.kind) for f in replay.findings} == found
 

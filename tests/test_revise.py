@@ -25,8 +25,9 @@ from novel_agent.story.memory_files import memory_files
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.session import Session
 
-OLD5 = (prose(150, 5) + "\n\nThe Zanzibar clockwork ticked in the mill. Mara hid the ivory astrolabe "
-        "under the mill stone, and Tobin Keel waited at the Old Mill.\n\n" + prose(80, 6))
+OLD5 = (prose(150, 5) + "\n\nThe Zanzibar clockwork ticked in the mill. Mara pushed the ivory astrolabe "
+        "deep beneath the stone where the wheel turns, and Tobin Keel waited at the Old "
+        "Mill.\n\n" + prose(80, 6))
 NEW5 = (prose(150, 5) + "\n\nMara walked out to the bridge. Tobin Keel waited at the Salt "
         "Bridge, where the water ran fast.\n\n" + prose(80, 6))
 OLD_X = {"summary": ["Mara hides the key.", "The clockwork ticks in the mill.",
