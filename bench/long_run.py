@@ -32,6 +32,7 @@ from server_run import StoryServer  # noqa: E402
 from stress_model import StressModel  # noqa: E402
 
 from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
 
@@ -48,7 +49,7 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
         "protagonist": "Mara Quill"}, config=config)
     watch = LongRun(project)
     if offline:
-        with project, Session.open(project, project.config(),
+        with reconciled(project), Session.open(project, project.config(),
                                    make_model=lambda source: StressModel(source=source)) as s:
             for _ in range(ticks):
                 watch.after(tick(s), s.clock)
@@ -59,7 +60,7 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
     server = StoryServer(project, model=StressModel(source=None))
     with FakeOpenAIServer(server) as fake:
         config = project.config(flags={"llm.base_url": fake.base_url})
-        with project, Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
+        with reconciled(project), Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
             for _ in range(ticks):
                 watch.after(tick(s), s.clock)
     return watch

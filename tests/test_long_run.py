@@ -19,6 +19,7 @@ from stress_model import StressModel
 from novel_agent.context.relevance import Focus, character_line, loop_items
 from novel_agent.context.sections import describe_character
 from novel_agent.story.memory import Memory, loop_marks, touches
+from novel_agent.story.recovery import reconciled
 from novel_agent.story.summaries import load_tree, tree_depth
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -67,7 +68,7 @@ def long_run(tmp_path_factory):
     watch = LongRun(project)
     with pytest.MonkeyPatch.context() as patch:      # durability is not what is tested here
         patch.setattr("novel_agent.files.os.fsync", lambda fd: None)
-        with project, Session.open(project, project.config(),
+        with reconciled(project), Session.open(project, project.config(),
                                    make_model=lambda source: StressModel(source=source)) as s:
             for _ in range(300):
                 watch.after(tick(s))
