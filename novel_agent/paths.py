@@ -9,12 +9,6 @@ TEMPLATES_DIR = PACKAGE_DIR / "context" / "templates"
 
 
 def config_dir() -> Path:
-    """The directory holding presets (`<name>.yaml`) and `models.yaml`.
-
-    In a checkout (or an editable install) this is the repository's `configs/`;
-    a wheel install ships the same files as `novel_agent/configs/`.
-    """
-    for candidate in (PACKAGE_DIR.parent / "configs", PACKAGE_DIR / "configs"):
-        if (candidate / "balanced.yaml").is_file():
-            return candidate
-    return PACKAGE_DIR.parent / "configs"
+    """The directory holding presets (`<name>.yaml`) and `models.yaml`: the package's
+    `configs/` (the repository's `configs/` is a link to it, so both name one folder)."""
+    return PACKAGE_DIR / "configs"

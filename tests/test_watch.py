@@ -40,9 +40,9 @@ def configs(tmp_path, monkeypatch) -> Path:
     """A private copy of the package's configs/ (presets and models.yaml), the one in use."""
     package = tmp_path / "pkg" / "novel_agent"
     package.mkdir(parents=True)
-    shutil.copytree(paths.config_dir(), tmp_path / "pkg" / "configs")
+    shutil.copytree(paths.config_dir(), package / "configs")
     monkeypatch.setattr(paths, "PACKAGE_DIR", package)
-    assert paths.config_dir() == tmp_path / "pkg" / "configs"
+    assert paths.config_dir() == package / "configs"
     return paths.config_dir()
 
 
