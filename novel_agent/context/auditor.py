@@ -12,6 +12,7 @@ from typing import Any
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
 from novel_agent.context.sections import Section
+from novel_agent.story.scenes import scene_key
 
 AUDITOR_LAYOUT = ("facts", "scenes", "scene")
 AUDITOR_SHARES = {"facts": 0.15, "scenes": 0.25}
@@ -24,7 +25,7 @@ def auditor_briefing(draft: str, facts: Sequence[dict[str, Any]],
     fact_items = tuple(
         Item(f"fact:{i}", (_fact_line(f),), float(len(facts) - i), (i,), why="names the scene's")
         for i, f in enumerate(facts))
-    scene_items = tuple(Item(f"scene_{t:03d}", (f"Scene {t}: {text}",), float(len(scenes) - i),
+    scene_items = tuple(Item(scene_key(t), (f"Scene {t}: {text}",), float(len(scenes) - i),
                              (t,), why="shares the scene's names")
                         for i, (t, text) in enumerate(scenes))
     pools = (Pool("facts", "What the story has established", fact_items,

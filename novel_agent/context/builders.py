@@ -35,7 +35,7 @@ from novel_agent.context.relevance import (
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
-from novel_agent.story.scenes import Scene
+from novel_agent.story.scenes import Scene, scene_key
 from novel_agent.text.names import normalize_name
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
@@ -117,7 +117,7 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
                             overdue_after)
     then = as_of(memory, history, anchor_tick)
     told = story_so_far is not None
-    scenes = [Item(f"scene_{s.tick:03d}", (scene_summary(s), scene_title(s)), float(s.tick),
+    scenes = [Item(scene_key(s.tick), (scene_summary(s), scene_title(s)), float(s.tick),
                    (s.tick,), keep=told, why="recent scene") for s in recent]
     overall = [Item("overall", (overall_summary, shortened(overall_summary, 80)), 10.0,
                     keep=True, why="the story so far")] if overall_summary.strip() else []
@@ -290,7 +290,7 @@ def summarizer_briefing(story: Any, scenes: Sequence[Scene], *, first: int, last
                         kind: str = "checkpoint") -> Briefing:
     """What the summarizer sees: the scenes of a range, each in full text if the share
     allows, else as its bullets, else its title; and the summary so far."""
-    items = tuple(Item(f"scene_{s.tick:03d}", (scene_full(s), scene_summary(s), scene_title(s)),
+    items = tuple(Item(scene_key(s.tick), (scene_full(s), scene_summary(s), scene_title(s)),
                        1.0, (s.tick,), keep=True, why="in the range") for s in scenes)
     return _summary_briefing(story, items, first, last, shares, previous, kind)
 

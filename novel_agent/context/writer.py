@@ -39,7 +39,7 @@ from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
-from novel_agent.story.scenes import Scene
+from novel_agent.story.scenes import Scene, key_tick, scene_key
 from novel_agent.text.tokens import TokenCounter
 
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
@@ -153,7 +153,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                 "tier 2: recent summary")
     notes[:] = [replace(n, reason=LEVEL_NOTES[min(level, 3)] if level < 3 else LEVEL_NOTES[2],
                         form="line") if n.section == "recent_summaries" and n.included
-                and int(n.key.split("_")[1]) in lined else n for n in notes]
+                and key_tick(n.key) in lined else n for n in notes]
     _note_older((summarized or full)[:1], notes)
     caps, on = _caps(budget, ctx, level), _caps(budget, ctx, 0)   # a share of 0 is off
     why = (lambda share: LEVEL_NOTES[3] if level >= 3 else f"over the {share} share")
@@ -229,7 +229,7 @@ def _recent_at_level(recent: RecentSelection, level: int,
     summaries as titles, level 3 all but the newest. No recent scene is left out."""
     full, summarized = list(recent.full), list(recent.summarized)
     if level >= 1 and len(full) > 1:
-        notes += [ItemNote(f"scene_{t:03d}", "recent_full", 0, False, LEVEL_NOTES[1])
+        notes += [ItemNote(scene_key(t), "recent_full", 0, False, LEVEL_NOTES[1])
                   for t in full[:-1]]
         summarized, full = summarized + full[:-1], full[-1:]
     lined: set[int] = set()
@@ -244,7 +244,7 @@ def _recent_scenes(inputs: WriterInputs, ticks: list[int], section: str,
                    notes: list[ItemNote], why: str) -> list[Scene]:
     """The scenes of `ticks` that exist, each noted as included in `section`."""
     scenes = [s for s in (inputs.scene(t) for t in ticks) if s]
-    notes += [ItemNote(f"scene_{s.tick:03d}", section, counter.count(form(s)), True, why)
+    notes += [ItemNote(scene_key(s.tick), section, counter.count(form(s)), True, why)
               for s in scenes]
     return scenes
 
@@ -290,10 +290,10 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         cast,
         Section("recent_summaries", "Earlier scenes (summaries)",
                 "\n\n".join(recent_form(s, lined) for s in summarized),
-                items=tuple(f"scene_{s.tick:03d}" for s in summarized)),
+                items=tuple(scene_key(s.tick) for s in summarized)),
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),
-                items=tuple(f"scene_{s.tick:03d}" for s in full)),
+                items=tuple(scene_key(s.tick) for s in full)),
         Section("retrieved", "Earlier scenes that matter now", _retrieved_text(retrieved),
                 items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),

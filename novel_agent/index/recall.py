@@ -39,6 +39,7 @@ from novel_agent.index.search import (
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook, entry_text
 from novel_agent.story.memory import Memory, loop_marks, touches
+from novel_agent.story.scenes import scene_key
 from novel_agent.text.names import normalize_name
 
 NEAR = 30            # scenes just before the recent tiers that are always candidates
@@ -107,7 +108,7 @@ def candidate(row: Row, score: float = 0.0) -> Candidate:
     """A scene or fact row as a retrieval candidate."""
     meta = row.meta
     if row.kind == "scene":
-        return Candidate(f"scene_{row.tick:03d}", "scene", row.tick or 0, row.title, row.body,
+        return Candidate(scene_key(row.tick or 0), "scene", row.tick or 0, row.title, row.body,
                          tuple(meta.get("summary") or ()), meta.get("pov") or "",
                          meta.get("location") or "", tuple(meta.get("characters") or ()),
                          meta.get("pinned") is True, score)

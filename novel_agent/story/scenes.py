@@ -169,3 +169,13 @@ class SceneReader:
 def scene_words(path: Path) -> int:
     """Words of a scene as its file holds it now (a hand edit counts, as in load_scene)."""
     return word_count(read_front_matter(path)[1])
+
+
+def scene_key(tick: int) -> str:
+    """The key of scene `tick` among a prompt's items and in its report: "scene_004"."""
+    return f"scene_{tick:03d}"
+
+
+def key_tick(key: str) -> int:
+    """The tick a scene's item key names (see scene_key)."""
+    return int(key.removeprefix("scene_"))

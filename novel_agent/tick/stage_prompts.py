@@ -32,7 +32,7 @@ from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, re
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
-from novel_agent.story.scenes import SceneReader
+from novel_agent.story.scenes import SceneReader, key_tick
 from novel_agent.story.summaries import SummaryTree, select_tier3, tier3_budget, tier3_end
 from novel_agent.tick.prompt_log import previous_messages
 
@@ -154,7 +154,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
         full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),
                     [])
         probe = recall_probe(relevant_facts(session.index, plan, memory, tick),
-                             flatten(built.messages), [int(k.split("_")[1]) for k in full])
+                             flatten(built.messages), [key_tick(k) for k in full])
         built.report["recall"] = probe.to_dict()
     return built
 

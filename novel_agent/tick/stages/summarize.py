@@ -33,7 +33,7 @@ from novel_agent.models.ask import StageCall, ask_text
 from novel_agent.models.offline import SummaryJob
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.scenes import load_scenes
+from novel_agent.story.scenes import load_scenes, scene_key
 from novel_agent.story.summaries import (
     OVERALL,
     SummaryDoc,
@@ -175,7 +175,7 @@ class Summarizer:
 
     def _meta(self, kind: str, level: int, first: int, last: int, body: str, model: str,
               **extra: Any) -> dict[str, Any]:
-        ids = [f"scene_{t:03d}" for t in range(first, last + 1)
+        ids = [scene_key(t) for t in range(first, last + 1)
                if self.project.scene_path(t).is_file()]
         return {"kind": kind, "level": level, "first": first, "last": last, "scenes": ids,
                 **extra, "tokens": self.counter.count(body.strip()), "model": model,
