@@ -253,7 +253,7 @@ def assert_fit(project, stage: str, requests) -> None:
 
 
 def test_a_continuation_fits_the_window_with_its_answer(project):
-    with_window(project, 1300)                          # a prompt budget of 344
+    with_window(project, 1320)        # a prompt budget of 364: the extractor's prompt just fits
     long_draft = "Mara climbed the stair and counted every step. " * 20 + "The road l"
     model = (ScriptedModel().add("planner", PLAN).add("writer", cut(long_draft))
              .add("writer", Completion(text="ay below. She smiled.")))

@@ -105,3 +105,18 @@ def _repair(messages: list[dict[str, str]], bad: str, problem: str, max_tokens: 
 def _done(call: StageCall) -> StageCall:
     call.seconds = sum(c.latency for c in call.completions)
     return call
+
+
+def continued(text: str, cut_off: Callable[[str], bool], more: Callable[[str], str | None],
+              tries: int) -> tuple[str, int]:
+    """An answer cut off by its length limit, continued: while `cut_off(text)` and fewer
+    than `tries` continuations were made, `more(text)` asks for the next piece (None: no
+    more can be asked). The writer and the summarizer both go on this way; what is still
+    cut off afterwards is theirs to trim. Returns the text and the continuations made."""
+    made = 0
+    while made < tries and cut_off(text):
+        piece = more(text)
+        if piece is None:
+            break
+        text, made = text + piece, made + 1
+    return text, made

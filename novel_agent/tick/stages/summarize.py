@@ -29,7 +29,7 @@ from novel_agent.context import Briefing, Section
 from novel_agent.context.builders import summaries_briefing, summarizer_briefing
 from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from novel_agent.files import atomic_write
-from novel_agent.models.ask import StageCall, ask_text
+from novel_agent.models.ask import StageCall, ask_text, continued
 from novel_agent.models.offline import SummaryJob
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
@@ -133,16 +133,22 @@ class Summarizer:
     def _call(self, context: Briefing, name: str) -> tuple[str, str]:
         """One summary: asked, continued while cut off, trimmed if still cut off."""
         text, call = self._send(context, name)
-        more = 0
-        while call.completions[-1].finish_reason == "length" and more < MAX_CONTINUATIONS:
-            more += 1
+        asked = 0
+
+        def more(text: str) -> str | None:
+            nonlocal call, asked
+            asked += 1
             try:
-                piece, call = self._send(_continuing(context, text), f"{name}_more{more}")
+                got, call = self._send(_continuing(context, text), f"{name}_more{asked}")
             except ModelError as exc:       # what there is is trimmed below
                 self.report.warnings.append(f"{name}: continuing a cut-off summary failed: "
                                             f"{exc}")
-                break
-            text += piece
+                return None
+            return got
+
+        text, _ = continued(text, lambda _: call.completions[-1].finish_reason == "length",
+                            more, MAX_CONTINUATIONS)
+        more = asked
         cut = call.completions[-1].finish_reason == "length"
         if more or cut:
             self.report.warnings.append(self._cut_note(name, more, cut))

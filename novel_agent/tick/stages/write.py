@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple
 
 from novel_agent.errors import ModelResponseError
-from novel_agent.models.ask import Room, StageCall, ask_text
+from novel_agent.models.ask import Room, StageCall, ask_text, continued
 from novel_agent.models.base import ChatModel, Completion, Request
 from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied, prompt_words
 
@@ -75,20 +75,22 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
     joined as sent. Each request must fit the window with its answer (`room`): the
     draft so far makes it longer, so its answer may be shorter, and none is sent
     without MIN_CONTINUATION."""
-    text = "".join(c.text for c in call.completions)
-    for _ in range(MAX_CONTINUATIONS):
-        if call.completions[-1].finish_reason != "length" or len(text.split()) >= min_words:
-            break
+    def cut_off(text: str) -> bool:
+        return call.completions[-1].finish_reason == "length" and len(text.split()) < min_words
+
+    def more(text: str) -> str | None:
         again = [*messages, {"role": "assistant", "content": text},
                  {"role": "user", "content": CONTINUE}]
         left = min(max_tokens, room(again)) if room else max_tokens
         if left < MIN_CONTINUATION:
-            break
-        more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
-                                      grammar=CONTINUATION_GRAMMAR, stop=STOP))
-        call.completions.append(more)
-        text += more.text
-    return text
+            return None
+        call.completions.append(model.complete(Request(
+            stage="writer", max_tokens=left, messages=again, grammar=CONTINUATION_GRAMMAR,
+            stop=STOP)))
+        return call.completions[-1].text
+
+    return continued("".join(c.text for c in call.completions), cut_off, more,
+                     MAX_CONTINUATIONS)[0]
 
 
 def _note(call: StageCall, text: str) -> None:
