@@ -44,7 +44,7 @@ from novel_agent.text.tokens import TokenCounter
 
 HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to retrieval
 # Tier 3 may take this many times its share to tell the whole story, coarsely, rather
-# than leave its beginning out (summaries.select_tier3's `stretch`).
+# than leave its beginning out (tier3.select_tier3's `stretch`).
 TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.

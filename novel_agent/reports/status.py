@@ -7,6 +7,7 @@ from pathlib import Path
 
 from novel_agent.config.settings import Config
 from novel_agent.context.relevance import overdue
+from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.errors import FileFormatError
 from novel_agent.models.limits import limits_for
 from novel_agent.story.memory import load_memory
@@ -16,11 +17,8 @@ from novel_agent.story.steer import describe as describe_steer
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import (
     SummaryDoc,
-    doc_cost,
     load_tree,
     pending_ticks,
-    select_tier3,
-    tier3_budget,
 )
 from novel_agent.tick.session import counter_for
 

@@ -27,6 +27,7 @@ from novel_agent import crashpoints
 from novel_agent.audit.held import HELD_FILE, held_text
 from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.context.prompts import check_templates
+from novel_agent.context.tier3 import planner_overall, select_tier3
 from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import (
     AuditHoldError,
@@ -46,7 +47,7 @@ from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
-from novel_agent.story.summaries import SummaryTree, load_tree, planner_overall, select_tier3
+from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.prompt_log import expired_logs, log_path, log_text, stripped_logs

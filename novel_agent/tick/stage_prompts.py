@@ -21,6 +21,7 @@ from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
+from novel_agent.context.tier3 import select_tier3, tier3_budget, tier3_end
 from novel_agent.context.writer import (
     TIER3_STRETCH,
     Piece,
@@ -33,7 +34,7 @@ from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import SceneReader, key_tick
-from novel_agent.story.summaries import SummaryTree, select_tier3, tier3_budget, tier3_end
+from novel_agent.story.summaries import SummaryTree
 from novel_agent.tick.prompt_log import previous_messages
 
 if TYPE_CHECKING:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from novel_agent.context import Briefing, Section
 from novel_agent.context.builders import summaries_briefing, summarizer_briefing
+from novel_agent.context.tier3 import doc_cost, tier3_budget
 from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_text, continued
@@ -38,12 +39,10 @@ from novel_agent.story.summaries import (
     OVERALL,
     SummaryDoc,
     SummaryTree,
-    doc_cost,
     load_doc,
     load_tree,
     pending_ticks,
     record_pending,
-    tier3_budget,
     write_doc,
 )
 from novel_agent.text.cleanup import unwrap
