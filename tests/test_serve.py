@@ -506,3 +506,35 @@ def test_an_unexpected_failure_is_a_500_with_one_line(book, projects_dir, monkey
     assert ("internal error (KeyError): the server could not make this page; the files are "
             "unchanged") in answer.text
     assert "Traceback" not in answer.text and "boom" not in answer.text
+
+
+def test_a_local_models_stream_reaches_the_live_feed(book, monkeypatch):
+    """`novel run` shares its model's progress (.novel/progress.json, at most once a
+    second); while the daemon runs, the feed sends it as a `progress` event."""
+    import asyncio
+    import os
+
+    from novel_agent.daemon.heartbeat import ProgressFile, read_progress
+    from novel_agent.models.base import Progress
+    from novel_agent.web.live import feed
+
+    now = iter([0.0, 0.4, 1.2])
+    shared = ProgressFile(book, clock=lambda: next(now))
+    shared.update(Progress("writer", 3.0, tokens=20, generating=2.0))
+    shared.update(Progress("writer", 3.4, tokens=26, generating=2.4))      # too soon: kept
+    assert read_progress(book)["tokens"] == 20
+    shared.update(Progress("writer", 4.2, tokens=35, generating=3.2))
+    assert read_progress(book) == {"stage": "writer", "seconds": 4.2, "tokens": 35,
+                                   "tok_s": 10.9, "prompt_done": 0, "prompt_total": 0}
+    import novel_agent.daemon.heartbeat as heartbeat
+    monkeypatch.setattr(heartbeat, "is_novel_process", lambda pid: True)   # as `novel run`
+    write_heartbeat(book, Heartbeat(pid=os.getpid(), started="2026-11-25T06:59:00+00:00",
+                                    state="ticking"))
+    stops = iter([False, True])
+
+    async def collect() -> list[str]:
+        return [event async for event in feed(
+            book, since_tick=5, log_offset=0, poll=0, render_tick=str, render_log=str,
+            render_state=lambda *state: "state", stopping=lambda: next(stops))]
+
+    assert "event: progress\ndata: writer 4.2s  35 tokens  10.9 tok/s\n\n" in asyncio.run(collect())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 
 import click
 
@@ -18,6 +19,7 @@ from novel_agent.cli.common import (
 )
 from novel_agent.cli.live import LiveLine
 from novel_agent.cli.tick import stage_line
+from novel_agent.daemon.heartbeat import ProgressFile
 from novel_agent.daemon.log import close_log, open_log
 from novel_agent.daemon.loop import Event, book_words, serve
 from novel_agent.daemon.reload import Reloader
@@ -118,12 +120,13 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
     bar, by_words = (contextlib.nullcontext(), False) if quiet else progress(reloader)
     with bar as shown:
         console = Console(shown, by_words, LiveLine(sys.stdout, enabled=False if quiet else None))
+        shared = ProgressFile(project, time.monotonic)      # for novel serve's live page
         log = open_log(project, console.echo, verbose=verbose, quiet=quiet)
         try:
             summary = serve(project, reloader, os.environ, wait=wait, notify=notify,
                             on_event=lambda e: _report(log, console, e),
                             before_tick=[ceiling_hook(max_cost)],
-                            on_progress=console.live.update)
+                            on_progress=lambda p: (console.live.update(p), shared.update(p)))
             log.info(summary.line())
         finally:
             close_log(log)

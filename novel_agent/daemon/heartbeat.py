@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from novel_agent.errors import ProjectError
 from novel_agent.files import atomic_write
+from novel_agent.models.base import Progress
 from novel_agent.story.project import Project
 
 ENDED = ("stopped", "failed")
@@ -136,3 +138,47 @@ def stop_daemon(project: Project, signum: int = signal.SIGTERM) -> int:
                            path=str(heartbeat_path(project)))
     os.kill(beat.pid, signum)
     return beat.pid
+
+
+def progress_path(project: Project) -> Path:
+    return project.novel_dir / "progress.json"
+
+
+class ProgressFile:
+    """A streamed call's progress where other processes see it (the web page's live
+    feed): `.novel/progress.json`, rewritten at most every `every` seconds of `clock`."""
+
+    def __init__(self, project: Project, clock: Callable[[], float], every: float = 1.0):
+        self.path, self.clock, self.every = progress_path(project), clock, every
+        self.last: float | None = None
+
+    def update(self, progress: Progress) -> None:
+        """Take one progress report (a local model's stream: tokens written so far)."""
+        now = self.clock()
+        if self.last is not None and now - self.last < self.every:
+            return
+        self.last = now
+        rate = progress.tokens / progress.generating if progress.generating > 0 else 0.0
+        atomic_write(self.path, json.dumps({
+            "stage": progress.stage, "seconds": round(progress.seconds, 1),
+            "tokens": progress.tokens, "tok_s": round(rate, 1),
+            "prompt_done": progress.prompt_done, "prompt_total": progress.prompt_total}) + "\n")
+
+
+def read_progress(project: Project) -> dict[str, Any] | None:
+    """The last progress a running daemon's model reported, if any (None if unreadable)."""
+    try:
+        data = json.loads(progress_path(project).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def progress_line(data: dict[str, Any]) -> str:
+    """One line of a streamed call's progress: `writer 12.3s  210 tokens  14.1 tok/s`."""
+    line = f"{data.get('stage', '?')} {data.get('seconds', 0)}s"
+    if data.get("tokens"):
+        line += f"  {data['tokens']} tokens  {data.get('tok_s', 0)} tok/s"
+    elif data.get("prompt_total"):
+        line += f"  reading the prompt: {data.get('prompt_done', 0)} of {data['prompt_total']}"
+    return line

@@ -10,6 +10,7 @@ unexpected a 500 with one line, never a traceback.
 from __future__ import annotations
 
 import asyncio
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +228,8 @@ async def events(request: Request) -> Response:
 
     stream = feed(project, since_tick=since, log_offset=offset, poll=site.poll,
                        render_tick=render_tick, render_log=render_log,
-                       render_state=render_state, stopping=site.stopping)
+                       render_state=render_state, stopping=site.stopping,
+                       render_progress=lambda line: escape(line))
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

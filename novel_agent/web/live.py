@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent.daemon.heartbeat import read_heartbeat, running, stop_daemon
+from novel_agent.daemon.heartbeat import progress_line, read_heartbeat, read_progress, running, stop_daemon
 from novel_agent.daemon.log import daemon_log_path
 from novel_agent.errors import NovelError, ProjectError
 from novel_agent.story.project import Project
@@ -168,17 +168,23 @@ def sse(event: str, data: str) -> str:
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
                render_tick: Callable[[Scene], str], render_log: Callable[[LogLine], str],
                render_state: Callable[[bool, str, str], str],
-               stopping: Callable[[], bool] = lambda: False) -> AsyncIterator[str]:
+               stopping: Callable[[], bool] = lambda: False,
+               render_progress: Callable[[str], str] = str) -> AsyncIterator[str]:
     """The live feed of one page: the daemon's state (and last error) when it changes, each new scene after
     `since_tick`, each new daemon.log line after `log_offset`; until the client goes
     away or the server stops (`stopping()`; the browser then reconnects to the next one)."""
-    shown = None
+    shown, streaming = None, ""
     yield "retry: 1000\n\n"
     while not stopping():
         state = daemon_view(read_heartbeat(project))
         if state != shown:
             shown = state
             yield sse("daemon", render_state(*state))
+        data = read_progress(project) if state[0] else None   # a local model's stream
+        line = progress_line(data) if data else ""
+        if line != streaming:
+            streaming = line
+            yield sse("progress", render_progress(line))
         for tick in (t for t in scene_ticks(project.scenes_dir) if t > since_tick):
             since_tick = tick
             try:

@@ -14,6 +14,9 @@
       while (log.children.length > 200) log.removeChild(log.firstElementChild);
       log.scrollTop = log.scrollHeight;
     });
+    source.addEventListener("progress", function (e) {   // a local model's stream
+      document.getElementById("progress").innerHTML = e.data;
+    });
     source.addEventListener("daemon", function (e) {
       document.getElementById("state").innerHTML = e.data;
     });
