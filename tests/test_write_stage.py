@@ -34,6 +34,16 @@ def test_a_long_answer_cut_off_is_trimmed_at_a_sentence_not_continued():
     assert "cut off at the 700-token limit: trimmed to its last complete sentence" in call.warning
 
 
+def test_an_answer_that_stops_in_mid_sentence_is_trimmed_to_its_last_sentence():
+    """A model that stops (not cut off) on a comma, as the demo's scene 2 did ("When he
+    finally spoke again,"), lands its last complete sentence, and the tick says so."""
+    text = SENTENCE * 20 + "When he finally spoke again,"
+    model = ScriptedModel().add("writer", Completion(text=text, finish_reason="stop"))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=100)
+    assert prose == (SENTENCE * 20).strip()
+    assert "stopped in mid-sentence: trimmed to its last complete sentence" in call.warning
+
+
 def test_a_short_answer_cut_off_is_continued_until_it_has_its_words():
     model = (ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
                                                       finish_reason="length"))

@@ -174,6 +174,13 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         _note(call, f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
                     "trimmed to its last complete sentence (the limit follows "
                     "generation.scene_max_words, or set llm.writer_max_tokens)")
+    elif prose and not _ENDS_SENTENCE.search(prose.rstrip()):
+        try:                  # stopped, not cut off, in mid-sentence ("When he spoke again,")
+            prose = trim_to_sentence(prose)
+            _note(call, "the writer's answer stopped in mid-sentence: trimmed to its last "
+                        "complete sentence")
+        except ModelResponseError:
+            pass              # no sentence ends at all: kept as written
     words = len(prose.split())
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
