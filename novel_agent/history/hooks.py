@@ -77,8 +77,5 @@ def reconcile(project: Project) -> list[str]:
 def opened(project: Project, wait: float = 0.0) -> Iterator[list[str]]:
     """Hold the project's lock (waiting up to `wait` s) with it reconciled and its
     history up to date; yields the notices."""
-    project.acquire_lock(wait)
-    try:
-        yield reconcile(project)
-    finally:
-        project.release_lock()
+    with recovery.reconciled(project, wait) as notices:
+        yield notices + settle(project)
