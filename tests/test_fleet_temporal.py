@@ -105,3 +105,16 @@ def test_two_workers_one_killed_mid_commit_every_tick_lands_once(dev_server, pro
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate(timeout=10)
+
+
+def test_no_server_at_the_address_is_one_line_and_exit_1(projects_dir, tmp_path):
+    create_project(projects_dir / "book-1", {"name": "book-1", "premise": "A keeper's map.",
+                                             "preset": "balanced"},
+                   config={"llm": {"provider": "offline"}})
+    address = f"127.0.0.1:{free_port()}"     # nothing listens there
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args in (["fleet", "run", "--all", str(projects_dir), "--ticks", "1"], ["worker"]):
+        done = subprocess.run([*NOVEL, *args, "--temporal", address], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr == f"Error: Temporal at {address}: no Temporal server answers there\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from novel_agent.cli.common import flags, model_options, novel_errors
-from novel_agent.cli.worker_cmd import temporal_module
+from novel_agent.cli.worker_cmd import leave_after, temporal_module
 from novel_agent.errors import ProjectError
 from novel_agent.fleet.scheduler import Fleet, FleetEvent, FleetOptions, fleet_projects, serve
 from novel_agent.fleet.view import FleetState, lines, read_state, status_lines, stop_fleet
@@ -115,18 +115,22 @@ def _submit(address: str, found: list, ticks: int, until_words: int, heartbeat: 
             for p in found]
     click.echo(f"submitted {len(jobs)} book{'s' if len(jobs) != 1 else ''} to {address}; "
                "waiting for their workflows")
-    results = asyncio.run(temporal.submit(address, jobs))
-    failed = 0
-    for project, job in zip(found, jobs):
-        landed = results[job.root]
-        if isinstance(landed, str):
-            failed += 1
-            click.echo(f"{project.name}: failed: {landed}")
-        else:
-            ticks_line = ", ".join(map(str, landed)) if landed else "none (already there)"
-            click.echo(f"{project.name}: ticks landed: {ticks_line}")
-    if failed:
-        raise ProjectError(f"{failed} of {len(jobs)} books failed")
+    def work() -> int:
+        results = asyncio.run(temporal.submit(address, jobs))
+        failed = 0
+        for project, job in zip(found, jobs):
+            landed = results[job.root]
+            if isinstance(landed, str):
+                failed += 1
+                click.echo(f"{project.name}: failed: {landed}")
+            else:
+                ticks_line = ", ".join(map(str, landed)) if landed else "none (already there)"
+                click.echo(f"{project.name}: ticks landed: {ticks_line}")
+        if failed:
+            raise ProjectError(f"{failed} of {len(jobs)} books failed")
+        return 0
+
+    leave_after(address, work)
 
 
 class View:

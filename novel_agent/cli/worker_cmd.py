@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 import click
 
 from novel_agent import crashpoints
 from novel_agent.cli.common import novel_errors
-from novel_agent.errors import ConfigError
+from novel_agent.errors import ConfigError, NovelError
 
 NO_EXTRA = ("Temporal is the optional extra: pip install 'novel_agent[temporal]' "
             "(the single-machine `novel fleet run` needs none of it)")
@@ -39,6 +42,30 @@ def temporal_module():
     except ImportError:
         raise ConfigError(NO_EXTRA) from None
     return temporal
+
+
+def leave_after(address: str, work: Callable[[], int]) -> NoReturn:
+    """Run `work` (it talks to Temporal), say its error in one line if it fails, and
+    leave without the interpreter's teardown: the Temporal client's Rust threads can
+    outlive the event loop and abort a finalizing interpreter (temporalio/sdk-python
+    issue 300; CI saw `novel fleet run --temporal` print every book's ticks, then
+    die of SIGABRT). Nothing is left to flush but stdout and stderr."""
+    try:
+        code = work()
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except NovelError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        code = exc.exit_code
+    except RuntimeError as exc:        # temporalio's "Failed client connect: ..."
+        reason = ("no Temporal server answers there" if "Failed client connect" in str(exc)
+                  else str(exc))
+        click.echo(f"Error: Temporal at {address}: {reason}", err=True)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 @click.command("worker")
@@ -73,4 +100,8 @@ def worker_cmd(address: str, concurrency: int, task_queue: str) -> None:
         await temporal.run_worker(address, concurrency, os.environ, task_queue=task_queue,
                                   stop=stop)
 
-    asyncio.run(main())
+    def work() -> int:
+        asyncio.run(main())
+        return 0
+
+    leave_after(address, work)
