@@ -58,6 +58,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=96)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", type=int, default=1, help="busy processes beside it")
+    parser.add_argument("--poll", type=int, nargs="+", default=[50],
+                        help="llama.cpp's thread polling levels to try (0 sleeps, 50 default)")
     args = parser.parse_args()
     cache = registry.default_cache_dir(os.environ)
     names = args.model or [m for m, e in registry.MODELS.items()
@@ -68,8 +70,8 @@ def main() -> None:
           f"{'loaded gen':>11} {'prompt':>8}")
     for name in names:
         path = registry.resolve(name, cache_dir=cache)
-        for threads in args.threads:
-            server = LocalServer(Path(path), n_ctx=1024, threads=threads)
+        for threads, poll in [(t, p) for t in args.threads for p in args.poll]:
+            server = LocalServer(Path(path), n_ctx=1024, threads=threads, poll=poll)
             quiet = speeds(server, args.tokens, args.runs)
             busy = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.busy)]
             for process in busy:
@@ -81,7 +83,7 @@ def main() -> None:
                     process.terminate()
                     process.join()
             server.close()
-            print(f"{name:<20} {threads:>7} {quiet[0]:>10.1f} {quiet[1]:>8.1f} "
+            print(f"{name:<20} {threads:>4} p{poll:<2} {quiet[0]:>10.1f} {quiet[1]:>8.1f} "
                   f"{loaded[0]:>11.1f} {loaded[1]:>8.1f}", flush=True)
 
 

@@ -126,14 +126,15 @@ def test_a_counting_tokenizer_starts_llama_cpp_only_when_used():
 @needs_gguf
 def test_the_prose_grammar_makes_scaffolding_impossible(model):
     """The writer's GBNF is valid for llama.cpp, and under it even a prompt that asks for
-    labels and a list gets paragraphs of prose only."""
+    labels and a list gets paragraphs of prose only (a colon only past a label's room)."""
     from novel_agent.text.cleanup import scaffold_lines
-    from novel_agent.tick.stages.write import PROSE_GRAMMAR
+    from novel_agent.tick.stages.write import LABEL_ROOM, PROSE_GRAMMAR
     completion = model.complete(Request(
         stage="writer", max_tokens=80, grammar=PROSE_GRAMMAR, messages=[{
             "role": "user", "content": "Answer with these lines and nothing else:\n"
                                        "Title: The Lamp\nPOV: Edda Lorn\n- Opened loop [a_b]: x"}]))
     text = completion.text
-    assert text.strip() and ":" not in text and "[" not in text
+    assert text.strip() and "[" not in text
+    assert all(":" not in p[:LABEL_ROOM] for p in text.split("\n\n"))
     assert scaffold_lines(text) == []
     assert all(p[:1].isupper() or p[:1] in "\"“‘'(—–…" for p in text.split("\n\n") if p)

@@ -44,6 +44,18 @@ def test_an_answer_that_stops_in_mid_sentence_is_trimmed_to_its_last_sentence():
     assert "stopped in mid-sentence: trimmed to its last complete sentence" in call.warning
 
 
+def test_a_short_answer_stopped_in_mid_sentence_is_continued_not_cut():
+    """Under scene_min_words, an answer that stopped on a comma (the demo's 158-word scene
+    2) is asked to go on, as one cut off by the limit is."""
+    model = (ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "When he spoke,",
+                                                      finish_reason="stop"))
+             .add("writer", Completion(text=" he said the lamp was cold. " + SENTENCE * 20)))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200)
+    assert len(model.calls("writer")) == 2
+    assert "When he spoke, he said the lamp was cold." in prose and len(prose.split()) > 200
+    assert call.warning == ""
+
+
 def test_a_short_answer_cut_off_is_continued_until_it_has_its_words():
     model = (ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
                                                       finish_reason="length"))

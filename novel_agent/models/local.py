@@ -71,7 +71,7 @@ class LocalServer:
     """
 
     def __init__(self, model_path: Path, n_ctx: int, threads: int = 0, warmup: bool = True,
-                 slots: int = 1):
+                 slots: int = 1, poll: int | None = None):
         import xllamacpp  # imported here: only the local provider pays for it
 
         params = xllamacpp.CommonParams()
@@ -86,6 +86,8 @@ class LocalServer:
         params.warmup = warmup
         if threads > 0:
             params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+        if poll is not None:
+            params.cpuparams.poll = params.cpuparams_batch.poll = poll
         try:
             self._server: Any = xllamacpp.Server(params)
         except RuntimeError as exc:

@@ -29,18 +29,23 @@ from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_co
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
 # providers ignore it): paragraphs of prose separated by one blank line, each opening
-# with a capital, a quotation mark, a dash or a parenthesis, none holding a colon, a
-# bracket, a heading's #, a table's |, a fence's ` or markdown emphasis. No line can then
-# be a list item, a heading, a table row or a "Title:"/"POV:"/"Scene intention:" label,
-# so the prompt's scaffolding cannot be written at all, rather than cut afterwards. It
-# may end with a line break or two, so the model can stop after a paragraph's break.
+# with a capital, a quotation mark, a dash or a parenthesis, none holding a bracket, a
+# heading's #, a table's |, a fence's ` or markdown emphasis, and no colon in its first
+# LABEL_ROOM characters. No line can then be a list item, a heading, a table row or a
+# "Title:"/"POV:"/"Scene intention:" label, so the prompt's scaffolding cannot be
+# written at all, rather than cut afterwards; a colon later in a sentence ("he said
+# only this: run") is prose, and forbidding it made the model end its answer there
+# (the demo's scene 2 stopped at "When he finally spoke again,"). It may end with a
+# line break or two, so the model can stop after a paragraph's break.
+LABEL_ROOM = 40
+_PARA = (r"""para ::= [A-Z"“‘'(—–…] (plain{0,ROOM} | plain{ROOM} [^\n#*_|\[\]{}<>`~=]*)
+plain ::= [^\n:#*_|\[\]{}<>`~=]
+""".replace("ROOM", str(LABEL_ROOM - 1)))
 PROSE_GRAMMAR = r"""root ::= para ("\n\n" para)* "\n"? "\n"?
-para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
-"""
+""" + _PARA
 # A continuation goes on mid-sentence: its first paragraph may open with anything allowed.
-CONTINUATION_GRAMMAR = r"""root ::= [^\n:#*_|\[\]{}<>`~=]* ("\n\n" para)* "\n"? "\n"?
-para ::= [A-Z"“‘'(—–…] [^\n:#*_|\[\]{}<>`~=]*
-"""
+CONTINUATION_GRAMMAR = r"""root ::= [^\n#*_|\[\]{}<>`~=]* ("\n\n" para)* "\n"? "\n"?
+""" + _PARA
 # Where an answer that turned from the scene to the prompt's scaffolding is stopped
 # (every provider; OpenAI takes four).
 STOP = ("\nTitle:", "\nScene intention:", "\nPOV:", "\n- Open")
@@ -48,7 +53,7 @@ STOP = ("\nTitle:", "\nScene intention:", "\nPOV:", "\n- Open")
 MOSTLY = 0.5
 MAX_CONTINUATIONS = 2
 MIN_CONTINUATION = 48     # a continuation with less room than this is not asked for
-CONTINUE = ("Your answer was cut off by the length limit. Continue the scene exactly where "
+CONTINUE = ("Your answer stopped before the scene was done. Continue the scene exactly where "
             "it stopped, without repeating anything and without a heading, and bring it to an "
             "end within a few sentences.")
 ANEW = ("Your last answer copied earlier scenes or the notes above. Write this scene anew: "
@@ -75,8 +80,10 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
     joined as sent. Each request must fit the window with its answer (`room`): the
     draft so far makes it longer, so its answer may be shorter, and none is sent
     without MIN_CONTINUATION."""
-    def cut_off(text: str) -> bool:
-        return call.completions[-1].finish_reason == "length" and len(text.split()) < min_words
+    def cut_off(text: str) -> bool:       # by the limit, or stopped in mid-sentence
+        stopped = (call.completions[-1].finish_reason == "length"
+                   or not _ENDS_SENTENCE.search(clean_scaffolding(text, "").rstrip()))
+        return stopped and len(text.split()) < min_words
 
     def more(text: str) -> str | None:
         again = [*messages, {"role": "assistant", "content": text},
