@@ -19,8 +19,8 @@ llama.cpp, and the script prints:
 And per tick (issue 21's goals in brackets): seconds [<= 60 on 2 cores], each stage's
 prompt tokens evaluated vs taken from llama.cpp's cache, tok/s written, scaffolding
 lines in the committed scene [0] (text/cleanup.scaffold_lines), paragraphs copied from
-the writer's prompt [0] (10+ words found word for word in it, as logged in
-.novel/log), premise words present [lighthouse, drowned, map or their kin, in every
+the writer's prompt or an earlier scene, word for word or nearly [0] (as logged in
+.novel/log; text.cleanup.drop_copied), premise words present [lighthouse, drowned, map or their kin, in every
 scene]; at the end, distinct titles [5/5] and memory entries that are not real names
 or questions [0] (characters failing names.person_problem, loops failing
 names.loop_problem).
@@ -47,7 +47,7 @@ from novel_agent.story.memory import load_memory
 from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
-from novel_agent.text.cleanup import COPIED_MIN_WORDS, scaffold_lines
+from novel_agent.text.cleanup import drop_copied, scaffold_lines
 from novel_agent.text.names import loop_problem, name_problem, person_problem
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -59,10 +59,9 @@ STAGES = ("planner", "writer", "extractor", "summarizer")
 
 
 def copied_paragraphs(body: str, prompt: str) -> int:
-    """Paragraphs of `body` of COPIED_MIN_WORDS+ words found word for word in `prompt`."""
-    seen = " ".join(prompt.casefold().split())
-    return sum(1 for p in re.split(r"\n\s*\n", body) if len(p.split()) >= COPIED_MIN_WORDS
-               and " ".join(p.casefold().split()) in seen)
+    """Paragraphs of `body` copied from `prompt` (the writer's prompt and the earlier
+    scenes), word for word or nearly, or said twice (text.cleanup.drop_copied)."""
+    return drop_copied(body, prompt, near=True)[1]
 
 
 def writer_prompt(project_root: Path, tick_no: int) -> str:
@@ -161,7 +160,8 @@ def run_model(name: str, ticks: int, root: Path) -> tuple[Run, Speed, dict]:
                 run.prompt += stage.prompt_tokens
                 run.cached += stage.cached_tokens
             junk = len(scaffold_lines(scene.body))
-            copies = copied_paragraphs(scene.body, writer_prompt(project.root, result.tick))
+            copies = copied_paragraphs(scene.body, "\n".join(
+                [writer_prompt(project.root, result.tick), *(s.body for s in run.scenes[:-1])]))
             premise = sorted({w.lower() for w in PREMISE_WORDS.findall(scene.body)})
             run.scaffolding, run.copied = run.scaffolding + junk, run.copied + copies
             run.premise += bool(premise)

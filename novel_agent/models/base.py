@@ -50,6 +50,11 @@ class Completion:
     # How the JSON was asked for: "json_schema", "json_object", "text" or "" (prose).
     response_format: str = ""
     attempts: int = 1        # requests the client made for it (retries and fallbacks included)
+    # From a small local model, which writes an earlier scene's paragraphs again with a
+    # word changed: the writer drops near-copies of them too, not only exact ones.
+    # (Other providers' prose is held to exact copies: the offline model's templated
+    # paragraphs share their word runs by design, and a strong model's refrain is prose.)
+    near_copies: bool = False
 
 
 @dataclass(frozen=True)

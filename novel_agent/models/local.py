@@ -187,7 +187,8 @@ class LocalModel:
         """Answer through the local server, restarting it if it was closed."""
         self._live_server()
         completion = self._client.complete(request)
-        return dataclasses.replace(completion, model=self.name)  # llama.cpp answers its path
+        return dataclasses.replace(completion, model=self.name,   # llama.cpp answers its path
+                                   near_copies=True)
 
 
 class LazyServer:

@@ -211,13 +211,18 @@ def _build_write(session: Session, d: TickDraft) -> Built:
                         lore=d.lore)
 
 
+COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy
+
+
 def _write(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("writer")
     d.prose, call = write.run(session.model, d.built["writer"].messages,
                               max_tokens=budget.max_output,
                               min_words=session.config.generation.scene_min_words,
                               max_words=session.config.generation.scene_max_words,
-                              title=d.plan.title, room=room_in(session, budget))
+                              title=d.plan.title, room=room_in(session, budget),
+                              earlier="\n\n".join(s.body for s in d.scenes.recent(
+                                  d.tick - 1, COPY_SOURCES)))
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:

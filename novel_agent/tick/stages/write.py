@@ -8,8 +8,9 @@ MAX_CONTINUATIONS times, to go on from where it stopped, and the pieces are join
 A scene over generation.scene_max_words is cut at its last sentence within them. A
 scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
-(text.cleanup.clean_scaffolding), and so are paragraphs it copied word for word from
-its prompt (text.cleanup.drop_copied: small models repeat the last scene's ending).
+(text.cleanup.clean_scaffolding), and so are paragraphs it copied, word for word or
+nearly, from its prompt or the recent scenes, or said twice (text.cleanup.drop_copied:
+small models write the last scene's ending, or its exchange of lines, again).
 
 On a local model the prose is generated under PROSE_GRAMMAR, so the prompt's
 scaffolding (a "Title:" line, a planner's note, a list) cannot be written at all; on
@@ -123,7 +124,7 @@ class Draft(NamedTuple):
 
 def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str) -> Draft:
     cleaned = clean_scaffolding(answer, title)
-    text, copied = drop_copied(cleaned, prompt)
+    text, copied = drop_copied(cleaned, prompt, near=completion.near_copies)
     dropped = prompt_words(answer) + len(cleaned.split()) - len(text.split())
     return Draft(text, copied, completion.finish_reason == "length", calls, dropped)
 
@@ -144,7 +145,7 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
-        room: Room | None = None) -> tuple[str, StageCall]:
+        room: Room | None = None, earlier: str = "") -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt (held to PROSE_GRAMMAR on a model
     that takes one, ended at STOP), without scaffolding (`title` restated at the top goes
     too) or paragraphs copied from the prompt. Cut off by the token limit, it is
@@ -154,7 +155,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     new words is kept; one that is still mostly scaffolding or copies is a
     ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
     at a sentence within them (`call.warning` says what was done)."""
-    prompt = "\n".join(m["content"] for m in messages)
+    prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
     _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP)
     answer = _continue(model, messages, call, max_tokens, min_words, room)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
@@ -171,8 +172,8 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
             f"of {draft.dropped + len(draft.text.split())} words), twice; nothing is committed",
             stage="writer", raw=answer)
     if draft.copied:
-        _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied word "
-                    "for word from the prompt (an earlier scene) taken out")
+        _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied from "
+                    "the prompt or an earlier scene taken out")
     prose = draft.text
     if draft.cut_off:
         prose = trim_to_sentence(prose)
