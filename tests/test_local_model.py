@@ -138,3 +138,44 @@ def test_the_prose_grammar_makes_scaffolding_impossible(model):
     assert all(":" not in p[:LABEL_ROOM] for p in text.split("\n\n"))
     assert scaffold_lines(text) == []
     assert all(p[:1].isupper() or p[:1] in "\"“‘'(—–…" for p in text.split("\n\n") if p)
+
+
+def test_a_pace_under_half_the_best_is_a_stall_and_a_short_answer_says_nothing():
+    from novel_agent.models.base import Progress
+    from novel_agent.models.local import Pace
+    pace = Pace()
+
+    def answer(tokens: int, seconds: float) -> bool:
+        pace.start()
+        pace.seen(Progress("writer", seconds + 1, tokens=tokens, generating=seconds))
+        return pace.slowed()
+
+    assert answer(201, 10.0) is False and pace.best == 20.0       # the first sets the pace
+    assert answer(101, 10.0) is False                              # half: not under it
+    assert answer(10, 100.0) is False and pace.best == 20.0        # too short to judge
+    assert answer(81, 10.0) is True and pace.last == 8.0
+
+
+@pytest.mark.local_model
+@needs_gguf
+def test_on_every_core_a_stalled_answer_restarts_llama_cpp_on_fewer_threads():
+    """A model started on 2 threads whose answer comes at under half its best pace (as
+    llama.cpp's threads do beside a busy process) goes on with its fallback thread count,
+    says so once, and answers on."""
+    model = LocalModel(GGUF, n_ctx=1024, timeout=60.0, max_retries=0, temperature=0.0, seed=1,
+                       threads=2, fallback_threads=1)
+    try:
+        first = model.server
+        model.pace.best = 1e9                   # as if the first answers had come that fast
+        ask = Request(stage="writer", max_tokens=40, messages=[
+            {"role": "user", "content": "Tell a long story about the sea."}])
+        slowed = model.complete(ask)
+        assert slowed.text.strip() and slowed.notice.startswith("llama.cpp slowed to ")
+        assert slowed.notice.endswith("on 2 threads (from 1000000000.0): another process is "
+                                      "busy, so it goes on with 1")
+        assert model.threads == 1 and model.server is not first and first.closed
+        assert model.describe().endswith("1 thread)")
+        again = model.complete(ask)
+        assert again.text.strip() and again.notice == ""
+    finally:
+        model.close()

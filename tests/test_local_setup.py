@@ -68,8 +68,10 @@ def test_context_follows_the_model_and_the_memory():
     assert context_size(8192, 0, 0, weights, 0) == 8192                        # nothing known
 
 
-def test_threads_leave_a_core_to_the_rest():
+def test_threads_leave_a_core_to_the_rest_unless_the_machine_is_quiet():
     assert [thread_count(n) for n in (1, 2, 4, 16)] == [1, 1, 3, 15]
+    assert [thread_count(n, 2.7) for n in (1, 2, 4, 16)] == [1, 1, 3, 15]
+    assert [thread_count(n, 0.1) for n in (1, 2, 4, 16)] == [1, 2, 4, 16]
 
 
 @pytest.fixture
@@ -90,10 +92,13 @@ def two_models(tmp_path):
 
 def test_auto_picks_the_best_installed_and_a_name_picks_itself(two_models):
     cache, locate, small, qwen = two_models
-    best = choose("auto", cache_dir=cache, locate=locate, memory=24 * GiB, cores=2)
+    best = choose("auto", cache_dir=cache, locate=locate, memory=24 * GiB, cores=2, load=1.5)
     assert (best.path, best.entry, best.name) == (qwen, registry.QWEN_CODER_1_5B,
                                                   "Qwen2.5-Coder-1.5B-Instruct")
-    assert (best.n_ctx, best.threads) == (registry.QWEN_CODER_1_5B.n_ctx, 1)
+    assert (best.n_ctx, best.threads, best.fallback_threads) == (
+        registry.QWEN_CODER_1_5B.n_ctx, 1, 1)
+    quiet = choose("auto", cache_dir=cache, locate=locate, memory=24 * GiB, cores=2, load=0.2)
+    assert (quiet.threads, quiet.fallback_threads) == (2, 1)
     assert best.tokenizer.startswith("llama.cpp Qwen2.5-Coder-1.5B-Instruct ")
     small_one = choose("smollm2-135m", cache_dir=cache, locate=locate, memory=24 * GiB, cores=2)
     assert (small_one.path, small_one.name) == (small, "SmolLM2-135M-Instruct")

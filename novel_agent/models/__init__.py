@@ -95,6 +95,7 @@ def get_model(config: Config, env: Mapping[str, str], source: StorySource | None
         return LocalModel(choice.path, n_ctx=choice.n_ctx, timeout=llm.timeout,
                           max_retries=llm.max_retries, temperature=llm.temperature,
                           seed=llm.seed, name=choice.name, threads=choice.threads,
+                          fallback_threads=choice.fallback_threads,
                           tokenizer=choice.tokenizer, on_progress=on_progress)
     if provider == "openai":
         from novel_agent.models.openai_compat import OpenAICompatModel

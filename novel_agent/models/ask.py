@@ -24,6 +24,12 @@ class StageCall:
     seconds: float = 0.0
     warning: str = ""       # what the user should know of an answer that was used anyway
 
+    def note(self, completion: Completion) -> None:
+        """Record `completion`, and what its model said of it (`notice`) as a warning."""
+        self.completions.append(completion)
+        if completion.notice:
+            self.warning = "; ".join(filter(None, [self.warning, completion.notice]))
+
     @property
     def prompt_tokens(self) -> int:
         return sum(c.usage.prompt_tokens for c in self.completions)
@@ -44,7 +50,7 @@ def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
     call = StageCall(stage, messages)
     completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens,
                                         grammar=grammar, stop=stop))
-    call.completions.append(completion)
+    call.note(completion)
     call.seconds = completion.latency
     text = completion.text.strip()
     if not text:
@@ -63,7 +69,7 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
     request = Request(stage=stage, messages=messages, max_tokens=max_tokens, json_schema=schema,
                       schema_name=stage)
     completion = model.complete(request)
-    call.completions.append(completion)
+    call.note(completion)
     try:
         if completion.finish_reason == "length":   # closed leniently, it may lack fields
             raise ModelResponseError(f"{stage}: the answer was cut off at the {max_tokens}-token "
@@ -76,10 +82,11 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
     repair, left = _repair(messages, completion.text, problem, max_tokens, room)
     completion = model.complete(Request(stage=stage, messages=repair, max_tokens=left,
                                         json_schema=schema, schema_name=stage))
-    call.completions.append(completion)
+    call.note(completion)
     if completion.finish_reason == "length":
-        call.warning = (f"the {stage}'s answer was cut off twice at the {max_tokens}-token "
-                        f"limit; what it kept is used (raise llm.{stage}_max_tokens)")
+        call.warning = "; ".join(filter(None, [
+            call.warning, f"the {stage}'s answer was cut off twice at the {max_tokens}-token "
+                          f"limit; what it kept is used (raise llm.{stage}_max_tokens)"]))
     try:
         return convert(parse_json(completion.text, stage=stage)), _done(call)
     except ModelResponseError as second:

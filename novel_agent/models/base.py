@@ -55,6 +55,7 @@ class Completion:
     # (Other providers' prose is held to exact copies: the offline model's templated
     # paragraphs share their word runs by design, and a strong model's refrain is prose.)
     near_copies: bool = False
+    notice: str = ""         # what the user should know of how the model answered
 
 
 @dataclass(frozen=True)

