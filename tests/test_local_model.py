@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,10 @@ def test_the_prose_grammar_makes_scaffolding_impossible(model):
     assert all(":" not in p[:LABEL_ROOM] for p in text.split("\n\n"))
     assert scaffold_lines(text) == []
     assert all(p[:1].isupper() or p[:1] in "\"“‘'(—–…" for p in text.split("\n\n") if p)
+    chinese = model.complete(Request(                 # Qwen drifted into it mid-sentence
+        stage="writer", max_tokens=40, grammar=PROSE_GRAMMAR, messages=[{
+            "role": "user", "content": "用中文回答：灯塔看守人发现了什么？只写中文。"}])).text
+    assert chinese.strip() and not re.search(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]", chinese)
 
 
 def test_a_pace_under_half_the_best_is_a_stall_and_a_short_answer_says_nothing():

@@ -37,16 +37,20 @@ from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_co
 # written at all, rather than cut afterwards; a colon later in a sentence ("he said
 # only this: run") is prose, and forbidding it made the model end its answer there
 # (the demo's scene 2 stopped at "When he finally spoke again,"). It may end with a
-# line break or two, so the model can stop after a paragraph's break.
+# line break or two, so the model can stop after a paragraph's break. Nor can it hold
+# CJK characters or fullwidth forms (CJK): Qwen drifts into Chinese mid-sentence (the
+# demo's scene 2 ended "to search for线索 scattered throughout Skerry Light").
 LABEL_ROOM = 40
-_PARA = (r"""para ::= [A-Z"“‘'(—–…] (plain{0,ROOM} | plain{ROOM} [^\n#*_|\[\]{}<>`~=]*)
-plain ::= [^\n:#*_|\[\]{}<>`~=]
-""".replace("ROOM", str(LABEL_ROOM - 1)))
+CJK = r"\u3000-\u30FF\u3400-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF00-\uFFEF"
+_NOT = r"#*_|\[\]{}<>`~=" + CJK          # never in a paragraph
+_PARA = (r"""para ::= [A-Z"“‘'(—–…] (plain{0,ROOM} | plain{ROOM} [^\nNOT]*)
+plain ::= [^\n:NOT]
+""".replace("ROOM", str(LABEL_ROOM - 1)).replace("NOT", _NOT))
 PROSE_GRAMMAR = r"""root ::= para ("\n\n" para)* "\n"? "\n"?
 """ + _PARA
 # A continuation goes on mid-sentence: its first paragraph may open with anything allowed.
-CONTINUATION_GRAMMAR = r"""root ::= [^\n#*_|\[\]{}<>`~=]* ("\n\n" para)* "\n"? "\n"?
-""" + _PARA
+CONTINUATION_GRAMMAR = r"""root ::= [^\nNOT]* ("\n\n" para)* "\n"? "\n"?
+""".replace("NOT", _NOT) + _PARA
 # Where an answer that turned from the scene to the prompt's scaffolding is stopped
 # (every provider; OpenAI takes four).
 STOP = ("\nTitle:", "\nScene intention:", "\nPOV:", "\n- Open")
