@@ -96,7 +96,7 @@ def test_a_copied_paragraph_is_taken_out_and_said():
     prose, call = write.run(model, messages, max_tokens=700, min_words=10)
     assert prose == f"The fishermen knocked twice. {SENTENCE * 2}\n\nShe let them in."
     assert len(model.calls("writer")) == 1                 # enough new words: not asked again
-    assert call.warning == "1 paragraph copied from the prompt or an earlier scene taken out"
+    assert call.warning == "1 passage copied from the prompt or an earlier scene taken out"
 
 
 def test_a_scene_left_short_by_copies_is_asked_for_once_more(project):
@@ -181,7 +181,24 @@ def test_a_local_models_near_copy_of_an_earlier_scene_and_a_line_said_twice_go()
     prose, call = write.run(local, MESSAGES, max_tokens=700, min_words=100, earlier=SCENE_1)
     paragraphs = [p.strip() for p in prose.split("\n\n")]
     assert paragraphs == [ask, (SENTENCE * 12).strip(), (OTHER * 12).strip()]
-    assert call.warning == "2 paragraphs copied from the prompt or an earlier scene taken out"
+    assert call.warning == "2 passages copied from the prompt or an earlier scene taken out"
     other = ScriptedModel().add("writer", Completion(text=answer))    # exact copies only
     kept = write.run(other, MESSAGES, max_tokens=700, min_words=100, earlier=SCENE_1)[0]
     assert [p.strip() for p in kept.split("\n\n")] == [p.strip() for p in answer.split("\n\n")]
+
+
+def test_a_local_models_sentence_written_again_goes_from_a_paragraph_of_its_own():
+    """The demo's scene 3 said again, inside a new paragraph, scene 2's "she needed to
+    find someone who could help her ... before their loved one died"."""
+    earlier = ("Edda knew that whatever had happened here was far too serious to ignore. Edda "
+               "realized that she needed to find someone who could help her get home safely "
+               "before their loved one died.")
+    again = ("She knew that whatever had happened in the room was far too serious to ignore and "
+             "needed to find someone who could help her get home safely before their loved one "
+             "died.")
+    answer = f"{SENTENCE * 12}{again} {OTHER * 12}"
+    local = ScriptedModel().add("writer", Completion(text=answer, near_copies=True))
+    prose, call = write.run(local, MESSAGES, max_tokens=700, min_words=100, earlier=earlier)
+    assert "loved one died" not in prose and prose.count("Mara climbed") == 12
+    assert prose.count("paraffin") == 12
+    assert call.warning == "1 passage copied from the prompt or an earlier scene taken out"

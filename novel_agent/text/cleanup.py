@@ -115,6 +115,9 @@ def _bare(text: str) -> str:
 COPIED_MIN_WORDS = 10     # a paragraph this long found word for word in the prompt is a copy
 NEAR_MIN_WORDS = 6        # a paragraph this long, mostly made of the prompt's word runs, too
 NEAR_SHARE = 0.6          # of its three-word runs found in the prompt (or said above it)
+NEAR_SENTENCE_WORDS = 8   # in a paragraph of its own, a sentence this long is a copy
+NEAR_SENTENCE_SHARE = 0.65  # when this share of its three-word runs is found already (the
+#   demo's own sentences scored up to 0.44, the one it wrote a third time 0.70)
 # Measured on the demo's scenes (1.5B): its own paragraphs score 0.00-0.18 against the
 # writer's prompt; those it wrote again from an earlier scene 0.61-1.00 ("He wore a
 # trenchcoat with a cap and held a long knife in hand", the "Who are you?" exchange).
@@ -131,8 +134,12 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
     scene's ending again, word for word or with a word changed) or from a paragraph
     above them in `text`, and how many went. A paragraph of COPIED_MIN_WORDS words
     found word for word, or of NEAR_MIN_WORDS words most of whose three-word runs
-    (NEAR_SHARE) are found, is a copy; case, spacing and punctuation do not count;
-    shorter paragraphs ("Yes.") stay. Without `near`, only word-for-word copies count.
+    (NEAR_SHARE) are found, is a copy, and so is a sentence of NEAR_SENTENCE_WORDS in a
+    paragraph of its own when NEAR_SENTENCE_SHARE of its runs are (the demo's "she needed
+    to find someone who could help her return home safely" in three scenes running);
+    case, spacing and punctuation do not count; shorter paragraphs ("Yes.") stay.
+    Without `near`, only word-for-word copies of paragraphs count. Returns the text and
+    how many paragraphs and sentences went.
 
     >>> drop_copied("She woke.\\n\\nThe sea was grey and cold and the boats were all out early.",
     ...             "... the sea was grey and cold and the boats were all out early. ...")
@@ -144,16 +151,25 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
     seen = " ".join(prompt.casefold().split())
     runs = _trigrams(prompt)
     paragraphs = re.split(r"\n\s*\n", text)
-    kept = []
+    kept, copies = [], 0
     for paragraph in paragraphs:
         words, grams = len(paragraph.split()), _trigrams(paragraph)
         exact = words >= COPIED_MIN_WORDS and " ".join(paragraph.casefold().split()) in seen
-        like = near and words >= NEAR_MIN_WORDS and bool(grams) \
-            and len(grams & runs) >= NEAR_SHARE * len(grams)
-        if not (exact or like):
+        if exact or (near and words >= NEAR_MIN_WORDS and _copied(grams, runs, NEAR_SHARE)):
+            copies += 1
+        elif near:
+            own = [t for t in sentences(paragraph) if len(t.split()) < NEAR_SENTENCE_WORDS
+                   or not _copied(_trigrams(t), runs, NEAR_SENTENCE_SHARE)]
+            copies += len(sentences(paragraph)) - len(own)
+            kept += [" ".join(own)] if own else []
+        else:
             kept.append(paragraph)
         runs |= grams
-    return "\n\n".join(kept).strip(), len(paragraphs) - len(kept)
+    return "\n\n".join(kept).strip(), copies
+
+
+def _copied(grams: set[tuple[str, ...]], runs: set[tuple[str, ...]], share: float) -> bool:
+    return bool(grams) and len(grams & runs) >= share * len(grams)
 
 
 class Cut(NamedTuple):

@@ -176,7 +176,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
             f"of {draft.dropped + len(draft.text.split())} words), twice; nothing is committed",
             stage="writer", raw=answer)
     if draft.copied:
-        _note(call, f"{draft.copied} paragraph{'s' if draft.copied > 1 else ''} copied from "
+        _note(call, f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
     prose = draft.text
     if draft.cut_off:
