@@ -179,10 +179,13 @@ class LongRun:
         writer = [s for (t, st), s in self.samples.items() if st == "writer"]
         planner = [s for (t, st), s in self.samples.items() if st == "planner"]
         recall = self.recall_after(50)
+        worst = sorted((s.recall, t) for (t, st), s in self.samples.items()
+                       if st == "writer" and t > 50 and s.recall is not None)[:3]
         exists, shown = self.new_loop_shown()
         lines += [
             f"  recall after tick 50: min {min(recall, default=0):.2f}, mean "
-            f"{statistics.mean(recall) if recall else 0:.2f} (goal >= 0.90 at every tick)",
+            f"{statistics.mean(recall) if recall else 0:.2f} (goal >= 0.90 at every tick); "
+            "worst: " + ", ".join(f"tick {t} {r:.2f}" for r, t in worst),
             f"  prompts with a scene missing: writer {sum(1 for s in writer if s.missing)}, "
             f"planner {sum(1 for s in planner if s.missing)} of {len(writer)} (goal 0)",
             f"  prompts with a range twice: writer {sum(1 for s in writer if s.twice)}, "

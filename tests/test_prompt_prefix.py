@@ -61,3 +61,39 @@ def test_as_of_keeps_what_existed_at_the_settled_tick_without_states():
     assert then.locations["tower"]["last_seen"] == 15
     assert [(r["b"], r["updated_in"]) for r in then.relationships] == [("Ann", 4)]
     assert memory.characters["mara"]["state"] == "soaked"       # the memory is untouched
+
+
+def test_the_planners_recent_scenes_and_facts_do_not_move_with_the_loops():
+    """Recent scenes and "What is known" are filled before the loops (which change every
+    tick), so the room they get, and their text, does not depend on how many loops are
+    open: with the recent scenes over their share, 3 loops or 12 leave them the same."""
+    import story_factory as sf
+
+    from novel_agent.context.briefing import propose_briefing
+    from novel_agent.context.builders import planner_briefing
+    from novel_agent.context.items import Item
+    from novel_agent.text.tokens import TokenCounter
+
+    counter = TokenCounter("gpt-4o-mini")
+    recent = [Scene(tick=t, body="x", title=f"The crossing {t}", pov="Mara",
+                    location="The quay", summary=[f"Mara waits at the quay in the rain, the "
+                                                 f"{t}th night of the siege, and counts boats."
+                                                 for _ in range(4)]) for t in range(1, 41)]
+    facts = [Item(f"fact:{t}:x", (f"- Fact (scene {t}): Mara keeps token {t}",), 1.0, (t,))
+             for t in range(1, 30)]
+    shares = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.20,
+              "relationships": 0.05, "locations": 0.03, "now": 0.04, "facts": 0.05, "lore": 0.04}
+
+    def sections(loops: int) -> dict[str, str]:
+        memory = Memory(loops=[{"id": f"l{n}", "description": f"who sent letter {n}",
+                                "opened_in": 40 - n, "status": "open", "scenes": [40 - n]}
+                               for n in range(loops)])
+        briefing = planner_briefing(sf.story(), memory, recent, tick=41,
+                                    shares=shares, facts=facts)
+        context = propose_briefing(briefing, counter, 4000)(0).context
+        return {s.name: s.text for s in context.sections}
+
+    few, many = sections(3), sections(12)
+    assert few["loops"] != many["loops"]
+    assert "The crossing 1\n" not in few["recent"] + "\n"      # over its share: leaner forms
+    assert few["recent"] == many["recent"] and few["facts"] == many["facts"]

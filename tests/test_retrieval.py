@@ -238,3 +238,23 @@ def test_a_first_name_alone_names_someone_only_when_no_one_else_has_it():
     assert named(text, alone) == {"bram oduya"}
     assert named(text, shared) == set()
     assert named("Bram Oduya saw it.", shared) == {"bram oduya"}
+
+
+def test_what_happened_to_the_pov_at_a_place_stays_a_candidate_however_often_it_is_named(
+        planted):
+    """Bench long_run at 1,000 ticks, tick 978: recall 0.00. The facts "Mara Quill has
+    seen ... at The Zedis stable" (scenes 251–487) were never candidates: the protagonist
+    and the place were each named in more newer documents than retrieval reads per name.
+    Documents naming the scene's people and its place together are candidates too."""
+    project, _ = planted
+    place, early = "the weir", "Mara Quill has seen a glass float at the weir"
+    newer = "".join(f"- text: Stranger {n} keeps a token from the weir\n  scene: {200 + n}\n"
+                    f"- text: Mara Quill counts boats, day {n}\n  scene: {200 + n}\n"
+                    for n in range(60))
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text(facts.read_text() + f"- text: {early}\n  scene: 20\n" + newer)
+    plan = Plan(title="Night", intention="Mara waits for the boats to come in.", pov="Mara Quill",
+                location=place, characters=["Mara Quill"])
+    prompt, report = writer_prompt(project, plan)
+    assert early in prompt
+    assert report["recall"]["share"] >= 0.9

@@ -295,8 +295,10 @@ prompt cache    40% of prompt tokens were cached
 per 1,000 words 99,000 tokens, $0.0954 (100 words in 3 scenes)
 summarizer      0% of the tokens, 0% of the cost
 forecast        next 100 ticks ≈ $0.4770 (the mean of the last 2 ticks)
+{COUNTS}
 note: 3 call(s) of unknown price are not in the dollars
-"""
+""".replace("{COUNTS}", "token counts    prompt tokens above are the server's own count; ours "
+            "(cl100k_base) of 9 of those prompts: 2,903, the server's 9,000 (+210%)")
 
 
 def test_usage_by_day_is_by_the_utc_day_of_each_call(openai_project):  # noqa: F811
@@ -318,3 +320,25 @@ def test_usage_by_day_is_by_the_utc_day_of_each_call(openai_project):  # noqa: F
         "day           calls      prompt     cached  completion         cost",
         "2026-11-02        6       6,000      2,400         600    ≥ $0.0090",
         "total             6       6,000      2,400         600    ≥ $0.0090"]
+
+
+def test_the_servers_counts_are_labelled_where_they_differ_from_ours(openai_project):  # noqa: F811
+    with FakeOpenAIServer(priced) as server:
+        invoke("tick", "-p", "harbour", "-n", "2", "--base-url", server.base_url,
+               "--model", "gpt-4o-mini")
+    logs = sorted(Project(openai_project).log_dir.glob("tick_*_*.json"))
+    ours = sum(json.loads(p.read_text())["tokens"] for p in logs
+               if p.stem.split("_")[2] in ("planner", "writer", "extractor"))
+    counts = usage_json()["counts"]
+    assert counts == {"source": "server", "calls": 6, "server": 6000, "ours": ours,
+                      "encoding": "o200k_base"} and ours != 6000
+    line = f"ours (o200k_base) of 6 of those prompts: {ours:,}, the server's 6,000"
+    assert line in invoke("usage", "-p", "harbour").output
+    stats = invoke("stats", "-p", "harbour").output
+    assert "token counts      prompt tokens above are the server's own count; " + line in stats
+
+
+def test_offline_counts_are_not_set_against_ours(project):
+    run_ticks(project, 1)
+    assert usage_json()["counts"]["calls"] == 0
+    assert "token counts" not in invoke("usage", "-p", "harbour").output

@@ -32,6 +32,8 @@ def stats_lines(stats: Stats) -> list[str]:
                          "tick, all its calls summed")
         elif values["mean"] is not None:
             lines.append(f"{stage + ' prompt':<17} {_spread(values)} tokens")
+    if stats.counts.line():
+        lines.append(f"{'token counts':<17} {stats.counts.line()}")
     shares = sorted(s["writer_sections_last_tick"].items(), key=lambda kv: -kv[1])
     if shares:
         lines.append("writer sections   " + ", ".join(f"{name} {share:.0%}"

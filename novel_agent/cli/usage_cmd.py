@@ -45,6 +45,8 @@ def summary_lines(report: UsageReport) -> list[str]:
         left = report.ceiling - report.spent
         lines.append(f"ceiling         llm.max_cost {money(report.ceiling)}: "
                      f"{money(report.spent)} spent, {money(max(left, 0.0))} left")
+    if report.counts.line():
+        lines.append(f"token counts    {report.counts.line()}")
     if t.unknown:
         lines.append(f"note: {t.unknown} call(s) of unknown price are not in the dollars")
     if t.failed:

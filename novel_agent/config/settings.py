@@ -33,7 +33,7 @@ STAGES = ("planner", "writer", "extractor", "summarizer")
 WRITER_TOKENS_PER_WORD = 1.75
 
 
-PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.08,
+PLANNER_SHARES = {"overall": 0.08, "loops": 0.10, "characters": 0.08, "recent": 0.20,
                   "relationships": 0.05, "locations": 0.03, "now": 0.04, "facts": 0.05,
                   "lore": 0.04}
 EXTRACTOR_SHARES = {"plan": 0.04, "loops": 0.08, "characters": 0.04}

@@ -124,6 +124,10 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     if story_so_far is not None:
         overall = [Item(name, (text, shortened(text, 80)), 10.0, (n,), keep=True,
                         why="the story so far") for n, (name, text) in enumerate(story_so_far)]
+    # Filled in this order, each with its share and what the ones before it left unused:
+    # what is chosen as of the settled tick first, then the recent scenes, so the room
+    # each of these gets does not move with the loops and the states of the last scenes
+    # (which change every tick) and their text stays put for the prompt cache.
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
         Pool("characters", "Characters", tuple(character_items(then, settled)),
@@ -133,12 +137,12 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
              min_score=RELEVANT),
         Pool("locations", "Known locations", tuple(location_items(then, settled)),
              shares["locations"], limit=PLANNER_LIMITS["locations"], min_score=RELEVANT),
+        Pool("facts", "What is known", tuple(facts), shares["facts"],
+             limit=PLANNER_LIMITS["facts"]),
+        Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
         Pool("loops", "Open plot loops", tuple(loop_items(memory, focus)), shares["loops"],
              min_items=3, header=OVERDUE_HEADER if _any_overdue(memory, tick, overdue_after)
              else "", limit=PLANNER_LIMITS["loops"], min_score=RELEVANT),
-        Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
-        Pool("facts", "What is known", tuple(facts), shares["facts"],
-             limit=PLANNER_LIMITS["facts"]),
         Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
         Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),

@@ -20,7 +20,8 @@ SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R",
                  "recent_summaries": "2", "recent_full": "1", "tools": "T", "intention": "I",
                  "steer": "S", "overall": "O", "characters": "C", "locations": "L",
                  "relationships": "r", "loops": "o", "recent": "2", "plan": "P", "scene": "1",
-                 "previous": "O", "scenes": "1", "instructions": "#", "lore": "K", "now": "N"}
+                 "previous": "O", "scenes": "1", "instructions": "#", "lore": "K", "now": "N",
+                 "facts": "F"}
 
 
 def flatten(messages: Sequence[dict[str, str]]) -> str:

@@ -118,12 +118,14 @@ def candidate(row: Row, score: float = 0.0) -> Candidate:
 
 def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
            scenes_before: int, facts_before: int,
-           extra_ticks: Iterable[int] = ()) -> list[Candidate]:
+           extra_ticks: Iterable[int] = (), together: str = "") -> list[Candidate]:
     """Candidates: the BM25 matches of the `terms` that tell documents apart (in at most
     a tenth of them: see search.by_spread), the newest
     documents naming any of `names` (the scene's people and place), the scenes in
     `extra_ticks` and their facts, the NEAR scenes before `scenes_before`, and what is
-    pinned (deduplicated, best BM25)."""
+    pinned (deduplicated, best BM25); and the newest matching `together` (the scene's
+    people and its place in one document: however many newer documents name the place
+    or the protagonist alone, what happened to them there stays a candidate)."""
     found: dict[str, Candidate] = {}
 
     def add(rows: Iterable[Row]) -> None:
@@ -140,6 +142,7 @@ def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
     add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
     for name in names:       # the protagonist's many documents do not crowd out the others'
         add(newest(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, before=facts_before))
+    add(newest(index, together, ("scene", "fact"), NEWEST_EACH, before=facts_before))
     extra = sorted(set(extra_ticks))
     add(r for t in extra for r in scene_rows(index, t, t))
     add(fact_rows_of_scenes(index, extra))
@@ -169,6 +172,14 @@ def topic_words(text: str, names: Sequence[str]) -> list[str]:
     on their own, by how much each name tells)."""
     skip = {w for name in names for w in words(name)}
     return [w for w in words(text) if w not in skip]
+
+
+def who_where(memory: Memory, plan: Plan) -> str:
+    """An FTS query for documents naming one of the scene's people and its place ("" when
+    the plan names no place)."""
+    people = names_of(memory, [plan.pov, *plan.characters])
+    place = names_of(memory, [plan.location])
+    return f"({any_of(people)}) AND ({any_of(place)})" if people and place else ""
 
 
 def plan_need(index: Index, plan: Plan, memory: Memory, tick: int) -> tuple[Need, list[str]]:
@@ -203,7 +214,8 @@ class WriterRecall:
         terms = topic_words(f"{self.plan.title} {self.plan.intention} {self.steer}", names)
         first = min(in_tiers, default=self.tick)
         found = gather(self.index, terms, names=names, scenes_before=first,
-                       facts_before=self.tick, extra_ticks=need.loop_scenes)
+                       facts_before=self.tick, extra_ticks=need.loop_scenes,
+                       together=who_where(self.memory, self.plan))
         found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
                                 self.embedder, self.warnings)
         self.scored = score(found, need, self.weights)

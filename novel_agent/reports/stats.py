@@ -23,6 +23,7 @@ from typing import Any
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError
 from novel_agent.reports.costs import Row, tick_costs, tick_prompts
+from novel_agent.reports.counts import Counts, compare_counts
 from novel_agent.reports.status import SummaryLevel, summary_status
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
@@ -54,6 +55,7 @@ class Stats:
     ticks: list[TickStats]
     sections: list[str]
     levels: list[SummaryLevel]
+    counts: Counts = field(default_factory=Counts)   # the server's prompt counts against ours
 
     def series(self, name: str) -> list[Any]:
         """One attribute of every tick, in tick order."""
@@ -138,7 +140,8 @@ def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
     order: list[str] = []
     for t in ticks:
         order += [name for name in t.sections if name not in order]
-    return Stats(project.name, ticks, order, summary_status(project, config).levels)
+    return Stats(project.name, ticks, order, summary_status(project, config).levels,
+                 compare_counts(rows, logs))
 
 
 def summary(stats: Stats) -> dict[str, Any]:
@@ -169,6 +172,7 @@ def summary(stats: Stats) -> dict[str, Any]:
                    "last": recall[-1]["share"] if recall else None,
                    "ticks": len(recall), "relevant": sum(r["relevant"] for r in recall),
                    "reached": sum(r["reached"] for r in recall)},
+        "counts": stats.counts.to_dict(),
         "cost_per_tick": {"mean": round(mean(known), 6) if known else None,
                           "last": known[-1] if known else None,
                           "total": round(sum(known), 6) if known else None,

@@ -18,6 +18,8 @@ from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models import model_id
 from novel_agent.models.prices import describe_price, price_for
 from novel_agent.reports.costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
+from novel_agent.reports.counts import Counts, compare_counts
+from novel_agent.reports.stats import tick_logs
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_words
 
@@ -42,6 +44,7 @@ class UsageReport:
     ceiling: float = 0.0           # llm.max_cost (0 = none)
     spent: float = 0.0             # the project's known spending, all rows
     errors: list[str] = field(default_factory=list)
+    counts: Counts = field(default_factory=Counts)   # the server's prompt counts against ours
 
     def per_thousand_words(self) -> tuple[float | None, float | None]:
         """(tokens, dollars) per 1,000 words of prose; None without prose or price."""
@@ -72,6 +75,7 @@ class UsageReport:
                          "from_last_ticks": self.measured},
             "ceiling": {"max_cost": self.ceiling, "spent": round(self.spent, 6)},
             "errors": self.errors,
+            "counts": self.counts.to_dict(),
         }
 
 
@@ -119,7 +123,8 @@ def usage_report(project: Project, config: Config, rows: list[Row], *, by: str =
         forecast=forecast(rows, FORECAST_TICKS), measured=len(recent_costs(rows, WINDOW)),
         ceiling=config.llm.max_cost, spent=totals(rows).known_cost,
         errors=[f"tick {r.get('tick')} {r.get('stage')}: {r['error']}" for r in kept
-                if r.get("error")])
+                if r.get("error")],
+        counts=compare_counts(kept, tick_logs(project)))
 
 
 def _round(value: float | None, digits: int) -> float | None:
