@@ -280,6 +280,9 @@ def three_models(root) -> None:
 
 def test_usage_by_model(openai_project):  # noqa: F811
     three_models(openai_project)
+    logs = sorted(Project(openai_project).log_dir.glob("tick_*_*.json"))
+    ours = sum(json.loads(p.read_text())["tokens"] for p in logs
+               if p.stem.split("_")[2] in ("planner", "writer", "extractor"))
     # a call: gpt-4o-mini $0.00018; gpt-4o (600 × 2.50 + 400 × 1.25 + 100 × 10) / 1M = $0.003
     assert invoke("usage", "-p", "harbour", "--by", "model").output == """\
 usage of harbour
@@ -298,7 +301,8 @@ forecast        next 100 ticks ≈ $0.4770 (the mean of the last 2 ticks)
 {COUNTS}
 note: 3 call(s) of unknown price are not in the dollars
 """.replace("{COUNTS}", "token counts    prompt tokens above are the server's own count; ours "
-            "(cl100k_base) of 9 of those prompts: 2,903, the server's 9,000 (+210%)")
+            f"(cl100k_base) of 9 of those prompts: {ours:,}, the server's 9,000 "
+            f"(+{round((9000 - ours) / ours * 100)}%)")
 
 
 def test_usage_by_day_is_by_the_utc_day_of_each_call(openai_project):  # noqa: F811
