@@ -39,12 +39,13 @@ from novel_agent.tick.session import Session  # noqa: E402
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def timed(session: Session) -> tuple[TickResult, float]:
-    """One tick and its seconds, all of it (the stages' events leave out the reading
-    before the planner and the history and index after the commit)."""
-    started = time.monotonic()
+def timed(session: Session) -> tuple[TickResult, float, float]:
+    """One tick, its seconds, all of it (the stages' events leave out the reading
+    before the planner and the history and index after the commit), and the CPU
+    seconds the process spent in it (the test server's thread included)."""
+    started, cpu = time.monotonic(), time.process_time()
     result = tick(session)
-    return result, time.monotonic() - started
+    return result, time.monotonic() - started, time.process_time() - cpu
 
 
 def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> LongRun:

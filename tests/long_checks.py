@@ -5,7 +5,8 @@ tokens / budget, the recall probe, the scenes after the story so far that no
 part of the prompt tells ("missing"), the ticks two parts tell ("twice"), the
 shared prefix, the loops the planner was shown; and the tick's and the commit's
 seconds (the tick's: `seconds`, the whole tick timed by the caller, else the sum of
-its stages). `table()` is bench/long_run.py's output; the suite's stress test asserts
+its stages; `cpu`, the process's CPU seconds in it, a figure that busy neighbours on
+the machine do not move). `table()` is bench/long_run.py's output; the suite's stress test asserts
 on the same figures.
 """
 
@@ -60,6 +61,7 @@ class LongRun:
         self.project = project
         self.samples: dict[tuple[int, str], Sample] = {}
         self.seconds: list[float] = []
+        self.cpu: list[float] = []       # the process's CPU seconds per tick, when timed
         self.commit: list[float] = []
         self.checkpoint: list[bool] = []
         self.log_bytes: dict[int, int] = {}
@@ -86,9 +88,10 @@ class LongRun:
                     out.append((key, *self._range(key, report["tick"])))
         return out
 
-    def after(self, result: Any, seconds: float | None = None) -> None:
+    def after(self, result: Any, seconds: float | None = None, cpu: float | None = None) -> None:
         self.seconds.append(sum(s.seconds for s in result.stages) if seconds is None
                             else seconds)
+        self.cpu += [cpu] if cpu is not None else []
         self.commit.append(sum(s.seconds for s in result.stages if s.stage == "commit"))
         self.checkpoint.append(result.summary is not None and bool(result.summary.made))
         for stage in ("planner", "writer"):
@@ -198,6 +201,9 @@ class LongRun:
             f"{self.ratio(self.seconds):.2f}, less the model's answers "
             f"{self.ratio(self.own_seconds()):.2f} (commit {self.ratio(self.commit):.2f}; "
             "goal <= 1.3)",
+            *([f"  CPU time, median of the last 50 / first 50 (no checkpoint): "
+               f"{self.ratio(self.cpu):.2f} (the process's own work, whatever else the "
+               "machine runs)"] if self.cpu else []),
             "  log bytes at " + ", ".join(f"tick {t}: {b / 1e6:.1f} MB"
                                          for t, b in sorted(self.log_bytes.items())),
         ]
