@@ -88,6 +88,7 @@ class TickDraft:
     pre_extract: tuple[Memory, int] | None = None   # memory and changes before the extraction
                                                     # (audit.mode revise: a revision re-applies)
     clock_text: str = ""      # memory/clock.yaml's new text, when the scene moved the clock on
+    written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
 
 
 @dataclass
@@ -350,7 +351,8 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                  for stage, b in draft.built.items()})
     if draft.clock_text:
         logs[project.memory_dir / CLOCK_FILE] = draft.clock_text
-    commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    draft.written = commit_tick(project, scene, record, draft.memory, draft.before, state,
+                                extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     (project.novel_dir / HELD_FILE).unlink(missing_ok=True)   # a held tick, now passed
     return scene
@@ -446,8 +448,9 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
             summary.seconds = session.clock() - started
             emit(summarize.summary_event(summary))
             history.after_summaries(session.project, summary.made, now=session.now)
-        session.sync_index(draft.memory)     # the tick's files, in the same breath
-        session.flush()
+        made = [doc.path for doc in summary.made if doc.path] if summary else []
+        session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
+        session.flush(sync=False)
     except (OSError, sqlite3.Error, NovelError) as exc:
         raise CommittedError(f"tick {draft.tick} is committed "
                              f"(scenes/{session.project.scene_path(draft.tick).name}); what "
