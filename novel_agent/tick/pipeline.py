@@ -43,7 +43,7 @@ from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Memory, find_person, load_memory
+from novel_agent.story.memory import Memory, find_person, read_memory
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -67,7 +67,7 @@ class TickDraft:
     tick: int
     story: Story
     memory: Memory
-    before: Memory
+    before: Memory                   # as the files held it (never changed: see read_memory)
     steer: str                       # the author's note, "" when none is in force
     scenes: SceneReader
     tree: SummaryTree
@@ -137,11 +137,10 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     """Read what the next tick (or tick `tick`) starts from, and point the session at it."""
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
-    memory = load_memory(project.memory_dir)
+    memory, before = read_memory(project.memory_dir)
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
-    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
-                      before=memory.copy(),
+    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
                       steer=note.text if note.active(tick_no, state) else "",
                       scenes=SceneReader(project.scenes_dir),
                       tree=load_tree(project.summaries_dir, session.docs),
