@@ -10,6 +10,7 @@ tick changed is written back by memory_layout.stage_memory.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import os
 import re
@@ -88,13 +89,18 @@ def loop_marks(loops: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Each loop's words (5+ letters) that at most SHARED_BY of `loops` have: what a text
     must say to touch that loop and not any other ("token", "Quill" and "means" in
     half the loops touch none of them)."""
-    said = {str(l.get("id")): set(LOOP_WORD.findall(str(l.get("description", "")).lower()))
-            for l in loops}
+    said = {str(l.get("id")): _loop_words(str(l.get("description", ""))) for l in loops}
     seen: dict[str, int] = {}
     for words in said.values():
         for word in words:
             seen[word] = seen.get(word, 0) + 1
     return {key: {w for w in words if seen[w] <= SHARED_BY} for key, words in said.items()}
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _loop_words(description: str) -> frozenset[str]:
+    """A loop description's words of 5+ letters (asked again for every loop every tick)."""
+    return frozenset(LOOP_WORD.findall(description.lower()))
 
 
 def touches(text: str, marks: set[str]) -> bool:
