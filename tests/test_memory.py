@@ -193,3 +193,16 @@ def test_memory_read_again_parses_only_what_changed_and_never_hands_out_the_cach
             handle.write("state: asleep\n")
         memory, _ = read_memory(folder)
     assert parsed == ["mara.yaml"] and memory.characters["mara"]["state"] == "asleep"
+
+
+def test_a_character_or_place_is_found_by_id_name_or_alias_however_it_is_written():
+    from novel_agent.story.memory import Memory
+    memory = Memory(characters={"mara_voss": {"id": "mara_voss", "name": "Mara Voss",
+                                              "aliases": ["The Keeper"]},
+                                "blank": {"id": "blank", "name": " "}},
+                    locations={"harbour": {"id": "harbour", "name": "The Harbour"}})
+    assert memory.find_character("mara_voss")["name"] == "Mara Voss"
+    assert memory.find_character("  mara VOSS. ")["id"] == "mara_voss"
+    assert memory.find_character("the keeper")["id"] == "mara_voss"
+    assert memory.find_location("harbour.")["id"] == "harbour"
+    assert memory.find_character("Tobin") is None and memory.find_character("...") is None

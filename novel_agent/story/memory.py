@@ -138,8 +138,10 @@ def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any
     if key in entities:
         return entities[key]
     wanted = normalize_name(str(name_or_id))
-    for entity in entities.values():
-        if wanted in _names_of(entity):
+    for entity in entities.values():     # every tick asks this of every known name: no sets
+        name = entity.get("name", "")
+        if (normalize_name(str(name)) == wanted and str(name).strip()) or \
+                (entity.get("aliases") and wanted in _names_of(entity)):
             return entity
     return None
 
