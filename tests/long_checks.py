@@ -161,6 +161,12 @@ class LongRun:
                 row.get("latency") or 0.0)
         return [s - waited.get(t + 1, 0.0) for t, s in enumerate(self.seconds)]
 
+    def median(self, values: list[float], head: bool = False) -> float:
+        """The median of the first (`head`) or the last 50 ticks without a checkpoint."""
+        plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
+        part = plain[:50] if head else plain[-50:]
+        return statistics.median(part) if part else 0.0
+
     def ratio(self, values: list[float]) -> float:
         plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
         head, tail = plain[:50], plain[-50:]
@@ -201,6 +207,8 @@ class LongRun:
             f"{self.ratio(self.seconds):.2f}, less the model's answers "
             f"{self.ratio(self.own_seconds()):.2f} (commit {self.ratio(self.commit):.2f}; "
             "goal <= 1.3)",
+            f"  tick seconds, median of the first 50 / last 50 (no checkpoint): "
+            f"{self.median(self.seconds, head=True):.3f} / {self.median(self.seconds):.3f}",
             *([f"  CPU time, median of the last 50 / first 50 (no checkpoint): "
                f"{self.ratio(self.cpu):.2f} (the process's own work, whatever else the "
                "machine runs)"] if self.cpu else []),
