@@ -1,10 +1,12 @@
 """What a long run is judged by (issue 20), read from each tick's reports.
 
-`LongRun.after(result, clock)` keeps, per tick, for the planner and the writer:
+`LongRun.after(result, seconds)` keeps, per tick, for the planner and the writer:
 tokens / budget, the recall probe, the scenes after the story so far that no
 part of the prompt tells ("missing"), the ticks two parts tell ("twice"), the
 shared prefix, the loops the planner was shown; and the tick's and the commit's
-seconds. `table()` is bench/long_run.py's output; the suite's stress test asserts
+seconds (the tick's: `seconds`, the whole tick timed by the caller, else the sum of
+its stages; `cpu`, the process's CPU seconds in it, a figure that busy neighbours on
+the machine do not move). `table()` is bench/long_run.py's output; the suite's stress test asserts
 on the same figures.
 """
 
@@ -59,6 +61,7 @@ class LongRun:
         self.project = project
         self.samples: dict[tuple[int, str], Sample] = {}
         self.seconds: list[float] = []
+        self.cpu: list[float] = []       # the process's CPU seconds per tick, when timed
         self.commit: list[float] = []
         self.checkpoint: list[bool] = []
         self.log_bytes: dict[int, int] = {}
@@ -85,8 +88,10 @@ class LongRun:
                     out.append((key, *self._range(key, report["tick"])))
         return out
 
-    def after(self, result: Any, clock: Any = None) -> None:
-        self.seconds.append(sum(s.seconds for s in result.stages))
+    def after(self, result: Any, seconds: float | None = None, cpu: float | None = None) -> None:
+        self.seconds.append(sum(s.seconds for s in result.stages) if seconds is None
+                            else seconds)
+        self.cpu += [cpu] if cpu is not None else []
         self.commit.append(sum(s.seconds for s in result.stages if s.stage == "commit"))
         self.checkpoint.append(result.summary is not None and bool(result.summary.made))
         for stage in ("planner", "writer"):
@@ -156,6 +161,12 @@ class LongRun:
                 row.get("latency") or 0.0)
         return [s - waited.get(t + 1, 0.0) for t, s in enumerate(self.seconds)]
 
+    def median(self, values: list[float], head: bool = False) -> float:
+        """The median of the first (`head`) or the last 50 ticks without a checkpoint."""
+        plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
+        part = plain[:50] if head else plain[-50:]
+        return statistics.median(part) if part else 0.0
+
     def ratio(self, values: list[float]) -> float:
         plain = [v for v, cp in zip(values, self.checkpoint) if not cp]
         head, tail = plain[:50], plain[-50:]
@@ -199,6 +210,11 @@ class LongRun:
             f"{self.ratio(self.seconds):.2f}, less the model's answers "
             f"{self.ratio(self.own_seconds()):.2f} (commit {self.ratio(self.commit):.2f}; "
             "goal <= 1.3)",
+            f"  tick seconds, median of the first 50 / last 50 (no checkpoint): "
+            f"{self.median(self.seconds, head=True):.3f} / {self.median(self.seconds):.3f}",
+            *([f"  CPU time, median of the last 50 / first 50 (no checkpoint): "
+               f"{self.ratio(self.cpu):.2f} (the process's own work, whatever else the "
+               "machine runs)"] if self.cpu else []),
             "  log bytes at " + ", ".join(f"tick {t}: {b / 1e6:.1f} MB"
                                          for t, b in sorted(self.log_bytes.items())),
         ]

@@ -168,3 +168,41 @@ def test_a_loop_file_with_a_wrong_type_names_its_line(tmp_path):
     (tmp_path / "loops" / "x.yaml").write_text("description: d\nscenes: x\n")
     with pytest.raises(FileFormatError, match=r"x.yaml:2: 'scenes' must be a list of tick"):
         load_memory(tmp_path)
+
+
+def test_memory_read_again_parses_only_what_changed_and_never_hands_out_the_cache(tmp_path):
+    from novel_agent.story import memory as memory_module
+    from novel_agent.story.memory import read_memory
+    folder = tmp_path / "memory"
+    (folder / "characters").mkdir(parents=True)
+    mara, tobin = folder / "characters" / "mara.yaml", folder / "characters" / "tobin.yaml"
+    mara.write_text("name: Mara\ntraits: [wary]\n")
+    tobin.write_text("name: Tobin\n")
+    memory, files = read_memory(folder)
+    memory.characters["mara"]["traits"].append("brave")      # a tick changes its copy
+    memory.characters["tobin"]["name"] = "Tobias"
+    again, files_again = read_memory(folder)
+    assert files_again.characters["mara"]["traits"] == ["wary"] == files.characters["mara"]["traits"]
+    assert again.characters["tobin"]["name"] == "Tobin"
+    parsed = []
+    real = memory_module._parse_entity
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory_module, "_parse_entity",
+                      lambda folder, path: parsed.append(path.name) or real(folder, path))
+        with mara.open("a") as handle:                       # edited in place, by hand
+            handle.write("state: asleep\n")
+        memory, _ = read_memory(folder)
+    assert parsed == ["mara.yaml"] and memory.characters["mara"]["state"] == "asleep"
+
+
+def test_a_character_or_place_is_found_by_id_name_or_alias_however_it_is_written():
+    from novel_agent.story.memory import Memory
+    memory = Memory(characters={"mara_voss": {"id": "mara_voss", "name": "Mara Voss",
+                                              "aliases": ["The Keeper"]},
+                                "blank": {"id": "blank", "name": " "}},
+                    locations={"harbour": {"id": "harbour", "name": "The Harbour"}})
+    assert memory.find_character("mara_voss")["name"] == "Mara Voss"
+    assert memory.find_character("  mara VOSS. ")["id"] == "mara_voss"
+    assert memory.find_character("the keeper")["id"] == "mara_voss"
+    assert memory.find_location("harbour.")["id"] == "harbour"
+    assert memory.find_character("Tobin") is None and memory.find_character("...") is None

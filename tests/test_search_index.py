@@ -37,6 +37,27 @@ def test_a_tick_indexes_what_it_wrote_and_the_next_command_has_nothing_to_redo(p
         index.close()
 
 
+def test_the_ticks_own_sync_looks_only_at_what_it_wrote_summaries_included(project):
+    results = run_ticks(project, 12)    # a checkpoint and the overall summary on the way
+    assert (project.summaries_dir / "checkpoint_010.md").is_file()
+    assert [n for r in results for n in r.notices if "index.db" in n] == []
+    index, line = open_index(project)
+    try:
+        assert line == "" and sync(project, index).changed is False
+        scene = project.scene_path(2)
+        scene.write_text(scene.read_text() + "\nA cormorant with a silver ring.\n")
+        gone = project.scene_path(12)
+        kept = gone.read_text()
+        gone.unlink()
+        report = sync(project, index, paths=[gone, project.plan_path(12)])
+        assert report.removed == ["scenes/scene_012.md"] and report.read == []
+        gone.write_text(kept)
+        report = sync(project, index)    # what no tick wrote: the next full look sees it
+        assert report.read == ["scenes/scene_002.md", "scenes/scene_012.md"]
+    finally:
+        index.close()
+
+
 def test_the_index_is_wal_and_its_migrations_are_named(project):
     run_ticks(project, 1)
     index = Index(project.index_db)

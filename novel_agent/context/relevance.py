@@ -184,8 +184,8 @@ def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN)
     for number, loop in enumerate(memory.open_loops()):
         late = str(loop.get("id")) in marked
         touched = str(loop.get("id")) in focus.loops
-        names = any(n and n in normalize_name(str(loop.get("description", "")))
-                    for n in focus.names)
+        said = normalize_name(str(loop.get("description", "")))
+        names = any(n and n in said for n in focus.names)
         last = max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
                    [int(loop.get("opened_in") or 0)])
         score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last) + _pin(loop)

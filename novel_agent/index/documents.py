@@ -11,6 +11,7 @@ a file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -38,7 +39,7 @@ class Doc:
     tick: int | None = None          # the scene it points to
     meta: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def sha(self) -> str:
         """The hash of everything stored, so an unchanged doc is never rewritten."""
         text = json.dumps([self.kind, self.source, self.title, self.body, self.summary,
@@ -70,15 +71,20 @@ def fact_docs(facts: Iterable[dict[str, Any]], source: str) -> list[Doc]:
     docs, seen = [], set()
     for fact in facts:
         text = str(fact.get("text") or "").strip()
-        scene = _int(fact.get("scene"))
-        key = f"fact:{scene or 0}:{short_hash(text)}"
-        if not text or key in seen:
+        doc = _fact_doc(text, _int(fact.get("scene")), fact.get("pinned") is True, source)
+        if not text or doc.key in seen:
             continue
-        seen.add(key)
-        docs.append(Doc(key, "fact", source, body=text, tick=scene,
-                        meta={"text": text, "scene": scene,
-                              "pinned": fact.get("pinned") is True}))
+        seen.add(doc.key)
+        docs.append(doc)
     return docs
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fact_doc(text: str, scene: int | None, pinned: bool, source: str) -> Doc:
+    """One fact's doc, made once (facts.yaml holds every fact, and grows each tick: its
+    docs are asked for again each time)."""
+    return Doc(f"fact:{scene or 0}:{short_hash(text)}", "fact", source, body=text, tick=scene,
+               meta={"text": text, "scene": scene, "pinned": pinned})
 
 
 def _join(values: Any) -> str:

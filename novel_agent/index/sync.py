@@ -3,12 +3,14 @@
 `sync` compares the size and mtime of every file the index reads (scenes,
 summaries, lore, memory) with what the `files` table remembers, reads again
 only those that changed, appeared or went away, and rewrites only the
-documents whose content changed, in one transaction. A tick calls it after its
-commit (with the memory it just wrote, so nothing is parsed twice); every
-command that opens a session calls it first, so a scene or a character edited
-by hand, a deleted index or a garbage one is healed before anything reads it,
-and said in one line. A file that cannot be read is left out of the index
-(the command that needs it reports it properly); it never stops a sync.
+documents whose content changed, in one transaction. Every command that opens
+a session calls it first, and every tick before it plans, so a scene or a
+character edited by hand, a deleted index or a garbage one is healed before
+anything reads it, and said in one line: one stat per file, the one part that
+grows with the book. After its commit a tick syncs only the files it wrote
+(`paths`), with the memory it just wrote, so nothing is parsed twice. A file
+that cannot be read is left out of the index (the command that needs it
+reports it properly); it never stops a sync.
 
 `rebuild` is `novel reindex`: a new index.db from the files, with the usage
 rows restored from `.novel/usage.jsonl`.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -58,7 +61,7 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)    # files gone since the last sync
     written: int = 0                                    # docs inserted or replaced
     skipped: list[str] = field(default_factory=list)    # files that could not be read
-    counts: dict[str, int] = field(default_factory=dict)  # docs per kind, after
+    counts: dict[str, int] = field(default_factory=dict)  # docs per kind (doc_counts)
     seconds: float = 0.0
 
     @property
@@ -89,28 +92,49 @@ class SyncReport:
         return f"index.db: {' and '.join(w for w in (what, gone) if w)} ({shown})"
 
 
+def _read_folders(project: Project) -> list[tuple[Path, Callable[[str], bool]]]:
+    """The folders the index reads, each with which of its file names it reads."""
+    yaml_file = lambda n: n.endswith(".yaml") and not n.startswith(".")   # noqa: E731
+    return [(project.scenes_dir, lambda n: bool(SCENE_RE.match(n))),
+            (project.summaries_dir, lambda n: n.endswith(".md") and not n.startswith(".")),
+            (project.lore_dir, lambda n: n.endswith((".yaml", ".yml")) and not n.startswith(".")),
+            *((project.memory_dir / folder, yaml_file) for folder in FOLDERS),
+            (project.memory_dir, lambda n: n in LIST_FILES)]
+
+
 def scan(project: Project) -> dict[str, tuple[int, int]]:
-    """Every file the index reads, relative to the project, with (mtime_ns, size)."""
+    """Every file the index reads, relative to the project, with (mtime_ns, size): one
+    stat each, the cheapest look that still sees a file edited in place."""
     found: dict[str, tuple[int, int]] = {}
-    root = project.root
-
-    def add_folder(folder: Path, keep: Callable[[str], bool]) -> None:
+    for folder, keep in _read_folders(project):
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as entries:
+                prefix = f"{os.path.relpath(folder, project.root)}{os.sep}"
+                for entry in entries:
+                    if keep(entry.name) and entry.is_file():
+                        st = entry.stat()
+                        found[prefix + entry.name] = (st.st_mtime_ns, st.st_size)
         except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if keep(entry.name) and entry.is_file():
-                st = entry.stat()
-                found[os.path.relpath(entry.path, root)] = (st.st_mtime_ns, st.st_size)
+            continue
+    return found
 
-    add_folder(project.scenes_dir, lambda n: bool(SCENE_RE.match(n)))
-    add_folder(project.summaries_dir, lambda n: n.endswith(".md") and not n.startswith("."))
-    add_folder(project.lore_dir, lambda n: n.endswith((".yaml", ".yml")) and not n.startswith("."))
-    for folder in FOLDERS:
-        add_folder(project.memory_dir / folder,
-                   lambda n: n.endswith(".yaml") and not n.startswith("."))
-    add_folder(project.memory_dir, lambda n: n in LIST_FILES)
+
+def stat_of(project: Project, paths: Iterable[Path | str]) -> dict[str, tuple[int, int]]:
+    """What `scan` would say of these files alone (those the index reads and that are
+    there), relative to the project."""
+    folders = dict(_read_folders(project))
+    found: dict[str, tuple[int, int]] = {}
+    for name in paths:
+        path = project.root / name
+        keep = folders.get(path.parent)
+        if keep is None or not keep(path.name):
+            continue
+        try:
+            st = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[os.path.relpath(path, project.root)] = (st.st_mtime_ns, st.st_size)
     return found
 
 
@@ -158,14 +182,23 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
 
 
 def sync(project: Project, index: Index, memory: Memory | None = None,
-         clock: Callable[[], float] = time.monotonic) -> SyncReport:
-    """Bring the index's documents in step with the files (see the module docstring)."""
+         clock: Callable[[], float] = time.monotonic,
+         paths: Iterable[Path | str] | None = None) -> SyncReport:
+    """Bring the index's documents in step with the files (see the module docstring).
+    `paths`: only these files (those a tick just wrote) are looked at, the others are
+    trusted to be as the last sync left them."""
     started = clock()
     report = SyncReport()
-    now = scan(project)
     db = index.db
-    known = {path: (mtime, size) for path, mtime, size in
-             db.execute("SELECT path, mtime_ns, size FROM files")}
+    if paths is None:
+        now = scan(project)
+        known = {path: (mtime, size) for path, mtime, size in
+                 db.execute("SELECT path, mtime_ns, size FROM files")}
+    else:
+        wanted = {os.path.relpath(project.root / p, project.root) for p in paths}
+        now = stat_of(project, wanted)
+        known = {path: (mtime, size) for path in sorted(wanted) for mtime, size in
+                 db.execute("SELECT mtime_ns, size FROM files WHERE path = ?", (path,))}
     changed = sorted((p for p, st in now.items() if known.get(p) != st), key=_file_order)
     report.removed = sorted(p for p in known if p not in now)
     with db:
@@ -182,9 +215,13 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
             report.read.append(rel)
         db.executemany("INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
                        [(p, *now[p]) for p in changed])
-    report.counts = dict(db.execute("SELECT kind, COUNT(*) FROM docs GROUP BY kind"))
     report.seconds = clock() - started
     return report
+
+
+def doc_counts(index: Index) -> dict[str, int]:
+    """The index's documents per kind (SyncReport.counts, for what a session says)."""
+    return dict(index.db.execute("SELECT kind, COUNT(*) FROM docs GROUP BY kind"))
 
 
 def _file_order(rel: str) -> tuple[int, str]:
@@ -241,7 +278,9 @@ def open_index(project: Project, clock: Callable[[], float] = time.monotonic) ->
     index = Index(project.index_db)
     try:
         restored = restore_usage(project, index) if index.rebuilt or index.created else None
-        line = opening_line(index, sync(project, index, clock=clock), restored)
+        report = sync(project, index, clock=clock)
+        report.counts = doc_counts(index)
+        line = opening_line(index, report, restored)
     except BaseException:
         index.db.close()
         raise
@@ -258,6 +297,7 @@ def rebuild(project: Project, clock: Callable[[], float] = time.monotonic) -> tu
     try:
         restored = restore_usage(project, index)
         report = sync(project, index, clock=clock)
+        report.counts = doc_counts(index)
     finally:
         index.close()
     report.seconds = clock() - started

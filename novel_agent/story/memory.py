@@ -10,7 +10,9 @@ tick changed is written back by memory_layout.stage_memory.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,13 +89,18 @@ def loop_marks(loops: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Each loop's words (5+ letters) that at most SHARED_BY of `loops` have: what a text
     must say to touch that loop and not any other ("token", "Quill" and "means" in
     half the loops touch none of them)."""
-    said = {str(l.get("id")): set(LOOP_WORD.findall(str(l.get("description", "")).lower()))
-            for l in loops}
+    said = {str(l.get("id")): _loop_words(str(l.get("description", ""))) for l in loops}
     seen: dict[str, int] = {}
     for words in said.values():
         for word in words:
             seen[word] = seen.get(word, 0) + 1
     return {key: {w for w in words if seen[w] <= SHARED_BY} for key, words in said.items()}
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _loop_words(description: str) -> frozenset[str]:
+    """A loop description's words of 5+ letters (asked again for every loop every tick)."""
+    return frozenset(LOOP_WORD.findall(description.lower()))
 
 
 def touches(text: str, marks: set[str]) -> bool:
@@ -131,8 +138,10 @@ def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any
     if key in entities:
         return entities[key]
     wanted = normalize_name(str(name_or_id))
-    for entity in entities.values():
-        if wanted in _names_of(entity):
+    for entity in entities.values():     # every tick asks this of every known name: no sets
+        name = entity.get("name", "")
+        if (normalize_name(str(name)) == wanted and str(name).strip()) or \
+                (entity.get("aliases") and wanted in _names_of(entity)):
             return entity
     return None
 
@@ -166,8 +175,9 @@ def find_person(memory: Memory, name: str) -> dict[str, Any] | None:
 
 # Files parsed and checked, each kept while its inode, size and mtime stay the same (every
 # write is a new file renamed into place; facts.yaml, appended to, is read on from where it
-# was): a tick reads what changed, not all of memory again.
-_PARSED: dict[Path, tuple[tuple[int, int, int], Any]] = {}
+# was): a tick reads what changed, not all of memory again. The values are never changed:
+# what is handed out to be changed is a copy.
+_PARSED: dict[str, tuple[tuple[int, int, int], Any]] = {}
 PARSED_KEPT = 200_000
 
 
@@ -176,35 +186,44 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _remember(path: Path, stamp: tuple[int, int, int], value: Any) -> None:
+def _remember(path: str, stamp: tuple[int, int, int], value: Any) -> None:
     if len(_PARSED) >= PARSED_KEPT:
         _PARSED.clear()
     _PARSED[path] = (stamp, value)
 
 
-def _entity_file(folder: Path, path: Path) -> dict[str, Any]:
-    """One item file, parsed and checked once per version of the file (a copy)."""
-    stamp = _stamp(path)
-    hit = _PARSED.get(path)
+def _entity_file(folder: Path, entry: os.DirEntry) -> dict[str, Any]:
+    """One item file, parsed and checked once per version of the file (the parsed item
+    itself: not to be changed)."""
+    stat = entry.stat()
+    stamp = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    hit = _PARSED.get(entry.path)
     if hit is not None and hit[0] == stamp:
-        return plain_copy(hit[1])
-    data = _parse_entity(folder, path)
-    _remember(path, stamp, data)
-    return plain_copy(data)
+        return hit[1]
+    data = _parse_entity(folder, Path(entry.path))
+    _remember(entry.path, stamp, data)
+    return data
+
+
+def _folder_items(folder: Path) -> dict[str, dict[str, Any]]:
+    """The parsed items of a one-file-per-item folder by id, in file name order (not to
+    be changed); the file name is the id."""
+    try:
+        with os.scandir(folder) as found:
+            entries = sorted((e for e in found if e.name.endswith(".yaml")
+                              and not e.name.startswith(".")), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        data = _entity_file(folder, entry)
+        out[str(data["id"])] = data
+    return out
 
 
 def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
     """The items of a one-file-per-item folder by id; the file name is the id."""
-    out: dict[str, dict[str, Any]] = {}
-    try:
-        paths = sorted(p for p in folder.iterdir() if p.suffix == ".yaml"
-                       and not p.name.startswith("."))
-    except (FileNotFoundError, NotADirectoryError):
-        return out
-    for path in paths:
-        data = _entity_file(folder, path)
-        out[str(data["id"])] = data
-    return out
+    return {item_id: plain_copy(data) for item_id, data in _folder_items(folder).items()}
 
 
 def _parse_entity(folder: Path, path: Path) -> dict[str, Any]:
@@ -229,21 +248,26 @@ def load_list(path: Path, key: str) -> list[dict[str, Any]]:
     """The items of a list file (facts; loops and relationships in the old layout), their
     fields checked. A file only appended to since it was last read (facts.yaml, each tick)
     is parsed from where it was: only the new items."""
+    return [dict(item) for item in _list_items(path, key)]
+
+
+def _list_items(path: Path, key: str) -> list[dict[str, Any]]:
+    """load_list's items as parsed (not to be changed)."""
     try:
         stamp = _stamp(path)
     except FileNotFoundError:
         return []
-    hit = _PARSED.get(path)
+    hit = _PARSED.get(str(path))
     if hit is not None and hit[0] == stamp:
-        return [dict(item) for item in hit[1][1]]
+        return hit[1][1]
     if hit is not None and hit[0][0] == stamp[0] and hit[0][1] < stamp[1]:
         items = _appended(path, key, hit[1])
         if items is not None:
-            _remember(path, stamp, (_head(path, stamp[1]), items))
-            return [dict(item) for item in items]
+            _remember(str(path), stamp, (_head(path, stamp[1]), items))
+            return items
     items = _load_list(path, key)
-    _remember(path, stamp, (_head(path, stamp[1]), items))
-    return [dict(item) for item in items]
+    _remember(str(path), stamp, (_head(path, stamp[1]), items))
+    return items
 
 
 def _head(path: Path, size: int) -> tuple[int, str]:
@@ -296,9 +320,10 @@ def _tick_of(item: dict[str, Any], key: str) -> int:
 
 def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
     """Loops or relationships: one file each under memory/<kind>/, in the order they
-    began (then by id), and those of an old memory/<kind>.yaml not migrated yet."""
-    found = load_folder(memory_dir / kind)
-    for item in load_list(memory_dir / f"{kind}.yaml", kind):
+    began (then by id), and those of an old memory/<kind>.yaml not migrated yet (as
+    parsed: not to be changed)."""
+    found = _folder_items(memory_dir / kind)
+    for item in _list_items(memory_dir / f"{kind}.yaml", kind):
         if str(item.get("id")) not in found:
             found[f"legacy:{len(found)}"] = item
     began = "opened_in" if kind == "loops" else "since"
@@ -307,13 +332,19 @@ def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
 
 def load_memory(memory_dir: Path) -> Memory:
     """Read memory/ from disk."""
-    return Memory(
-        characters=load_folder(memory_dir / "characters"),
-        locations=load_folder(memory_dir / "locations"),
-        loops=_load_items(memory_dir, "loops"),
-        relationships=_load_items(memory_dir, "relationships"),
-        facts=load_list(memory_dir / "facts.yaml", "facts"),
-    )
+    return read_memory(memory_dir)[0]
+
+
+def read_memory(memory_dir: Path) -> tuple[Memory, Memory]:
+    """Read memory/ from disk: a Memory to change, and memory as the files hold it, to
+    tell what a tick changed (shared with the parse cache: never to be changed). Only
+    the files changed since the last read are parsed; the one copy made is the first."""
+    files = Memory(characters=_folder_items(memory_dir / "characters"),
+                   locations=_folder_items(memory_dir / "locations"),
+                   loops=_load_items(memory_dir, "loops"),
+                   relationships=_load_items(memory_dir, "relationships"),
+                   facts=_list_items(memory_dir / "facts.yaml", "facts"))
+    return files.copy(), files
 
 
 def unique_id(base: str, taken: set[str]) -> str:

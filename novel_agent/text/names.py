@@ -12,6 +12,7 @@ arguments: no I/O, no configuration.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -132,9 +133,11 @@ def _fold(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s']", " ", text.casefold()).split())
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
     """The key for deduplication: case-folded, whitespace collapsed, punctuation trimmed
-    at the ends, a leading "the " dropped ("The Harbour Archive." → "harbour archive")."""
+    at the ends, a leading "the " dropped ("The Harbour Archive." → "harbour archive").
+    Kept for the names last asked: every tick asks again for each of the book's names."""
     text = " ".join(name.casefold().split())
     text = text.strip(" \t.,;:!?\"'()[]{}*_-–—")
     if text.startswith("the "):

@@ -43,7 +43,7 @@ from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Memory, find_person, load_memory
+from novel_agent.story.memory import Memory, find_person, read_memory
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -67,7 +67,7 @@ class TickDraft:
     tick: int
     story: Story
     memory: Memory
-    before: Memory
+    before: Memory                   # as the files held it (never changed: see read_memory)
     steer: str                       # the author's note, "" when none is in force
     scenes: SceneReader
     tree: SummaryTree
@@ -88,6 +88,7 @@ class TickDraft:
     pre_extract: tuple[Memory, int] | None = None   # memory and changes before the extraction
                                                     # (audit.mode revise: a revision re-applies)
     clock_text: str = ""      # memory/clock.yaml's new text, when the scene moved the clock on
+    written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
 
 
 @dataclass
@@ -136,11 +137,10 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     """Read what the next tick (or tick `tick`) starts from, and point the session at it."""
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
-    memory = load_memory(project.memory_dir)
+    memory, before = read_memory(project.memory_dir)
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
-    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory,
-                      before=memory.copy(),
+    draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
                       steer=note.text if note.active(tick_no, state) else "",
                       scenes=SceneReader(project.scenes_dir),
                       tree=load_tree(project.summaries_dir, session.docs),
@@ -355,7 +355,8 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                  for stage, b in draft.built.items()})
     if draft.clock_text:
         logs[project.memory_dir / CLOCK_FILE] = draft.clock_text
-    commit_tick(project, scene, record, draft.memory, draft.before, state, extra=logs)
+    draft.written = commit_tick(project, scene, record, draft.memory, draft.before, state,
+                                extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
     (project.novel_dir / HELD_FILE).unlink(missing_ok=True)   # a held tick, now passed
     return scene
@@ -451,8 +452,9 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
             summary.seconds = session.clock() - started
             emit(summarize.summary_event(summary))
             history.after_summaries(session.project, summary.made, now=session.now)
-        session.sync_index(draft.memory)     # the tick's files, in the same breath
-        session.flush()
+        made = [doc.path for doc in summary.made if doc.path] if summary else []
+        session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
+        session.flush(sync=False)
     except (OSError, sqlite3.Error, NovelError) as exc:
         raise CommittedError(f"tick {draft.tick} is committed "
                              f"(scenes/{session.project.scene_path(draft.tick).name}); what "

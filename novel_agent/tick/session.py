@@ -15,7 +15,7 @@ a tick needs are made in exactly one place:
 - the summary-file cache, owned here so it lives as long as the session;
 - the index, brought in step with the files when the session opens (a
   missing, garbage or stale index.db is healed and said in one line), again
-  before each tick and after each commit (`sync_index`);
+  before each tick, and after each commit for the files it wrote (`sync_index`);
 - the clocks (`now` for timestamps written to files, `clock` for durations).
 
 `flush()` writes the buffered counts and usage rows (to the index and to
@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from novel_agent.clock import utc_now
@@ -123,11 +124,12 @@ class Session:
         """The prompt budget of `stage` for this session's model."""
         return stage_budget(self.config, stage, self.limits)
 
-    def sync_index(self, memory: Any = None) -> SyncReport:
-        """Bring the search index in step with the files (see index_sync.sync)."""
+    def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None) -> SyncReport:
+        """Bring the search index in step with the files (see index.sync.sync): all of
+        them, or only `paths` (the files a tick just wrote)."""
         if self.index is None:
             return SyncReport()
-        return sync(self.project, self.index, memory, clock=self.clock)
+        return sync(self.project, self.index, memory, clock=self.clock, paths=paths)
 
     def at_tick(self, tick: int) -> None:
         """Say which tick the next model calls work for (their usage rows carry it)."""
@@ -136,15 +138,17 @@ class Session:
         if self.embedder is not None:
             self.embedder.tick = tick
 
-    def flush(self) -> None:
+    def flush(self, sync: bool = True) -> None:
         """Write the buffered token counts to the index, the usage rows to
         `.novel/usage.jsonl` and the index, and bring the search index in step with
-        what this session wrote (summaries made by `novel summarize`, say)."""
+        what this session wrote (summaries made by `novel summarize`, say; `sync=False`:
+        the caller just did, a tick with the files it wrote)."""
         rows = self.model.drain() + (self.embedder.drain() if self.embedder else [])
         if self.index is None:
             return
         self.index.flush()
-        self.sync_index()
+        if sync:
+            self.sync_index()
         if self.record:
             record(self.project, self.index, rows)
 

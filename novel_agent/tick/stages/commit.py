@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from novel_agent.files import dump_yaml
@@ -12,7 +13,7 @@ from novel_agent.story.scenes import Scene
 
 
 def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,
-                before: Memory, state: dict[str, Any], extra: dict | None = None) -> None:
+                before: Memory, state: dict[str, Any], extra: dict | None = None) -> list[Path]:
     """Write everything a tick produced in one transaction (all or nothing): only what
     changed, so a commit costs the same at tick 10 and tick 10,000 (memory.stage_memory).
 
@@ -21,6 +22,7 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
 
     `extra` maps further paths to texts (context reports) that land with the tick, or
     to None: a file the tick removes (a prompt log past context.prompt_log_ticks).
+    Returns the files written or removed (for the index: what it must look at again).
     """
     txn = project.transaction()
     txn.stage(project.scene_path(scene.tick), scene.render(), new=True)
@@ -33,3 +35,4 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
             txn.stage(path, text)
     project.stage_state(txn, state)
     txn.commit()
+    return list(txn.ops)
