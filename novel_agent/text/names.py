@@ -164,12 +164,19 @@ _KEY_VALUE = re.compile(r"^\s*[\w\s]{1,30}:\s*\S")
 
 def clean_bullets(bullets: list[str]) -> list[str]:
     """The summary bullets that are prose: drops key: value pairs, ids, mostly digits or
-    symbols, and anything under three words. Keeps order; strips list markers."""
-    kept = []
+    symbols, anything under three words, and a bullet said already (case and spacing
+    aside). Keeps order; strips list markers.
+
+    >>> clean_bullets(["- Mara waits at the quay.", "id: 4", "mara waits at  the quay."])
+    ['Mara waits at the quay.']
+    """
+    kept, seen = [], set()
     for bullet in bullets:
         text = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", str(bullet)).strip()
-        if _bullet_problem(text) is None:
+        key = " ".join(text.casefold().split())
+        if _bullet_problem(text) is None and key not in seen:
             kept.append(text)
+            seen.add(key)
     return kept
 
 
