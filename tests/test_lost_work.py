@@ -118,7 +118,8 @@ def test_drafts_are_removed_once_the_tick_lands(project):
 # -- defect 3: an answer cut off by the token limit ------------------------------------
 
 from novel_agent.models.base import Completion  # noqa: E402
-from novel_agent.models.scripted import ScriptedModel  # noqa: E402
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.tick.stages import write  # noqa: E402
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
@@ -137,7 +138,7 @@ def test_a_cut_off_scene_is_continued_and_joined(project):
     assert body.rstrip().endswith("The road lay below, silver. She smiled.")
     again = model.calls("writer")[1].messages
     assert again[-2] == {"role": "assistant", "content": "Mara climbed the stair. The road l"}
-    assert "cut off" in again[-1]["content"]
+    assert again[-1]["content"] == write.CONTINUE
 
 
 def test_a_scene_still_cut_off_is_trimmed_to_a_sentence_and_said(project):
