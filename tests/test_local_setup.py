@@ -120,7 +120,7 @@ def test_auto_without_the_1_5b_falls_to_smollm2_and_without_any_says_what_to_do(
 def test_a_path_runs_its_trained_context_and_local_context_overrides(tmp_path):
     path = tmp_path / "mine-7b.Q4_K_M.gguf"
     write_gguf(path, header(context=131072))
-    own = choose(str(path), cache_dir=tmp_path, memory=64 * GiB, cores=8)
+    own = choose(str(path), cache_dir=tmp_path, memory=64 * GiB, cores=8, load=2.0)
     assert (own.entry, own.name, own.n_ctx, own.threads) == (None, "mine-7b", 32768, 7)
     assert choose(str(path), 4096, cache_dir=tmp_path, memory=64 * GiB).n_ctx == 4096
     assert gguf_info(path).context_length == 131072

@@ -24,11 +24,14 @@ class StageCall:
     seconds: float = 0.0
     warning: str = ""       # what the user should know of an answer that was used anyway
 
+    def warn(self, text: str) -> None:
+        """Add `text` to the warning ("; " between what is said)."""
+        self.warning = "; ".join(filter(None, [self.warning, text]))
+
     def note(self, completion: Completion) -> None:
         """Record `completion`, and what its model said of it (`notice`) as a warning."""
         self.completions.append(completion)
-        if completion.notice:
-            self.warning = "; ".join(filter(None, [self.warning, completion.notice]))
+        self.warn(completion.notice)
 
     @property
     def prompt_tokens(self) -> int:
@@ -84,9 +87,8 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
                                         json_schema=schema, schema_name=stage))
     call.note(completion)
     if completion.finish_reason == "length":
-        call.warning = "; ".join(filter(None, [
-            call.warning, f"the {stage}'s answer was cut off twice at the {max_tokens}-token "
-                          f"limit; what it kept is used (raise llm.{stage}_max_tokens)"]))
+        call.warn(f"the {stage}'s answer was cut off twice at the {max_tokens}-token limit; "
+                  f"what it kept is used (raise llm.{stage}_max_tokens)")
     try:
         return convert(parse_json(completion.text, stage=stage)), _done(call)
     except ModelResponseError as second:

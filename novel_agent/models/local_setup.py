@@ -163,8 +163,10 @@ def display_name(path: Path, entry: ModelEntry | None) -> str:
 
 def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None = None,
            locate: Locate | None = None, memory: int | None = None,
-           cores: int | None = None, load: float | None = -1.0) -> LocalChoice:
-    """The LocalChoice for `llm.local_model` and `llm.local_context` (0 = the model's)."""
+           cores: int | None = None, load: float | None = None) -> LocalChoice:
+    """The LocalChoice for `llm.local_model` and `llm.local_context` (0 = the model's);
+    `memory`, `cores` and `load` (the 1-minute load average) are read from the machine
+    when not given."""
     path, entry = configured(local_model, cache_dir=cache_dir, locate=locate)
     info = gguf_info(path)
     name = display_name(path, entry)
@@ -175,7 +177,7 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
                          info.kv_bytes_per_token * len(STAGE_SLOTS),
                          path.stat().st_size, machine_memory() if memory is None else memory)
     cores = machine_cores() if cores is None else cores
-    threads = thread_count(cores, machine_load() if load == -1.0 else load)
+    threads = thread_count(cores, machine_load() if load is None else load)
     return LocalChoice(path=path, name=name, entry=entry, n_ctx=n_ctx, threads=threads,
                        tokenizer=f"llama.cpp {name} {info.tokenizer_digest[:16]}",
                        fallback_threads=thread_count(cores))

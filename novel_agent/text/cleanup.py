@@ -158,9 +158,10 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
         if exact or (near and words >= NEAR_MIN_WORDS and _copied(grams, runs, NEAR_SHARE)):
             copies += 1
         elif near:
-            own = [t for t in sentences(paragraph) if len(t.split()) < NEAR_SENTENCE_WORDS
+            said = sentences(paragraph)
+            own = [t for t in said if len(t.split()) < NEAR_SENTENCE_WORDS
                    or not _copied(_trigrams(t), runs, NEAR_SENTENCE_SHARE)]
-            copies += len(sentences(paragraph)) - len(own)
+            copies += len(said) - len(own)
             kept += [" ".join(own)] if own else []
         else:
             kept.append(paragraph)

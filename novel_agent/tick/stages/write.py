@@ -105,10 +105,6 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
                      MAX_CONTINUATIONS)[0]
 
 
-def _note(call: StageCall, text: str) -> None:
-    call.warning = "; ".join(filter(None, [call.warning, text]))
-
-
 class Draft(NamedTuple):
     """An answer's prose without its scaffolding and copies: how many paragraphs were
     copies, how many words went in all, whether it was cut off, and the calls it took
@@ -166,7 +162,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
         more = _anew(model, messages, call, max_tokens, room)
         if more is not None:
-            _note(call, "the writer copied its prompt (earlier scenes or its notes): asked "
+            call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                         "once more not to")
             fresh = _draft(more.text, more, 1, prompt, title)
             draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
@@ -176,20 +172,20 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
             f"of {draft.dropped + len(draft.text.split())} words), twice; nothing is committed",
             stage="writer", raw=answer)
     if draft.copied:
-        _note(call, f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
+        call.warn(f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
     prose = draft.text
     if draft.cut_off:
         prose = trim_to_sentence(prose)
         tries = draft.calls
         after = f" after {tries - 1} continuation{'s' if tries > 2 else ''}" if tries > 1 else ""
-        _note(call, f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
+        call.warn(f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
                     "trimmed to its last complete sentence (the limit follows "
                     "generation.scene_max_words, or set llm.writer_max_tokens)")
     elif prose and not _ENDS_SENTENCE.search(prose.rstrip()):
         try:                  # stopped, not cut off, in mid-sentence ("When he spoke again,")
             prose = trim_to_sentence(prose)
-            _note(call, "the writer's answer stopped in mid-sentence: trimmed to its last "
+            call.warn("the writer's answer stopped in mid-sentence: trimmed to its last "
                         "complete sentence")
         except ModelResponseError:
             pass              # no sentence ends at all: kept as written
@@ -197,6 +193,6 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
         prose = cut.text
-        _note(call, f"the scene had {words} words: cut at its last sentence within "
+        call.warn(f"the scene had {words} words: cut at its last sentence within "
                     f"generation.scene_max_words ({max_words})")
     return prose, call
