@@ -15,7 +15,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from novel_agent.errors import ConfigError, VocabularyError
-from novel_agent.text.tokens import CountStats, DictStore, TokenCounter, encoding_name_for_model
+from novel_agent.text.tokens import (
+    SHORT_TEXT,
+    CountStats,
+    DictStore,
+    TokenCounter,
+    encoding_name_for_model,
+)
 from novel_agent.text.vocabulary import VOCABULARIES, build_encoding, shipped_data_dir
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
@@ -127,24 +133,42 @@ class RecordingStore(DictStore):
         return super().get(key)
 
 
+LONG_SAMPLE = (SAMPLE + " ") * (SHORT_TEXT // len(SAMPLE) + 1)   # long enough for the store
+
+
 def test_second_count_is_a_memory_hit_and_the_store_is_filled():
     store = RecordingStore()
     counter = TokenCounter("gpt-4o", store=store)
-    n = counter.count(SAMPLE)
-    assert store.gets == [counter.key(SAMPLE)] and store.counts == {counter.key(SAMPLE): n}
+    n = counter.count(LONG_SAMPLE)
+    assert store.gets == [counter.key(LONG_SAMPLE)] and store.counts == {
+        counter.key(LONG_SAMPLE): n}
     assert counter.stats == CountStats(hits=0, store_hits=0, misses=1)
     counter.encoding = None  # a hit must not encode
-    assert counter.count(SAMPLE) == n
+    assert counter.count(LONG_SAMPLE) == n
     assert counter.stats == CountStats(hits=1, store_hits=0, misses=1)
     assert len(store.gets) == 1
 
 
+def test_a_short_text_is_encoded_and_kept_in_memory_not_in_the_store():
+    """Item lines (names, cards, loops with their OVERDUE count) are many and new every
+    tick: encoding one costs less than asking the store, and filling the store with
+    them made every tick's flush grow with the book."""
+    store = RecordingStore()
+    counter = TokenCounter("gpt-4o", store=store)
+    n = counter.count(SAMPLE)
+    assert n == len(counter.encoding.encode_ordinary(SAMPLE))
+    assert store.gets == [] and store.counts == {}
+    counter.encoding = None  # a hit must not encode
+    assert counter.count(SAMPLE) == n
+    assert counter.stats == CountStats(hits=1, store_hits=0, misses=1)
+
+
 def test_a_new_counter_is_answered_by_the_store():
     store = DictStore()
-    n = TokenCounter("gpt-4o", store=store).count(SAMPLE)
+    n = TokenCounter("gpt-4o", store=store).count(LONG_SAMPLE)
     fresh = TokenCounter("gpt-4o", store=store)
     fresh.encoding = None
-    assert fresh.count(SAMPLE) == n
+    assert fresh.count(LONG_SAMPLE) == n
     assert fresh.stats == CountStats(hits=0, store_hits=1, misses=0)
 
 
@@ -155,7 +179,7 @@ def reference(monkeypatch, name: str) -> tiktoken.Encoding:
 
 def test_keys_differ_per_encoding_so_a_shared_store_stays_right(monkeypatch):
     store = DictStore()
-    text = "Ünïcödé 灯台 " * 20
+    text = "Ünïcödé 灯台 " * 40
     cl = TokenCounter("gpt-4", store=store)
     o2 = TokenCounter("gpt-4o", store=store)
     assert cl.key(text) != o2.key(text)

@@ -4,7 +4,8 @@
 first use), or with a model's own `Tokenizer` (a local GGUF's, through llama.cpp:
 models/llama_tokens.py). Counts are cached by content hash and the tokenizer's
 name, in memory and in an optional `CountStore` (the SQLite index implements it),
-so a scene is counted once in its life by each tokenizer.
+so a scene is counted once in its life by each tokenizer; a short text (an item's
+line) is kept in memory by itself and encoded again by a new process.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 REPLY_PRIMING = 3
 DEFAULT_MARKER = "\n[… {n} tokens cut …]\n"
+SHORT_TEXT = 400       # characters: a text this short is encoded, not looked up in the store
+SHORT_KEPT = 100_000   # short texts whose counts a counter keeps (then it starts afresh)
 
 
 class TokenCounter:
@@ -106,6 +109,12 @@ class TokenCounter:
         self._load = load or load_encoding
         self.stats = CountStats()
         self._memo: dict[str, int] = {}
+        # A short text (a name, a card, a loop: the items of every prompt, many new each
+        # tick) is kept by itself, no hash made, and encoded rather than looked up in the
+        # store (faster, with tiktoken in-process); a tokenizer given (llama.cpp's, over
+        # HTTP) is asked once per text whatever its size.
+        self._short: dict[str, int] = {}
+        self._short_below = SHORT_TEXT if tokenizer is None else 0
 
     @functools.cached_property
     def encoding(self) -> Tokenizer:
@@ -118,6 +127,16 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """The number of tokens in `text` (special-token strings count as plain text)."""
+        if len(text) < self._short_below:
+            n = self._short.get(text)
+            if n is not None:
+                self.stats.hits += 1
+                return n
+            if len(self._short) >= SHORT_KEPT:
+                self._short.clear()
+            self.stats.misses += 1
+            n = self._short[text] = len(self.encoding.encode_ordinary(text))
+            return n
         key = self.key(text)
         n = self._memo.get(key)
         if n is not None:
