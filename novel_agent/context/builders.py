@@ -23,10 +23,12 @@ from novel_agent.context.relevance import (
     Focus,
     character_items,
     character_line,
+    character_names,
     first_seen,
     in_view,
     location_items,
     loop_items,
+    loop_words,
     overdue,
     recency,
     relationship_items,
@@ -269,10 +271,10 @@ def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, ti
     (those of the scene first), and the prose."""
     words = set(re.findall(r"[a-z]{5,}", prose.lower()))
     focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
-    names = [Item(i.key, (i.forms[-1],), i.score, i.rank) for i in character_items(memory, focus)]
+    names = character_names(memory, focus)
     loops = []
-    for item in loop_items(memory, focus):
-        overlap = len(words & set(re.findall(r"[a-z]{5,}", item.forms[0].lower())))
+    for item, loop in zip(loop_items(memory, focus), memory.open_loops()):   # one per loop
+        overlap = len(words & loop_words(loop, tick, focus.overdue_after))
         loops.append(Item(item.key, item.forms, item.score + overlap, item.rank,
                           why="shares words with the scene" if overlap else item.why))
     pools = (

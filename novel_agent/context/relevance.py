@@ -10,6 +10,8 @@ overdue loop, an explicit `pinned: true`. Pure functions of their arguments.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +81,18 @@ def _pin(entity: dict[str, Any]) -> float:
 def _first_words(text: str, n: int = 8) -> str:
     words = str(text).split()
     return " ".join(words[:n]) + (" …" if len(words) > n else "")
+
+
+def character_names(memory: Memory, focus: Focus) -> list[Item]:
+    """Characters by name alone, scored as `character_items` scores them (the extractor's
+    list of who is known: no card is made to be thrown away)."""
+    items = []
+    for c in memory.characters.values():
+        score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
+            + _pin(c)
+        items.append(Item(f"character:{c.get('id')}", (str(c.get("name", c.get("id", "?"))),),
+                          score, (first_seen(c), str(c.get("id")))))
+    return items
 
 
 def character_items(memory: Memory, focus: Focus) -> list[Item]:
@@ -166,9 +180,33 @@ def loop_text(loop: dict[str, Any], tick: int, after: int) -> str:
     """A loop as the planner reads it, with an overdue mark it is asked to act on."""
     text = describe_loop(loop)
     if overdue(loop, tick, after):
-        text += (f" — OVERDUE: open for {tick - int(loop['opened_in'])} scenes; pay it off "
-                 "or close it")
+        text += overdue_mark(tick - int(loop["opened_in"]))
     return text
+
+
+def overdue_mark(scenes: int) -> str:
+    return f" — OVERDUE: open for {scenes} scenes; pay it off or close it"
+
+
+def text_words(text: str) -> frozenset[str]:
+    """The words of 5+ letters of `text`, lowercased (what the extractor matches a loop
+    by)."""
+    return _text_words(text)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _text_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]{5,}", text.lower()))
+
+
+OVERDUE_WORDS = text_words(overdue_mark(0))
+
+
+def loop_words(loop: dict[str, Any], tick: int, after: int) -> frozenset[str]:
+    """text_words(loop_text(loop, tick, after)), the loop's own part cached: the mark's
+    words are the same for every count of scenes."""
+    words = text_words(describe_loop(loop))
+    return words | OVERDUE_WORDS if overdue(loop, tick, after) else words
 
 
 def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN) -> list[Item]:

@@ -1,0 +1,40 @@
+"""The relevance helpers' shortcuts give what the long way gives (context/relevance.py)."""
+
+from __future__ import annotations
+
+import re
+
+from novel_agent.context.relevance import (
+    Focus,
+    character_items,
+    character_names,
+    loop_items,
+    loop_words,
+)
+from novel_agent.story.memory import Memory
+
+
+def sample_memory() -> Memory:
+    people = {f"p{n}": {"id": f"p{n}", "name": f"Person Number{n}", "description": "a clerk",
+                        "first_seen": n, "last_seen": n + 3, "aliases": [f"Num{n}"] * (n % 2),
+                        "pinned": n == 4}
+              for n in range(1, 9)}
+    loops = [{"id": f"who_hid_the_ledger_{n}", "description": f"who hid the Halurra ledger {n}",
+              "status": "open", "opened_in": n * 20, "scenes": [n * 20]} for n in range(1, 6)]
+    return Memory(characters=people, loops=loops)
+
+
+def test_character_names_are_the_names_character_items_would_give():
+    memory = sample_memory()
+    for focus in (Focus.of(40, ["Person Number3", "Num5"]), Focus.of(7)):
+        assert [(i.key, i.forms, i.score, i.rank) for i in character_names(memory, focus)] == [
+            (i.key, (i.forms[-1],), i.score, i.rank) for i in character_items(memory, focus)]
+
+
+def test_loop_words_are_the_words_of_the_loop_as_shown_overdue_mark_included():
+    memory = sample_memory()
+    items = loop_items(memory, Focus.of(101))
+    assert any("OVERDUE" in i.forms[0] for i in items) and not all(
+        "OVERDUE" in i.forms[0] for i in items)
+    for item, loop in zip(items, memory.open_loops()):
+        assert loop_words(loop, 101, 30) == set(re.findall(r"[a-z]{5,}", item.forms[0].lower()))
