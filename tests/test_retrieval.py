@@ -258,3 +258,33 @@ def test_what_happened_to_the_pov_at_a_place_stays_a_candidate_however_often_it_
     prompt, report = writer_prompt(project, plan)
     assert early in prompt
     assert report["recall"]["share"] >= 0.9
+
+
+def test_the_planners_settled_facts_are_searched_once_per_settled_tick(project, monkeypatch):
+    """The search behind the planner's "What is known" runs once per settled tick (and
+    again when the loops of its scenes change), and the ticks after it reuse what it
+    found (the same facts, which must stay put for the prompt cache), until a file
+    edited by hand is seen."""
+    from novel_agent.models.offline import OfflineModel
+    from novel_agent.tick import stage_prompts
+    from novel_agent.tick.pipeline import tick
+    searched = []
+    real = stage_prompts.planner_facts
+    monkeypatch.setattr(stage_prompts, "planner_facts",
+                        lambda *a, **k: searched.append(k["tick"]) or real(*a, **k))
+    with Session.open(project, project.config(),
+                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+        for _ in range(20):
+            tick(session)
+        assert searched[:10] == list(range(1, 11))        # settled: the last tick, until 10
+        assert set(searched[10:]) == {11} and len(searched[10:]) < 10, searched   # then 10
+        assert session.remembered(("probe", 1), lambda: "made") == "made"
+        assert session.remembered(("probe", 1), lambda: "again") == "made"
+        assert session.remembered(("probe", 2), lambda: "next") == "next"   # one per kind
+        assert session.remembered(("probe", 1), lambda: "again") == "again"
+        session.sync_index()
+        assert session.remembered(("probe", 1), lambda: "later") == "again"  # no edit seen
+        character = next((project.memory_dir / "characters").glob("*.yaml"))
+        character.write_text(character.read_text() + "pinned: true\n")     # by hand
+        session.sync_index()                    # as the next tick's begin() does
+        assert session.remembered(("probe", 1), lambda: "later") == "later"

@@ -13,6 +13,8 @@ a tick needs are made in exactly one place:
   tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
+- what a prompt chose that is to stay put for a while (`remembered`: the planner's
+  settled facts), forgotten when a sync finds files edited by hand;
 - the index, brought in step with the files when the session opens (a
   missing, garbage or stale index.db is healed and said in one line), again
   before each tick, and after each commit for the files it wrote (`sync_index`);
@@ -82,6 +84,7 @@ class Session:
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
         self.embedder: Embedder | None = None
+        self._kept: dict[Any, Any] = {}
 
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
@@ -126,10 +129,22 @@ class Session:
 
     def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
-        them, or only `paths` (the files a tick just wrote)."""
+        them, or only `paths` (the files a tick just wrote). Files changed by anyone else
+        make the session forget what it `remembered`."""
         if self.index is None:
             return SyncReport()
-        return sync(self.project, self.index, memory, clock=self.clock, paths=paths)
+        report = sync(self.project, self.index, memory, clock=self.clock, paths=paths)
+        if paths is None and report.changed:
+            self._kept.clear()
+        return report
+
+    def remembered(self, key: Any, make: Callable[[], Any]) -> Any:
+        """What `make()` gave for `key`, made once: the newest key of its kind (`key[0]`)
+        is kept, the one before forgotten."""
+        if key not in self._kept:
+            self._kept = {k: v for k, v in self._kept.items() if k[0] != key[0]}
+            self._kept[key] = make()
+        return self._kept[key]
 
     def at_tick(self, tick: int) -> None:
         """Say which tick the next model calls work for (their usage rows carry it)."""

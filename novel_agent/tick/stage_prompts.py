@@ -74,17 +74,24 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
     about (`history`: the scenes up to it), chosen as of that tick: they stay put until
     the next one, so a prompt cache reuses them (the planner's "What is known", the
     writer's too)."""
-    if session.index is None:
+    index = session.index
+    if index is None:
         return []
     count = session.config.generation.recent_scenes_count
     settled = history[len(history) - count:] if count else []
     ticks = {s.tick for s in settled}
-    return planner_facts(session.index, memory, tick=anchor + 1,
-                         names=[n for s in settled for n in (s.pov, *s.characters)],
-                         places=[s.location for s in settled if s.location],
-                         loops=[l for l in memory.open_loops()
-                                if {t for t in l.get("scenes") or []} & ticks],
-                         steer="", weights=session.config.context.relevance)
+    names = [n for s in settled for n in (s.pov, *s.characters)]
+    places = [s.location for s in settled if s.location]
+    loops = [l for l in memory.open_loops() if {t for t in l.get("scenes") or []} & ticks]
+    # Chosen once per settled tick (and again when its scenes or loops change, or files
+    # are edited by hand: Session.sync_index forgets them): the search is the costly part
+    # of a planner prompt, and what it finds must stay put until the next settled tick.
+    key = ("settled_facts", anchor, tuple(names), tuple(places),
+           tuple((str(l.get("id")), str(l.get("description"))) for l in loops),
+           repr(session.config.context.relevance))
+    return session.remembered(key, lambda: planner_facts(
+        index, memory, tick=anchor + 1, names=names, places=places, loops=loops,
+        steer="", weights=session.config.context.relevance))
 
 
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
