@@ -8,7 +8,7 @@ import story_factory as sf
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.items import Item, Pool, choose, select
+from novel_agent.context.items import Item, Pool, bounded, choose, select
 from novel_agent.context.prompts import render_stage
 from novel_agent.text.tokens import TokenCounter
 
@@ -73,3 +73,38 @@ def test_the_planners_story_so_far_stays_when_its_barest_form_is_over_its_share(
                  (0.5, 0.65, 0.8))
     assert fitted.tokens <= 1000 and fitted.truncated == []
     assert fitted.context.text("overall") == bare
+
+
+def test_a_pool_bounded_at_its_floor_chooses_what_the_whole_pool_chooses():
+    """Only the items over the relevance floor (and the best min_items under it) are
+    made: at every level and share the choice and its forms are those of the pool
+    holding every candidate, and one note counts the candidates left unmade."""
+    scores = [0.9, 0.1, 0.3, 0.05, 2.0, 0.26, 0.1, 0.2, 0.24, 1.1] * 30
+    made: list[int] = []
+
+    def entry(n: int, score: float):
+        def make() -> Item:
+            made.append(n)
+            return Item(f"c{n}", (f"card {n} " + "word " * (n % 7), f"line {n}", f"n{n}"),
+                        score, (n,))
+        return score, (n,), make
+
+    whole = Pool("characters", "Characters", tuple(e[2]() for e in
+                                                   (entry(n, s) for n, s in enumerate(scores))),
+                 0.1, min_items=3, limit=12, min_score=0.25)
+    made.clear()
+    items, unlisted = bounded((entry(n, s) for n, s in enumerate(scores)), 0.25, 3)
+    assert len(made) == len(items) == 5 * 30 + 3 and unlisted == len(scores) - len(items)
+    part = Pool(whole.name, whole.title, items, whole.share, min_items=3, limit=12,
+                min_score=0.25, unlisted=unlisted)
+    for level in range(4):
+        for cap in (15, 60, 400):
+            taken, notes, used = choose(whole, cap, level, count)
+            taken_b, notes_b, used_b = choose(part, cap, level, count)
+            assert (taken_b, used_b) == (taken, used)
+            assert [n for n in notes_b if n.included] == [n for n in notes if n.included]
+            assert notes_b[-1].reason == (f"{unlisted} more not relevant to this scene "
+                                          "(score under 0.25), not listed")
+    empty = [(0.1, (n,), lambda n=n: Item(f"l{n}", (f"loop {n}",), 0.1, (n,))) for n in range(9)]
+    items, unlisted = bounded(empty, 0.25, 3)         # nothing relevant: the best three
+    assert [i.key for i in items] == ["l0", "l1", "l2"] and unlisted == 6

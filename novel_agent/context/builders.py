@@ -18,20 +18,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from novel_agent.context.briefing import Briefing
-from novel_agent.context.items import Item, Pool
+from novel_agent.context.items import Item, Pool, bounded
 from novel_agent.context.relevance import (
     Focus,
-    character_items,
+    character_entries,
     character_line,
     character_names,
     first_seen,
     in_view,
-    location_items,
+    location_entries,
+    loop_entries,
     loop_items,
     loop_words,
     overdue,
     recency,
-    relationship_items,
+    relationship_entries,
     since,
 )
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
@@ -53,6 +54,7 @@ SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations": 8,
                   "now": 12, "facts": 12, "lore": 8}
 RELEVANT = 0.25
+LOOPS_KEPT = 3       # the planner's loops section holds at least this many
 EXTRACTOR_LIMITS = {"loops": 16, "characters": 40}
 OVERDUE_HEADER = ("(Loops marked OVERDUE have been open too long: this scene should pay one "
                   "off, or a tool call should resolve it.)")
@@ -130,21 +132,26 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     # what is chosen as of the settled tick first, then the recent scenes, so the room
     # each of these gets does not move with the loops and the states of the last scenes
     # (which change every tick) and their text stays put for the prompt cache.
+    people, people_unlisted = bounded(character_entries(then, settled), RELEVANT)
+    pairs, pairs_unlisted = bounded(relationship_entries(then, settled), RELEVANT)
+    places, places_unlisted = bounded(location_entries(then, settled), RELEVANT)
+    loops, loops_unlisted = bounded(loop_entries(memory, focus), RELEVANT, LOOPS_KEPT)
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
-        Pool("characters", "Characters", tuple(character_items(then, settled)),
-             shares["characters"], limit=PLANNER_LIMITS["characters"], min_score=RELEVANT),
-        Pool("relationships", "Relationships", tuple(relationship_items(then, settled)),
-             shares["relationships"], limit=PLANNER_LIMITS["relationships"],
-             min_score=RELEVANT),
-        Pool("locations", "Known locations", tuple(location_items(then, settled)),
-             shares["locations"], limit=PLANNER_LIMITS["locations"], min_score=RELEVANT),
+        Pool("characters", "Characters", people, shares["characters"],
+             limit=PLANNER_LIMITS["characters"], min_score=RELEVANT, unlisted=people_unlisted),
+        Pool("relationships", "Relationships", pairs, shares["relationships"],
+             limit=PLANNER_LIMITS["relationships"], min_score=RELEVANT,
+             unlisted=pairs_unlisted),
+        Pool("locations", "Known locations", places, shares["locations"],
+             limit=PLANNER_LIMITS["locations"], min_score=RELEVANT, unlisted=places_unlisted),
         Pool("facts", "What is known", tuple(facts), shares["facts"],
              limit=PLANNER_LIMITS["facts"]),
         Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
-        Pool("loops", "Open plot loops", tuple(loop_items(memory, focus)), shares["loops"],
-             min_items=3, header=OVERDUE_HEADER if _any_overdue(memory, tick, overdue_after)
-             else "", limit=PLANNER_LIMITS["loops"], min_score=RELEVANT),
+        Pool("loops", "Open plot loops", loops, shares["loops"],
+             min_items=LOOPS_KEPT, header=OVERDUE_HEADER
+             if _any_overdue(memory, tick, overdue_after) else "",
+             limit=PLANNER_LIMITS["loops"], min_score=RELEVANT, unlisted=loops_unlisted),
         Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
         Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),

@@ -11,11 +11,17 @@ is dropped. A pool keeps at least `min_items` (its best, in its barest form)
 whatever its share, so no section with items is ever emptied, and items marked
 `keep` are never dropped. The chosen items are laid out in their `rank` order
 (stable from tick to tick, for prompt caching), not by score.
+
+A pool with a relevance floor need not hold the candidates under it that it
+would never take: `bounded` makes the items of those over the floor and of the
+best `min_items` under it only, and the pool counts the others (`unlisted`):
+the same choice, made at the cost of what is relevant to the scene, not of all
+memory, and the report says how many were left out in one line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from novel_agent.context.engine import ItemNote
@@ -49,6 +55,26 @@ class Pool:
     header: str = ""             # a line before the items (shown only with items)
     limit: int = 0               # at most this many items (0 = no limit)
     min_score: float = 0.0       # items scoring under this are not relevant enough
+    unlisted: int = 0            # candidates under min_score left out unmade (`bounded`)
+
+
+# A candidate before its item is made: (score, rank, make the item); the item's score and
+# rank are these.
+Entry = tuple[float, tuple, Callable[[], Item]]
+
+
+def bounded(entries: Iterable[Entry], floor: float,
+            weak_kept: int = 1) -> tuple[tuple[Item, ...], int]:
+    """The items of the entries scoring at least `floor` and of the best `weak_kept` of
+    the others (those a pool with that floor and `min_items` = `weak_kept` can still
+    take), made; and how many others were left unmade (the pool's `unlisted`)."""
+    strong: list[Entry] = []
+    weak: list[Entry] = []
+    for entry in entries:
+        (strong if entry[0] >= floor else weak).append(entry)
+    weak.sort(key=lambda e: (-e[0], e[1]))
+    chosen = strong + weak[:weak_kept]
+    return tuple(make() for _, _, make in chosen), len(weak) - min(len(weak), weak_kept)
 
 
 @dataclass
@@ -86,6 +112,7 @@ def choose(pool: Pool, cap: int, level: int,
            count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
     """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
     ranked = sorted(pool.items, key=lambda i: (-i.score, i.rank))
+    total = len(ranked) + pool.unlisted       # the unlisted rank after all of these
     taken: list[tuple[Item, int]] = []
     notes: list[ItemNote] = []
     used = 0
@@ -94,7 +121,7 @@ def choose(pool: Pool, cap: int, level: int,
         full = bool(pool.limit) and len(taken) >= pool.limit
         weak = item.score < pool.min_score
         if not full and not weak:
-            form = _fit_form(item, start_form(position, len(ranked), level), cap - used, count)
+            form = _fit_form(item, start_form(position, total, level), cap - used, count)
         must = item.keep or len(taken) < pool.min_items
         if form is None and must:
             form = len(item.forms) - 1
@@ -112,6 +139,10 @@ def choose(pool: Pool, cap: int, level: int,
             item.why or "relevant")
         notes.append(ItemNote(item.key, pool.name, n, True, reason, round(item.score, 3),
                               FORM_NAMES[min(form, 2)]))
+    if pool.unlisted:
+        notes.append(ItemNote(f"{pool.name}:+{pool.unlisted}", pool.name, 0, False,
+                              f"{pool.unlisted} more not relevant to this scene (score under "
+                              f"{pool.min_score}), not listed"))
     return taken, notes, used
 
 

@@ -3,7 +3,9 @@
 A `Focus` says what the next scene is about: who (the POV and characters
 present, or for the planner those of the last scenes and of the loops they
 touch), where, which loops, and the tick. Each `*_items` function turns a kind
-of memory into scored `Item`s with their forms. Scores add up small signals:
+of memory into scored `Item`s with their forms (its `*_entries` twin scores them
+without making the items yet: items.bounded makes those a pool can use). Scores
+add up small signals:
 being in focus, how recently the item appeared (halving every 10 ticks), an
 overdue loop, an explicit `pinned: true`. Pure functions of their arguments.
 """
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from novel_agent.context.items import Item
+from novel_agent.context.items import Entry, Item
 from novel_agent.context.sections import (
     describe_character,
     describe_location,
@@ -97,16 +99,25 @@ def character_names(memory: Memory, focus: Focus) -> list[Item]:
 
 def character_items(memory: Memory, focus: Focus) -> list[Item]:
     """Characters: full card -> name, role and state -> name."""
-    items = []
+    return [make() for _, _, make in character_entries(memory, focus)]
+
+
+def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
+    """character_items, scored, each item made on demand."""
+    entries: list[Entry] = []
     for c in memory.characters.values():
-        name = str(c.get("name", c.get("id", "?")))
         in_focus = 3.0 if in_view(focus, c) else 0
         score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
-        items.append(Item(f"character:{c.get('id')}", (describe_character(c),
-                                                       character_line(c), name),
-                          score, (first_seen(c), str(c.get("id"))),
-                          why="in the scene" if in_focus else "seen recently"))
-    return items
+        rank = (first_seen(c), str(c.get("id")))
+        entries.append((score, rank, functools.partial(_character_item, c, score, rank,
+                                                       bool(in_focus))))
+    return entries
+
+
+def _character_item(c: dict[str, Any], score: float, rank: tuple, in_focus: bool) -> Item:
+    name = str(c.get("name", c.get("id", "?")))
+    return Item(f"character:{c.get('id')}", (describe_character(c), character_line(c), name),
+                score, rank, why="in the scene" if in_focus else "seen recently")
 
 
 def in_view(focus: Focus, character: dict[str, Any]) -> bool:
@@ -134,30 +145,51 @@ def first_seen(entity: dict[str, Any]) -> int:
 
 def location_items(memory: Memory, focus: Focus) -> list[Item]:
     """Places: name and description -> name."""
-    items = []
+    return [make() for _, _, make in location_entries(memory, focus)]
+
+
+def location_entries(memory: Memory, focus: Focus) -> list[Entry]:
+    """location_items, scored, each item made on demand."""
+    entries: list[Entry] = []
     for loc in memory.locations.values():
         name = str(loc.get("name", loc.get("id", "?")))
         here = 3.0 if normalize_name(name) in focus.places else 0
         score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
-        items.append(Item(f"location:{loc.get('id')}", (describe_location(loc), name), score,
-                          (first_seen(loc), str(loc.get("id"))),
-                          why="the scene's place" if here else "seen recently"))
-    return items
+        rank = (first_seen(loc), str(loc.get("id")))
+        entries.append((score, rank, functools.partial(_location_item, loc, name, score, rank,
+                                                       bool(here))))
+    return entries
+
+
+def _location_item(loc: dict[str, Any], name: str, score: float, rank: tuple,
+                   here: bool) -> Item:
+    return Item(f"location:{loc.get('id')}", (describe_location(loc), name), score, rank,
+                why="the scene's place" if here else "seen recently")
 
 
 def relationship_items(memory: Memory, focus: Focus) -> list[Item]:
     """Relationships: a sentence -> "A — kind — B"."""
-    items = []
+    return [make() for _, _, make in relationship_entries(memory, focus)]
+
+
+def relationship_entries(memory: Memory, focus: Focus) -> list[Entry]:
+    """relationship_items, scored, each item made on demand."""
+    entries: list[Entry] = []
     for number, rel in enumerate(memory.relationships):
         both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
         score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
-        bare = f"{rel.get('a')} — {rel.get('kind')} — {rel.get('b')}"
-        items.append(Item(f"relationship:{rel.get('a')}|{rel.get('b')}",
-                          (describe_relationship(rel), bare), score,
-                          (since(rel), number),
-                          why=("between characters in focus" if both == 2 else
-                               "involves a character in focus" if both else "recent")))
-    return items
+        rank = (since(rel), number)
+        entries.append((score, rank, functools.partial(_relationship_item, rel, score, rank,
+                                                       both)))
+    return entries
+
+
+def _relationship_item(rel: dict[str, Any], score: float, rank: tuple, both: int) -> Item:
+    bare = f"{rel.get('a')} — {rel.get('kind')} — {rel.get('b')}"
+    return Item(f"relationship:{rel.get('a')}|{rel.get('b')}",
+                (describe_relationship(rel), bare), score, rank,
+                why=("between characters in focus" if both == 2 else
+                     "involves a character in focus" if both else "recent"))
 
 
 def since(rel: dict[str, Any]) -> int:
@@ -214,12 +246,17 @@ def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN)
     `overdue_shown` overdue loops score high (a bounded share: the planner is asked to pay
     them off); the others by relevance to where the story is now: loops in focus (touched
     by the last scenes, or naming who is in focus), then the newest touched or opened."""
-    items = []
-    late_ones = sorted((l for l in memory.open_loops()
-                        if overdue(l, focus.tick, focus.overdue_after)),
+    return [make() for _, _, make in loop_entries(memory, focus, overdue_shown)]
+
+
+def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN) -> list[Entry]:
+    """loop_items, scored, each item made on demand."""
+    entries: list[Entry] = []
+    loops = memory.open_loops()
+    late_ones = sorted((l for l in loops if overdue(l, focus.tick, focus.overdue_after)),
                        key=lambda l: int(l.get("opened_in") or 0))
     marked = {str(l.get("id")) for l in late_ones[:overdue_shown]}
-    for number, loop in enumerate(memory.open_loops()):
+    for number, loop in enumerate(loops):
         late = str(loop.get("id")) in marked
         touched = str(loop.get("id")) in focus.loops
         said = normalize_name(str(loop.get("description", "")))
@@ -227,11 +264,15 @@ def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN)
         last = max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
                    [int(loop.get("opened_in") or 0)])
         score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last) + _pin(loop)
-        bare = f"[{loop.get('id')}] {_first_words(loop.get('description', ''))}"
-        items.append(Item(f"loop:{loop.get('id')}",
-                          (loop_text(loop, focus.tick, focus.overdue_after), bare,
-                           f"[{loop.get('id')}]"), score,
-                          (int(loop.get("opened_in") or 0), number),
-                          why="overdue" if late else "touched by the last scenes" if touched
-                          else "names a character in focus" if names else "recent"))
-    return items
+        rank = (int(loop.get("opened_in") or 0), number)
+        why = ("overdue" if late else "touched by the last scenes" if touched
+               else "names a character in focus" if names else "recent")
+        entries.append((score, rank, functools.partial(_loop_item, loop, focus, score, rank,
+                                                       why)))
+    return entries
+
+
+def _loop_item(loop: dict[str, Any], focus: Focus, score: float, rank: tuple, why: str) -> Item:
+    bare = f"[{loop.get('id')}] {_first_words(loop.get('description', ''))}"
+    return Item(f"loop:{loop.get('id')}", (loop_text(loop, focus.tick, focus.overdue_after),
+                                           bare, f"[{loop.get('id')}]"), score, rank, why=why)
