@@ -108,3 +108,32 @@ def test_a_pool_bounded_at_its_floor_chooses_what_the_whole_pool_chooses():
     empty = [(0.1, (n,), lambda n=n: Item(f"l{n}", (f"loop {n}",), 0.1, (n,))) for n in range(9)]
     items, unlisted = bounded(empty, 0.25, 3)         # nothing relevant: the best three
     assert [i.key for i in items] == ["l0", "l1", "l2"] and unlisted == 6
+
+
+def test_a_pool_of_entries_makes_only_the_items_it_may_take():
+    """A pool with a limit holding its candidates as entries (the extractor's names and
+    loops) takes what the same pool of items takes; those ranked after it is full are
+    never made, only counted."""
+    made: list[int] = []
+
+    def entry(n: int):
+        score = (n * 7919) % 101 / 10
+
+        def make() -> Item:
+            made.append(n)
+            return Item(f"n{n}", (f"Person {n}",), score, (n,))
+        return score, (n,), make
+
+    whole = Pool("characters", "Known characters", tuple(entry(n)[2]() for n in range(300)),
+                 0.1, joiner=", ", limit=40)
+    made.clear()
+    lazy = Pool("characters", "Known characters", (), 0.1, joiner=", ", limit=40,
+                entries=tuple(entry(n) for n in range(300)))
+    taken, notes, used = choose(whole, 30, 0, count)      # too small to fill: all tried
+    assert choose(lazy, 30, 0, count) == (taken, notes, used)
+    taken, notes, used = choose(whole, 500, 0, count)     # full at 40: the rest not made
+    made.clear()
+    lazy_taken, lazy_notes, lazy_used = choose(lazy, 500, 0, count)
+    assert (lazy_taken, lazy_used) == (taken, used) and len(taken) == 40 == len(made)
+    assert lazy_notes[:-1] == notes[:40] and lazy_notes[-1].reason == (
+        "260 more: the 40 most relevant are taken, not listed")

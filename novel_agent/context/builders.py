@@ -13,23 +13,23 @@ here.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from novel_agent.context.briefing import Briefing
-from novel_agent.context.items import Item, Pool, bounded
+from novel_agent.context.items import Entry, Item, Pool, bounded
 from novel_agent.context.relevance import (
     Focus,
     character_entries,
     character_line,
-    character_names,
     first_seen,
     in_view,
     location_entries,
     loop_entries,
-    loop_items,
     loop_words,
+    name_entries,
     overdue,
     recency,
     relationship_entries,
@@ -278,24 +278,31 @@ def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, ti
     (those of the scene first), and the prose."""
     words = set(re.findall(r"[a-z]{5,}", prose.lower()))
     focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
-    names = character_names(memory, focus)
-    loops = []
-    for item, loop in zip(loop_items(memory, focus), memory.open_loops()):   # one per loop
+    loops: list[Entry] = []
+    for (score, rank, make), loop in zip(loop_entries(memory, focus),
+                                         memory.open_loops()):   # one per loop
         overlap = len(words & loop_words(loop, tick, focus.overdue_after))
-        loops.append(Item(item.key, item.forms, item.score + overlap, item.rank,
-                          why="shares words with the scene" if overlap else item.why))
+        loops.append((score + overlap, rank, functools.partial(_sharing, make, overlap)))
     pools = (
         Pool("plan", "What the scene was meant to do",
              (Item("plan", (intention_text(plan), plan.intention), 10.0, keep=True,
                    why="the plan"),), shares["plan"]),
-        Pool("loops", "Open plot loops", tuple(loops), shares["loops"], min_items=3,
-             limit=EXTRACTOR_LIMITS["loops"]),
-        Pool("characters", "Known characters", tuple(names), shares["characters"],
-             joiner=", ", limit=EXTRACTOR_LIMITS["characters"]),
+        Pool("loops", "Open plot loops", (), shares["loops"], min_items=3,
+             limit=EXTRACTOR_LIMITS["loops"], entries=tuple(loops)),
+        Pool("characters", "Known characters", (), shares["characters"],
+             joiner=", ", limit=EXTRACTOR_LIMITS["characters"],
+             entries=tuple(name_entries(memory, focus))),
     )
     fixed = (Section("scene", f"Scene {tick}", prose.strip(), pinned=True),)
     return Briefing("extractor", fixed, pools, EXTRACTOR_LAYOUT, {"tick": tick},
                     truncatable=("scene",))
+
+
+def _sharing(make: Callable[[], Item], overlap: int) -> Item:
+    """A loop's item for the extractor: `overlap` words shared with the scene added."""
+    item = make()
+    return Item(item.key, item.forms, item.score + overlap, item.rank,
+                why="shares words with the scene" if overlap else item.why)
 
 
 def summarizer_briefing(story: Any, scenes: Sequence[Scene], *, first: int, last: int,

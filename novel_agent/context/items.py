@@ -16,7 +16,9 @@ A pool with a relevance floor need not hold the candidates under it that it
 would never take: `bounded` makes the items of those over the floor and of the
 best `min_items` under it only, and the pool counts the others (`unlisted`):
 the same choice, made at the cost of what is relevant to the scene, not of all
-memory, and the report says how many were left out in one line.
+memory, and the report says how many were left out in one line. A pool with a
+`limit` may hold its candidates as `entries` (items made on demand): those
+ranked after the pool is full are counted in one line, never made.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ class Item:
     why: str = ""                # what the score is made of, for the report
 
 
+# A candidate before its item is made: (score, rank, make the item); the item's score and
+# rank are these.
+Entry = tuple[float, tuple, Callable[[], Item]]
+
+
 @dataclass(frozen=True)
 class Pool:
     """A section's candidate items and the share of the budget they may fill."""
@@ -56,11 +63,9 @@ class Pool:
     limit: int = 0               # at most this many items (0 = no limit)
     min_score: float = 0.0       # items scoring under this are not relevant enough
     unlisted: int = 0            # candidates under min_score left out unmade (`bounded`)
+    entries: tuple[Entry, ...] = ()   # more candidates, made only when they may be taken
 
 
-# A candidate before its item is made: (score, rank, make the item); the item's score and
-# rank are these.
-Entry = tuple[float, tuple, Callable[[], Item]]
 
 
 def bounded(entries: Iterable[Entry], floor: float,
@@ -111,14 +116,20 @@ def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) ->
 def choose(pool: Pool, cap: int, level: int,
            count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
     """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
-    ranked = sorted(pool.items, key=lambda i: (-i.score, i.rank))
+    ranked = sorted([(i.score, i.rank, i) for i in pool.items] + list(pool.entries),
+                    key=lambda e: (-e[0], e[1]))
     total = len(ranked) + pool.unlisted       # the unlisted rank after all of these
     taken: list[tuple[Item, int]] = []
     notes: list[ItemNote] = []
     used = 0
-    for position, item in enumerate(ranked):
+    not_made = 0
+    for position, (_, _, made) in enumerate(ranked):
         form = None
         full = bool(pool.limit) and len(taken) >= pool.limit
+        if full and not isinstance(made, Item) and len(taken) >= pool.min_items:
+            not_made += 1         # an entry (never `keep`) the pool has no room for
+            continue
+        item = made if isinstance(made, Item) else made()
         weak = item.score < pool.min_score
         if not full and not weak:
             form = _fit_form(item, start_form(position, total, level), cap - used, count)
@@ -139,6 +150,10 @@ def choose(pool: Pool, cap: int, level: int,
             item.why or "relevant")
         notes.append(ItemNote(item.key, pool.name, n, True, reason, round(item.score, 3),
                               FORM_NAMES[min(form, 2)]))
+    if not_made:
+        notes.append(ItemNote(f"{pool.name}:+{not_made}", pool.name, 0, False,
+                              f"{not_made} more: the {pool.limit} most relevant are taken, "
+                              "not listed"))
     if pool.unlisted:
         notes.append(ItemNote(f"{pool.name}:+{pool.unlisted}", pool.name, 0, False,
                               f"{pool.unlisted} more not relevant to this scene (score under "

@@ -88,13 +88,22 @@ def _first_words(text: str, n: int = 8) -> str:
 def character_names(memory: Memory, focus: Focus) -> list[Item]:
     """Characters by name alone, scored as `character_items` scores them (the extractor's
     list of who is known: no card is made to be thrown away)."""
-    items = []
+    return [make() for _, _, make in name_entries(memory, focus)]
+
+
+def name_entries(memory: Memory, focus: Focus) -> list[Entry]:
+    """character_names, scored, each item made on demand."""
+    entries: list[Entry] = []
     for c in memory.characters.values():
         score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
             + _pin(c)
-        items.append(Item(f"character:{c.get('id')}", (str(c.get("name", c.get("id", "?"))),),
-                          score, (first_seen(c), str(c.get("id")))))
-    return items
+        rank = (first_seen(c), str(c.get("id")))
+        entries.append((score, rank, functools.partial(_name_item, c, score, rank)))
+    return entries
+
+
+def _name_item(c: dict[str, Any], score: float, rank: tuple) -> Item:
+    return Item(f"character:{c.get('id')}", (str(c.get("name", c.get("id", "?"))),), score, rank)
 
 
 def character_items(memory: Memory, focus: Focus) -> list[Item]:
