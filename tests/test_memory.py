@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import FileFormatError
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory import load_memory, plain_copy
 from novel_agent.text.names import name_problem
 
 
@@ -206,3 +206,17 @@ def test_a_character_or_place_is_found_by_id_name_or_alias_however_it_is_written
     assert memory.find_character("the keeper")["id"] == "mara_voss"
     assert memory.find_location("harbour.")["id"] == "harbour"
     assert memory.find_character("Tobin") is None and memory.find_character("...") is None
+
+
+def test_plain_copy_copies_every_dict_and_list_and_keeps_the_scalars():
+    import datetime
+    when = datetime.date(2020, 1, 2)
+    data = {"name": "Mara", "traits": ["calm", 3, 1.5, None, True],
+            "objects": [{"what": "a key", "since": 4, "tags": ["brass"]}], "met": when}
+    copied = plain_copy(data)
+    assert copied == data
+    assert copied["traits"] is not data["traits"] and copied["objects"] is not data["objects"]
+    assert copied["objects"][0] is not data["objects"][0]
+    assert copied["objects"][0]["tags"] is not data["objects"][0]["tags"]
+    copied["objects"][0]["tags"].append("old")
+    assert data["objects"][0]["tags"] == ["brass"]

@@ -25,10 +25,20 @@ from novel_agent.files import read_yaml, yaml_line
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
 
 def plain_copy(value: Any) -> Any:
     """A deep copy of YAML-shaped data (dicts, lists, immutable scalars), several times
-    faster than copy.deepcopy: memory is copied every tick."""
+    faster than copy.deepcopy: memory is copied every tick (a scalar inside a dict or a
+    list is taken as it is, without a call)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _ATOMS else plain_copy(v) for v in value]
+    if kind in _ATOMS:
+        return value
     if isinstance(value, dict):
         return {k: plain_copy(v) for k, v in value.items()}
     if isinstance(value, list):
