@@ -178,6 +178,34 @@ def test_a_loop_or_relationship_edited_by_hand_is_read_again_alone(project):
         index.close()
 
 
+def test_the_ticks_sync_takes_memorys_folders_as_reading_memory_saw_them(project):
+    """Before a tick, memory's item files are looked at once: the sync takes their mtime
+    and size from the read (scan(listed) is scan()), and a file edited in place by hand
+    (its folder's mtime unmoved) is still read again."""
+    import os
+
+    from novel_agent.index.sync import scan
+    from novel_agent.story.memory import read_memory
+    run_ticks(project, 3)
+    listed: dict = {}
+    read_memory(project.memory_dir, listed)
+    assert str(project.memory_dir / "characters") in listed
+    assert scan(project, listed) == scan(project)
+    index, _ = open_index(project)
+    try:
+        path = next((project.memory_dir / "characters").glob("*.yaml"))
+        folder = os.stat(path.parent).st_mtime_ns
+        with open(path, "a", encoding="utf-8") as f:      # in place, as an editor may
+            f.write("pinned: true\n")
+        assert os.stat(path.parent).st_mtime_ns == folder
+        listed = {}
+        read_memory(project.memory_dir, listed)
+        report = sync(project, index, listed=listed)
+        assert report.read == [f"memory/characters/{path.name}"]
+    finally:
+        index.close()
+
+
 # ---------------------------------------------------------------- queries and the CLI
 
 

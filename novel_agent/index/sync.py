@@ -42,7 +42,7 @@ from novel_agent.index.documents import (
 )
 from novel_agent.index.ledger import restore_usage
 from novel_agent.story.lore import read_lore_file
-from novel_agent.story.memory import FOLDERS, Memory, load_list
+from novel_agent.story.memory import FOLDERS, Listed, Memory, load_list
 from novel_agent.story.memory_schema import check_entity
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import SCENE_RE, load_scene
@@ -102,11 +102,17 @@ def _read_folders(project: Project) -> list[tuple[Path, Callable[[str], bool]]]:
             (project.memory_dir, lambda n: n in LIST_FILES)]
 
 
-def scan(project: Project) -> dict[str, tuple[int, int]]:
+def scan(project: Project, listed: Listed | None = None) -> dict[str, tuple[int, int]]:
     """Every file the index reads, relative to the project, with (mtime_ns, size): one
-    stat each, the cheapest look that still sees a file edited in place."""
+    stat each, the cheapest look that still sees a file edited in place. The folders in
+    `listed` (memory's, just read by story.memory.read_memory) are taken as it saw them."""
     found: dict[str, tuple[int, int]] = {}
     for folder, keep in _read_folders(project):
+        if listed is not None and str(folder) in listed:
+            prefix = f"{os.path.relpath(folder, project.root)}{os.sep}"
+            found.update((prefix + name, st) for name, st in listed[str(folder)].items()
+                         if keep(name))
+            continue
         try:
             with os.scandir(folder) as entries:
                 prefix = f"{os.path.relpath(folder, project.root)}{os.sep}"
@@ -183,15 +189,16 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
 
 def sync(project: Project, index: Index, memory: Memory | None = None,
          clock: Callable[[], float] = time.monotonic,
-         paths: Iterable[Path | str] | None = None) -> SyncReport:
+         paths: Iterable[Path | str] | None = None, listed: Listed | None = None) -> SyncReport:
     """Bring the index's documents in step with the files (see the module docstring).
     `paths`: only these files (those a tick just wrote) are looked at, the others are
-    trusted to be as the last sync left them."""
+    trusted to be as the last sync left them. `listed`: memory's folders as reading
+    `memory` just saw them (see scan)."""
     started = clock()
     report = SyncReport()
     db = index.db
     if paths is None:
-        now = scan(project)
+        now = scan(project, listed)
         known = {path: (mtime, size) for path, mtime, size in
                  db.execute("SELECT path, mtime_ns, size FROM files")}
     else:

@@ -215,9 +215,16 @@ def _entity_file(folder: Path, entry: os.DirEntry) -> dict[str, Any]:
     return data
 
 
-def _folder_items(folder: Path) -> dict[str, dict[str, Any]]:
+Listed = dict[str, dict[str, tuple[int, int]]]   # folder -> file name -> (mtime_ns, size)
+
+
+def _folder_items(folder: Path, listed: Listed | None = None) -> dict[str, dict[str, Any]]:
     """The parsed items of a one-file-per-item folder by id, in file name order (not to
-    be changed); the file name is the id."""
+    be changed); the file name is the id. `listed` gets what the folder held (its
+    files' mtime and size, as index.sync.scan would see them: no need to look again)."""
+    seen: dict[str, tuple[int, int]] = {}
+    if listed is not None:
+        listed[str(folder)] = seen
     try:
         with os.scandir(folder) as found:
             entries = sorted((e for e in found if e.name.endswith(".yaml")
@@ -228,6 +235,9 @@ def _folder_items(folder: Path) -> dict[str, dict[str, Any]]:
     for entry in entries:
         data = _entity_file(folder, entry)
         out[str(data["id"])] = data
+        if listed is not None and entry.is_file():
+            stat = entry.stat()      # kept by the entry since _entity_file asked
+            seen[entry.name] = (stat.st_mtime_ns, stat.st_size)
     return out
 
 
@@ -328,11 +338,11 @@ def _tick_of(item: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _load_items(memory_dir: Path, kind: str) -> list[dict[str, Any]]:
+def _load_items(memory_dir: Path, kind: str, listed: Listed | None = None) -> list[dict[str, Any]]:
     """Loops or relationships: one file each under memory/<kind>/, in the order they
     began (then by id), and those of an old memory/<kind>.yaml not migrated yet (as
     parsed: not to be changed)."""
-    found = _folder_items(memory_dir / kind)
+    found = _folder_items(memory_dir / kind, listed)
     for item in _list_items(memory_dir / f"{kind}.yaml", kind):
         if str(item.get("id")) not in found:
             found[f"legacy:{len(found)}"] = item
@@ -345,14 +355,15 @@ def load_memory(memory_dir: Path) -> Memory:
     return read_memory(memory_dir)[0]
 
 
-def read_memory(memory_dir: Path) -> tuple[Memory, Memory]:
+def read_memory(memory_dir: Path, listed: Listed | None = None) -> tuple[Memory, Memory]:
     """Read memory/ from disk: a Memory to change, and memory as the files hold it, to
     tell what a tick changed (shared with the parse cache: never to be changed). Only
-    the files changed since the last read are parsed; the one copy made is the first."""
-    files = Memory(characters=_folder_items(memory_dir / "characters"),
-                   locations=_folder_items(memory_dir / "locations"),
-                   loops=_load_items(memory_dir, "loops"),
-                   relationships=_load_items(memory_dir, "relationships"),
+    the files changed since the last read are parsed; the one copy made is the first.
+    `listed` gets what each item folder held (see _folder_items)."""
+    files = Memory(characters=_folder_items(memory_dir / "characters", listed),
+                   locations=_folder_items(memory_dir / "locations", listed),
+                   loops=_load_items(memory_dir, "loops", listed),
+                   relationships=_load_items(memory_dir, "relationships", listed),
                    facts=_list_items(memory_dir / "facts.yaml", "facts"))
     return files.copy(), files
 

@@ -43,7 +43,7 @@ from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Memory, find_person, read_memory
+from novel_agent.story.memory import Listed, Memory, find_person, read_memory
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -137,7 +137,8 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     """Read what the next tick (or tick `tick`) starts from, and point the session at it."""
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
-    memory, before = read_memory(project.memory_dir)
+    listed: Listed = {}      # memory's folders as read: the index's sync need not look again
+    memory, before = read_memory(project.memory_dir, listed)
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
@@ -147,7 +148,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
                       steer_mark=note.mark(tick_no, state),
                       notices=list(project.notices))
     project.notices.clear()
-    changed = session.sync_index(memory).changes_line()   # files edited since the last tick
+    changed = session.sync_index(memory, listed=listed).changes_line()   # hand edits
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems

@@ -127,13 +127,16 @@ class Session:
         """The prompt budget of `stage` for this session's model."""
         return stage_budget(self.config, stage, self.limits)
 
-    def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None) -> SyncReport:
+    def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None,
+                   listed: Any = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
-        them, or only `paths` (the files a tick just wrote). Files changed by anyone else
-        make the session forget what it `remembered`."""
+        them (memory's folders as reading `memory` saw them, when `listed`), or only
+        `paths` (the files a tick just wrote). Files changed by anyone else make the
+        session forget what it `remembered`."""
         if self.index is None:
             return SyncReport()
-        report = sync(self.project, self.index, memory, clock=self.clock, paths=paths)
+        report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
+                      listed=listed)
         if paths is None and report.changed:
             self._kept.clear()
         return report
