@@ -233,3 +233,35 @@ def test_ced_is_subtypes_with_a_quoted_error_per_ten_thousand_words():
     assert book_ced(found, 20_000) == pytest.approx(1.0)    # 2 subtypes / 2
     assert ced(0, 0) == 0.0
     assert mean_ced([(found, 20_000), ([], 5_000)]) == pytest.approx(0.5)
+
+
+def test_near_name_skips_names_too_long_or_short_to_be_near_and_finds_the_same():
+    """A name whose length differs by more than the allowed distance is never measured
+    (the distance is at least that difference): the answer is what measuring all gives."""
+    import random
+
+    from novel_agent.audit.rules import _distance
+    from novel_agent.text.names import normalize_name
+    rng = random.Random(7)
+    letters = "aeiouklmnrst"
+    known = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))).title()
+             + rng.choice(["", " " + "".join(rng.choice(letters) for _ in range(5))])
+             for _ in range(400)]
+
+    def measured(name: str) -> str:          # near_name before the length check
+        n, best, found = normalize_name(name), 3, ""
+        if len(n) < 4:
+            return ""
+        for k in known:
+            kn = normalize_name(k)
+            if kn == n:
+                return ""
+            if len(kn.split()) == len(n.split()):
+                d = _distance(n, kn)
+                if d <= (1 if len(kn) < 8 else 2) and d < best:
+                    best, found = d, k
+        return found
+
+    names = [k[:-1] for k in known[:60]] + [k + "s" for k in known[60:120]] + known[120:140]
+    assert [near_name(n, known) for n in names] == [measured(n) for n in names]
+    assert any(near_name(n, known) for n in names)

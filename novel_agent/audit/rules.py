@@ -211,10 +211,10 @@ def near_name(name: str, known: Iterable[str]) -> str:
         kn = normalize_name(k)
         if kn == n:
             return ""
-        if len(kn.split()) != len(n.split()):
-            continue
-        d = _distance(n, kn)
         limit = 1 if len(kn) < 8 else 2
+        if abs(len(kn) - len(n)) > limit or len(kn.split()) != len(n.split()):
+            continue          # the distance is at least the difference in length
+        d = _distance(n, kn)
         if d <= limit and d < best:
             best, found = d, k
     return found
