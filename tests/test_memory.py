@@ -220,3 +220,20 @@ def test_plain_copy_copies_every_dict_and_list_and_keeps_the_scalars():
     assert copied["objects"][0]["tags"] is not data["objects"][0]["tags"]
     copied["objects"][0]["tags"].append("old")
     assert data["objects"][0]["tags"] == ["brass"]
+
+
+def test_loop_marks_are_kept_for_the_same_loops_and_made_again_for_others():
+    from novel_agent.story.memory import loop_marks, touches
+    loops = [{"id": f"l{n}", "description": f"what the {word} token of Mara Quill means"}
+             for n, word in enumerate(["rajunjun", "halurra", "korralor"])]
+    first = loop_marks(loops)
+    assert first == loop_marks([dict(l) for l in loops]) == {
+        "l0": {"rajunjun"}, "l1": {"halurra"}, "l2": {"korralor"}}
+    first["l0"] = frozenset()                       # the caller's dict is its own
+    assert loop_marks(loops)["l0"] == {"rajunjun"}
+    loops[1]["description"] = "who rang the rajunjun bell"
+    marks = loop_marks(loops)
+    assert marks["l1"] == {"rajunjun"}                # made again: "halurra" is gone
+    assert marks["l0"] == {"rajunjun", "token", "quill", "means"}   # now in two loops only
+    assert touches("who rang the rajunjun bell", marks["l1"])
+    assert not touches("the halurra token", marks["l1"])

@@ -95,16 +95,25 @@ LOOP_WORD = re.compile(r"[a-z]{5,}")
 SHARED_BY = 2      # a word more open loops than this share does not tell them apart
 
 
-def loop_marks(loops: list[dict[str, Any]]) -> dict[str, set[str]]:
+def loop_marks(loops: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
     """Each loop's words (5+ letters) that at most SHARED_BY of `loops` have: what a text
     must say to touch that loop and not any other ("token", "Quill" and "means" in
     half the loops touch none of them)."""
-    said = {str(l.get("id")): _loop_words(str(l.get("description", ""))) for l in loops}
+    return dict(_marks(tuple((str(l.get("id")), str(l.get("description", "")))
+                             for l in loops)))
+
+
+@functools.lru_cache(maxsize=8)
+def _marks(loops: tuple[tuple[str, str], ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """loop_marks of (id, description) pairs, kept for the loops last asked (the same
+    open loops are asked of several times a tick, and again the next tick)."""
+    said = [(key, _loop_words(description)) for key, description in loops]
     seen: dict[str, int] = {}
-    for words in said.values():
+    for _, words in said:
         for word in words:
             seen[word] = seen.get(word, 0) + 1
-    return {key: {w for w in words if seen[w] <= SHARED_BY} for key, words in said.items()}
+    return tuple((key, frozenset(w for w in words if seen[w] <= SHARED_BY))
+                 for key, words in said)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -113,12 +122,18 @@ def _loop_words(description: str) -> frozenset[str]:
     return frozenset(LOOP_WORD.findall(description.lower()))
 
 
-def touches(text: str, marks: set[str]) -> bool:
+def touches(text: str, marks: frozenset[str] | set[str]) -> bool:
     """Whether `text` touches a loop of these marks (two of them, or its only one)."""
     if not marks:
         return False
-    found = marks & set(LOOP_WORD.findall(text.lower()))
+    found = marks & _text_words(text)
     return len(found) >= min(2, len(marks))
+
+
+@functools.lru_cache(maxsize=64)
+def _text_words(text: str) -> frozenset[str]:
+    """The loop words of a text asked of every open loop in turn."""
+    return frozenset(LOOP_WORD.findall(text.lower()))
 
 
 def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
