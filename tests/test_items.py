@@ -8,7 +8,7 @@ import story_factory as sf
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.items import Item, Pool, bounded, choose, select
+from novel_agent.context.items import Entry, Item, Pool, bounded, choose, select
 from novel_agent.context.prompts import render_stage
 from novel_agent.text.tokens import TokenCounter
 
@@ -87,7 +87,7 @@ def test_a_pool_bounded_at_its_floor_chooses_what_the_whole_pool_chooses():
             made.append(n)
             return Item(f"c{n}", (f"card {n} " + "word " * (n % 7), f"line {n}", f"n{n}"),
                         score, (n,))
-        return score, (n,), make
+        return Entry(score, (n,), make)
 
     whole = Pool("characters", "Characters", tuple(e[2]() for e in
                                                    (entry(n, s) for n, s in enumerate(scores))),
@@ -105,7 +105,8 @@ def test_a_pool_bounded_at_its_floor_chooses_what_the_whole_pool_chooses():
             assert [n for n in notes_b if n.included] == [n for n in notes if n.included]
             assert notes_b[-1].reason == (f"{unlisted} more not relevant to this scene "
                                           "(score under 0.25), not listed")
-    empty = [(0.1, (n,), lambda n=n: Item(f"l{n}", (f"loop {n}",), 0.1, (n,))) for n in range(9)]
+    empty = [Entry(0.1, (n,), lambda n=n: Item(f"l{n}", (f"loop {n}",), 0.1, (n,)))
+             for n in range(9)]
     items, unlisted = bounded(empty, 0.25, 3)         # nothing relevant: the best three
     assert [i.key for i in items] == ["l0", "l1", "l2"] and unlisted == 6
 
@@ -122,7 +123,7 @@ def test_a_pool_of_entries_makes_only_the_items_it_may_take():
         def make() -> Item:
             made.append(n)
             return Item(f"n{n}", (f"Person {n}",), score, (n,))
-        return score, (n,), make
+        return Entry(score, (n,), make)
 
     whole = Pool("characters", "Known characters", tuple(entry(n)[2]() for n in range(300)),
                  0.1, joiner=", ", limit=40)
@@ -137,3 +138,31 @@ def test_a_pool_of_entries_makes_only_the_items_it_may_take():
     assert (lazy_taken, lazy_used) == (taken, used) and len(taken) == 40 == len(made)
     assert lazy_notes[:-1] == notes[:40] and lazy_notes[-1].reason == (
         "260 more: the 40 most relevant are taken, not listed")
+
+
+def test_an_entry_whose_least_text_is_over_what_is_left_is_not_made():
+    """An entry says a text none of its forms counts fewer tokens than (a name: itself;
+    a loop: its "[id]"): once that is over what the pool has left, it is counted, not
+    made, and the pool takes what the pool of all items takes."""
+    made: list[int] = []
+
+    def entry(n: int) -> Entry:
+        name = f"Person {'Quill ' * (n % 5)}{n}"
+
+        def make() -> Item:
+            made.append(n)
+            return Item(f"n{n}", (name,), 1.0 + (n % 3), (n,))
+        return Entry(1.0 + (n % 3), (n,), make, least=name)
+
+    whole = Pool("characters", "Known characters", tuple(entry(n).make() for n in range(200)),
+                 0.1, joiner=", ", limit=40)
+    lazy = Pool("characters", "Known characters", (), 0.1, joiner=", ", limit=40,
+                entries=tuple(entry(n) for n in range(200)))
+    taken, notes, used = choose(whole, 25, 0, count)
+    made.clear()
+    lazy_taken, lazy_notes, lazy_used = choose(lazy, 25, 0, count)
+    assert (lazy_taken, lazy_used) == (taken, used) and 0 < len(taken) < 10
+    assert len(made) < 60
+    assert [n for n in lazy_notes if n.included] == [n for n in notes if n.included]
+    assert lazy_notes[-1].reason.endswith("more over the characters share (25 tokens) at "
+                                          "compaction level 0, not listed")

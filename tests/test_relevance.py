@@ -38,3 +38,16 @@ def test_loop_words_are_the_words_of_the_loop_as_shown_overdue_mark_included():
         "OVERDUE" in i.forms[0] for i in items)
     for item, loop in zip(items, memory.open_loops()):
         assert loop_words(loop, 101, 30) == set(re.findall(r"[a-z]{5,}", item.forms[0].lower()))
+
+
+def test_no_form_of_a_loop_counts_fewer_tokens_than_its_id_in_brackets():
+    """What the extractor's loops pool skips a loop by (Entry.least) is a true floor."""
+    from novel_agent.context.relevance import loop_entries
+    from novel_agent.text.tokens import TokenCounter
+    loops = [{"id": f"{w}_{n}_the_x{n}", "description": f"{w} hid the ledger ({n})? «Ünï»",
+              "status": "open", "opened_in": n, "scenes": [n]}
+             for n, w in enumerate(["who", "why", "what", "9", "]", "quill", "a"] * 5)]
+    for model in ("gpt-4", "gpt-4o"):
+        count = TokenCounter(model).count
+        for entry in loop_entries(Memory(loops=loops), Focus.of(300)):
+            assert all(count(form) >= count(entry.least) for form in entry.make().forms)

@@ -279,10 +279,10 @@ def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, ti
     words = set(re.findall(r"[a-z]{5,}", prose.lower()))
     focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
     loops: list[Entry] = []
-    for (score, rank, make), loop in zip(loop_entries(memory, focus),
-                                         memory.open_loops()):   # one per loop
+    for entry, loop in zip(loop_entries(memory, focus), memory.open_loops()):   # one each
         overlap = len(words & loop_words(loop, tick, focus.overdue_after))
-        loops.append((score + overlap, rank, functools.partial(_sharing, make, overlap)))
+        loops.append(entry._replace(score=entry.score + overlap,
+                                    make=functools.partial(_sharing, entry.make, overlap)))
     pools = (
         Pool("plan", "What the scene was meant to do",
              (Item("plan", (intention_text(plan), plan.intention), 10.0, keep=True,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from novel_agent.context.engine import ItemNote
 from novel_agent.context.sections import Section
@@ -44,9 +45,13 @@ class Item:
     why: str = ""                # what the score is made of, for the report
 
 
-# A candidate before its item is made: (score, rank, make the item); the item's score and
-# rank are these.
-Entry = tuple[float, tuple, Callable[[], Item]]
+class Entry(NamedTuple):
+    """A candidate before its item is made; the item's score and rank are these."""
+
+    score: float
+    rank: tuple
+    make: Callable[[], Item]
+    least: str = ""     # a text no form of the item counts fewer tokens than ("": none)
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def bounded(entries: Iterable[Entry], floor: float,
         (strong if entry[0] >= floor else weak).append(entry)
     weak.sort(key=lambda e: (-e[0], e[1]))
     chosen = strong + weak[:weak_kept]
-    return tuple(make() for _, _, make in chosen), len(weak) - min(len(weak), weak_kept)
+    return tuple(e.make() for e in chosen), len(weak) - min(len(weak), weak_kept)
 
 
 @dataclass
@@ -116,20 +121,24 @@ def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) ->
 def choose(pool: Pool, cap: int, level: int,
            count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
     """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
-    ranked = sorted([(i.score, i.rank, i) for i in pool.items] + list(pool.entries),
-                    key=lambda e: (-e[0], e[1]))
+    ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries],
+                                        key=lambda e: (-e.score, e.rank))
     total = len(ranked) + pool.unlisted       # the unlisted rank after all of these
     taken: list[tuple[Item, int]] = []
     notes: list[ItemNote] = []
     used = 0
-    not_made = 0
-    for position, (_, _, made) in enumerate(ranked):
+    not_made = over = 0
+    for position, candidate in enumerate(ranked):
         form = None
         full = bool(pool.limit) and len(taken) >= pool.limit
-        if full and not isinstance(made, Item) and len(taken) >= pool.min_items:
-            not_made += 1         # an entry (never `keep`) the pool has no room for
+        if isinstance(candidate, Entry) and len(taken) >= pool.min_items and (
+                full or candidate.least and count(candidate.least) + 1 > cap - used):
+            if full:              # an entry (never `keep`) the pool has no room for
+                not_made += 1
+            else:                 # ... or whose every form is over what is left
+                over += 1
             continue
-        item = made if isinstance(made, Item) else made()
+        item = candidate if isinstance(candidate, Item) else candidate.make()
         weak = item.score < pool.min_score
         if not full and not weak:
             form = _fit_form(item, start_form(position, total, level), cap - used, count)
@@ -150,6 +159,10 @@ def choose(pool: Pool, cap: int, level: int,
             item.why or "relevant")
         notes.append(ItemNote(item.key, pool.name, n, True, reason, round(item.score, 3),
                               FORM_NAMES[min(form, 2)]))
+    if over:
+        notes.append(ItemNote(f"{pool.name}:+{over}:over", pool.name, 0, False,
+                              f"{over} more over the {pool.name} share ({cap:,} tokens) at "
+                              f"compaction level {level}, not listed"))
     if not_made:
         notes.append(ItemNote(f"{pool.name}:+{not_made}", pool.name, 0, False,
                               f"{not_made} more: the {pool.limit} most relevant are taken, "

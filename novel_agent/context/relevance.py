@@ -88,7 +88,7 @@ def _first_words(text: str, n: int = 8) -> str:
 def character_names(memory: Memory, focus: Focus) -> list[Item]:
     """Characters by name alone, scored as `character_items` scores them (the extractor's
     list of who is known: no card is made to be thrown away)."""
-    return [make() for _, _, make in name_entries(memory, focus)]
+    return [e.make() for e in name_entries(memory, focus)]
 
 
 def name_entries(memory: Memory, focus: Focus) -> list[Entry]:
@@ -98,17 +98,19 @@ def name_entries(memory: Memory, focus: Focus) -> list[Entry]:
         score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
             + _pin(c)
         rank = (first_seen(c), str(c.get("id")))
-        entries.append((score, rank, functools.partial(_name_item, c, score, rank)))
+        name = str(c.get("name", c.get("id", "?")))     # its one form
+        entries.append(Entry(score, rank, functools.partial(_name_item, name, c, score, rank),
+                             least=name))
     return entries
 
 
-def _name_item(c: dict[str, Any], score: float, rank: tuple) -> Item:
-    return Item(f"character:{c.get('id')}", (str(c.get("name", c.get("id", "?"))),), score, rank)
+def _name_item(name: str, c: dict[str, Any], score: float, rank: tuple) -> Item:
+    return Item(f"character:{c.get('id')}", (name,), score, rank)
 
 
 def character_items(memory: Memory, focus: Focus) -> list[Item]:
     """Characters: full card -> name, role and state -> name."""
-    return [make() for _, _, make in character_entries(memory, focus)]
+    return [e.make() for e in character_entries(memory, focus)]
 
 
 def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
@@ -118,8 +120,8 @@ def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
         in_focus = 3.0 if in_view(focus, c) else 0
         score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
         rank = (first_seen(c), str(c.get("id")))
-        entries.append((score, rank, functools.partial(_character_item, c, score, rank,
-                                                       bool(in_focus))))
+        entries.append(Entry(score, rank, functools.partial(_character_item, c, score, rank,
+                                                            bool(in_focus))))
     return entries
 
 
@@ -154,7 +156,7 @@ def first_seen(entity: dict[str, Any]) -> int:
 
 def location_items(memory: Memory, focus: Focus) -> list[Item]:
     """Places: name and description -> name."""
-    return [make() for _, _, make in location_entries(memory, focus)]
+    return [e.make() for e in location_entries(memory, focus)]
 
 
 def location_entries(memory: Memory, focus: Focus) -> list[Entry]:
@@ -165,8 +167,8 @@ def location_entries(memory: Memory, focus: Focus) -> list[Entry]:
         here = 3.0 if normalize_name(name) in focus.places else 0
         score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
         rank = (first_seen(loc), str(loc.get("id")))
-        entries.append((score, rank, functools.partial(_location_item, loc, name, score, rank,
-                                                       bool(here))))
+        entries.append(Entry(score, rank, functools.partial(_location_item, loc, name, score,
+                                                            rank, bool(here))))
     return entries
 
 
@@ -178,7 +180,7 @@ def _location_item(loc: dict[str, Any], name: str, score: float, rank: tuple,
 
 def relationship_items(memory: Memory, focus: Focus) -> list[Item]:
     """Relationships: a sentence -> "A — kind — B"."""
-    return [make() for _, _, make in relationship_entries(memory, focus)]
+    return [e.make() for e in relationship_entries(memory, focus)]
 
 
 def relationship_entries(memory: Memory, focus: Focus) -> list[Entry]:
@@ -188,8 +190,8 @@ def relationship_entries(memory: Memory, focus: Focus) -> list[Entry]:
         both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
         score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
         rank = (since(rel), number)
-        entries.append((score, rank, functools.partial(_relationship_item, rel, score, rank,
-                                                       both)))
+        entries.append(Entry(score, rank, functools.partial(_relationship_item, rel, score,
+                                                            rank, both)))
     return entries
 
 
@@ -255,7 +257,7 @@ def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN)
     `overdue_shown` overdue loops score high (a bounded share: the planner is asked to pay
     them off); the others by relevance to where the story is now: loops in focus (touched
     by the last scenes, or naming who is in focus), then the newest touched or opened."""
-    return [make() for _, _, make in loop_entries(memory, focus, overdue_shown)]
+    return [e.make() for e in loop_entries(memory, focus, overdue_shown)]
 
 
 def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN) -> list[Entry]:
@@ -276,8 +278,11 @@ def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOW
         rank = (int(loop.get("opened_in") or 0), number)
         why = ("overdue" if late else "touched by the last scenes" if touched
                else "names a character in focus" if names else "recent")
-        entries.append((score, rank, functools.partial(_loop_item, loop, focus, score, rank,
-                                                       why)))
+        # every form begins with "[id]" (the barest is it) and the words after it are
+        # counted apart (tiktoken splits at the space), so none counts fewer tokens
+        entries.append(Entry(score, rank, functools.partial(_loop_item, loop, focus, score,
+                                                            rank, why),
+                             least=f"[{loop.get('id')}]"))
     return entries
 
 
