@@ -51,3 +51,18 @@ def test_no_form_of_a_loop_counts_fewer_tokens_than_its_id_in_brackets():
         count = TokenCounter(model).count
         for entry in loop_entries(Memory(loops=loops), Focus.of(300)):
             assert all(count(form) >= count(entry.least) for form in entry.make().forms)
+
+
+def test_a_loop_names_someone_in_focus_when_its_words_hold_the_name_anywhere():
+    from novel_agent.context.relevance import loop_entries
+    loops = [{"id": f"l{n}", "description": text, "status": "open", "opened_in": 1,
+              "scenes": [1]}
+             for n, text in enumerate(["Who did Mara Quill (the keeper) see?",
+                                       "Why is A.B. Vane silent?", "what the bell means",
+                                       "Did Maraquillon lie?"])]
+    focus = Focus.of(10, ["Mara Quill", "A.B. Vane", "", "(keeper"])
+    why = [e.make().why for e in loop_entries(Memory(loops=loops), focus)]
+    assert why == ["names a character in focus", "names a character in focus", "recent",
+                   "recent"]
+    assert [e.make().why for e in loop_entries(Memory(loops=loops), Focus.of(10))] == [
+        "recent"] * 4

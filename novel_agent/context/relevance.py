@@ -267,11 +267,12 @@ def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOW
     late_ones = sorted((l for l in loops if overdue(l, focus.tick, focus.overdue_after)),
                        key=lambda l: int(l.get("opened_in") or 0))
     marked = {str(l.get("id")) for l in late_ones[:overdue_shown]}
+    naming = _any_of(focus.names)
     for number, loop in enumerate(loops):
         late = str(loop.get("id")) in marked
         touched = str(loop.get("id")) in focus.loops
         said = normalize_name(str(loop.get("description", "")))
-        names = any(n and n in said for n in focus.names)
+        names = naming is not None and naming.search(said) is not None
         last = max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
                    [int(loop.get("opened_in") or 0)])
         score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last) + _pin(loop)
@@ -284,6 +285,14 @@ def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOW
                                                             rank, why),
                              least=f"[{loop.get('id')}]"))
     return entries
+
+
+@functools.lru_cache(maxsize=16)
+def _any_of(names: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern found in a text that holds any of `names` (None when there are none): one
+    search a loop rather than one per name."""
+    return re.compile("|".join(re.escape(n) for n in sorted(names) if n)) if any(names) \
+        else None
 
 
 def _loop_item(loop: dict[str, Any], focus: Focus, score: float, rank: tuple, why: str) -> Item:
