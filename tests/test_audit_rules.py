@@ -265,3 +265,15 @@ def test_near_name_skips_names_too_long_or_short_to_be_near_and_finds_the_same()
     names = [k[:-1] for k in known[:60]] + [k + "s" for k in known[60:120]] + known[120:140]
     assert [near_name(n, known) for n in names] == [measured(n) for n in names]
     assert any(near_name(n, known) for n in names)
+
+
+def test_the_banded_distance_is_the_distance_whenever_it_is_within_the_bound():
+    import random
+
+    from novel_agent.audit.rules import _distance, _distance_within
+    rng = random.Random(3)
+    for _ in range(5000):
+        a, b = ("".join(rng.choice("abc ") for _ in range(rng.randint(0, 9))) for _ in "ab")
+        k = rng.randint(0, 3)
+        d = _distance(a, b)
+        assert _distance_within(a, b, k) == (d if d <= k else None), (a, b, k)

@@ -200,6 +200,24 @@ def _distance(a: str, b: str) -> int:
     return row[-1]
 
 
+def _distance_within(a: str, b: str, k: int) -> int | None:
+    """The Levenshtein distance of `a` and `b` when it is at most `k`, else None: only
+    the cells within `k` of the diagonal are worked out, and it stops at the first row
+    whose cells are all over `k` (two unlike names: after a letter or two)."""
+    if abs(len(a) - len(b)) > k:
+        return None
+    over = k + 1              # what a cell off the band stands at (it is more than k)
+    prev = [j if j <= k else over for j in range(len(b) + 1)]
+    for i, ca in enumerate(a, 1):
+        cur = [i if i <= k else over] + [over] * len(b)
+        for j in range(max(1, i - k), min(len(b), i + k) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]))
+        if min(cur) > k:
+            return None
+        prev = cur
+    return prev[-1] if prev[-1] <= k else None
+
+
 def near_name(name: str, known: Iterable[str]) -> str:
     """The known name `name` is a misspelling of (one or two letters off, words alike in
     number), or "" when it is none's or is one of them."""
@@ -214,8 +232,8 @@ def near_name(name: str, known: Iterable[str]) -> str:
         limit = 1 if len(kn) < 8 else 2
         if abs(len(kn) - len(n)) > limit or len(kn.split()) != len(n.split()):
             continue          # the distance is at least the difference in length
-        d = _distance(n, kn)
-        if d <= limit and d < best:
+        d = _distance_within(n, kn, limit)
+        if d is not None and d < best:
             best, found = d, k
     return found
 
