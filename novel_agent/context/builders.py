@@ -178,14 +178,23 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
         return max([seen.get(normalize_name(str(n)), 0) for n in names if n]
                    + [first_seen(entity)])
 
-    people = {key: {**{k: v for k, v in c.items() if k != "state"},
-                    "last_seen": last(c, c.get("name"), *(c.get("aliases") or []))}
+    people = {key: _seen_then(c, last(c, c.get("name"), *(c.get("aliases") or [])), "state")
               for key, c in memory.characters.items() if first_seen(c) <= tick}
-    places = {key: {**loc, "last_seen": last(loc, "@" + str(loc.get("name")))}
+    places = {key: _seen_then(loc, last(loc, "@" + str(loc.get("name"))))
               for key, loc in memory.locations.items() if first_seen(loc) <= tick}
     pairs = [{**rel, "updated_in": since(rel)} for rel in memory.relationships
              if since(rel) <= tick]
     return Memory(characters=people, locations=places, relationships=pairs)
+
+
+def _seen_then(entity: dict, last_seen: int, *without: str) -> dict:
+    """A copy of `entity` last seen at `last_seen`, without the fields `without` (the
+    fields in their order, as {**entity, "last_seen": ...} has them)."""
+    copied = dict(entity)
+    for key in without:
+        copied.pop(key, None)
+    copied["last_seen"] = last_seen
+    return copied
 
 
 def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
