@@ -22,6 +22,7 @@ import yaml
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
+from novel_agent.story.lookup import entity_index, learned, loop_index, names_of
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
 
@@ -85,10 +86,10 @@ class Memory:
         prompt's "[id]" and "(opened in scene N)" marks, copied back by a model, are
         looked through)."""
         marked = re.match(r"\s*\[([a-z0-9_]+)\]", str(ref))
-        if marked and any(loop.get("id") == marked.group(1) for loop in self.loops):
+        if marked and loop_index(self.loops).with_id(marked.group(1)):
             ref = marked.group(1)
         ref = strip_markers(ref) or ref
-        return _match_loop(self.open_loops(), ref) or _match_loop(self.loops, ref)
+        return _match_loop(self.loops, ref, open_only=True) or _match_loop(self.loops, ref)
 
 
 LOOP_WORD = re.compile(r"[a-z]{5,}")
@@ -136,39 +137,28 @@ def _text_words(text: str) -> frozenset[str]:
     return frozenset(LOOP_WORD.findall(text.lower()))
 
 
-def _match_loop(loops: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
-    """The first of `loops` whose id is `ref` (or its slug), else whose description is."""
-    ref_slug = slug(ref)
-    for loop in loops:
-        if loop.get("id") == ref or loop.get("id") == ref_slug:
-            return loop
-    lowered = str(ref).strip().lower()
-    for loop in loops:
-        if str(loop.get("description", "")).strip().lower() == lowered:
-            return loop
+def _match_loop(loops: list[dict[str, Any]], ref: str,
+                open_only: bool = False) -> dict[str, Any] | None:
+    """The first of `loops` (the open ones, with `open_only`) whose id is `ref` (or its
+    slug), else whose description is (looked up in the list's index: story/lookup.py)."""
+    index = loop_index(loops)
+    wanted = (lambda l: l.get("status", "open") == "open") if open_only else (lambda l: True)
+    for found in (index.with_id(str(ref), slug(ref)), index.saying(str(ref).strip().lower())):
+        for loop in found:
+            if wanted(loop):
+                return loop
     return None
 
 
-def _names_of(entity: dict[str, Any]) -> set[str]:
-    """The normalized name and aliases of a character or place."""
-    return {normalize_name(str(n)) for n in [entity.get("name", ""), *(entity.get("aliases") or [])]
-            if str(n).strip()}
-
-
 def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any] | None:
-    """By id, else by normalized name or alias ("The Harbour." finds "harbour")."""
+    """By id, else by normalized name or alias ("The Harbour." finds "harbour"): the
+    first in the dict's order (looked up in its index: story/lookup.py)."""
     if not name_or_id or not str(name_or_id).strip():
         return None
     key = slug(name_or_id)
     if key in entities:
         return entities[key]
-    wanted = normalize_name(str(name_or_id))
-    for entity in entities.values():     # every tick asks this of every known name: no sets
-        name = entity.get("name", "")
-        if (normalize_name(str(name)) == wanted and str(name).strip()) or \
-                (entity.get("aliases") and wanted in _names_of(entity)):
-            return entity
-    return None
+    return entity_index(entities).named(normalize_name(str(name_or_id)))
 
 
 def same_person(memory: Memory, name: str) -> dict[str, Any] | None:
@@ -179,11 +169,8 @@ def same_person(memory: Memory, name: str) -> dict[str, Any] | None:
     words = normalize_name(name).split()
     if not words:
         return None
-    found = []
-    for c in memory.characters.values():
-        theirs = normalize_name(str(c.get("name", ""))).split()
-        if theirs and theirs[0] == words[0] and (len(words) == 1 or len(theirs) == 1):
-            found.append(c)
+    found = [c for c in entity_index(memory.characters).first_named(words[0])
+             if len(words) == 1 or len(normalize_name(str(c.get("name", ""))).split()) == 1]
     return found[0] if len(found) == 1 else None
 
 
@@ -414,6 +401,7 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     created = found is None
     if found is not None:
         _learn_name(found, str(name).strip())
+        learned(memory.characters, str(found.get("id")))
         existing = found
     else:
         existing = {"id": slug(name), "name": str(name).strip(), "description": "",
@@ -437,7 +425,7 @@ def _learn_name(entity: dict[str, Any], name: str) -> None:
     """A new form of an entity's name: a fuller one becomes the name (the old one an
     alias); a shorter or other one becomes an alias."""
     current = str(entity.get("name", ""))
-    if not name or normalize_name(name) in _names_of(entity):
+    if not name or normalize_name(name) in names_of(entity):
         return
     aliases = list(entity.get("aliases") or [])
     if len(name.split()) > len(current.split()):
@@ -466,7 +454,7 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, boo
     one with the same words stays resolved: the question is asked again, a new loop);
     the prompt's marks copied back are stripped."""
     description = strip_markers(description) or description
-    existing = _match_loop(memory.open_loops(), description)
+    existing = _match_loop(memory.loops, description, open_only=True)
     if existing is not None:
         return existing, False
     loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
@@ -479,7 +467,7 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, boo
 
 def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
     """Mark an open loop resolved; None when no open loop matches `ref`."""
-    loop = _match_loop(memory.open_loops(), ref)
+    loop = _match_loop(memory.loops, ref, open_only=True)
     if loop is None:
         return None
     loop["status"] = "resolved"

@@ -1,0 +1,173 @@
+"""Finding a character, a place or a loop by name without reading all of memory.
+
+Memory is plain dicts and lists (story/memory.py), asked "who is 'Mara'?" many
+times a tick; a scan of every entity per question made a tick grow with the
+book. An index is made once for each dict of entities (by normalized name and
+alias, and by the first word of the name) and each list of loops (by id and by
+description), kept for that very dict or list and brought up to date as it
+grows: entities are added at its end (a new key), loops appended. What an index
+gives is checked against the entity itself before it is believed, so an index
+behind a change can only say less, never something false; a dict or a list that
+shrank is indexed again, and story/memory.py tells the index of a name learned
+in place (`learned`). Each index answers what the scan it replaces answered:
+the first match in the dict's (the list's) order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from novel_agent.text.names import normalize_name
+
+KEPT = 16      # indexes kept (the last dicts and lists asked about)
+
+
+def names_of(entity: dict[str, Any]) -> set[str]:
+    """The normalized name and aliases of a character or place."""
+    return {normalize_name(str(n)) for n in [entity.get("name", ""), *(entity.get("aliases") or [])]
+            if str(n).strip()}
+
+
+def is_named(entity: dict[str, Any], wanted: str) -> bool:
+    """Whether `wanted` (normalized) is the entity's name, or one of its aliases."""
+    name = entity.get("name", "")
+    return (normalize_name(str(name)) == wanted and bool(str(name).strip())) or \
+        bool(entity.get("aliases")) and wanted in names_of(entity)
+
+
+def first_word(entity: dict[str, Any]) -> str:
+    words = normalize_name(str(entity.get("name", ""))).split()
+    return words[0] if words else ""
+
+
+class EntityIndex:
+    """The entities of one dict by each of their names and by their name's first word."""
+
+    def __init__(self, entities: dict[str, dict[str, Any]]):
+        self.entities = entities
+        self.size = 0
+        self.order: dict[str, int] = {}
+        self.names: dict[str, list[str]] = {}
+        self.first: dict[str, list[str]] = {}
+        self.grow()
+
+    def grow(self) -> None:
+        """Index the entities added since the last look (at the dict's end)."""
+        for key, entity in itertools.islice(self.entities.items(), self.size, None):
+            self.order.setdefault(key, len(self.order))
+            self.add(key, entity)
+        self.size = len(self.entities)
+        self.last = next(reversed(self.entities), None)
+
+    def behind(self) -> bool:
+        """Whether the dict holds other entities than those indexed and some added."""
+        return len(self.entities) < self.size or (
+            len(self.entities) == self.size and next(reversed(self.entities), None) != self.last)
+
+    def add(self, key: str, entity: dict[str, Any]) -> None:
+        """Index `entity` (again: after it learned a name) under `key`."""
+        name = entity.get("name", "")
+        found = set(names_of(entity)) if entity.get("aliases") else set()
+        if str(name).strip():
+            found.add(normalize_name(str(name)))
+        for each in found:
+            _add(self.names, each, key)
+        if first_word(entity):
+            _add(self.first, first_word(entity), key)
+
+    def _ordered(self, keys: list[str], check: Callable[[dict[str, Any]], bool]) -> list[dict]:
+        hits = [(self.order[k], self.entities[k]) for k in dict.fromkeys(keys)
+                if k in self.entities and check(self.entities[k])]
+        return [entity for _, entity in sorted(hits, key=lambda h: h[0])]
+
+    def named(self, wanted: str) -> dict[str, Any] | None:
+        """The first entity whose name or an alias is `wanted` (normalized)."""
+        hits = self._ordered(self.names.get(wanted, []), lambda e: is_named(e, wanted))
+        return hits[0] if hits else None
+
+    def first_named(self, word: str) -> list[dict[str, Any]]:
+        """The entities whose name's first word is `word`, in order."""
+        return self._ordered(self.first.get(word, []), lambda e: first_word(e) == word)
+
+
+class LoopIndex:
+    """The loops of one list by id and by description (lowercased, stripped)."""
+
+    def __init__(self, loops: list[dict[str, Any]]):
+        self.loops = loops
+        self.size = 0
+        self.ids: dict[str, list[int]] = {}
+        self.said: dict[str, list[int]] = {}
+        self.grow()
+
+    def grow(self) -> None:
+        for n in range(self.size, len(self.loops)):
+            _add(self.ids, str(self.loops[n].get("id")), n)
+            _add(self.said, _said(self.loops[n]), n)
+        self.size = len(self.loops)
+        self.last = self.loops[-1] if self.loops else None
+
+    def behind(self) -> bool:
+        """Whether the list holds other loops than those indexed and some appended."""
+        return len(self.loops) < self.size or (
+            len(self.loops) == self.size and (self.loops[-1] if self.loops else None)
+            is not self.last)
+
+    def with_id(self, *ids: str) -> list[dict[str, Any]]:
+        """The loops with any of these ids, in order."""
+        found = sorted({n for i in ids for n in self.ids.get(i, [])})
+        return [self.loops[n] for n in found if self.loops[n].get("id") in ids]
+
+    def saying(self, lowered: str) -> list[dict[str, Any]]:
+        """The loops whose description (lowercased, stripped) is `lowered`, in order."""
+        return [self.loops[n] for n in self.said.get(lowered, [])
+                if _said(self.loops[n]) == lowered]
+
+
+def _said(loop: dict[str, Any]) -> str:
+    return str(loop.get("description", "")).strip().lower()
+
+
+def _add(index: dict[Any, list], key: Any, value: Any) -> None:
+    values = index.setdefault(key, [])
+    if value not in values:
+        values.append(value)
+
+
+_KEPT: dict[int, Any] = {}
+
+
+def entity_index(entities: dict[str, dict[str, Any]]) -> EntityIndex:
+    """The index of this very dict of entities, up to date with what it holds."""
+    found = _KEPT.get(id(entities))
+    if not isinstance(found, EntityIndex) or found.entities is not entities or found.behind():
+        found = _keep(id(entities), EntityIndex(entities))
+    elif len(entities) > found.size:
+        found.grow()
+    return found
+
+
+def loop_index(loops: list[dict[str, Any]]) -> LoopIndex:
+    """The index of this very list of loops, up to date with what it holds."""
+    found = _KEPT.get(id(loops))
+    if not isinstance(found, LoopIndex) or found.loops is not loops or found.behind():
+        found = _keep(id(loops), LoopIndex(loops))
+    elif len(loops) > found.size:
+        found.grow()
+    return found
+
+
+def learned(entities: dict[str, dict[str, Any]], key: str) -> None:
+    """Entity `key` of `entities` learned a name in place: index it under it too."""
+    found = _KEPT.get(id(entities))
+    if isinstance(found, EntityIndex) and found.entities is entities and key in found.order:
+        found.add(key, entities[key])
+
+
+def _keep(key: int, index: Any) -> Any:
+    if len(_KEPT) >= KEPT:
+        _KEPT.clear()
+    _KEPT[key] = index
+    return index

@@ -1,0 +1,95 @@
+"""Finding by name through an index (story/lookup.py) answers what a scan of all
+memory answers, as memory grows and learns names within a tick."""
+
+from __future__ import annotations
+
+import random
+
+from novel_agent.story.memory import (
+    Memory,
+    find_person,
+    open_loop,
+    resolve_loop,
+    same_person,
+    slug,
+    upsert_character,
+    upsert_location,
+)
+from novel_agent.text.names import normalize_name
+
+
+def scan_find(entities: dict, name: str) -> dict | None:
+    """story/memory.py's _find before the index: every entity looked at."""
+    if not name or not name.strip():
+        return None
+    if slug(name) in entities:
+        return entities[slug(name)]
+    wanted = normalize_name(name)
+    for e in entities.values():
+        names = {normalize_name(str(n)) for n in [e.get("name", ""), *(e.get("aliases") or [])]
+                 if str(n).strip()}
+        if (normalize_name(str(e.get("name", ""))) == wanted and str(e.get("name", "")).strip()) \
+                or (e.get("aliases") and wanted in names):
+            return e
+    return None
+
+
+def scan_same(memory: Memory, name: str) -> dict | None:
+    words = normalize_name(name).split()
+    found = [c for c in memory.characters.values()
+             if (t := normalize_name(str(c.get("name", ""))).split()) and t[0] == words[0]
+             and (len(words) == 1 or len(t) == 1)] if words else []
+    return found[0] if len(found) == 1 else None
+
+
+def scan_loop(loops: list, ref: str, open_only: bool) -> dict | None:
+    chosen = [l for l in loops if not open_only or l.get("status", "open") == "open"]
+    for l in chosen:
+        if l.get("id") in (ref, slug(ref)):
+            return l
+    return next((l for l in chosen
+                 if str(l.get("description", "")).strip().lower() == ref.strip().lower()), None)
+
+
+def test_lookups_answer_what_a_scan_answers_while_memory_grows_and_learns_names():
+    rng = random.Random(5)
+    first = ["Mara", "Tobin", "Ada", "Ilse", "Kell", "The"]
+    last = ["Quill", "Keel", "Vane", "Morrow", ""]
+    memory = Memory()
+    for step in range(600):
+        name = f"{rng.choice(first)} {rng.choice(last)}".strip()
+        if rng.random() < 0.5:
+            upsert_character(memory, name, tick=step)
+        elif rng.random() < 0.5:
+            upsert_location(memory, f"the {name} yard", tick=step)
+        elif rng.random() < 0.6:
+            open_loop(memory, f"who hid {name}'s ledger?", tick=step)
+        else:
+            resolve_loop(memory, f"who hid {name}'s ledger?", tick=step)
+        probe = f"{rng.choice(first)} {rng.choice(last)}".strip()
+        for asked in (probe, probe.split()[0], probe.upper() + ".", f"the {probe} yard", ""):
+            assert memory.find_character(asked) is scan_find(memory.characters, asked)
+            assert memory.find_location(asked) is scan_find(memory.locations, asked)
+            if asked:
+                assert same_person(memory, asked) is scan_same(memory, asked)
+                assert find_person(memory, asked) is (scan_find(memory.characters, asked)
+                                                      or scan_same(memory, asked))
+            ref = f"who hid {asked}'s ledger?"
+            assert memory.find_loop(ref) is (scan_loop(memory.loops, ref, True)
+                                             or scan_loop(memory.loops, ref, False))
+    assert len(memory.characters) > 10 and any(c.get("aliases")
+                                               for c in memory.characters.values())
+    assert any(l["status"] == "resolved" for l in memory.loops)
+
+
+def test_an_index_is_made_again_for_a_dict_that_changed_behind_it():
+    memory = Memory()
+    upsert_character(memory, "Mara Quill", tick=1)
+    assert memory.find_character("mara quill.") is memory.characters["mara_quill"]
+    del memory.characters["mara_quill"]                      # removed, another added:
+    memory.characters["ada"] = {"id": "ada", "name": "Mara Quill"}   # the same size
+    assert memory.find_character("Mara Quill") is memory.characters["ada"]
+    memory.loops.append({"id": "x", "description": "Why?", "status": "open"})
+    assert memory.find_loop("why?") is memory.loops[0]
+    memory.loops[0] = {"id": "y", "description": "Why?", "status": "open"}
+    assert memory.find_loop("why?") is memory.loops[0]
