@@ -66,3 +66,16 @@ def test_a_loop_names_someone_in_focus_when_its_words_hold_the_name_anywhere():
                    "recent"]
     assert [e.make().why for e in loop_entries(Memory(loops=loops), Focus.of(10))] == [
         "recent"] * 4
+
+
+def test_in_view_is_focus_has_of_the_name_or_an_alias():
+    from novel_agent.context.relevance import in_view
+    people = [{"id": "mara", "name": "Mara Quill"}, {"id": "tobin", "aliases": ["Keel."]},
+              {"id": "ada", "name": "", "aliases": [None, "The Vane"]}, {"id": "x", "name": None}]
+    for focus in (Focus.of(5, ["mara quill", "keel", "vane"]), Focus.of(5), Focus.of(5, ["x"])):
+        assert [in_view(focus, c) for c in people] == [
+            focus.has(c.get("name", c.get("id"))) or any(focus.has(a) for a in
+                                                         c.get("aliases") or [])
+            for c in people]
+    assert [in_view(Focus.of(5, ["mara quill", "keel", "vane"]), c) for c in people] == [
+        True, True, True, False]

@@ -132,9 +132,15 @@ def _character_item(c: dict[str, Any], score: float, rank: tuple, in_focus: bool
 
 
 def in_view(focus: Focus, character: dict[str, Any]) -> bool:
-    """Whether a character (by name or alias) is in focus."""
-    return focus.has(character.get("name", character.get("id"))) or any(
-        focus.has(a) for a in character.get("aliases") or [])
+    """Whether a character (by name or alias) is in focus (focus.has, each name asked
+    without a call: every character is asked every tick)."""
+    names = focus.names
+    if not names:
+        return False
+    if normalize_name(str(character.get("name", character.get("id")) or "")) in names:
+        return True
+    aliases = character.get("aliases") or ()
+    return any(normalize_name(str(a or "")) in names for a in aliases)
 
 
 def character_line(c: dict[str, Any], state_words: int = 10) -> str:
