@@ -93,3 +93,23 @@ def test_an_index_is_made_again_for_a_dict_that_changed_behind_it():
     assert memory.find_loop("why?") is memory.loops[0]
     memory.loops[0] = {"id": "y", "description": "Why?", "status": "open"}
     assert memory.find_loop("why?") is memory.loops[0]
+
+
+def test_the_loops_a_text_touches_are_those_a_scan_of_every_open_loop_finds():
+    """touched_loops looks only at the loops saying a word of the text: the same loops,
+    in the same order, as touches() over loop_marks of every open loop."""
+    from novel_agent.story.memory import loop_marks, touched_loops, touches
+    rng = random.Random(9)
+    words = ["rajunjun", "halurra", "korralor", "token", "ledger", "quill", "means", "bell",
+             "harbour", "cipher", "lantern"]
+    memory = Memory()
+    for step in range(300):
+        said = " ".join(rng.sample(words, rng.randint(2, 5)))
+        if rng.random() < 0.7:
+            open_loop(memory, f"what the {said} is", tick=step)
+        elif memory.loops:
+            resolve_loop(memory, rng.choice(memory.loops)["description"], tick=step)
+        text = " ".join(rng.sample(words, rng.randint(1, 4))).title()
+        marks = loop_marks(memory.open_loops())
+        expected = [l for l in memory.open_loops() if touches(text, marks[str(l.get("id"))])]
+        assert touched_loops(memory, text) == expected

@@ -38,7 +38,7 @@ from novel_agent.index.search import (
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook, entry_text
-from novel_agent.story.memory import Memory, loop_marks, touches
+from novel_agent.story.memory import Memory, touched_loops
 from novel_agent.story.scenes import scene_key
 from novel_agent.text.names import normalize_name
 
@@ -59,11 +59,8 @@ def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
             loop = memory.find_loop(call.name) or memory.find_loop(call.target)
             if loop is not None:
                 found[str(loop.get("id"))] = loop
-    said = f"{plan.title} {plan.intention}"
-    marks = loop_marks(memory.open_loops())
-    for loop in memory.open_loops():
-        if touches(said, marks[str(loop.get("id"))]):
-            found.setdefault(str(loop.get("id")), loop)
+    for loop in touched_loops(memory, f"{plan.title} {plan.intention}"):
+        found.setdefault(str(loop.get("id")), loop)
     return list(found.values())
 
 

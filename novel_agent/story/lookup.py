@@ -15,13 +15,22 @@ the first match in the dict's (the list's) order.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
 from novel_agent.text.names import normalize_name
 
 KEPT = 16      # indexes kept (the last dicts and lists asked about)
+LOOP_WORD = re.compile(r"[a-z]{5,}")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def loop_words(description: str) -> frozenset[str]:
+    """A loop description's words of 5+ letters (asked again for every loop every tick)."""
+    return frozenset(LOOP_WORD.findall(description.lower()))
 
 
 def names_of(entity: dict[str, Any]) -> set[str]:
@@ -93,19 +102,23 @@ class EntityIndex:
 
 
 class LoopIndex:
-    """The loops of one list by id and by description (lowercased, stripped)."""
+    """The loops of one list by id, by description (lowercased, stripped) and by each
+    word of it (loop_words)."""
 
     def __init__(self, loops: list[dict[str, Any]]):
         self.loops = loops
         self.size = 0
         self.ids: dict[str, list[int]] = {}
         self.said: dict[str, list[int]] = {}
+        self.words: dict[str, list[int]] = {}
         self.grow()
 
     def grow(self) -> None:
         for n in range(self.size, len(self.loops)):
             _add(self.ids, str(self.loops[n].get("id")), n)
             _add(self.said, _said(self.loops[n]), n)
+            for word in loop_words(str(self.loops[n].get("description", ""))):
+                self.words.setdefault(word, []).append(n)
         self.size = len(self.loops)
         self.last = self.loops[-1] if self.loops else None
 
@@ -119,6 +132,23 @@ class LoopIndex:
         """The loops with any of these ids, in order."""
         found = sorted({n for i in ids for n in self.ids.get(i, [])})
         return [self.loops[n] for n in found if self.loops[n].get("id") in ids]
+
+    def open_with(self, word: str, enough: int) -> int:
+        """How many open loops say `word`, counted up to `enough`."""
+        found = 0
+        for n in self.words.get(word, []):
+            loop = self.loops[n]
+            if loop.get("status", "open") == "open" and \
+                    word in loop_words(str(loop.get("description", ""))):
+                found += 1
+                if found >= enough:
+                    break
+        return found
+
+    def open_saying_any(self, words: frozenset[str]) -> list[dict[str, Any]]:
+        """The open loops whose description says any of `words`, in order."""
+        found = sorted({n for w in words for n in self.words.get(w, [])})
+        return [self.loops[n] for n in found if self.loops[n].get("status", "open") == "open"]
 
     def saying(self, lowered: str) -> list[dict[str, Any]]:
         """The loops whose description (lowercased, stripped) is `lowered`, in order."""

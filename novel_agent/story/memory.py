@@ -22,7 +22,8 @@ import yaml
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
-from novel_agent.story.lookup import entity_index, learned, loop_index, names_of
+from novel_agent.story.lookup import LOOP_WORD, entity_index, learned, loop_index, names_of
+from novel_agent.story.lookup import loop_words as _loop_words
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
 
@@ -92,7 +93,6 @@ class Memory:
         return _match_loop(self.loops, ref, open_only=True) or _match_loop(self.loops, ref)
 
 
-LOOP_WORD = re.compile(r"[a-z]{5,}")
 SHARED_BY = 2      # a word more open loops than this share does not tell them apart
 
 
@@ -117,10 +117,19 @@ def _marks(loops: tuple[tuple[str, str], ...]) -> tuple[tuple[str, frozenset[str
                  for key, words in said)
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _loop_words(description: str) -> frozenset[str]:
-    """A loop description's words of 5+ letters (asked again for every loop every tick)."""
-    return frozenset(LOOP_WORD.findall(description.lower()))
+def touched_loops(memory: Memory, text: str) -> list[dict[str, Any]]:
+    """The open loops `text` touches (touches, with loop_marks of the open loops), in
+    order: only the loops that say a word of `text` are looked at, and a word's share
+    of the open loops counted only as far as telling whether it marks one."""
+    said = _text_words(text)
+    index = loop_index(memory.loops)
+    out = []
+    for loop in index.open_saying_any(said):
+        words = _loop_words(str(loop.get("description", "")))
+        marks = {w for w in words if index.open_with(w, SHARED_BY + 1) <= SHARED_BY}
+        if marks and len(marks & said) >= min(2, len(marks)):
+            out.append(loop)
+    return out
 
 
 def touches(text: str, marks: frozenset[str] | set[str]) -> bool:

@@ -12,10 +12,9 @@ from novel_agent.story.memory import (
     add_fact,
     add_relationship,
     find_person,
-    loop_marks,
     open_loop,
     resolve_loop,
-    touches,
+    touched_loops,
     upsert_character,
 )
 from novel_agent.text.cleanup import sentences
@@ -88,11 +87,11 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if a is not None and b is not None and a is not b:
             add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
             changes.append(f"relationship: {a['name']} & {b['name']}")
-    summary = " ".join(extraction.summary)
-    marks = loop_marks(memory.open_loops())
-    for loop in memory.open_loops():      # touched: the summary says what tells it apart
-        if tick not in loop.setdefault("scenes", []) and touches(summary, marks[str(loop.get("id"))]):
-            loop["scenes"].append(tick)
+    for loop in memory.open_loops():      # (a loop's file always says its scenes)
+        loop.setdefault("scenes", [])
+    for loop in touched_loops(memory, " ".join(extraction.summary)):   # touched: the summary
+        if tick not in loop["scenes"]:                                 # says what tells it
+            loop["scenes"].append(tick)                                # apart
     return changes
 
 
