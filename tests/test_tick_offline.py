@@ -135,3 +135,24 @@ def test_project_template_overrides_the_packaged_one(project):
     messages = model.calls("writer")[0].messages
     assert messages[0] == {"role": "system", "content": "Write like a sailor."}
     assert messages[1]["content"] == "Scene 1, please."
+
+
+def test_a_session_freezes_what_outlives_its_ticks_from_the_second_on(project):
+    """Python's full collections walk every tracked object: memory's parse cache and the
+    indexes grow with the book, so a session of many ticks freezes what outlives them
+    (after a collection, so no garbage is frozen) from its second tick on, every
+    FREEZE_EVERY, and leaves it to the collector again when it closes; a command that
+    lands one tick pays nothing."""
+    import gc
+
+    from novel_agent.models.offline import OfflineModel
+    from novel_agent.tick.pipeline import tick
+    from novel_agent.tick.session import Session
+    gc.unfreeze()
+    with Session.open(project, project.config(),
+                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+        tick(session)
+        assert gc.get_freeze_count() == 0
+        tick(session)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

@@ -456,6 +456,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         made = [doc.path for doc in summary.made if doc.path] if summary else []
         session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
         session.flush(sync=False)
+        session.landed()
     except (OSError, sqlite3.Error, NovelError) as exc:
         raise CommittedError(f"tick {draft.tick} is committed "
                              f"(scenes/{session.project.scene_path(draft.tick).name}); what "

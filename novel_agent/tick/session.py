@@ -18,7 +18,8 @@ a tick needs are made in exactly one place:
 - the index, brought in step with the files when the session opens (a
   missing, garbage or stale index.db is healed and said in one line), again
   before each tick, and after each commit for the files it wrote (`sync_index`);
-- the clocks (`now` for timestamps written to files, `clock` for durations).
+- the clocks (`now` for timestamps written to files, `clock` for durations);
+- Python's cyclic garbage collector kept off what outlives the ticks (`landed`).
 
 `flush()` writes the buffered counts and usage rows (to the index and to
 `.novel/usage.jsonl`, see index/ledger.py; the pipeline calls it after every tick,
@@ -28,6 +29,7 @@ failed ones included); `close()` flushes, closes the index and stops the model
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -53,6 +55,12 @@ from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
 
 ModelFactory = Callable[[StorySource], ChatModel]
+# Ticks between two full collections of Python's garbage, each followed by gc.freeze():
+# a full collection walks every object the collector tracks, and memory's parse cache,
+# the indexes and the counts grow with the book (at tick 600 of a stress run one cost
+# more than the rest of a tick); frozen, what outlives ticks is walked once per
+# FREEZE_EVERY ticks, not at every full collection the tick's own objects bring about.
+FREEZE_EVERY = 50
 
 
 
@@ -85,6 +93,8 @@ class Session:
         self.docs = DocCache()
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
+        self._landed = 0
+        self._frozen = False
 
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
@@ -141,6 +151,16 @@ class Session:
             self._kept.clear()
         return report
 
+    def landed(self) -> None:
+        """A tick has landed: after the second (a command that lands one pays nothing) and
+        every FREEZE_EVERY after it, collect the garbage and freeze what is left (see
+        FREEZE_EVERY); close() unfreezes it."""
+        self._landed += 1
+        if self._landed % FREEZE_EVERY == 2 % FREEZE_EVERY:
+            gc.collect()
+            gc.freeze()
+            self._frozen = True
+
     def remembered(self, key: Any, make: Callable[[], Any]) -> Any:
         """What `make()` gave for `key`, made once: the newest key of its kind (`key[0]`)
         is kept, the one before forgotten."""
@@ -171,10 +191,13 @@ class Session:
             record(self.project, self.index, rows)
 
     def close(self) -> None:
-        """Flush, close the index and stop the model (a local server with it)."""
+        """Flush, close the index and stop the model (a local server with it); what
+        `landed` froze is left to the collector again."""
         try:
             self.flush()
         finally:
+            if self._frozen:
+                gc.unfreeze()
             if self.index is not None:
                 index, self.index = self.index, None
                 index.db.close()     # flushed above
