@@ -246,7 +246,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         budget = session.budget("extractor")
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
                                          max_tokens=budget.max_output,
-                                         room=room_in(session, budget))
+                                         room=room_in(session, budget),
+                                         knowledge=session.knowledge)
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
             raise
@@ -526,7 +527,8 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     budget = session.budget("extractor")
     extraction, extracted = extract.run(session.model, built.messages,
                                         max_tokens=budget.max_output,
-                                        room=room_in(session, budget))
+                                        room=room_in(session, budget),
+                                        knowledge=session.knowledge)
     return prose, extraction, [wrote, extracted]
 
 

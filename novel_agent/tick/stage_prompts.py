@@ -164,7 +164,8 @@ def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan,
                     tick: int) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
-                                  shares=session.config.context.extractor_shares)
+                                  shares=session.config.context.extractor_shares,
+                                  knowledge=session.knowledge)
     return fit_briefing(session, briefing, tick)
 
 
