@@ -132,3 +132,26 @@ def test_an_embedded_models_extractor_is_not_asked_for_the_audits_keys(project):
     assert "present" not in prompt and "knows" not in prompt
     assert not {"present", "where", "knows", "status", "clock"} & set(schema)
     assert {"summary", "characters", "loops_opened"} <= set(schema)
+
+
+def test_a_plan_keeps_no_sentence_copied_from_the_planners_instructions(project):
+    """The 1.5B planning scene 1 wrote the first-scene instruction into its intention."""
+    copied = ("Edda finds a drowned stranger carrying a map of her own lighthouse. In it the "
+              "premise's first event happens, as the premise tells it (who finds what, and "
+              "where), and its intention says so.")
+    first = {"title": "The Map", "intention": copied, "pov": "Mara Quill",
+             "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+    model = ScriptedModel().add("planner", first)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert result.plan.intention == ("Edda finds a drowned stranger carrying a map of her own "
+                                     "lighthouse.")
+    assert any("copied its instructions" in w for w in result.warnings)
+    writer = model.calls("writer")[0].messages[-1]["content"]
+    assert "who finds what" not in writer and "a map of her own lighthouse" in writer
+
+
+def test_an_intention_that_is_all_copy_stays_whole():
+    p = Plan(title="T", intention="Introduce the protagonist and the world, and create them "
+             "with tools.", pov="Edda Lorn", location="Skerry Light")
+    assert plan.own_words(p, "introduce the protagonist and the world, and create them "
+                          "with tools.") == (p, "")

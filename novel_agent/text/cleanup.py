@@ -16,6 +16,7 @@ Pure functions of their arguments.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -159,14 +160,31 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
             copies += 1
         elif near:
             said = sentences(paragraph)
-            own = [t for t in said if len(t.split()) < NEAR_SENTENCE_WORDS
-                   or not _copied(_trigrams(t), runs, NEAR_SENTENCE_SHARE)]
+            own = [t for t in said if not _copied_sentence(t, runs)]
             copies += len(said) - len(own)
             kept += [" ".join(own)] if own else []
         else:
             kept.append(paragraph)
         runs |= grams
     return "\n\n".join(kept).strip(), copies
+
+
+def copied_sentences(said: Sequence[str], source: str) -> list[str]:
+    """The sentences of `said` that are near-copies of `source`: NEAR_SENTENCE_WORDS words
+    or more, NEAR_SENTENCE_SHARE of whose three-word runs are in it.
+
+    >>> copied_sentences(["She plans the scene.", "Introduce the protagonist and the world, "
+    ...                   "and create them with tools."], "... introduce the protagonist and "
+    ...                  "the world, and create them with tools.")
+    ['Introduce the protagonist and the world, and create them with tools.']
+    """
+    runs = _trigrams(source)
+    return [t for t in said if _copied_sentence(t, runs)]
+
+
+def _copied_sentence(sentence: str, runs: set[tuple[str, ...]]) -> bool:
+    return (len(sentence.split()) >= NEAR_SENTENCE_WORDS
+            and _copied(_trigrams(sentence), runs, NEAR_SENTENCE_SHARE))
 
 
 def _copied(grams: set[tuple[str, ...]], runs: set[tuple[str, ...]], share: float) -> bool:

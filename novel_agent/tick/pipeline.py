@@ -183,6 +183,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
+    d.plan, warning = plan_stage.own_words(d.plan, d.built["planner"].instructions)
+    d.warnings += [warning] if warning else []
     d.plan = plan_stage.name_heads(d.plan, check)
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])

@@ -11,7 +11,7 @@ fitted to the session's budget for the stage, reported, ready to log.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.context.briefing import Briefing, propose_briefing
@@ -49,6 +49,9 @@ class Built:
     messages: list[dict[str, str]]
     report: dict[str, Any]
     state: dict[str, Any]
+    # What the stage's template says whatever the story: the prompt with no sections (the
+    # planner drops a sentence of its intention copied from these words).
+    instructions: str = ""
 
 
 def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int], Proposal],
@@ -62,7 +65,9 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     previous, warning = previous_messages(session.project, tick, stage) if compare else (None, "")
     report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
-    return Built(stage, fitted.messages, report, fitted.state)
+    bare = render(replace(fitted.context, sections=()))
+    return Built(stage, fitted.messages, report, fitted.state,
+                 "\n".join(m["content"] for m in bare))
 
 
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
