@@ -8,7 +8,7 @@ from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
-from novel_agent.models.base import Completion
+from novel_agent.models.base import WORDS, Completion
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages import write
 
@@ -124,6 +124,18 @@ def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothin
         run_ticks(project, 1, model, offline_seed=0)
     assert len(model.calls("writer")) == 2
     assert snapshot(project.root) == before
+
+
+def test_a_scene_stopped_past_its_words_is_cut_at_a_sentence_within_them():
+    """A streaming model stops reading once the answer passes max_words: the writer asks
+    for that, and cuts what came at its last sentence within them, no mid-sentence note."""
+    stopped = SENTENCE * 36 + "Mara climbed the stair and"        # 401 words, then stopped
+    model = ScriptedModel().add("writer", Completion(text=stopped, finish_reason=WORDS))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, max_words=400)
+    assert model.calls("writer")[0].max_words == 400
+    assert prose == (SENTENCE * 36).strip()
+    assert call.warning == ("the writer went on past generation.scene_max_words (400): "
+                            "stopped there and cut at its last sentence within them")
 
 
 def test_the_writer_asks_for_prose_under_its_grammar_and_stops():

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
-from novel_agent.models.base import ChatModel, Completion, Request
+from novel_agent.models.base import WORDS, ChatModel, Completion, Request
 from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied, prompt_words
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
@@ -130,7 +130,7 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-          room: Room | None) -> Completion | None:
+          room: Room | None, max_words: int) -> Completion | None:
     """The scene asked for once more, told not to copy (None without room for it)."""
     again = [*messages[:-1], {"role": messages[-1]["role"],
                               "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
@@ -138,7 +138,7 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     if left < MIN_CONTINUATION:
         return None
     more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
-                                  grammar=PROSE_GRAMMAR, stop=STOP))
+                                  grammar=PROSE_GRAMMAR, stop=STOP, max_words=max_words))
     call.note(more)
     return more
 
@@ -156,11 +156,12 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
     at a sentence within them (`call.warning` says what was done)."""
     prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
-    _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP)
+    _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
+                       max_words=max_words)
     answer = _continue(model, messages, call, max_tokens, min_words, room)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
     if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
-        more = _anew(model, messages, call, max_tokens, room)
+        more = _anew(model, messages, call, max_tokens, room, max_words)
         if more is not None:
             call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                         "once more not to")
@@ -175,6 +176,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         call.warn(f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
     prose = draft.text
+    stopped = call.completions[-1].finish_reason == WORDS
     if draft.cut_off:
         prose = trim_to_sentence(prose)
         tries = draft.calls
@@ -182,7 +184,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         call.warn(f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
                     "trimmed to its last complete sentence (the limit follows "
                     "generation.scene_max_words, or set llm.writer_max_tokens)")
-    elif prose and not _ENDS_SENTENCE.search(prose.rstrip()):
+    elif prose and not _ENDS_SENTENCE.search(prose.rstrip()) and not stopped:
         try:                  # stopped, not cut off, in mid-sentence ("When he spoke again,")
             prose = trim_to_sentence(prose)
             call.warn("the writer's answer stopped in mid-sentence: trimmed to its last "
@@ -193,6 +195,13 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
         prose = cut.text
-        call.warn(f"the scene had {words} words: cut at its last sentence within "
-                    f"generation.scene_max_words ({max_words})")
+        call.warn(f"the writer went on past generation.scene_max_words ({max_words}): "
+                  "stopped there and cut at its last sentence within them" if stopped else
+                  f"the scene had {words} words: cut at its last sentence within "
+                  f"generation.scene_max_words ({max_words})")
+    elif stopped and prose and not _ENDS_SENTENCE.search(prose.rstrip()):
+        try:                  # copies taken out left it under max_words, in mid-sentence
+            prose = trim_to_sentence(prose)
+        except ModelResponseError:
+            pass
     return prose, call
