@@ -214,3 +214,17 @@ def test_a_local_models_sentence_written_again_goes_from_a_paragraph_of_its_own(
     assert "loved one died" not in prose and prose.count("Mara climbed") == 12
     assert prose.count("paraffin") == 12
     assert call.warning == "1 passage copied from the prompt or an earlier scene taken out"
+
+
+def test_a_local_models_words_run_together_are_split_again():
+    """DRY kept the demo's 1.5B from writing scene 1's "on this island" and "ring true"
+    again: it wrote "onthis" and "ringtrue". Split where the prompt has the two words."""
+    earlier = "Nothing on this island would ring true to her. The lighthouse stood alone."
+    answer = f"{SENTENCE * 12}Her story did not ringtrue onthis island, by the lighthouse."
+    local = ScriptedModel().add("writer", Completion(text=answer, near_copies=True))
+    prose, call = write.run(local, MESSAGES, max_tokens=700, min_words=100, earlier=earlier)
+    assert prose.endswith("Her story did not ring true on this island, by the lighthouse.")
+    assert call.warning == "words run together split again: ringtrue, onthis"
+    other = ScriptedModel().add("writer", Completion(text=answer))
+    assert "ringtrue onthis" in write.run(other, MESSAGES, max_tokens=700, min_words=100,
+                                          earlier=earlier)[0]

@@ -191,6 +191,40 @@ def _copied(grams: set[tuple[str, ...]], runs: set[tuple[str, ...]], share: floa
     return bool(grams) and len(grams & runs) >= share * len(grams)
 
 
+_GLUED = re.compile(r"\b[A-Za-z]?[a-z]{4,}\b")
+
+
+def unglue(text: str, source: str) -> tuple[str, list[str]]:
+    """`text` with its words run together split again, and which: a word found nowhere
+    in `source` (the prompt and the last scenes) nor elsewhere in `text`, that two words
+    of `source` make when they stand side by side there. A small local model under
+    llama.cpp's DRY penalty, kept from saying "on this island" a second time, writes
+    "onthis island"; "lighthouse" is left alone when `source` or `text` has it.
+
+    >>> unglue("It did not ringtrue onthis island.", "it did ring true on this rock")
+    ('It did not ring true on this island.', ['ringtrue', 'onthis'])
+    """
+    known = set(_WORDS.findall(source.casefold()))
+    pairs = {f"{a} {b}" for a, b in re.findall(r"(?=\b([a-z]+)\s+([a-z]+)\b)", source.casefold())}
+    counts: dict[str, int] = {}
+    for word in _WORDS.findall(text.casefold()):
+        counts[word] = counts.get(word, 0) + 1
+    fixed: list[str] = []
+
+    def split(match: re.Match[str]) -> str:
+        word = match.group(0)
+        bare = word.casefold()
+        if bare in known or counts.get(bare, 0) > 1:
+            return word
+        for i in range(2, len(word) - 1):
+            if f"{bare[:i]} {bare[i:]}" in pairs:
+                fixed.append(word)
+                return f"{word[:i]} {word[i:]}"
+        return word
+
+    return _GLUED.sub(split, text), fixed
+
+
 class Cut(NamedTuple):
     """What `cut_to_sentence` returns: the text, and whether it ends mid-sentence."""
 

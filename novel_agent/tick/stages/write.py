@@ -10,7 +10,9 @@ scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
 (text.cleanup.clean_scaffolding), and so are paragraphs it copied, word for word or
 nearly, from its prompt or the recent scenes, or said twice (text.cleanup.drop_copied:
-small models write the last scene's ending, or its exchange of lines, again).
+small models write the last scene's ending, or its exchange of lines, again). A local
+model's words run together ("onthis island": DRY kept it from saying "on this island"
+again) are split where the prompt has the two words side by side (text.cleanup.unglue).
 
 On a local model the prose is generated under PROSE_GRAMMAR, so the prompt's
 scaffolding (a "Title:" line, a planner's note, a list) cannot be written at all; on
@@ -26,7 +28,13 @@ from typing import NamedTuple
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
 from novel_agent.models.base import WORDS, ChatModel, Completion, Request
-from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied, prompt_words
+from novel_agent.text.cleanup import (
+    clean_scaffolding,
+    cut_to_sentence,
+    drop_copied,
+    prompt_words,
+    unglue,
+)
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
 # providers ignore it): paragraphs of prose separated by one blank line, each opening
@@ -115,6 +123,7 @@ class Draft(NamedTuple):
     cut_off: bool
     calls: int
     dropped: int = 0       # words of the prompt's scaffolding and copies taken out
+    unglued: tuple[str, ...] = ()   # words run together, split again (text.cleanup.unglue)
 
     def mostly_junk(self) -> bool:
         """Whether scaffolding and copies were most of the answer."""
@@ -126,7 +135,9 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
     cleaned = clean_scaffolding(answer, title)
     text, copied = drop_copied(cleaned, prompt, near=completion.near_copies)
     dropped = prompt_words(answer) + len(cleaned.split()) - len(text.split())
-    return Draft(text, copied, completion.finish_reason == "length", calls, dropped)
+    text, unglued = unglue(text, prompt) if completion.near_copies else (text, [])
+    return Draft(text, copied, completion.finish_reason == "length", calls, dropped,
+                 tuple(unglued))
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
@@ -175,6 +186,9 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     if draft.copied:
         call.warn(f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
+    if draft.unglued:
+        call.warn(f"words run together split again: {', '.join(draft.unglued[:4])}"
+                  + (f" and {len(draft.unglued) - 4} more" if len(draft.unglued) > 4 else ""))
     prose = draft.text
     stopped = call.completions[-1].finish_reason == WORDS
     if draft.cut_off:
