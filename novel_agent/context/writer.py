@@ -275,8 +275,8 @@ def reach_back(recent: RecentSelection, ends: Sequence[int], limit: int) -> Rece
     scene to it, so tier 3 and the tiers tell every scene once (by at most `limit` scenes
     past where the hysteresis starts them; the state carried on says where they begin).
 
-    Tier 3 then moves once per checkpoint interval, at the tick after a checkpoint's
-    last scene is written -- not whenever tier 2 compacts past a checkpoint -- and the
+    Tier 3 then moves once per checkpoint interval, once the first scene after a
+    checkpoint is written -- not whenever tier 2 compacts past a checkpoint -- and the
     recent tiers only grow between its moves: everything before them stays put.
 
     >>> r = reach_back(RecentSelection([28, 29], [26, 27], {}), [10, 20], 30)
