@@ -63,6 +63,7 @@ WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent
 # settled block before the brief is known.
 BRIEF_TOKENS = 300
 SETTLED_TITLE = "Earlier, about these people and places"
+RETRIEVED_TITLE = "Earlier scenes that matter now"
 RECENT = ("recent_summaries", "recent_full")
 
 
@@ -203,9 +204,9 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
             if s.text and s.name not in ("tools", "intention", "steer"))
         room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
                 - expected - caps["retrieved"])
-        settled = _chosen(Pool("settled", SETTLED_TITLE, tuple(settled_items), 0,
-                               min_items=1), room if level < 3 else 0,
-                          0 if level < 3 else level, counter, notes)
+        settled = _facts_first(settled_items, room if level < 3 else 0,
+                               0 if level < 3 else level, counter, notes, 1,
+                               ("settled", SETTLED_TITLE))
     shown = {p.key for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
                      settled)
@@ -248,15 +249,17 @@ def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
 
 
 def _facts_first(items: Sequence[Item], cap: int, level: int, counter: TokenCounter,
-                 notes: list[ItemNote], least: int) -> list[Piece]:
-    """The per-scene retrieval within `cap`: its facts first (short and exact: what this
-    scene's people did and saw there), then its scenes in the room left, in layout order."""
-    title = "Earlier scenes that matter now"
+                 notes: list[ItemNote], least: int,
+                 section: tuple[str, str] = ("retrieved", RETRIEVED_TITLE)) -> list[Piece]:
+    """Retrieved items within `cap`: the facts first (short and exact: what these people
+    did and saw, and where), then the scenes in the room left, in layout order; at least
+    `least` items whatever the cap."""
+    name, title = section
     facts = tuple(i for i in items if i.key.startswith("fact:"))
-    taken, fact_notes, used = choose(Pool("retrieved", title, facts, 0, min_items=least),
+    taken, fact_notes, used = choose(Pool(name, title, facts, 0, min_items=least),
                                      cap, level, counter.count)
     scenes = tuple(i for i in items if not i.key.startswith("fact:"))
-    more, scene_notes, _ = choose(Pool("retrieved", title, scenes, 0,
+    more, scene_notes, _ = choose(Pool(name, title, scenes, 0,
                                        min_items=int(least > len(taken))),
                                   max(0, cap - used), level, counter.count)
     notes += fact_notes + scene_notes
@@ -393,7 +396,7 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),
                 items=tuple(scene_key(s.tick) for s in full)),
-        Section("retrieved", "Earlier scenes that matter now", _retrieved_text(retrieved),
+        Section("retrieved", RETRIEVED_TITLE, _retrieved_text(retrieved),
                 items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),
                 items=tuple(p.key for p in lore)),
