@@ -299,8 +299,9 @@ def reach_back(recent: RecentSelection, ends: Sequence[int], limit: int) -> Rece
     full = [t for t in recent.full if t >= start] or [newest]
     state = {**recent.state, "tier1_start": full[0], "tier2_start": start} if recent.state \
         else recent.state
+    events = [e for e in recent.events if not e.startswith("tier 2")]   # it runs from `end`
     return replace(recent, full=full, summarized=list(range(start, full[0])), state=state,
-                   tier3_end=end)
+                   events=events, tier3_end=end)
 
 
 def recent_form(scene: Scene, lined: Collection[int]) -> str:
