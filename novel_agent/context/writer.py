@@ -207,7 +207,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
         settled = _facts_first(settled_items, room if level < 3 else 0,
                                0 if level < 3 else level, counter, notes, 1,
                                ("settled", SETTLED_TITLE))
-    shown = {p.key for p in settled}
+    shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
                      settled)
     cap = caps["retrieved"]
@@ -219,7 +219,10 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
         growing = max(0, expected - grown) // 2 if any(
             not n.included for n in notes if n.section == "settled") else 0
         cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS - growing)
-    pool = [i for i in retrieved_items if _fact_tick(i.key) not in full and i.key not in shown]
+    # a fact the settled block shows that this scene's POV does not know comes again,
+    # marked as such (retrieval's form for it differs from the plain one shown there)
+    pool = [i for i in retrieved_items if _fact_tick(i.key) not in full
+            and (i.key not in shown or i.key.startswith("fact:") and i.forms[0] != shown[i.key])]
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined, settled),
