@@ -29,7 +29,14 @@ from novel_agent.context.writer import (
     propose_writer,
     reach_limit,
 )
-from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
+from novel_agent.index.recall import (
+    WriterRecall,
+    lore_items,
+    planner_facts,
+    recall_probe,
+    relevant_facts,
+    settled_items,
+)
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
@@ -150,6 +157,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
                           tier3=tier3, tier3_ends=tier3_ends, lore=fired,
                           retrieved=retrieval or (),
+                          settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
@@ -163,6 +171,16 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                              flatten(built.messages), [key_tick(k) for k in full])
         built.report["recall"] = probe.to_dict()
     return built
+
+
+def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]], list[Item]]:
+    """The writer's settled block as a function of where tier 3 ends and the scenes just
+    before it (none without an index)."""
+    index = session.index
+    if index is None:
+        return lambda upto, window: []
+    return lambda upto, window: settled_items(index, memory, window, upto,
+                                              session.config.context.relevance)
 
 
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
