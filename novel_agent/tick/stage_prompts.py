@@ -84,8 +84,8 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
                   anchor: int) -> list[Item]:
     """The facts about who and what the last scenes up to the settled tick `anchor` are
     about (`history`: the scenes up to it), chosen as of that tick: they stay put until
-    the next one, so a prompt cache reuses them (the planner's "What is known", the
-    writer's too)."""
+    the next one, so a prompt cache reuses them (the planner's "What is known"; the
+    writer's settled block is chosen in index/recall.py, as of where its tier 3 ends)."""
     if session.index is None:
         return []
     count = session.config.generation.recent_scenes_count
