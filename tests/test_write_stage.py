@@ -228,3 +228,20 @@ def test_a_local_models_words_run_together_are_split_again():
     other = ScriptedModel().add("writer", Completion(text=answer))
     assert "ringtrue onthis" in write.run(other, MESSAGES, max_tokens=700, min_words=100,
                                           earlier=earlier)[0]
+
+
+def test_a_scene_asked_for_again_that_stops_short_is_continued():
+    """The demo's scene 2: asked once more not to copy, the 1.5B stopped at 171 words in
+    mid-sentence; that answer goes on like a first one, to its scene_min_words."""
+    copy = f"{NEAR}\n\n{NEAR}"
+    short = SENTENCE * 8 + "Mr. Smith wrote several pages in a"
+    rest = " neat hand. " + OTHER * 12
+    model = (ScriptedModel().add("writer", Completion(text=copy, near_copies=True))
+             .add("writer", Completion(text=short, near_copies=True))
+             .add("writer", Completion(text=rest, near_copies=True)))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=150, earlier=SCENE_1)
+    asked, again, more = model.calls("writer")
+    assert more.messages[-2] == {"role": "assistant", "content": short}
+    assert more.messages[-1]["content"] == write.CONTINUE
+    assert more.messages[0]["content"].endswith(write.ANEW)
+    assert "Mr. Smith wrote several pages in a neat hand." in prose and len(prose.split()) > 150

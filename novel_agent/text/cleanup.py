@@ -117,8 +117,10 @@ COPIED_MIN_WORDS = 10     # a paragraph this long found word for word in the pro
 NEAR_MIN_WORDS = 6        # a paragraph this long, mostly made of the prompt's word runs, too
 NEAR_SHARE = 0.6          # of its three-word runs found in the prompt (or said above it)
 NEAR_SENTENCE_WORDS = 8   # in a paragraph of its own, a sentence this long is a copy
-NEAR_SENTENCE_SHARE = 0.65  # when this share of its three-word runs is found already (the
-#   demo's own sentences scored up to 0.44, the one it wrote a third time 0.70)
+NEAR_SENTENCE_SHARE = 0.5  # when this share of its three-word runs is found already (the
+#   demo's own sentences scored up to 0.44, the one it wrote a third time 0.70; the
+#   paraphrased retellings of five later demos' scenes 0.53-0.62: "With trembling hands, Edda
+#   inserts the map into her pocket once more", "There were no windows or doors leading out")
 # Measured on the demo's scenes (1.5B): its own paragraphs score 0.00-0.18 against the
 # writer's prompt; those it wrote again from an earlier scene 0.61-1.00 ("He wore a
 # trenchcoat with a cap and held a long knife in hand", the "Who are you?" exchange).

@@ -87,10 +87,10 @@ def trim_to_sentence(text: str) -> str:
     return cut.text
 
 
-def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
+def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall, answer: str,
               max_tokens: int, min_words: int, room: Room | None) -> str:
-    """Ask for more while the last answer was cut off under `min_words`; the pieces
-    joined as sent. Each request must fit the window with its answer (`room`): the
+    """Ask for more while `answer` (the last one, to `messages`) was cut off under
+    `min_words`; the pieces joined as sent. Each request must fit the window with its answer (`room`): the
     draft so far makes it longer, so its answer may be shorter, and none is sent
     without MIN_CONTINUATION."""
     def cut_off(text: str) -> bool:       # by the limit, or stopped in mid-sentence
@@ -109,7 +109,7 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
             stop=STOP)))
         return call.completions[-1].text
 
-    return continued("".join(c.text for c in call.completions), cut_off, more,
+    return continued(answer, cut_off, more,
                      MAX_CONTINUATIONS)[0]
 
 
@@ -141,8 +141,9 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-          room: Room | None, max_words: int) -> Completion | None:
-    """The scene asked for once more, told not to copy (None without room for it)."""
+          min_words: int, room: Room | None, max_words: int) -> str | None:
+    """The scene asked for once more, told not to copy, and continued like the first
+    answer if it stops short (None without room for it)."""
     again = [*messages[:-1], {"role": messages[-1]["role"],
                               "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
     left = min(max_tokens, room(again)) if room else max_tokens
@@ -151,7 +152,7 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
                                   grammar=PROSE_GRAMMAR, stop=STOP, max_words=max_words))
     call.note(more)
-    return more
+    return _continue(model, again, call, more.text, max_tokens, min_words, room)
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -169,14 +170,17 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
     _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
                        max_words=max_words)
-    answer = _continue(model, messages, call, max_tokens, min_words, room)
+    answer = _continue(model, messages, call, call.completions[-1].text, max_tokens, min_words,
+                       room)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
     if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
-        more = _anew(model, messages, call, max_tokens, room, max_words)
+        first = len(call.completions)
+        more = _anew(model, messages, call, max_tokens, min_words, room, max_words)
         if more is not None:
             call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                         "once more not to")
-            fresh = _draft(more.text, more, 1, prompt, title)
+            fresh = _draft(more, call.completions[-1], len(call.completions) - first, prompt,
+                           title)
             draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
     if draft.mostly_junk():
         raise ModelResponseError(
