@@ -74,6 +74,8 @@ class FakeOpenAIServer:
         self.embedding_dim = embedding_dim
         self.embedding_fn = embedding_fn     # text -> vector; default: from the text's hash
         self.requests: list[dict[str, Any]] = []
+        self.streams_ended = threading.Semaphore(0)   # released as each stream ends
+        self.streams_abandoned = 0                    # by a client that left mid-stream
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -163,7 +165,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             super().handle()
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test)
+            self.fake.streams_abandoned += 1   # the client gave up (a timeout test)
+            self.fake.streams_ended.release()
 
     def _headers(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
@@ -250,6 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._event({**base, "choices": [], "usage": answer["usage"]})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+        self.fake.streams_ended.release()
 
     def _event(self, data: dict[str, Any]) -> None:
         self.wfile.write(b"data: " + json.dumps(data).encode("utf-8") + b"\n\n")

@@ -33,7 +33,7 @@ def test_context_report_as_table_and_json_changes_nothing(project, snapshot):
     assert report["tokens"] <= report["budget"]
     assert TokenCounter("offline").count_messages(report["messages"]) == report["tokens"]
     names = [s["name"] for s in report["sections"]]
-    assert names == ["instructions", "bible", "tier3", "cast", "recent_summaries",
+    assert names == ["instructions", "bible", "tier3", "cast", "settled", "recent_summaries",
                      "recent_full", "retrieved", "lore", "tools", "intention", "steer"]
     planner = json.loads(invoke("context", "--stage", "planner", "--json"))
     assert planner["stage"] == "planner" and planner["prefix_share"] > 0

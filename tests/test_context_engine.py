@@ -265,3 +265,77 @@ def test_relevant_memory_fills_the_prompt_up_to_the_presets_target_fill(preset, 
     assert fitted.level == 0
     taken = fitted.context.section("retrieved").items
     assert len(taken) > 16 and taken[-1] == "fact:399:x"         # the best, no fixed count
+
+
+def settled_build(scenes, budget, *, state, asked=None, facts=60):
+    """A writer build with checkpoints every 10 scenes, a settled block of `facts` facts
+    about scenes up to where tier 3 ends, and per-scene facts of its own."""
+    last = scenes.count
+
+    def settled(upto, window):
+        if asked is not None:
+            asked.append((upto, tuple(s.tick for s in window)))
+        return [Item(f"fact:{t}:h{n}", (f"- Fact (scene {t}): what scene {t} showed, {n}",),
+                     10.0 - t / 100, (t, True, n)) for t in range(1, upto + 1)
+                for n in range(20)][:facts]
+
+    retrieved = [Item(f"fact:{t}:p{last}", (f"- Fact (scene {t}): for scene {last + 1}, "
+                                            + sf.prose(12, t + last),), 5.0, (t, True))
+                 for t in range(1, 30)]
+    tier3 = lambda room, upto: [Piece(f"checkpoint_{e:03d}", sf.prose(30, e))  # noqa: E731
+                                for e in range(10, (upto or 0) + 1, 10)]
+    config = load_config()
+    inputs = WriterInputs(story=sf.story(), memory=sf.memory(), plan=sf.plan(last + 1),
+                          last_tick=last, scene=scenes, tick=last + 1, state=state,
+                          tier3=tier3, tier3_ends=list(range(10, last, 10)),
+                          retrieved=retrieved, settled=settled)
+    propose = propose_writer(inputs, COUNTER, budget, config.context, config.generation)
+    return fit(propose, lambda c: render_stage(c), COUNTER, budget,
+               config.context.compaction_thresholds)
+
+
+def test_the_settled_block_is_the_same_until_tier3_moves_and_the_tiers_only_grow():
+    """Tier 3 ends at checkpoint 30 from the prompt for scene 32 (scene 31 written) to the
+    one for scene 41: what comes before the recent tiers is byte for byte the same, the
+    settled block is asked for the same tick and scenes, and each prompt's recent tiers
+    hold the previous one's scenes and one more."""
+    state, heads, asked, held = {}, [], [], []
+    for last in range(31, 41):
+        scenes = sf.SyntheticScenes(last, lambda t: 250 + (t * 37) % 200)
+        fitted = settled_build(scenes, 7000, state=state, asked=asked)
+        state = fitted.state
+        text = fitted.messages[-1]["content"]
+        heads.append(text[:text.index("## Earlier scenes (summaries)\n")
+                          if "## Earlier scenes (summaries)\n" in text
+                          else text.index("## The last scenes in full\n")])
+        held.append(fitted.context.section("recent_summaries").items
+                    + fitted.context.section("recent_full").items)
+        assert fitted.context.section("settled").items          # it has items, and room
+    assert len(set(heads)) == 1 and "## Earlier, about these people and places\n" in heads[0]
+    assert {a for a in asked} == {(30, (26, 27, 28, 29, 30))}
+    assert [len(h) for h in held] == list(range(1, 11))
+    assert held[-1][0] == "scene_031" and held[-1][-1] == "scene_040"
+    # the next checkpoint moves all of it at once
+    fitted = settled_build(sf.SyntheticScenes(41, lambda t: 300), 7000, state=state,
+                           asked=asked)
+    assert asked[-1] == (40, (36, 37, 38, 39, 40))
+    assert fitted.context.section("tier3").items[-1] == "checkpoint_040"
+
+
+def test_the_per_scene_block_keeps_to_its_share_while_the_settled_block_has_items():
+    """The block chosen for each scene (after the newest scene) takes its share, or the
+    room the rest leaves under the target fill, not more: the settled block, before the
+    recent tiers, has the rest of the room."""
+    budget = 7000
+    config = load_config()
+    share = int(budget * config.context.retrieved_share)
+    target = int(budget * config.context.target_fill)
+    for last in (32, 37, 40):
+        fitted = settled_build(sf.SyntheticScenes(last, lambda t: 480), budget, state={},
+                               facts=400)
+        assert any(not n.included for n in fitted.notes if n.section == "settled")
+        retrieved = fitted.context.section("retrieved")
+        size = COUNTER.count(retrieved.text)
+        assert retrieved.items and size <= max(share, target - (fitted.tokens - size))
+        assert not set(retrieved.items) & set(fitted.context.section("settled").items)
+        assert fitted.context.section("settled").items and fitted.tokens <= budget

@@ -130,11 +130,12 @@ def test_import_then_tick_continues(openai_project, tmp_path):
     assert (openai_project / "scenes" / "scene_010.md").is_file()
     log = json.loads(log_path(Project(openai_project), 10, "writer").read_text())
     prompt = "\n".join(m["content"] for m in log["messages"])
-    tier2, tier1 = (prompt.split("## Earlier scenes")[1].split("## The last scenes")[0],
-                    prompt.split("## The last scenes in full")[1])
-    # the recent tiers reach back to scene 1, so no checkpoint tells their scenes again
-    assert "### Scenes 1–4" not in prompt and "### Scenes 5–8" not in prompt
-    assert "Scene 2 — Chapter 1 (2)\n- Bullet one of scene 1.2." in tier2  # bullets
+    so_far, tier1 = (prompt.split("## The story so far\n")[1].split("\n## ")[0],
+                     prompt.split("## The last scenes in full")[1])
+    # tier 3 tells the scenes up to the last checkpoint before the newest scene, the
+    # recent tiers the rest: each scene once
+    assert "### Scenes 1–4" in so_far and "### Scenes 5–8" in so_far
+    assert "## Earlier scenes (summaries)" not in prompt
     assert "### Scene 9 — Chapter 3 (3)" in tier1 and scenes[-1].body.strip() in tier1
 
 

@@ -111,3 +111,47 @@ def test_two_ticks_with_the_same_planned_title_get_two_titles(project):
     one, two = run_ticks(project, 2, model, offline_seed=0)
     titles = [r.scene_path.read_text().split("title: ", 1)[1].split("\n", 1)[0] for r in (one, two)]
     assert titles == ["The Lighthouse Keeper", "The Sealed Room"]
+
+
+def test_an_embedded_models_extractor_is_not_asked_for_the_audits_keys(project):
+    """A 1.5B fills "present", "where", "knows"... with sentences: on the local provider
+    neither the prompt nor the grammar's schema has them; other providers keep them."""
+    asked = {}
+    for provider in ("offline", "local"):
+        text = project.project_file.read_text().replace("provider: offline",
+                                                        f"provider: {provider}")
+        project.project_file.write_text(text + "context:\n  encoding: o200k_base\n")
+        model = ScriptedModel()
+        run_ticks(project, 1, model, offline_seed=0)
+        (request,) = model.calls("extractor")
+        asked[provider] = (request.messages[0]["content"], request.json_schema["properties"])
+        project.project_file.write_text(text)
+    prompt, schema = asked["offline"]
+    assert '"present", "recalled"' in prompt and {"present", "where", "knows"} <= set(schema)
+    prompt, schema = asked["local"]
+    assert "present" not in prompt and "knows" not in prompt
+    assert not {"present", "where", "knows", "status", "clock"} & set(schema)
+    assert {"summary", "characters", "loops_opened"} <= set(schema)
+
+
+def test_a_plan_keeps_no_sentence_copied_from_the_planners_instructions(project):
+    """The 1.5B planning scene 1 wrote the first-scene instruction into its intention."""
+    copied = ("Edda finds a drowned stranger carrying a map of her own lighthouse. In it the "
+              "premise's first event happens, as the premise tells it (who finds what, and "
+              "where), and its intention says so.")
+    first = {"title": "The Map", "intention": copied, "pov": "Mara Quill",
+             "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}
+    model = ScriptedModel().add("planner", first)
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert result.plan.intention == ("Edda finds a drowned stranger carrying a map of her own "
+                                     "lighthouse.")
+    assert any("copied its instructions" in w for w in result.warnings)
+    writer = model.calls("writer")[0].messages[-1]["content"]
+    assert "who finds what" not in writer and "a map of her own lighthouse" in writer
+
+
+def test_an_intention_that_is_all_copy_stays_whole():
+    p = Plan(title="T", intention="Introduce the protagonist and the world, and create them "
+             "with tools.", pov="Edda Lorn", location="Skerry Light")
+    assert plan.own_words(p, "introduce the protagonist and the world, and create them "
+                          "with tools.") == (p, "")

@@ -36,11 +36,24 @@ def test_planner_settled_sections_stay_put_between_checkpoints(ticked):
     assert "Scene 18 — " in recent[1]           # from the settled tick's recent scenes on
 
 
-def test_writer_cast_stays_put_between_checkpoints(ticked):
+def before_recent(text: str) -> str:
+    """A writer prompt up to its recent tiers (tier 2, or tier 1 when tier 2 is empty)."""
+    return min((text[:text.index(f"## {s}\n")] for s in ("Earlier scenes (summaries)",
+                                                          "The last scenes in full")
+                if f"## {s}\n" in text), key=len)
+
+
+def test_writer_cast_and_settled_block_stay_put_between_checkpoints(ticked):
+    """Tier 3 ends at checkpoint 20 from tick 22 (scene 21 written) to 31: what comes
+    before the recent tiers -- the story so far, the cast, the settled block -- is the
+    same byte for byte, and the recent tiers only grow."""
     project = ticked(25)
-    casts = {head(messages(project, t, "writer"), "Earlier scenes (summaries)")
-             .split("## Who and where\n")[1] for t in (22, 23, 24, 25)}
-    assert len(casts) == 1
+    prompts = {t: messages(project, t, "writer") for t in (22, 23, 24, 25)}
+    heads = {before_recent(prompts[t]) for t in prompts}
+    assert len(heads) == 1 and "## Who and where\n" in heads.pop()
+    assert "## Earlier, about these people and places\n" in prompts[25]
+    assert "Scene 21 — " in prompts[25] and "Scene 20 — " not in prompts[25].split(
+        "## Earlier scenes (summaries)\n")[1]
 
 
 def test_as_of_keeps_what_existed_at_the_settled_tick_without_states():

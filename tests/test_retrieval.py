@@ -288,3 +288,42 @@ def test_the_planners_settled_facts_are_searched_once_per_settled_tick(project, 
         character.write_text(character.read_text() + "pinned: true\n")     # by hand
         session.sync_index()                    # as the next tick's begin() does
         assert session.remembered(("probe", 1), lambda: "later") == "later"
+
+
+def test_the_settled_block_is_chosen_from_what_the_index_held_up_to_its_tick(project):
+    """The writer's settled block is a function of the scenes and facts up to where tier 3
+    ends: the index growing past it (here by 60 facts naming the same people and place,
+    scenes 13 on) changes neither the documents read nor the names' weights nor the
+    items, byte for byte."""
+    from novel_agent.index.recall import settled_items
+    from novel_agent.index.search import any_of, information_upto, told_by
+    from novel_agent.index.sync import open_index, sync
+    from novel_agent.story.memory import load_memory
+    from novel_agent.story.scenes import SceneReader
+
+    run_ticks(project, 12)
+    reader = SceneReader(project.scenes_dir)
+    window = [reader(t) for t in range(6, 11)]
+    names = sorted({n for s in window for n in (s.pov, *s.characters, s.location) if n})
+    weights = project.config().context.relevance
+
+    def settled(index):
+        memory = load_memory(project.memory_dir)
+        return ([r.key for n in names for r in told_by(index, any_of([n]), ("scene", "fact"),
+                                                        40, 10)],
+                information_upto(index, names, 10),
+                [(i.key, i.forms, i.score) for i in settled_items(index, memory, window, 10,
+                                                                  weights)])
+    index, _ = open_index(project)
+    try:
+        before = settled(index)
+        assert before[0] and before[2]
+        facts = project.memory_dir / "facts.yaml"
+        facts.write_text(facts.read_text() + "".join(
+            f"- text: {names[n % len(names)]} hears a bell, night {n}\n  scene: {13 + n}\n"
+            for n in range(60)))
+        sync(project, index)
+        assert index.db.execute("SELECT COUNT(*) FROM docs WHERE tick > 12").fetchone()[0] >= 60
+        assert settled(index) == before
+    finally:
+        index.close()

@@ -7,7 +7,7 @@ import pytest
 from fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
 
 from novel_agent.errors import ModelError
-from novel_agent.models.base import Progress, Request
+from novel_agent.models.base import WORDS, Progress, Request
 from novel_agent.models.local import CACHE_OPTIONS
 from novel_agent.models.openai_compat import OpenAICompatModel
 
@@ -108,3 +108,23 @@ def test_a_grammar_is_not_sent_to_a_provider_that_takes_none(fake_openai):
                                                         grammar='root ::= "x"'))
     (body,) = [r["json"] for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
     assert "grammar" not in body and "id_slot" not in body and "stop" not in body
+
+
+def test_an_answer_past_max_words_is_left_unread_and_the_server_stops(fake_openai):
+    """The writer cuts a scene at its last sentence within scene_max_words: what a
+    streaming model would write past them goes unread, and unwritten."""
+    story = " ".join(f"The keeper climbed stair {n} of the tower." for n in range(60))
+    fake_openai.responder = lambda body: {"content": story, "piece_delay": 0.002,
+                                          "prompt_progress": [{"total": 90, "cache": 30,
+                                                               "processed": 90}]}
+    request = Request("writer", [{"role": "user", "content": "Write."}], 900, max_words=40)
+    completion = streaming(fake_openai).complete(request)
+    assert completion.finish_reason == WORDS
+    assert len(completion.text.split()) > 40 and story.startswith(completion.text)
+    assert len(completion.text) < len(" ".join(story.split()[:41])) + 5   # within a piece
+    assert completion.usage.completion_tokens == -(-len(completion.text) // 5)  # the pieces
+    assert (completion.usage.prompt_tokens, completion.usage.cached_tokens) == (90, 30)
+    assert fake_openai.streams_ended.acquire(timeout=5)
+    assert fake_openai.streams_abandoned == 1         # the server never finished sending
+    whole = streaming(fake_openai).complete(Request("writer", request.messages, 900))
+    assert whole.text == story and whole.finish_reason == "stop"

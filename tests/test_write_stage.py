@@ -8,7 +8,7 @@ from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
-from novel_agent.models.base import Completion
+from novel_agent.models.base import WORDS, Completion
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages import write
 
@@ -126,6 +126,18 @@ def test_an_answer_that_only_copies_its_prompt_fails_the_tick_and_changes_nothin
     assert snapshot(project.root) == before
 
 
+def test_a_scene_stopped_past_its_words_is_cut_at_a_sentence_within_them():
+    """A streaming model stops reading once the answer passes max_words: the writer asks
+    for that, and cuts what came at its last sentence within them, no mid-sentence note."""
+    stopped = SENTENCE * 36 + "Mara climbed the stair and"        # 401 words, then stopped
+    model = ScriptedModel().add("writer", Completion(text=stopped, finish_reason=WORDS))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, max_words=400)
+    assert model.calls("writer")[0].max_words == 400
+    assert prose == (SENTENCE * 36).strip()
+    assert call.warning == ("the writer went on past generation.scene_max_words (400): "
+                            "stopped there and cut at its last sentence within them")
+
+
 def test_the_writer_asks_for_prose_under_its_grammar_and_stops():
     model = ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
                                                      finish_reason="length"))
@@ -202,3 +214,34 @@ def test_a_local_models_sentence_written_again_goes_from_a_paragraph_of_its_own(
     assert "loved one died" not in prose and prose.count("Mara climbed") == 12
     assert prose.count("paraffin") == 12
     assert call.warning == "1 passage copied from the prompt or an earlier scene taken out"
+
+
+def test_a_local_models_words_run_together_are_split_again():
+    """DRY kept the demo's 1.5B from writing scene 1's "on this island" and "ring true"
+    again: it wrote "onthis" and "ringtrue". Split where the prompt has the two words."""
+    earlier = "Nothing on this island would ring true to her. The lighthouse stood alone."
+    answer = f"{SENTENCE * 12}Her story did not ringtrue onthis island, by the lighthouse."
+    local = ScriptedModel().add("writer", Completion(text=answer, near_copies=True))
+    prose, call = write.run(local, MESSAGES, max_tokens=700, min_words=100, earlier=earlier)
+    assert prose.endswith("Her story did not ring true on this island, by the lighthouse.")
+    assert call.warning == "words run together split again: ringtrue, onthis"
+    other = ScriptedModel().add("writer", Completion(text=answer))
+    assert "ringtrue onthis" in write.run(other, MESSAGES, max_tokens=700, min_words=100,
+                                          earlier=earlier)[0]
+
+
+def test_a_scene_asked_for_again_that_stops_short_is_continued():
+    """The demo's scene 2: asked once more not to copy, the 1.5B stopped at 171 words in
+    mid-sentence; that answer goes on like a first one, to its scene_min_words."""
+    copy = f"{NEAR}\n\n{NEAR}"
+    short = SENTENCE * 8 + "Mr. Smith wrote several pages in a"
+    rest = " neat hand. " + OTHER * 12
+    model = (ScriptedModel().add("writer", Completion(text=copy, near_copies=True))
+             .add("writer", Completion(text=short, near_copies=True))
+             .add("writer", Completion(text=rest, near_copies=True)))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=150, earlier=SCENE_1)
+    asked, again, more = model.calls("writer")
+    assert more.messages[-2] == {"role": "assistant", "content": short}
+    assert more.messages[-1]["content"] == write.CONTINUE
+    assert more.messages[0]["content"].endswith(write.ANEW)
+    assert "Mr. Smith wrote several pages in a neat hand." in prose and len(prose.split()) > 150

@@ -282,9 +282,10 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
 
 
 def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, tick: int,
-                       shares: Mapping[str, float]) -> Briefing:
+                       shares: Mapping[str, float], knowledge: bool = True) -> Briefing:
     """What the extractor sees: the plan, the known names and open loops it may match
-    (those of the scene first), and the prose."""
+    (those of the scene first), and the prose; `knowledge`: whether it is asked for the
+    continuity audit's keys too."""
     words = set(re.findall(r"[a-z]{5,}", prose.lower()))
     focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
     loops: list[Entry] = []
@@ -303,8 +304,8 @@ def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, ti
              entries=tuple(name_entries(memory, focus))),
     )
     fixed = (Section("scene", f"Scene {tick}", prose.strip(), pinned=True),)
-    return Briefing("extractor", fixed, pools, EXTRACTOR_LAYOUT, {"tick": tick},
-                    truncatable=("scene",))
+    return Briefing("extractor", fixed, pools, EXTRACTOR_LAYOUT,
+                    {"tick": tick, "knowledge": knowledge}, truncatable=("scene",))
 
 
 def _sharing(make: Callable[[], Item], overlap: int) -> Item:

@@ -155,7 +155,7 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
     "planner": [{"tick": 1, "max_tools": 3, "first_scene": True},
                 {"tick": 12, "max_tools": 3, "first_scene": False}],
     "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door"}],
-    "extractor": [{"tick": 12}],
+    "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False}],
     "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
                    ("checkpoint", "arc", "overall")]
     + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],

@@ -16,7 +16,7 @@ from novel_agent.context.engine import Fitted
 from novel_agent.text.tokens import TokenCounter
 
 BAR_WIDTH = 50
-SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R",
+SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R", "settled": "E",
                  "recent_summaries": "2", "recent_full": "1", "tools": "T", "intention": "I",
                  "steer": "S", "overall": "O", "characters": "C", "locations": "L",
                  "relationships": "r", "loops": "o", "recent": "2", "plan": "P", "scene": "1",

@@ -172,14 +172,15 @@ def fact_form(c: Candidate) -> str:
 
 def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] = (),
                     exclude_facts: Iterable[int] = (), threshold: float = RELEVANT,
-                    limits: Mapping[str, int] | None = None) -> list[Item]:
+                    limits: Mapping[str, int] | None = None,
+                    near_best: float = NEAR_BEST) -> list[Item]:
     """Items for the writer's `retrieved` section: candidates scoring at least
     `threshold` and NEAR_BEST of the best one's score (what merely shares the cast is
     not brought back when something matches the scene), less the scenes the recent
     tiers already hold and the facts of the scenes they hold in full (the prose is
     there): as many as the section's room takes, best first (`limits`, per kind, for a
-    caller that wants fewer). Laid out in story order, a scene's facts after
-    its summary."""
+    caller that wants fewer; `near_best` the share of the best score below which a
+    candidate is left out). Laid out in story order, a scene's facts after its summary."""
     skip_scenes, skip_facts = set(exclude_scenes), set(exclude_facts)
     kept = [s for s in scored
             if s.candidate.tick not in (skip_scenes if s.candidate.kind == "scene" else skip_facts)]
@@ -188,7 +189,7 @@ def retrieval_items(scored: Iterable[Scored], *, exclude_scenes: Iterable[int] =
     items, scenes = [], 0
     for s in kept:
         c = s.candidate
-        if s.score < max(threshold, NEAR_BEST * best) or room.get(c.kind, 1) <= 0:
+        if s.score < max(threshold, near_best * best) or room.get(c.kind, 1) <= 0:
             continue
         if c.kind in room:
             room[c.kind] -= 1

@@ -1,18 +1,26 @@
 """The writer's context: tiers laid out stable-first and packed into the budget.
 
 Layout (fixed; empty sections are skipped, never reordered):
-  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where, as of
-  the settled tick) · recent_summaries (tier 2) · recent_full (tier 1) · retrieved ·
-  lore · tools, intention, steer (pinned). What is chosen for this scene alone
-  (retrieved scenes and facts, lore that fires) comes after what stays put, so
-  consecutive prompts share a long prefix.
+  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where) ·
+  settled (older scenes and facts about them) · recent_summaries (tier 2) ·
+  recent_full (tier 1) · retrieved · lore · tools, intention, steer (pinned).
+
+What comes before the recent tiers changes once per checkpoint interval, all at
+once: tier 3 ends at the last checkpoint before the newest scene (`reach_back`),
+and the cast and the settled block are chosen for that tick (`settled_at`) from
+what was known up to it, so they stay byte for byte the same until tier 3 moves;
+the recent tiers between them only grow (tier 1 compacting into tier 2). The
+settled block is sized so the prompt meets the target fill when the recent tiers
+are halfway grown. What is chosen for this scene alone -- `retrieved` (its facts
+first, then scenes, within `retrieved_share`), lore that fires, the brief -- comes
+after the newest scene, so consecutive prompts share all but their tail.
 
 Compaction levels: 0 everything the tiers hold; 1 older full text becomes
 summaries (only the newest scene stays whole); 2 the older half of tier 2 as
 titles and tier 3 cut to what fits half its share; 3 the pinned parts and the
 newest scene, tier 2 as titles but its newest, and of every other section with
 items only its best in its barest form (the cast's names, the newest tier-3
-summary, one lore entry, one retrieved item): a section with items is never
+summary, one lore entry, one settled and one retrieved item): a section with items is never
 emptied while the prompt has room, and no recent scene is left out (tier 2
 reaches back to where tier 3 ends: `reach_back`). If the prompt is still over,
 those are dropped (retrieval first, the cast last), then the last scene is cut
@@ -48,9 +56,15 @@ HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to
 TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
-LEAN_DROPPABLE = ("retrieved", "lore", "tier3", "recent_summaries", "cast")
-WRITER_ORDER = ("bible", "tier3", "cast", "recent_summaries", "recent_full", "retrieved",
-                "lore", "tools", "intention", "steer")
+LEAN_DROPPABLE = ("retrieved", "settled", "lore", "tier3", "recent_summaries", "cast")
+WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent_full",
+                "retrieved", "lore", "tools", "intention", "steer")
+# The tail a scene's brief takes (tools, intention, steer), an estimate for sizing the
+# settled block before the brief is known.
+BRIEF_TOKENS = 300
+SETTLED_TITLE = "Earlier, about these people and places"
+RETRIEVED_TITLE = "Earlier scenes that matter now"
+RECENT = ("recent_summaries", "recent_full")
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,10 @@ class WriterInputs:
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
     retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
+    # Older scenes and facts about the people and places of the scenes up to where tier 3
+    # ends, chosen from what was known then; or a function (that tick, those scenes)
+    # giving them: the same until tier 3 moves, so they stay in the prompt's prefix.
+    settled: Sequence[Item] | Callable[[int, Sequence[Scene]], Sequence[Item]] = ()
     state: Mapping[str, int] = field(default_factory=dict)
     min_words: int = 200
     max_words: int = 400
@@ -126,11 +144,23 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     if inputs.tier3_ends is not None:
         recent = reach_back(recent, inputs.tier3_ends, reach_limit(gen, limits.max_summaries))
     # the facts of scenes in full are left out per level (level 1 shows them as summaries)
-    retrieved = (inputs.retrieved(set(recent.full) | set(recent.summarized), set())
+    in_tiers = set(recent.full) | set(recent.summarized)
+    retrieved = (inputs.retrieved(in_tiers, set())
                  if callable(inputs.retrieved) else inputs.retrieved)
+    window = _window(inputs, recent, gen)
+    upto = settled_at(inputs, recent, gen)
+    settled = [i for i in (inputs.settled(upto, window) if callable(inputs.settled)
+                           else inputs.settled)
+               if _fact_tick(i.key) not in recent.full
+               and not (i.key.startswith("scene_") and key_tick(i.key) in in_tiers)]
+    summary = sum(summary_tokens(s.tick) for s in window) // max(1, len(window))
+    # the recent tiers halfway between tier 3's moves: the settled block is sized so the
+    # prompt meets the target fill there (under it just after a move, over it before one)
+    expected = limits.tier1_low + (gen.checkpoint_summary_interval // 2 - 1) * summary
 
     def propose(level: int) -> Proposal:
-        return _proposal(inputs, counter, budget, ctx, gen, recent, level, retrieved)
+        return _proposal(inputs, counter, budget, ctx, gen, recent, level, retrieved,
+                         (window, settled, expected))
 
     return propose
 
@@ -142,7 +172,8 @@ LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
 
 
 def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
-              recent: RecentSelection, level: int, retrieved_items: Sequence[Item]) -> Proposal:
+              recent: RecentSelection, level: int, retrieved_items: Sequence[Item],
+              stable: tuple[Sequence[Scene], Sequence[Item], int]) -> Proposal:
     """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
     full, summarized, lined = _recent_at_level(recent, level, notes)
@@ -163,24 +194,43 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                   newest_first=True, at_least=int(on["tier3"] > 0))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
                         min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
-    cast = _cast(inputs, recent, gen, level)
+    window, settled_items, expected = stable
+    cast = _cast(inputs, window, level)
     described = () if level >= 3 else cast.items     # profiled in the cast section
-    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined)
+    settled: list[Piece] = []
+    if on["retrieved"] and settled_items:
+        head = sum(counter.count(s.text) + HEADING_TOKENS for s in _sections(
+            inputs, tier3, cast, [], [], [], [], described)
+            if s.text and s.name not in ("tools", "intention", "steer"))
+        room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
+                - expected - caps["retrieved"])
+        settled = _facts_first(settled_items, room if level < 3 else 0,
+                               0 if level < 3 else level, counter, notes, 1,
+                               ("settled", SETTLED_TITLE))
+    shown = {p.key: p.text for p in settled}
+    rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
+                     settled)
     cap = caps["retrieved"]
-    if cap:        # the room the rest leaves under the target fill flows to retrieval
+    if cap:        # the room the rest leaves under the target fill flows to retrieval; but
+        # while the settled block has items waiting, only half of the room the recent
+        # tiers will take before tier 3 moves again (they were counted at `expected`)
         used = sum(counter.count(s.text) + HEADING_TOKENS for s in rest if s.text)
-        cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS)
-    retrieved = _chosen(Pool("retrieved", "Earlier scenes that matter now",
-                             tuple(i for i in retrieved_items if _fact_tick(i.key) not in full),
-                             0, min_items=int(on["retrieved"] > 0)),
-                        cap, level, counter, notes)
+        grown = sum(counter.count(s.text) for s in rest if s.name in RECENT and s.text)
+        growing = max(0, expected - grown) // 2 if any(
+            not n.included for n in notes if n.section == "settled") else 0
+        cap = max(cap, int(ctx.target_fill * budget) - used - INSTRUCTION_TOKENS - growing)
+    # a fact the settled block shows that this scene's POV does not know comes again,
+    # marked as such (retrieval's form for it differs from the plain one shown there)
+    pool = [i for i in retrieved_items if _fact_tick(i.key) not in full
+            and (i.key not in shown or i.key.startswith("fact:") and i.forms[0] != shown[i.key])]
+    retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full, described, lined),
+                                          scenes_full, described, lined, settled),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title})
     return Proposal(context, notes, truncatable=("recent_full",),
-                    droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved",),
-                    elastic=("retrieved", "tier3"),   # sized by their own caps
+                    droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved", "settled"),
+                    elastic=("retrieved", "settled", "tier3"),   # sized by their own caps
                     state=dict(recent.state), events=list(recent.events))
 
 
@@ -201,6 +251,25 @@ def _chosen(pool: Pool, cap: int, level: int, counter: TokenCounter,
             for item, form in sorted(taken, key=lambda t: t[0].rank)]
 
 
+def _facts_first(items: Sequence[Item], cap: int, level: int, counter: TokenCounter,
+                 notes: list[ItemNote], least: int,
+                 section: tuple[str, str] = ("retrieved", RETRIEVED_TITLE)) -> list[Piece]:
+    """Retrieved items within `cap`: the facts first (short and exact: what these people
+    did and saw, and where), then the scenes in the room left, in layout order; at least
+    `least` items whatever the cap."""
+    name, title = section
+    facts = tuple(i for i in items if i.key.startswith("fact:"))
+    taken, fact_notes, used = choose(Pool(name, title, facts, 0, min_items=least),
+                                     cap, level, counter.count)
+    scenes = tuple(i for i in items if not i.key.startswith("fact:"))
+    more, scene_notes, _ = choose(Pool(name, title, scenes, 0,
+                                       min_items=int(least > len(taken))),
+                                  max(0, cap - used), level, counter.count)
+    notes += fact_notes + scene_notes
+    return [Piece(item.key, item.forms[form])
+            for item, form in sorted(taken + more, key=lambda t: t[0].rank)]
+
+
 def reach_limit(gen: Any, summaries: int) -> int:
     """How many scenes the recent tiers may reach back past their own: two checkpoint
     intervals and a tier 2 (checkpoints owed beyond that are the summarizer's to make)."""
@@ -208,13 +277,34 @@ def reach_limit(gen: Any, summaries: int) -> int:
 
 
 def reach_back(recent: RecentSelection, ends: Sequence[int], limit: int) -> RecentSelection:
-    """The recent tiers reaching back to just after the last tier-3 end before them, so
-    tier 3 and the tiers tell every scene once (the hysteresis state is kept as is); by
-    at most `limit` scenes."""
-    first = (recent.summarized or recent.full or [0])[0]
-    end = max((e for e in ends if e < first), default=0) if first else 0
-    summarized = list(range(max(end, first - 1 - limit) + 1, first)) + list(recent.summarized)
-    return replace(recent, summarized=summarized, tier3_end=end)
+    """The recent tiers running from just after the last tier-3 end before the newest
+    scene to it, so tier 3 and the tiers tell every scene once (by at most `limit` scenes
+    past where the hysteresis starts them; the state carried on says where they begin).
+
+    Tier 3 then moves once per checkpoint interval, once the first scene after a
+    checkpoint is written -- not whenever tier 2 compacts past a checkpoint -- and the
+    recent tiers only grow between its moves: everything before them stays put.
+
+    >>> r = reach_back(RecentSelection([28, 29], [26, 27], {}), [10, 20], 30)
+    >>> r.tier3_end, r.summarized, r.full
+    (20, [21, 22, 23, 24, 25, 26, 27], [28, 29])
+    >>> reach_back(RecentSelection([18, 19, 20], [], {}), [10, 20], 30).summarized
+    [11, 12, 13, 14, 15, 16, 17]
+    >>> reach_back(RecentSelection([19, 20, 21], [17, 18], {}), [10, 20], 30).full
+    [21]
+    """
+    newest = (recent.full or recent.summarized or [0])[-1]
+    if not newest:
+        return recent
+    first = (recent.summarized or recent.full)[0]
+    end = max((e for e in ends if e < newest), default=0)
+    start = max(end, min(first, newest) - 1 - limit) + 1
+    full = [t for t in recent.full if t >= start] or [newest]
+    state = {**recent.state, "tier1_start": full[0], "tier2_start": start} if recent.state \
+        else recent.state
+    events = [e for e in recent.events if not e.startswith("tier 2")]   # it runs from `end`
+    return replace(recent, full=full, summarized=list(range(start, full[0])), state=state,
+                   events=events, tier3_end=end)
 
 
 def recent_form(scene: Scene, lined: Collection[int]) -> str:
@@ -266,35 +356,51 @@ def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
             "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share)}
 
 
-def _cast(inputs: WriterInputs, recent: RecentSelection, gen: Any, level: int) -> Section:
-    """Who and where: those of the scenes the tiers held at the settled tick (see
-    relevance.settled_tick), so it changes only every checkpoint interval and stays a
-    stable prefix; whoever else is in this scene is described in the tail. At level 3
-    only their names (the tail then describes everyone in the scene)."""
-    last = settled_tick(inputs.tick, gen.checkpoint_summary_interval)
+def _window(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> list[Scene]:
+    """The scenes up to where tier 3 ends (`settled_at`), as many as the recent tiers
+    hold for scenes of typical length: whose people and places the cast and the settled
+    block are about."""
+    last = settled_at(inputs, recent, gen)
     first = last - max(1, gen.summary_scenes_count) - max(1, gen.full_text_scenes_count) + 1
-    anchor = [s for s in (inputs.scene(t) for t in range(max(1, first), last + 1)) if s]
-    cast = cast_section(inputs.memory, ensemble=[n for s in anchor for n in (s.pov, *s.characters)],
-                        places=[s.location for s in anchor])
+    return [s for s in (inputs.scene(t) for t in range(max(1, first), last + 1)) if s]
+
+
+def _cast(inputs: WriterInputs, window: Sequence[Scene], level: int) -> Section:
+    """Who and where: those of the scenes of the settled window (`_window`), so it
+    changes only with tier 3, once every checkpoint interval, and stays a stable
+    prefix; whoever else is in this scene is described in the tail. At level 3 only
+    their names (the tail then describes everyone in the scene)."""
+    cast = cast_section(inputs.memory, ensemble=[n for s in window for n in (s.pov, *s.characters)],
+                        places=[s.location for s in window])
     return replace(cast, text=", ".join(cast.items)) if level >= 3 else cast
+
+
+def settled_at(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> int:
+    """The tick what stays put before the recent tiers (the cast, the settled facts) is
+    chosen for: where tier 3 ends, so all of it moves at once; before the first
+    checkpoint (or for a caller giving tier 3 itself), the settled tick."""
+    return recent.tier3_end or settled_tick(inputs.tick, gen.checkpoint_summary_interval)
 
 
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
-              described: Sequence[str], lined: Collection[int] = frozenset()) -> tuple[Section, ...]:
+              described: Sequence[str], lined: Collection[int] = frozenset(),
+              settled: Sequence[Piece] = ()) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
                 items=tuple(p.key for p in tier3)),
         cast,
+        Section("settled", SETTLED_TITLE, _retrieved_text(settled),
+                items=tuple(p.key for p in settled)),
         Section("recent_summaries", "Earlier scenes (summaries)",
                 "\n\n".join(recent_form(s, lined) for s in summarized),
                 items=tuple(scene_key(s.tick) for s in summarized)),
         Section("recent_full", "The last scenes in full",
                 "\n\n".join(scene_full(s) for s in full),
                 items=tuple(scene_key(s.tick) for s in full)),
-        Section("retrieved", "Earlier scenes that matter now", _retrieved_text(retrieved),
+        Section("retrieved", RETRIEVED_TITLE, _retrieved_text(retrieved),
                 items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),
                 items=tuple(p.key for p in lore)),

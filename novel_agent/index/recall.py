@@ -31,9 +31,11 @@ from novel_agent.index.search import (
     by_spread,
     fact_rows_of_scenes,
     information,
+    information_upto,
     newest,
     pinned_rows,
     scene_rows,
+    told_by,
     words,
 )
 from novel_agent.story.decisions import Plan
@@ -46,8 +48,12 @@ NEAR = 30            # scenes just before the recent tiers that are always candi
 BM25_LIMIT = 200
 NEWEST = 120         # documents naming the main cast, newest first
 NEWEST_EACH = 40     # ... and naming each of the scene's people and its place
+TOGETHER = 120       # ... and naming one of them with its place or a word of its intention
 LOOP_SCENES = 40     # at most this many scenes of the touched loops (the newest)
 TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of it
+# The settled block keeps what scores this share of its best or more: its best are the
+# scenes of the settled window themselves, and the room is there to fill.
+SETTLED_NEAR_BEST = 0.05
 
 
 def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
@@ -139,7 +145,7 @@ def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
     add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
     for name in names:       # the protagonist's many documents do not crowd out the others'
         add(newest(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, before=facts_before))
-    add(newest(index, together, ("scene", "fact"), NEWEST_EACH, before=facts_before))
+    add(newest(index, together, ("scene", "fact"), TOGETHER, before=facts_before))
     extra = sorted(set(extra_ticks))
     add(r for t in extra for r in scene_rows(index, t, t))
     add(fact_rows_of_scenes(index, extra))
@@ -171,11 +177,11 @@ def topic_words(text: str, names: Sequence[str]) -> list[str]:
     return [w for w in words(text) if w not in skip]
 
 
-def who_where(memory: Memory, plan: Plan) -> str:
-    """An FTS query for documents naming one of the scene's people and its place ("" when
-    the plan names no place)."""
+def who_where(memory: Memory, plan: Plan, said: Sequence[str] = ()) -> str:
+    """An FTS query for documents naming one of the scene's people and its place or one of
+    the words `said` (what the scene is about); "" when there is neither."""
     people = names_of(memory, [plan.pov, *plan.characters])
-    place = names_of(memory, [plan.location])
+    place = [*names_of(memory, [plan.location]), *said]
     return f"({any_of(people)}) AND ({any_of(place)})" if people and place else ""
 
 
@@ -212,7 +218,8 @@ class WriterRecall:
         first = min(in_tiers, default=self.tick)
         found = gather(self.index, terms, names=names, scenes_before=first,
                        facts_before=self.tick, extra_ticks=need.loop_scenes,
-                       together=who_where(self.memory, self.plan))
+                       together=who_where(self.memory, self.plan,
+                                          by_spread(self.index, terms)[0]))
         found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
                                 self.embedder, self.warnings)
         self.scored = score(found, need, self.weights)
@@ -239,6 +246,36 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
                            why=f"{item.why}; unknown to {who}".lstrip("; "))
         out.append(item)
     return out
+
+
+def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int,
+                  weights: Mapping[str, float]) -> list[Item]:
+    """The older scenes and facts about who and where the scenes of `window` (those just
+    before `upto`, the tick tier 3 ends at) are, and the loops they played in: scored as
+    retrieval scores them, from what the index holds up to `upto` only. So they are the
+    same at every tick until `upto` moves, whatever the scenes after it bring: the
+    writer's settled block, laid out before the recent tiers and kept byte for byte."""
+    if upto < 1 or not window:
+        return []
+    people = list(dict.fromkeys(n for s in window for n in (s.pov, *s.characters) if n))
+    places = list(dict.fromkeys(s.location for s in window if s.location))
+    ticks = {s.tick for s in window}
+    loops = [{**l, "scenes": [t for t in l.get("scenes") or [] if isinstance(t, int)
+                              and t <= upto]}
+             for l in memory.loops if ticks & set(l.get("scenes") or [])]
+    strength = {t: v for t, v in loop_scenes(loops).items() if t <= upto}
+    found: dict[str, Candidate] = {}
+    rows = [r for name in [*people, *places]
+            for r in told_by(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, upto)]
+    rows += fact_rows_of_scenes(index, strength) + [r for t in sorted(strength)
+                                                     for r in scene_rows(index, t, t)]
+    for row in rows:
+        found.setdefault(row.key, candidate(row))
+    firsts = [normalize_name(n).split()[0] for n in people if normalize_name(n)]
+    need = Need.of(upto + 1, window[-1].pov, [*people, *places], window[-1].location,
+                   strength, information_upto(index, [*people, *places], upto),
+                   {f for f in firsts if firsts.count(f) > 1})
+    return retrieval_items(score(found.values(), need, weights), near_best=SETTLED_NEAR_BEST)
 
 
 def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[str],

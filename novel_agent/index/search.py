@@ -91,6 +91,39 @@ def information(index: Index, names: Sequence[str]) -> dict[str, float]:
             for name, n in counts.items()}
 
 
+def told_by(index: Index, query: str, kinds: Sequence[str], limit: int, upto: int) -> list[Row]:
+    """The documents among `kinds` matching `query` that tell tick `upto` or earlier,
+    newest tick first. Unlike `newest`, what it gives for an `upto` does not change as
+    the book grows past it: a prompt's settled part is chosen with it."""
+    if not query or not kinds:
+        return []
+    marks = ", ".join("?" for _ in kinds)
+    sql = (f"SELECT {COLUMNS} FROM docs WHERE id IN (SELECT rowid FROM search WHERE search "
+           f"MATCH ?) AND kind IN ({marks}) AND tick <= ? ORDER BY tick DESC, key LIMIT ?")
+    try:
+        return [_row(r) for r in index.db.execute(sql, (query, *kinds, upto, limit))]
+    except sqlite3.OperationalError:
+        return []
+
+
+def information_upto(index: Index, names: Sequence[str], upto: int) -> dict[str, float]:
+    """`information` among the scenes and facts that tell tick `upto` or earlier (as
+    `told_by`, the same for an `upto` however the book grows)."""
+    total = max(2, index.db.execute("SELECT COUNT(*) FROM docs WHERE kind IN ('scene', "
+                                    "'fact') AND tick <= ?", (upto,)).fetchone()[0])
+    out = {}
+    for name in dict.fromkeys(names):
+        try:
+            n = index.db.execute(
+                "SELECT COUNT(*) FROM docs WHERE id IN (SELECT rowid FROM search WHERE search "
+                "MATCH ?) AND kind IN ('scene', 'fact') AND tick <= ?",
+                (_quote(name), upto)).fetchone()[0]
+        except sqlite3.OperationalError:
+            n = 0
+        out[name] = max(0.0, min(1.0, math.log(total / max(1, n)) / math.log(total)))
+    return out
+
+
 def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
            before: int | None = None) -> list[Row]:
     """The newest documents (by when they were indexed) matching `query` among `kinds`,

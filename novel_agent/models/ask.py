@@ -48,11 +48,12 @@ class StageCall:
 
 def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],
              max_tokens: int, *, grammar: str | None = None,
-             stop: tuple[str, ...] = ()) -> tuple[str, StageCall]:
-    """Ask for prose (held to `grammar` where the model takes one, ended at `stop`)."""
+             stop: tuple[str, ...] = (), max_words: int = 0) -> tuple[str, StageCall]:
+    """Ask for prose (held to `grammar` where the model takes one, ended at `stop`, or
+    past `max_words` by a model that streams: see Request)."""
     call = StageCall(stage, messages)
     completion = model.complete(Request(stage=stage, messages=messages, max_tokens=max_tokens,
-                                        grammar=grammar, stop=stop))
+                                        grammar=grammar, stop=stop, max_words=max_words))
     call.note(completion)
     call.seconds = completion.latency
     text = completion.text.strip()

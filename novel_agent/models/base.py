@@ -26,6 +26,9 @@ class Request:
 
     `grammar` (llama.cpp GBNF) constrains what a local model can generate; a provider
     that cannot take one ignores it. `stop` ends the answer at any of its strings.
+    `max_words`: a streaming model stops reading the answer once it has more words than
+    this (the caller cuts it to a sentence within them: what would follow goes unread and
+    unwritten); its finish_reason is then WORDS. A model that does not stream ignores it.
     """
 
     stage: str
@@ -36,6 +39,10 @@ class Request:
     temperature: float | None = None
     grammar: str | None = None
     stop: tuple[str, ...] = ()
+    max_words: int = 0
+
+
+WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ except ImportError:             # pragma: no cover - depends on the installed SD
     import httpx as _http  # type: ignore[no-redef]
 
 from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import Completion, OnProgress, Progress, Request, Usage
+from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
@@ -262,6 +262,13 @@ class OpenAICompatModel:
                     generating=now - first if first else 0.0,
                     prompt_done=int(prompt.get("processed", 0)),
                     prompt_total=int(prompt.get("total", 0)), cached=int(prompt.get("cache", 0))))
+            if request.max_words and not finish:
+                if len("".join(parts).split()) > request.max_words:
+                    # Leaving the stream closes it: the server stops generating. Its usage
+                    # never comes: the pieces read are the tokens written, and the prompt
+                    # is what the server said it read.
+                    usage = Usage(int(prompt.get("total", 0)), tokens, int(prompt.get("cache", 0)))
+                    return "".join(parts), usage, WORDS, model
         return "".join(parts), usage, finish, model
 
     def _switch_token_param(self, exc: openai.APIStatusError) -> bool:

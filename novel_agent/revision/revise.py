@@ -144,7 +144,7 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     budget = session.budget("extractor")
     try:
         extraction, _ = extract.run(session.model, built.messages, max_tokens=budget.max_output,
-                                    room=room_in(session, budget))
+                                    room=room_in(session, budget), knowledge=session.knowledge)
     except ModelResponseError as exc:
         if not isinstance(exc.call, StageCall):
             raise

@@ -70,7 +70,7 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
     "clock": _s(60, 0),                                # the story's time, when the text states it
 }
 
-EXTRACT_SCHEMA: dict[str, Any] = {
+LEAN_EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "summary": {"type": "array", "items": _s(160, 12), "minItems": 3, "maxItems": 6},
@@ -83,10 +83,17 @@ EXTRACT_SCHEMA: dict[str, Any] = {
         "relationships": {"type": "array", "maxItems": 2, "items": {
             "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
             "required": ["a", "b", "kind"]}},
-        **KNOWLEDGE_SCHEMA,
     },
     "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
                  "relationships"],
+}
+# The extractor's answer with the continuity audit's keys. LEAN_EXTRACT_SCHEMA is the one
+# an embedded local model is held to: a 1.5B fills those keys with sentences ("present":
+# "Edda sat in her cabin"), a third of its answer and noise for the audit; its grammar then
+# cannot write them.
+EXTRACT_SCHEMA: dict[str, Any] = {
+    **LEAN_EXTRACT_SCHEMA,
+    "properties": {**LEAN_EXTRACT_SCHEMA["properties"], **KNOWLEDGE_SCHEMA},
 }
 
 

@@ -16,6 +16,7 @@ Pure functions of their arguments.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -116,8 +117,10 @@ COPIED_MIN_WORDS = 10     # a paragraph this long found word for word in the pro
 NEAR_MIN_WORDS = 6        # a paragraph this long, mostly made of the prompt's word runs, too
 NEAR_SHARE = 0.6          # of its three-word runs found in the prompt (or said above it)
 NEAR_SENTENCE_WORDS = 8   # in a paragraph of its own, a sentence this long is a copy
-NEAR_SENTENCE_SHARE = 0.65  # when this share of its three-word runs is found already (the
-#   demo's own sentences scored up to 0.44, the one it wrote a third time 0.70)
+NEAR_SENTENCE_SHARE = 0.5  # when this share of its three-word runs is found already (the
+#   demo's own sentences scored up to 0.44, the one it wrote a third time 0.70; the
+#   paraphrased retellings of five later demos' scenes 0.53-0.62: "With trembling hands, Edda
+#   inserts the map into her pocket once more", "There were no windows or doors leading out")
 # Measured on the demo's scenes (1.5B): its own paragraphs score 0.00-0.18 against the
 # writer's prompt; those it wrote again from an earlier scene 0.61-1.00 ("He wore a
 # trenchcoat with a cap and held a long knife in hand", the "Who are you?" exchange).
@@ -159,8 +162,7 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
             copies += 1
         elif near:
             said = sentences(paragraph)
-            own = [t for t in said if len(t.split()) < NEAR_SENTENCE_WORDS
-                   or not _copied(_trigrams(t), runs, NEAR_SENTENCE_SHARE)]
+            own = [t for t in said if not _copied_sentence(t, runs)]
             copies += len(said) - len(own)
             kept += [" ".join(own)] if own else []
         else:
@@ -169,8 +171,60 @@ def drop_copied(text: str, prompt: str, near: bool = True) -> tuple[str, int]:
     return "\n\n".join(kept).strip(), copies
 
 
+def copied_sentences(said: Sequence[str], source: str) -> list[str]:
+    """The sentences of `said` that are near-copies of `source`: NEAR_SENTENCE_WORDS words
+    or more, NEAR_SENTENCE_SHARE of whose three-word runs are in it.
+
+    >>> copied_sentences(["She plans the scene.", "Introduce the protagonist and the world, "
+    ...                   "and create them with tools."], "... introduce the protagonist and "
+    ...                  "the world, and create them with tools.")
+    ['Introduce the protagonist and the world, and create them with tools.']
+    """
+    runs = _trigrams(source)
+    return [t for t in said if _copied_sentence(t, runs)]
+
+
+def _copied_sentence(sentence: str, runs: set[tuple[str, ...]]) -> bool:
+    return (len(sentence.split()) >= NEAR_SENTENCE_WORDS
+            and _copied(_trigrams(sentence), runs, NEAR_SENTENCE_SHARE))
+
+
 def _copied(grams: set[tuple[str, ...]], runs: set[tuple[str, ...]], share: float) -> bool:
     return bool(grams) and len(grams & runs) >= share * len(grams)
+
+
+_GLUED = re.compile(r"\b[A-Za-z]?[a-z]{4,}\b")
+
+
+def unglue(text: str, source: str) -> tuple[str, list[str]]:
+    """`text` with its words run together split again, and which: a word found nowhere
+    in `source` (the prompt and the last scenes) nor elsewhere in `text`, that two words
+    of `source` make when they stand side by side there. A small local model under
+    llama.cpp's DRY penalty, kept from saying "on this island" a second time, writes
+    "onthis island"; "lighthouse" is left alone when `source` or `text` has it.
+
+    >>> unglue("It did not ringtrue onthis island.", "it did ring true on this rock")
+    ('It did not ring true on this island.', ['ringtrue', 'onthis'])
+    """
+    known = set(_WORDS.findall(source.casefold()))
+    pairs = {f"{a} {b}" for a, b in re.findall(r"(?=\b([a-z]+)\s+([a-z]+)\b)", source.casefold())}
+    counts: dict[str, int] = {}
+    for word in _WORDS.findall(text.casefold()):
+        counts[word] = counts.get(word, 0) + 1
+    fixed: list[str] = []
+
+    def split(match: re.Match[str]) -> str:
+        word = match.group(0)
+        bare = word.casefold()
+        if bare in known or counts.get(bare, 0) > 1:
+            return word
+        for i in range(2, len(word) - 1):
+            if f"{bare[:i]} {bare[i:]}" in pairs:
+                fixed.append(word)
+                return f"{word[:i]} {word[i:]}"
+        return word
+
+    return _GLUED.sub(split, text), fixed
 
 
 class Cut(NamedTuple):

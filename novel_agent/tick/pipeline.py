@@ -184,6 +184,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)
+    d.plan, warning = plan_stage.own_words(d.plan, d.built["planner"].instructions)
+    d.warnings += [warning] if warning else []
     d.plan = plan_stage.name_heads(d.plan, check)
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])
@@ -247,7 +249,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         budget = session.budget("extractor")
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
                                          max_tokens=budget.max_output,
-                                         room=room_in(session, budget))
+                                         room=room_in(session, budget),
+                                         knowledge=session.knowledge)
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
             raise
@@ -528,7 +531,8 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     budget = session.budget("extractor")
     extraction, extracted = extract.run(session.model, built.messages,
                                         max_tokens=budget.max_output,
-                                        room=room_in(session, budget))
+                                        room=room_in(session, budget),
+                                        knowledge=session.knowledge)
     return prose, extraction, [wrote, extracted]
 
 

@@ -133,6 +133,12 @@ class Session:
                                         now=now, clock=clock)
         return session
 
+    @property
+    def knowledge(self) -> bool:
+        """Whether the extractor is asked for the continuity audit's keys: not of an
+        embedded local model (a 1.5B fills them with sentences, a third of its answer)."""
+        return self.model.provider != "local"
+
     def budget(self, stage: str) -> Budget:
         """The prompt budget of `stage` for this session's model."""
         return stage_budget(self.config, stage, self.limits)

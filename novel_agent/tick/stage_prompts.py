@@ -11,7 +11,7 @@ fitted to the session's budget for the stage, reported, ready to log.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.context.briefing import Briefing, propose_briefing
@@ -29,7 +29,14 @@ from novel_agent.context.writer import (
     propose_writer,
     reach_limit,
 )
-from novel_agent.index.recall import WriterRecall, lore_items, planner_facts, recall_probe, relevant_facts
+from novel_agent.index.recall import (
+    WriterRecall,
+    lore_items,
+    planner_facts,
+    recall_probe,
+    relevant_facts,
+    settled_items,
+)
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
@@ -49,6 +56,9 @@ class Built:
     messages: list[dict[str, str]]
     report: dict[str, Any]
     state: dict[str, Any]
+    # What the stage's template says whatever the story: the prompt with no sections (the
+    # planner drops a sentence of its intention copied from these words).
+    instructions: str = ""
 
 
 def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int], Proposal],
@@ -62,7 +72,9 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     previous, warning = previous_messages(session.project, tick, stage) if compare else (None, "")
     report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
-    return Built(stage, fitted.messages, report, fitted.state)
+    bare = render(replace(fitted.context, sections=()))
+    return Built(stage, fitted.messages, report, fitted.state,
+                 "\n".join(m["content"] for m in bare))
 
 
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
@@ -72,8 +84,8 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
                   anchor: int) -> list[Item]:
     """The facts about who and what the last scenes up to the settled tick `anchor` are
     about (`history`: the scenes up to it), chosen as of that tick: they stay put until
-    the next one, so a prompt cache reuses them (the planner's "What is known", the
-    writer's too)."""
+    the next one, so a prompt cache reuses them (the planner's "What is known"; the
+    writer's settled block is chosen in index/recall.py, as of where its tier 3 ends)."""
     index = session.index
     if index is None:
         return []
@@ -152,6 +164,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
                           tier3=tier3, tier3_ends=tier3_ends, lore=fired,
                           retrieved=retrieval or (),
+                          settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
@@ -167,11 +180,22 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
     return built
 
 
+def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]], list[Item]]:
+    """The writer's settled block as a function of where tier 3 ends and the scenes just
+    before it (none without an index)."""
+    index = session.index
+    if index is None:
+        return lambda upto, window: []
+    return lambda upto, window: settled_items(index, memory, window, upto,
+                                              session.config.context.relevance)
+
+
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
                     tick: int) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
-                                  shares=session.config.context.extractor_shares)
+                                  shares=session.config.context.extractor_shares,
+                                  knowledge=session.knowledge)
     return fit_briefing(session, briefing, tick)
 
 

@@ -6,7 +6,12 @@ import re
 
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
-from novel_agent.story.decisions import EXTRACT_SCHEMA, Extraction, extraction_from_json
+from novel_agent.story.decisions import (
+    EXTRACT_SCHEMA,
+    LEAN_EXTRACT_SCHEMA,
+    Extraction,
+    extraction_from_json,
+)
 from novel_agent.story.memory import (
     Memory,
     add_fact,
@@ -28,11 +33,12 @@ from novel_agent.text.names import (
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        room: Room | None = None) -> tuple[Extraction, StageCall]:
+        room: Room | None = None, knowledge: bool = True) -> tuple[Extraction, StageCall]:
     """Extract what the scene established, from the extractor's prompt (`room`: see
-    ask_json)."""
-    return ask_json(model, "extractor", messages, max_tokens, EXTRACT_SCHEMA,
-                    extraction_from_json, room)
+    ask_json); `knowledge=False` holds the answer to the keys without the continuity
+    audit's (LEAN_EXTRACT_SCHEMA), as its prompt asks."""
+    schema = EXTRACT_SCHEMA if knowledge else LEAN_EXTRACT_SCHEMA
+    return ask_json(model, "extractor", messages, max_tokens, schema, extraction_from_json, room)
 
 
 def from_prose(prose: str, *, max_words: int = 40) -> Extraction:

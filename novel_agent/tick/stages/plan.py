@@ -9,6 +9,7 @@ from dataclasses import replace
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
+from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
 
 
@@ -17,6 +18,21 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     """Plan the next scene from the planner's prompt (`room`: see ask_json)."""
     return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
                     lambda data: plan_from_json(data, max_tools=max_tools), room)
+
+
+def own_words(plan: Plan, instructions: str) -> tuple[Plan, str]:
+    """A plan whose intention keeps no sentence copied from the planner's `instructions`
+    (a 1.5B planning scene 1 wrote "The premise tells it (who finds what, and where), and
+    its intention says so" into its intention, and so into the writer's prompt). An
+    intention that is all copy stays as it is. Returns (plan, a warning or "")."""
+    said = sentences(plan.intention)
+    copies = copied_sentences(said, instructions)
+    own = [s for s in said if s not in copies]
+    if not copies or not own:
+        return plan, ""
+    return (replace(plan, intention=" ".join(own)),
+            f"the plan's intention copied its instructions; dropped: {copies[0][:80]!r}"
+            + (f" and {len(copies) - 1} more" if len(copies) > 1 else ""))
 
 
 def name_heads(plan: Plan, check: Callable[[str], str | None]) -> Plan:

@@ -10,7 +10,9 @@ scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
 (text.cleanup.clean_scaffolding), and so are paragraphs it copied, word for word or
 nearly, from its prompt or the recent scenes, or said twice (text.cleanup.drop_copied:
-small models write the last scene's ending, or its exchange of lines, again).
+small models write the last scene's ending, or its exchange of lines, again). A local
+model's words run together ("onthis island": DRY kept it from saying "on this island"
+again) are split where the prompt has the two words side by side (text.cleanup.unglue).
 
 On a local model the prose is generated under PROSE_GRAMMAR, so the prompt's
 scaffolding (a "Title:" line, a planner's note, a list) cannot be written at all; on
@@ -25,8 +27,14 @@ from typing import NamedTuple
 
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
-from novel_agent.models.base import ChatModel, Completion, Request
-from novel_agent.text.cleanup import clean_scaffolding, cut_to_sentence, drop_copied, prompt_words
+from novel_agent.models.base import WORDS, ChatModel, Completion, Request
+from novel_agent.text.cleanup import (
+    clean_scaffolding,
+    cut_to_sentence,
+    drop_copied,
+    prompt_words,
+    unglue,
+)
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
 # providers ignore it): paragraphs of prose separated by one blank line, each opening
@@ -79,10 +87,10 @@ def trim_to_sentence(text: str) -> str:
     return cut.text
 
 
-def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
+def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall, answer: str,
               max_tokens: int, min_words: int, room: Room | None) -> str:
-    """Ask for more while the last answer was cut off under `min_words`; the pieces
-    joined as sent. Each request must fit the window with its answer (`room`): the
+    """Ask for more while `answer` (the last one, to `messages`) was cut off under
+    `min_words`; the pieces joined as sent. Each request must fit the window with its answer (`room`): the
     draft so far makes it longer, so its answer may be shorter, and none is sent
     without MIN_CONTINUATION."""
     def cut_off(text: str) -> bool:       # by the limit, or stopped in mid-sentence
@@ -101,7 +109,7 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
             stop=STOP)))
         return call.completions[-1].text
 
-    return continued("".join(c.text for c in call.completions), cut_off, more,
+    return continued(answer, cut_off, more,
                      MAX_CONTINUATIONS)[0]
 
 
@@ -115,6 +123,7 @@ class Draft(NamedTuple):
     cut_off: bool
     calls: int
     dropped: int = 0       # words of the prompt's scaffolding and copies taken out
+    unglued: tuple[str, ...] = ()   # words run together, split again (text.cleanup.unglue)
 
     def mostly_junk(self) -> bool:
         """Whether scaffolding and copies were most of the answer."""
@@ -126,21 +135,24 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
     cleaned = clean_scaffolding(answer, title)
     text, copied = drop_copied(cleaned, prompt, near=completion.near_copies)
     dropped = prompt_words(answer) + len(cleaned.split()) - len(text.split())
-    return Draft(text, copied, completion.finish_reason == "length", calls, dropped)
+    text, unglued = unglue(text, prompt) if completion.near_copies else (text, [])
+    return Draft(text, copied, completion.finish_reason == "length", calls, dropped,
+                 tuple(unglued))
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-          room: Room | None) -> Completion | None:
-    """The scene asked for once more, told not to copy (None without room for it)."""
+          min_words: int, room: Room | None, max_words: int) -> str | None:
+    """The scene asked for once more, told not to copy, and continued like the first
+    answer if it stops short (None without room for it)."""
     again = [*messages[:-1], {"role": messages[-1]["role"],
                               "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
     left = min(max_tokens, room(again)) if room else max_tokens
     if left < MIN_CONTINUATION:
         return None
     more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
-                                  grammar=PROSE_GRAMMAR, stop=STOP))
+                                  grammar=PROSE_GRAMMAR, stop=STOP, max_words=max_words))
     call.note(more)
-    return more
+    return _continue(model, again, call, more.text, max_tokens, min_words, room)
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -156,15 +168,19 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
     at a sentence within them (`call.warning` says what was done)."""
     prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
-    _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP)
-    answer = _continue(model, messages, call, max_tokens, min_words, room)
+    _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
+                       max_words=max_words)
+    answer = _continue(model, messages, call, call.completions[-1].text, max_tokens, min_words,
+                       room)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
     if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
-        more = _anew(model, messages, call, max_tokens, room)
+        first = len(call.completions)
+        more = _anew(model, messages, call, max_tokens, min_words, room, max_words)
         if more is not None:
             call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                         "once more not to")
-            fresh = _draft(more.text, more, 1, prompt, title)
+            fresh = _draft(more, call.completions[-1], len(call.completions) - first, prompt,
+                           title)
             draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
     if draft.mostly_junk():
         raise ModelResponseError(
@@ -174,7 +190,11 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     if draft.copied:
         call.warn(f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
+    if draft.unglued:
+        call.warn(f"words run together split again: {', '.join(draft.unglued[:4])}"
+                  + (f" and {len(draft.unglued) - 4} more" if len(draft.unglued) > 4 else ""))
     prose = draft.text
+    stopped = call.completions[-1].finish_reason == WORDS
     if draft.cut_off:
         prose = trim_to_sentence(prose)
         tries = draft.calls
@@ -182,7 +202,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         call.warn(f"the writer's answer was cut off at the {max_tokens}-token limit{after}: "
                     "trimmed to its last complete sentence (the limit follows "
                     "generation.scene_max_words, or set llm.writer_max_tokens)")
-    elif prose and not _ENDS_SENTENCE.search(prose.rstrip()):
+    elif prose and not _ENDS_SENTENCE.search(prose.rstrip()) and not stopped:
         try:                  # stopped, not cut off, in mid-sentence ("When he spoke again,")
             prose = trim_to_sentence(prose)
             call.warn("the writer's answer stopped in mid-sentence: trimmed to its last "
@@ -193,6 +213,13 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     cut = cut_to_sentence(prose, max_words) if max_words and words > max_words else None
     if cut is not None and not cut.mid_sentence:
         prose = cut.text
-        call.warn(f"the scene had {words} words: cut at its last sentence within "
-                    f"generation.scene_max_words ({max_words})")
+        call.warn(f"the writer went on past generation.scene_max_words ({max_words}): "
+                  "stopped there and cut at its last sentence within them" if stopped else
+                  f"the scene had {words} words: cut at its last sentence within "
+                  f"generation.scene_max_words ({max_words})")
+    elif stopped and prose and not _ENDS_SENTENCE.search(prose.rstrip()):
+        try:                  # copies taken out left it under max_words, in mid-sentence
+            prose = trim_to_sentence(prose)
+        except ModelResponseError:
+            pass
     return prose, call
