@@ -56,7 +56,8 @@ class Focus:
 
 def settled_tick(tick: int, every: int) -> int:
     """The tick that the sections meant to stay put (the planner's characters, places and
-    relationships, the writer's cast) are chosen for when writing `tick`: the last
+    relationships; the writer's cast and settled block when tier 3 has no end yet) are
+    chosen for when writing `tick`: the last
     multiple of `every` (the checkpoint interval, when "the story so far" changes too)
     before it; before the first, the last tick. They change once every `every` ticks.
 
