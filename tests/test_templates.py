@@ -69,3 +69,13 @@ def test_the_shipped_templates_render_every_sample(stage):
     for values in SAMPLE_VALUES[stage]:
         messages = render_stage(sample_context(stage, values))
         assert messages[-1]["role"] == "user" and "Mara Quill" in messages[-1]["content"]
+
+
+def test_a_planner_template_that_needs_its_sections_still_ticks(project):
+    """The planner compares its intention with its template's own words, rendered without
+    the sections: a project's template that cannot render so just gives none."""
+    project.templates_dir.mkdir()
+    shipped = (TEMPLATES_DIR / "plan.j2").read_text()
+    (project.templates_dir / "plan.j2").write_text(shipped + "\n{{ sections[0].title }}\n")
+    (result,) = run_ticks(project, 1)
+    assert result.scene_path.is_file()

@@ -21,6 +21,7 @@ from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
+from novel_agent.context.sections import Context
 from novel_agent.context.tier3 import select_tier3, tier3_budget, tier3_end
 from novel_agent.context.writer import (
     TIER3_STRETCH,
@@ -29,6 +30,7 @@ from novel_agent.context.writer import (
     propose_writer,
     reach_limit,
 )
+from novel_agent.errors import ConfigError
 from novel_agent.index.recall import (
     WriterRecall,
     lore_items,
@@ -56,8 +58,8 @@ class Built:
     messages: list[dict[str, str]]
     report: dict[str, Any]
     state: dict[str, Any]
-    # What the stage's template says whatever the story: the prompt with no sections (the
-    # planner drops a sentence of its intention copied from these words).
+    # The planner's: what its template says whatever the story, the prompt with no
+    # sections (it drops a sentence of its intention copied from these words).
     instructions: str = ""
 
 
@@ -72,9 +74,17 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     previous, warning = previous_messages(session.project, tick, stage) if compare else (None, "")
     report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
-    bare = render(replace(fitted.context, sections=()))
     return Built(stage, fitted.messages, report, fitted.state,
-                 "\n".join(m["content"] for m in bare))
+                 _instructions(render, fitted.context) if stage == "planner" else "")
+
+
+def _instructions(render: Callable[[Context], list[dict[str, str]]], context: Context) -> str:
+    """The words of a prompt that its template gives whatever the story: the prompt
+    rendered without its sections ("" for a project's template that needs them)."""
+    try:
+        return "\n".join(m["content"] for m in render(replace(context, sections=())))
+    except ConfigError:
+        return ""
 
 
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when
