@@ -12,7 +12,13 @@ from novel_agent.models import local_choice, model_id, registry, resolve_provide
 from novel_agent.models.gguf import read_info, write_gguf
 from novel_agent.models.limits import limits_for
 from novel_agent.models.local import default_gguf_path
-from novel_agent.models.local_setup import choose, context_size, gguf_info, thread_count
+from novel_agent.models.local_setup import (
+    choose,
+    context_size,
+    gguf_info,
+    machine_load,
+    thread_count,
+)
 from novel_agent.story.project import create_project
 
 GiB = 1 << 30
@@ -72,6 +78,23 @@ def test_threads_leave_a_core_to_the_rest_unless_the_machine_is_quiet():
     assert [thread_count(n) for n in (1, 2, 4, 16)] == [1, 1, 3, 15]
     assert [thread_count(n, 2.7) for n in (1, 2, 4, 16)] == [1, 1, 3, 15]
     assert [thread_count(n, 0.1) for n in (1, 2, 4, 16)] == [1, 2, 4, 16]
+
+
+def test_the_load_is_what_the_cores_do_now_not_a_minute_ago(tmp_path):
+    """Sampled from /proc/stat over a quarter second: the demo's own pip install, ended a
+    few seconds before the model starts, still held the 1-minute load average at 1."""
+    stat = tmp_path / "stat"
+    cpu = "cpu  {} 0 {} {} 0 0 0 0 0 0\ncpu0 1 1 1 1 0 0 0 0 0 0\ncpu1 1 1 1 1 0 0 0 0 0 0\n"
+    samples = iter([(1000, 500, 8000), (1010, 510, 8180),     # 20 of 200 jiffies busy
+                    (1000, 500, 8000), (1100, 100 + 500, 8000)])   # both cores busy
+    def tick(seconds: float) -> None:
+        stat.write_text(cpu.format(*next(samples)))
+    tick(0)
+    assert machine_load(stat, sleep=tick) == pytest.approx(0.2)    # 2 cores x 10% busy
+    tick(0)
+    assert machine_load(stat, sleep=tick) == pytest.approx(2.0)
+    assert thread_count(2, machine_load(stat, sleep=lambda s: None)) == 2   # nothing moved
+    assert machine_load(tmp_path / "none", sleep=lambda s: None) is not None   # loadavg
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ and thread count, and the tokenizer's identity (which keys cached token counts).
   model (chosen for reading time: the 1.5B reads ~35-55 tok/s on 2 cores), else the
   GGUF's trained context up to PATH_CONTEXT_CAP; never over the trained context, and
   never more KV cache than half the machine's memory holds beside the weights.
-- Threads: every core when the machine is quiet as the model starts (the 1-minute
-  load under QUIET_LOAD), else one fewer (at least 1); `fallback_threads` is the
+- Threads: every core when the machine is quiet as the model starts (other processes
+  keep under QUIET_LOAD cores busy: `machine_load`), else one fewer (at least 1); `fallback_threads` is the
   latter. Measured on 2 cores (bench/local_threads.py, Qwen 1.5B): quiet, 2 threads
   write 23.5 tok/s and read 57 against 1 thread's 16.5 and 36; beside one busy
   process llama.cpp's 2 threads wait on each other and collapse (8.1 tok/s; 0.8 at
@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,13 +81,14 @@ def machine_cores() -> int:
         return os.cpu_count() or 1
 
 
-QUIET_LOAD = 0.5     # a 1-minute load average under this: nothing else is running
+QUIET_LOAD = 0.5     # other processes keep less than half a core busy: a quiet machine
+SAMPLE_SECONDS = 0.25  # how long machine_load watches the cores
 
 
 def thread_count(cores: int, load: float | None = None) -> int:
     """llama.cpp's threads on `cores` cores: all of them on a quiet machine (`load`, the
-    1-minute load average, under QUIET_LOAD), else one fewer, so that another process
-    never stalls it.
+    cores other processes keep busy, under QUIET_LOAD), else one fewer, so that another
+    process never stalls it.
 
     >>> thread_count(2, 0.1), thread_count(2, 1.4), thread_count(2), thread_count(1, 0.0)
     (2, 1, 1, 1)
@@ -94,12 +98,33 @@ def thread_count(cores: int, load: float | None = None) -> int:
     return max(1, cores - 1)
 
 
-def machine_load() -> float | None:
-    """The 1-minute load average (None where the system does not say)."""
+def machine_load(stat: Path = Path("/proc/stat"), *,
+                 sleep: Callable[[float], None] = time.sleep) -> float | None:
+    """How many cores other processes keep busy now: the busy share of every core's time
+    over SAMPLE_SECONDS (this process sleeps meanwhile) times the cores, from `stat`;
+    where there is none, the 1-minute load average; None where the system says neither.
+    Not the load average alone: it still counts a process that ended a minute ago (the
+    demo's own `pip install` made a quiet machine look busy as the model started)."""
     try:
-        return os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return None
+        before = _cpu_times(stat)
+        sleep(SAMPLE_SECONDS)
+        after = _cpu_times(stat)
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except (OSError, AttributeError):
+            return None
+    (busy0, total0, cores), (busy1, total1, _) = before, after
+    return (busy1 - busy0) / (total1 - total0) * cores if total1 > total0 else 0.0
+
+
+def _cpu_times(stat: Path) -> tuple[int, int, int]:
+    """(busy, total) jiffies of all cores from /proc/stat's "cpu" line, and the cores."""
+    lines = stat.read_text().splitlines()
+    fields = [int(x) for x in lines[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)      # idle + iowait
+    cores = sum(1 for line in lines if re.match(r"cpu\d+ ", line)) or 1
+    return sum(fields[:8]) - idle, sum(fields[:8]), cores
 
 
 def context_size(wanted: int, trained: int, kv_per_token: int, weights: int,
@@ -165,7 +190,7 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
            locate: Locate | None = None, memory: int | None = None,
            cores: int | None = None, load: float | None = None) -> LocalChoice:
     """The LocalChoice for `llm.local_model` and `llm.local_context` (0 = the model's);
-    `memory`, `cores` and `load` (the 1-minute load average) are read from the machine
+    `memory`, `cores` and `load` (machine_load: the cores busy now) are read from the machine
     when not given."""
     path, entry = configured(local_model, cache_dir=cache_dir, locate=locate)
     info = gguf_info(path)
