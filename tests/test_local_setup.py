@@ -179,3 +179,16 @@ def test_the_old_model_path_key_says_what_it_is_now(tmp_path):
                                           r"\(now llm.local_model"):
         load_config(layer)
     assert Path(file).exists()
+
+
+def test_one_command_samples_the_load_once(monkeypatch):
+    from novel_agent.models import local_setup
+    samples = iter([0.1, 1.9])
+    monkeypatch.setattr(local_setup, "machine_load", lambda: next(samples))
+    monkeypatch.setattr(local_setup, "_sampled", [])
+    now = [100.0]
+    assert local_setup.current_load(lambda: now[0]) == 0.1
+    now[0] += 3
+    assert local_setup.current_load(lambda: now[0]) == 0.1          # still fresh
+    now[0] += local_setup.LOAD_FRESH
+    assert local_setup.current_load(lambda: now[0]) == 1.9          # sampled again

@@ -118,6 +118,19 @@ def machine_load(stat: Path = Path("/proc/stat"), *,
     return (busy1 - busy0) / (total1 - total0) * cores if total1 > total0 else 0.0
 
 
+LOAD_FRESH = 5.0     # seconds a sampled load stands for the next choose() (status, limits...)
+_sampled: list[tuple[float, float | None]] = []
+
+
+def current_load(clock: Callable[[], float] = time.monotonic) -> float | None:
+    """machine_load, sampled again only after LOAD_FRESH seconds: one command asks for the
+    local choice several times (its window, its name, the model), and pays once."""
+    now = clock()
+    if not _sampled or now - _sampled[0][0] > LOAD_FRESH:
+        _sampled[:] = [(now, machine_load())]
+    return _sampled[0][1]
+
+
 def _cpu_times(stat: Path) -> tuple[int, int, int]:
     """(busy, total) jiffies of all cores from /proc/stat's "cpu" line, and the cores."""
     lines = stat.read_text().splitlines()
@@ -202,7 +215,7 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
                          info.kv_bytes_per_token * len(STAGE_SLOTS),
                          path.stat().st_size, machine_memory() if memory is None else memory)
     cores = machine_cores() if cores is None else cores
-    threads = thread_count(cores, machine_load() if load is None else load)
+    threads = thread_count(cores, current_load() if load is None else load)
     return LocalChoice(path=path, name=name, entry=entry, n_ctx=n_ctx, threads=threads,
                        tokenizer=f"llama.cpp {name} {info.tokenizer_digest[:16]}",
                        fallback_threads=thread_count(cores))
