@@ -118,3 +118,24 @@ def test_server_error_fails_the_tick_and_changes_nothing(openai_project, snapsho
     assert "failed in planner" in result.output and "HTTP 500" in result.output
     assert KEY not in result.output
     assert snapshot(openai_project) == before
+
+
+def test_a_tick_whose_scene_was_only_copies_is_written_again(openai_project):
+    """A small model writes scene 1 again for scene 2, and again when asked not to: the
+    tick fails, nothing lands, and `novel tick` runs it once more instead of stopping
+    (the demo, a new user's first command, ended there)."""
+    writes = []
+
+    def responder(body):
+        if stage_of(body) == "writer" and "Write scene 2 now" in body["messages"][-1]["content"]:
+            writes.append(1)
+            return PROSE if len(writes) <= 2 else f"{PROSE} The bell rang twice."
+        return story_responder(body)
+    with FakeOpenAIServer(responder) as server:
+        result = tick(server, "-n", "2")
+    assert result.exit_code == 0, result.output
+    assert "tick 2 failed in writer: writer: the answer is mostly scaffolding or copies" in \
+        result.output and "nothing was committed: writing it again" in result.output
+    assert len(writes) == 3
+    scene = load_scene(openai_project / "scenes" / "scene_002.md")
+    assert "The bell rang twice." in scene.body

@@ -19,9 +19,11 @@ from novel_agent.cli.common import (
     working_session,
 )
 from novel_agent.cli.live import STAGE_NAMES, LiveLine
+from novel_agent.errors import ModelResponseError, TickError
 from novel_agent.reports.costs import cost_guard
 from novel_agent.tick.events import StageEvent
-from novel_agent.tick.pipeline import tick
+from novel_agent.tick.pipeline import TickResult, tick
+from novel_agent.tick.session import Session
 
 
 def stage_line(report: StageEvent) -> str:
@@ -90,11 +92,7 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
         for _ in range(count):
             guard()
             click.echo(f"tick {project.tick() + 1} of {project.name}")
-            try:
-                result = tick(session, on_stage=lambda r: (live.clear(),
-                                                           click.echo(stage_line(r))))
-            finally:
-                live.clear()
+            result = _tick_again_if_unusable(session, live)
             for warning in result.warnings:
                 click.echo(f"  warning: {warning}")
             for notice in result.notices:
@@ -106,3 +104,24 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
             rel = result.scene_path.relative_to(project.root.parent)
             click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")
     click.echo(f"scenes: {project.scenes_dir}")
+
+
+def _tick_again_if_unusable(session: Session, live: LiveLine) -> TickResult:
+    """One tick; if it failed because the model's answer could not be used (a small
+    model's scene that was mostly copies, twice), nothing was committed, and it is run
+    once more, said in a note: the next attempt usually lands. Any other failure, or a
+    second one, stops the command as before."""
+    def run() -> TickResult:
+        return tick(session, on_stage=lambda r: (live.clear(), click.echo(stage_line(r))))
+    try:
+        return run()
+    except TickError as exc:
+        if not isinstance(exc.__cause__, ModelResponseError):
+            raise
+        click.echo(f"  note: {exc}; nothing was committed: writing it again")
+    finally:
+        live.clear()
+    try:
+        return run()
+    finally:
+        live.clear()
