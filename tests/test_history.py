@@ -121,6 +121,22 @@ def test_a_project_inside_the_users_own_repository(projects_dir, cli):
     assert "harbour/" in theirs      # their repository sees a folder, and no repository of ours
 
 
+def test_an_entry_holds_of_novel_only_the_state_and_the_logs(project):
+    run_ticks(project, 2)
+    history = History(project)
+    names = history.git.text("ls-files").splitlines()
+    novel = sorted({n.split("/")[1] for n in names if n.startswith(".novel/")})
+    assert novel == ["log", "state.yaml"]
+    assert not any(n.startswith(".novel/history.git") for n in names)
+    for log in (project.novel_dir / "log").iterdir():   # the logs gone by hand: an entry says so
+        log.unlink()
+    (project.novel_dir / "log").rmdir()
+    made = history.record_pending()
+    assert made is not None and made.kind == "hand"
+    left = history.git.text("ls-files").splitlines()
+    assert not any(n.startswith(".novel/log/") for n in left) and ".novel/state.yaml" in left
+
+
 def test_describe_says_what_an_entry_changed():
     assert describe(["memory/facts.yaml", "memory/loops/a.yaml", "plans/plan_007.yaml",
                      "scenes/scene_007.md", "summaries/checkpoint_010.md",
