@@ -1,0 +1,123 @@
+"""Where a tick's time goes, and what of it grows with the book (issue 20's flat tick).
+
+    .venv/bin/python bench/tick_phases.py                 # 300 stress ticks, offline, 8,192
+    .venv/bin/python bench/tick_phases.py --ticks 1000 --cpu
+
+Runs tests/stress_model.py in-process (as bench/long_run.py --offline) on a fresh
+project and times each step of the tick by wrapping the pipeline's functions (inclusive
+times: a step's line holds the steps inside it). Prints, per step, the median over the
+first 50 ticks and over the last 50 (ticks that made no checkpoint), and the difference,
+largest growth first. Wall time by default (git runs as a subprocess); --cpu counts this
+thread's CPU time only, which other work on the machine does not move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from stress_model import StressModel
+
+from novel_agent.history import hooks
+from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick import pipeline, stage_prompts
+from novel_agent.tick.session import Session
+
+PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
+            "_extract", "audit", "commit", "read_memory", "load_tree", "load_lorebook",
+            "commit_tick", "expired_logs", "stripped_logs", "log_text", "run_tools",
+            "ensure_cast"]
+PROMPTS = ["fit_prompt", "fit_briefing", "planner_briefing", "extractor_briefing",
+           "propose_writer"]
+
+
+class Phases:
+    """Inclusive seconds per wrapped function, for the tick in flight."""
+
+    def __init__(self, clock):
+        self.clock, self.now = clock, {}
+
+    def wrap(self, owner, name: str, label: str = "") -> None:
+        fn = getattr(owner, name)
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            started = self.clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                key = label or name
+                self.now[key] = self.now.get(key, 0.0) + self.clock() - started
+        setattr(owner, name, timed)
+
+    def install(self) -> None:
+        for name in PIPELINE:
+            self.wrap(pipeline, name)
+        for name in PROMPTS:
+            self.wrap(stage_prompts, name)
+        pipeline.STEPS = tuple(pipeline.Step(s.stage, getattr(pipeline, s.build.__name__),
+                                             getattr(pipeline, s.answer.__name__))
+                               for s in pipeline.STEPS)
+        for name in ("before_tick", "after_tick", "after_summaries"):
+            self.wrap(hooks, name)
+        self.wrap(pipeline.summarize, "after_commit", "summarize")
+        for name in ("sync_index", "flush", "landed"):
+            self.wrap(Session, name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=300)
+    parser.add_argument("--window", type=int, default=8192)
+    parser.add_argument("--cpu", action="store_true", help="this thread's CPU time, not wall")
+    args = parser.parse_args()
+    clock = time.thread_time if args.cpu else time.perf_counter
+    phases = Phases(clock)
+    phases.install()
+    rows, totals, checkpoint = [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        project = create_project(Path(folder) / "stress", {
+            "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
+            "protagonist": "Mara Quill"}, config={
+            "llm": {"provider": "offline", "model": "small-local-model"},
+            "preset": "balanced", "context": {"window": args.window}})
+        with reconciled(project), Session.open(project, project.config(),
+                                               make_model=lambda s: StressModel(source=s)) as s:
+            for n in range(1, args.ticks + 1):
+                phases.now = {}
+                started = clock()
+                result = pipeline.tick(s)
+                totals.append(clock() - started)
+                rows.append(phases.now)
+                checkpoint.append(bool(result.summary and result.summary.made))
+                if n % 100 == 0:
+                    print(f"tick {n}: {totals[-1] * 1000:.0f} ms", file=sys.stderr, flush=True)
+    plain = [i for i, cp in enumerate(checkpoint) if not cp]
+    head, tail = plain[:50], plain[-50:]
+
+    def median(ticks: list[int], key: str) -> float:
+        return 1000 * statistics.median(totals[i] if key == "tick" else rows[i].get(key, 0.0)
+                                        for i in ticks)
+
+    keys = sorted({k for r in rows for k in r}, key=lambda k: median(head, k) - median(tail, k))
+    print(f"{args.ticks} stress ticks offline at {args.window:,}, "
+          f"{'CPU' if args.cpu else 'wall'} ms, median of the first and the last 50 "
+          "(no checkpoint)")
+    print(f"  {'step':<20}{'first 50':>9}{'last 50':>9}{'growth':>9}")
+    for key in ["tick", *keys]:
+        first, last = median(head, key), median(tail, key)
+        print(f"  {key:<20}{first:9.1f}{last:9.1f}{last - first:9.1f}")
+    print(f"  ratio {median(tail, 'tick') / median(head, 'tick'):.2f} (goal <= 1.3)")
+
+
+if __name__ == "__main__":
+    main()
