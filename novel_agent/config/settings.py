@@ -108,6 +108,10 @@ class ContextConfig:
     tier2_share: float = 0.08       # recent scene summaries
     tier1_share: float = 0.20       # the last scenes in full text
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
+    # What tier 1 shows the writer: "scenes", the last scenes whole; "ending", the newest
+    # scene's last paragraphs only, the scenes before it as summaries (a small model shown
+    # whole scenes writes them again); "auto": ending on an embedded local model.
+    full_text: str = "auto"
     low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
     summary_min_coverage: float = 0.8
     # Shares of the other stages' budgets for their memory sections, filled item by item
@@ -137,6 +141,7 @@ class DaemonConfig:
 
 
 AUDIT_MODES = ("off", "report", "revise", "hold")
+FULL_TEXT = ("auto", "scenes", "ending")
 SEVERITIES = ("minor", "major", "critical")
 
 
@@ -394,6 +399,8 @@ def _context_problems(ctx: ContextConfig) -> Problems:
         yield "context.prompt_log_ticks", "must be at least context.keep_prompt_logs"
     if ctx.max_full_text_scenes < 1:
         yield "context.max_full_text_scenes", "must be at least 1"
+    if ctx.full_text not in FULL_TEXT:
+        yield "context.full_text", f"must be one of {', '.join(FULL_TEXT)}, not {ctx.full_text!r}"
     if ctx.window < 0 or ctx.max_prompt_tokens <= 0:
         yield "context.window", "must be 0 (from the model table) or positive"
 

@@ -74,6 +74,29 @@ def scene_full(scene: Scene) -> str:
     return f"{head}\n\n{scene.body.strip()}"
 
 
+ENDING_WORDS = 100    # the newest scene's ending, for a writer shown no whole scene
+
+
+def scene_ending(scene: Scene, words: int = ENDING_WORDS) -> str:
+    """The scene's last paragraphs, about `words` words of them (whole paragraphs; of a
+    last paragraph longer than twice that, its last sentences): where the next scene
+    goes on from, without a whole scene a small model would write again."""
+    head = f"### Scene {scene.tick}" + (f" — {scene.title}" if scene.title else "")
+    paragraphs = [p.strip() for p in scene.body.strip().split("\n\n") if p.strip()]
+    kept: list[str] = []
+    while paragraphs and sum(len(p.split()) for p in kept) < words:
+        kept.insert(0, paragraphs.pop())
+    if len(kept) == 1 and len(kept[0].split()) > 2 * words:
+        said = re.split(r"(?<=[.!?])\s+", kept[0])
+        tail: list[str] = []
+        while said and sum(len(t.split()) for t in tail) < words:
+            tail.insert(0, said.pop())
+        kept = [("… " if said else "") + " ".join(tail)]
+    elif paragraphs:
+        kept[0] = "… " + kept[0]
+    return f"{head}, its ending\n\n" + "\n\n".join(kept)
+
+
 def shortened(text: str, words: int) -> str:
     """The first and last sentences of `text` within about `words` words."""
     sentences = [t for t in re.split(r"(?<=[.!?])\s+", text.strip()) if t]

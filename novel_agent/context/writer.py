@@ -36,6 +36,7 @@ from typing import Any
 from novel_agent.context.builders import (
     cast_section,
     intention_text,
+    scene_ending,
     scene_full,
     scene_summary,
     scene_title,
@@ -106,6 +107,13 @@ class WriterInputs:
     state: Mapping[str, int] = field(default_factory=dict)
     min_words: int = 200
     max_words: int = 400
+    # Tier 1 as the newest scene's ending only, every earlier recent scene as its summary
+    # (context.full_text "ending": a small model shown whole scenes writes them again).
+    ending: bool = False
+
+    def full_form(self, scene: Scene) -> str:
+        """A tier-1 scene as this writer is shown it: whole, or its ending."""
+        return scene_ending(scene) if self.ending else scene_full(scene)
 
 
 def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str,
@@ -134,7 +142,7 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
 
     def full_tokens(tick: int) -> int:
         scene = inputs.scene(tick)
-        return counter.count(scene_full(scene)) if scene else 0
+        return counter.count(inputs.full_form(scene)) if scene else 0
 
     def summary_tokens(tick: int) -> int:
         scene = inputs.scene(tick)
@@ -176,9 +184,10 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
               stable: tuple[Sequence[Scene], Sequence[Item], int]) -> Proposal:
     """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
-    full, summarized, lined = _recent_at_level(recent, level, notes)
-    scenes_full = _recent_scenes(inputs, full, "recent_full", scene_full, counter, notes,
-                                 "tier 1: recent scene in full")
+    full, summarized, lined = _recent_at_level(recent, level, notes, inputs.ending)
+    scenes_full = _recent_scenes(inputs, full, "recent_full", inputs.full_form, counter, notes,
+                                 "tier 1: the newest scene's ending" if inputs.ending
+                                 else "tier 1: recent scene in full")
     scenes_sum = _recent_scenes(inputs, summarized, "recent_summaries",
                                 lambda s: recent_form(s, lined), counter, notes,
                                 "tier 2: recent summary")
@@ -227,7 +236,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined, settled),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
-                       "max_words": inputs.max_words, "title": inputs.plan.title})
+                       "max_words": inputs.max_words, "title": inputs.plan.title,
+                       "goes_on": inputs.ending and bool(scenes_full)})
     return Proposal(context, notes, truncatable=("recent_full",),
                     droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved", "settled"),
                     elastic=("retrieved", "settled", "tier3"),   # sized by their own caps
@@ -312,12 +322,15 @@ def recent_form(scene: Scene, lined: Collection[int]) -> str:
     return scene_title(scene) if scene.tick in lined else scene_summary(scene)
 
 
-def _recent_at_level(recent: RecentSelection, level: int,
-                     notes: list[ItemNote]) -> tuple[list[int], list[int], set[int]]:
+def _recent_at_level(recent: RecentSelection, level: int, notes: list[ItemNote],
+                     ending: bool = False) -> tuple[list[int], list[int], set[int]]:
     """Ticks in full, in tier 2, and those of tier 2 shown as their title only, at
     `level`: level 1 shows older full text as summaries, level 2 the older half of the
-    summaries as titles, level 3 all but the newest. No recent scene is left out."""
+    summaries as titles, level 3 all but the newest. No recent scene is left out. With
+    `ending`, tier 1 holds the newest scene only (its ending), at every level."""
     full, summarized = list(recent.full), list(recent.summarized)
+    if ending and level < 1 and len(full) > 1:
+        summarized, full = summarized + full[:-1], full[-1:]
     if level >= 1 and len(full) > 1:
         notes += [ItemNote(scene_key(t), "recent_full", 0, False, LEVEL_NOTES[1])
                   for t in full[:-1]]
@@ -397,8 +410,9 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("recent_summaries", "Earlier scenes (summaries)",
                 "\n\n".join(recent_form(s, lined) for s in summarized),
                 items=tuple(scene_key(s.tick) for s in summarized)),
-        Section("recent_full", "The last scenes in full",
-                "\n\n".join(scene_full(s) for s in full),
+        Section("recent_full", "How the last scene ended" if inputs.ending
+                else "The last scenes in full",
+                "\n\n".join(inputs.full_form(s) for s in full),
                 items=tuple(scene_key(s.tick) for s in full)),
         Section("retrieved", RETRIEVED_TITLE, _retrieved_text(retrieved),
                 items=tuple(p.key for p in retrieved)),

@@ -10,6 +10,7 @@ repair request.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,23 +26,31 @@ def _s(n: int, least: int = 1) -> dict[str, Any]:
     return {"type": "string", "minLength": least, "maxLength": n}
 
 
-def plan_schema(max_tools: int) -> dict[str, Any]:
-    """JSON schema of the planner's answer."""
+# An embedded local model plans with fewer tools and no query_memory (whose results a
+# 1.5B asked for three times a tick, each a sentence of the bible, ~50 tokens apiece at
+# 20 tokens a second), and a shorter intention.
+LEAN_TOOLS = 2
+
+
+def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
+    """JSON schema of the planner's answer (`lean`: an embedded local model's)."""
+    tools = [t for t in TOOLS if t != "query_memory"] if lean else list(TOOLS)
     return {
         "type": "object",
         "properties": {
             "title": _s(80),
-            "intention": _s(400, 12),
+            "intention": _s(300 if lean else 400, 12),
             "pov": _s(60),
             "location": _s(80),
             "characters": {"type": "array", "items": _s(60), "maxItems": 6},
             "tool_calls": {
                 "type": "array",
-                "maxItems": max_tools,
+                "maxItems": min(max_tools, LEAN_TOOLS) if lean else max_tools,
                 "items": {
                     "type": "object",
-                    "properties": {"tool": {"type": "string", "enum": list(TOOLS)},
-                                   "name": _s(80), "target": _s(80), "detail": _s(200)},
+                    "properties": {"tool": {"type": "string", "enum": tools},
+                                   "name": _s(80), "target": _s(80),
+                                   "detail": _s(120 if lean else 200)},
                     "required": ["tool", "name", "detail"],
                 },
             },
@@ -70,31 +79,39 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
     "clock": _s(60, 0),                                # the story's time, when the text states it
 }
 
-LEAN_EXTRACT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "summary": {"type": "array", "items": _s(160, 12), "minItems": 3, "maxItems": 6},
-        "facts": {"type": "array", "items": _s(160), "maxItems": 4},
-        "characters": {"type": "array", "maxItems": 4, "items": {
-            "type": "object", "properties": {"name": _s(60), "state": _s(120)},
-            "required": ["name", "state"]}},
-        "loops_opened": {"type": "array", "items": _s(160), "maxItems": 2},
-        "loops_resolved": {"type": "array", "items": _s(100), "maxItems": 2},
-        "relationships": {"type": "array", "maxItems": 2, "items": {
-            "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
-            "required": ["a", "b", "kind"]}},
-    },
-    "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
-                 "relationships"],
-}
-# The extractor's answer with the continuity audit's keys. LEAN_EXTRACT_SCHEMA is the one
-# an embedded local model is held to: a 1.5B fills those keys with sentences ("present":
-# "Edda sat in her cabin"), a third of its answer and noise for the audit; its grammar then
-# cannot write them.
-EXTRACT_SCHEMA: dict[str, Any] = {
-    **LEAN_EXTRACT_SCHEMA,
-    "properties": {**LEAN_EXTRACT_SCHEMA["properties"], **KNOWLEDGE_SCHEMA},
-}
+BULLET_CHARS = 160     # a summary bullet's, fact's or loop's longest string
+
+
+def _extract_schema(summaries: int, facts: int, characters: int, loops: int,
+                    relationships: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "array", "items": _s(BULLET_CHARS, 12), "minItems": 3,
+                        "maxItems": summaries},
+            "facts": {"type": "array", "items": _s(BULLET_CHARS), "maxItems": facts},
+            "characters": {"type": "array", "maxItems": characters, "items": {
+                "type": "object", "properties": {"name": _s(60), "state": _s(120)},
+                "required": ["name", "state"]}},
+            "loops_opened": {"type": "array", "items": _s(BULLET_CHARS), "maxItems": loops},
+            "loops_resolved": {"type": "array", "items": _s(100), "maxItems": loops},
+            "relationships": {"type": "array", "maxItems": relationships, "items": {
+                "type": "object", "properties": {"a": _s(60), "b": _s(60), "kind": _s(60)},
+                "required": ["a", "b", "kind"]}},
+        },
+        "required": ["summary", "facts", "characters", "loops_opened", "loops_resolved",
+                     "relationships"],
+    }
+
+
+# The extractor's answer with the continuity audit's keys (KNOWLEDGE_SCHEMA), and the lean
+# one an embedded local model is held to: without those keys (a 1.5B fills them with
+# sentences, "present": "Edda sat in her cabin", a third of its answer and noise for the
+# audit; its grammar then cannot write them), and with fewer items of each kind (its
+# extraction is a quarter of a tick at 20 tokens a second; its prompt asks for as many).
+EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(6, 4, 4, 2, 2)
+EXTRACT_SCHEMA["properties"].update(KNOWLEDGE_SCHEMA)
+LEAN_EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(4, 3, 3, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -215,7 +232,7 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
 
 def extraction_from_json(data: dict[str, Any]) -> Extraction:
     """Validate an extractor answer: at least one summary bullet is required."""
-    summary = clean_bullets(_text_list(data.get("summary")))
+    summary = clean_bullets([uncut(b, BULLET_CHARS) for b in _text_list(data.get("summary"))])
     if not summary:
         raise ModelResponseError("extraction: 'summary' has no bullets that are prose",
                                  stage="extractor", raw=json.dumps(data)[:2000])
@@ -237,6 +254,20 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
                        if r["b"] and r["kind"]][:3],
         **knowledge_from_json(data),
     )
+
+
+def uncut(text: str, limit: int) -> str:
+    """A string a grammar stopped at its `limit` in mid-sentence, ended where it can be:
+    at its last sentence if that keeps half of it, else at its last whole word, with
+    "…" ("…the eerie silence thatsurr" -> "…the eerie silence …"). Others are unchanged."""
+    text = text.strip()
+    if len(text) < limit - 8 or re.search(r"[.!?…][\"'”’)]*$", text):
+        return text
+    ends = [m.end() for m in re.finditer(r"[.!?][\"'”’)]*(?=\s)", text)]
+    if ends and ends[-1] >= len(text) // 2:
+        return text[:ends[-1]]
+    words = text.split()[:-1]
+    return " ".join(words).rstrip(",;:—–-") + " …" if words else text
 
 
 def knowledge_from_json(data: dict[str, Any]) -> dict[str, Any]:

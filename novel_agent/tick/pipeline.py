@@ -180,7 +180,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("planner")
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
                                   max_tokens=budget.max_output,
-                                  max_tools=gen.max_tools_per_tick, room=room_in(session, budget))
+                                  max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
+                                  lean=session.lean)
     check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
                                       premise=d.story.premise)
     last = d.scenes(d.tick - 1)

@@ -134,10 +134,24 @@ class Session:
         return session
 
     @property
+    def lean(self) -> bool:
+        """Whether the planner and the extractor are held to their lean schemas (fewer
+        tools and items, no audit keys): on an embedded local model, which writes twenty
+        tokens a second and fills what it is given room for."""
+        return self.model.provider == "local"
+
+    @property
     def knowledge(self) -> bool:
         """Whether the extractor is asked for the continuity audit's keys: not of an
         embedded local model (a 1.5B fills them with sentences, a third of its answer)."""
-        return self.model.provider != "local"
+        return not self.lean
+
+    @property
+    def ending(self) -> bool:
+        """Whether the writer is shown the newest scene's ending rather than whole scenes
+        (context.full_text; auto: on an embedded local model, which copies whole scenes)."""
+        wanted = self.config.context.full_text
+        return wanted == "ending" or (wanted == "auto" and self.model.provider == "local")
 
     def budget(self, stage: str) -> Budget:
         """The prompt budget of `stage` for this session's model."""

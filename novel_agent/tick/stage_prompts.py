@@ -39,7 +39,7 @@ from novel_agent.index.recall import (
     relevant_facts,
     settled_items,
 )
-from novel_agent.story.decisions import Plan
+from novel_agent.story.decisions import LEAN_TOOLS, Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import SceneReader, key_tick
@@ -148,11 +148,12 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
     briefing = planner_briefing(story, memory, recent,
                                 tick=tick, shares=shares,
                                 overall_summary=overall, steer=steer,
-                                max_tools=gen.max_tools_per_tick,
+                                max_tools=min(gen.max_tools_per_tick, LEAN_TOOLS)
+                                if session.lean else gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
                                 anchor_tick=anchor, history=history, facts=facts, lore=fired,
                                 story_so_far=so_far)
-    return fit_briefing(session, briefing, tick)
+    return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
@@ -176,7 +177,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           retrieved=retrieval or (),
                           settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
-                          min_words=gen.scene_min_words, max_words=gen.scene_max_words)
+                          min_words=gen.scene_min_words, max_words=gen.scene_max_words,
+                          ending=session.ending)
     propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
                              config.context, gen)
     built = fit_prompt(session, "writer", tick, propose)

@@ -14,9 +14,10 @@ from novel_agent.text.names import name_head
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        max_tools: int, room: Room | None = None) -> tuple[Plan, StageCall]:
-    """Plan the next scene from the planner's prompt (`room`: see ask_json)."""
-    return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools),
+        max_tools: int, room: Room | None = None, lean: bool = False) -> tuple[Plan, StageCall]:
+    """Plan the next scene from the planner's prompt (`room`: see ask_json; `lean`: held
+    to the lean schema, decisions.plan_schema)."""
+    return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools, lean),
                     lambda data: plan_from_json(data, max_tools=max_tools), room)
 
 
