@@ -145,6 +145,26 @@ def test_the_prose_grammar_makes_scaffolding_impossible(model):
     assert chinese.strip() and not re.search(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]", chinese)
 
 
+@needs_gguf
+def test_a_server_closed_as_soon_as_it_started_stops():
+    """llama.cpp answers its address before its task loop runs; a server dropped in
+    between hung forever in its destructor, unless LocalServer waits for the loop."""
+    import threading
+
+    from novel_agent.models.local import LocalServer
+    stopped = threading.Event()
+
+    def start_and_close() -> None:
+        for _ in range(3):
+            server = LocalServer(GGUF, n_ctx=512, threads=1, warmup=False)
+            server.close()
+            del server
+        stopped.set()
+
+    threading.Thread(target=start_and_close, daemon=True).start()
+    assert stopped.wait(120), "a LocalServer closed at once did not stop"
+
+
 def test_a_pace_under_half_the_best_is_a_stall_and_a_short_answer_says_nothing():
     from novel_agent.models.base import Progress
     from novel_agent.models.local import Pace

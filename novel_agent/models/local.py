@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ _QUANT_SUFFIX = re.compile(r"\.(q\d\w*|iq\d\w*|f16|f32|bf16)$", re.IGNORECASE)
 # Prompt tokens read per batch: llama.cpp reports reading progress once a batch (about
 # 7 s for the 1.5B model on one core), so the idle timeout sees it working.
 BATCH = 256
+LOOP_WAIT = 60.0   # seconds a new server's task loop may take to start (LocalServer)
 # llama.cpp options sent with every request: the prompt cache, and progress while it
 # reads the prompt.
 CACHE_OPTIONS = {"cache_prompt": True, "id_slot": 0, "return_progress": True}
@@ -83,6 +85,7 @@ class LocalServer:
         params.hostnames = ["127.0.0.1"]
         params.verbosity = -1    # llama.cpp logs every request to stderr otherwise
         params.sse_ping_interval = 0       # no keep-alive pings: silence means no progress
+        params.endpoint_slots = True       # LocalServer._await_loop asks it
         params.warmup = warmup
         if threads > 0:
             params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
@@ -95,6 +98,19 @@ class LocalServer:
                 from None
         self.model_path, self.n_ctx, self.threads = model_path, n_ctx, threads
         self.address: str = self._server.listening_address   # "http://127.0.0.1:PORT"
+        self._await_loop()
+
+    def _await_loop(self) -> None:
+        """Return once llama.cpp's task loop runs. The server answers its address before
+        that loop starts, and a server dropped in between never stops: the loop, started
+        after the stop was asked, waits for tasks forever, and dropping it hung (a
+        tokenize-only server closed at once, seen in the suite). /slots is answered by
+        that loop."""
+        try:
+            with urllib.request.urlopen(self.address + "/slots", timeout=LOOP_WAIT) as answer:
+                answer.read()
+        except (OSError, ValueError):
+            pass        # an older llama.cpp without /slots: as before
 
     @property
     def base_url(self) -> str:
