@@ -3,6 +3,8 @@ as questions, facts in their own words, one name per person, a title per scene."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ticking import run_ticks
 
 from novel_agent.models.scripted import ScriptedModel
@@ -100,6 +102,10 @@ def test_a_repeated_title_is_replaced_from_the_intention():
     assert same.title == "The Lighthouse Keeper" and none == ""
     bare = Plan(title="The Keeper", intention="She waits.", pov="Edda Lorn", location="")
     assert plan.distinct_title(bare, ["The Keeper", "The Keeper 2"])[0].title == "The Keeper 3"
+    joined = replace(p, title="The Drowned Stranger's Map",     # the demo's 'The Map And'
+                     intention="Edda Lorn discovers the map and the strange chamber.")
+    assert plan.distinct_title(joined, ["The Drowned Stranger's Map"])[0].title \
+        == "The Strange Chamber"
 
 
 def test_two_ticks_with_the_same_planned_title_get_two_titles(project):

@@ -57,6 +57,22 @@ def test_a_short_answer_stopped_in_mid_sentence_is_continued_not_cut():
     assert call.warning == ""
 
 
+def test_a_lean_models_short_answer_that_ended_its_sentence_is_continued_too():
+    """The 1.5B ended a scene at 148 words on a line of dialogue ("Who are you?"), under
+    scene_min_words: on a lean model (`short`) it is asked to go on, as a cut-off one is;
+    elsewhere a scene that ends is kept as it ends."""
+    ended = SENTENCE * 5 + '"Who are you?"'
+    model = (ScriptedModel().add("writer", Completion(text=ended, finish_reason="stop"))
+             .add("writer", Completion(text="He did not answer. " + SENTENCE * 20)))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, short=True)
+    assert len(model.calls("writer")) == 2
+    assert '"Who are you?"' in prose and "He did not answer." in prose
+    assert len(prose.split()) > 200
+    other = ScriptedModel().add("writer", Completion(text=ended, finish_reason="stop"))
+    assert write.run(other, MESSAGES, max_tokens=700, min_words=200)[0] == ended.strip()
+    assert len(other.calls("writer")) == 1
+
+
 def test_a_short_answer_cut_off_is_continued_until_it_has_its_words():
     model = (ScriptedModel().add("writer", Completion(text=SENTENCE * 5 + "The l",
                                                       finish_reason="length"))

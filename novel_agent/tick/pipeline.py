@@ -226,7 +226,8 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                               max_words=session.config.generation.scene_max_words,
                               title=d.plan.title, room=room_in(session, budget),
                               earlier="\n\n".join(s.body for s in d.scenes.recent(
-                                  d.tick - 1, COPY_SOURCES)))
+                                  d.tick - 1, COPY_SOURCES)),
+                              short=session.lean)   # the 1.5B ends scenes early
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:

@@ -76,6 +76,11 @@ def canonical_names(plan: Plan, find: Callable[[str], dict | None]) -> Plan:
 _PHRASE = re.compile(r"\b(?:the|a|an|her|his|their|its)\s+((?:[a-z]+\s+)?[a-z]+'s\s+[a-z]{3,}"
                      r"|[a-z]{3,}(?:\s+[a-z]{3,})?)", re.IGNORECASE)
 _DULL = {"scene", "story", "moment", "way", "time", "point", "end", "first", "next", "same"}
+# Words that join a phrase to the next ("the map and the chamber" gave 'The Map And'): a
+# phrase holding one is not a title.
+_LINKS = {"and", "but", "nor", "yet", "for", "with", "from", "into", "onto", "that", "this",
+          "than", "then", "who", "whom", "which", "while", "when", "where", "was", "were",
+          "has", "had", "have", "are", "not", "she", "her", "him", "his", "they", "them"}
 
 
 def distinct_title(plan: Plan, earlier: Sequence[str]) -> tuple[Plan, str]:
@@ -88,7 +93,7 @@ def distinct_title(plan: Plan, earlier: Sequence[str]) -> tuple[Plan, str]:
         return plan, ""
     for match in _PHRASE.finditer(plan.intention):
         phrase = match.group(1)
-        if phrase.split()[-1].lower() in _DULL:
+        if phrase.split()[-1].lower() in _DULL or any(w.lower() in _LINKS for w in phrase.split()):
             continue
         title = "The " + " ".join(w[:1].upper() + w[1:] for w in phrase.split())
         if _bare(title) not in taken:

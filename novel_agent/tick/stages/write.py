@@ -88,13 +88,13 @@ def trim_to_sentence(text: str) -> str:
 
 
 def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall, answer: str,
-              max_tokens: int, min_words: int, room: Room | None) -> str:
+              max_tokens: int, min_words: int, room: Room | None, short: bool = False) -> str:
     """Ask for more while `answer` (the last one, to `messages`) was cut off under
-    `min_words`; the pieces joined as sent. Each request must fit the window with its answer (`room`): the
-    draft so far makes it longer, so its answer may be shorter, and none is sent
-    without MIN_CONTINUATION."""
+    `min_words` (`short`: under them however it stopped); the pieces joined as sent.
+    Each request must fit the window with its answer (`room`): the draft so far makes
+    it longer, so its answer may be shorter, and none is sent without MIN_CONTINUATION."""
     def cut_off(text: str) -> bool:       # by the limit, or stopped in mid-sentence
-        stopped = (call.completions[-1].finish_reason == "length"
+        stopped = (short or call.completions[-1].finish_reason == "length"
                    or not _ENDS_SENTENCE.search(clean_scaffolding(text, "").rstrip()))
         return stopped and len(text.split()) < min_words
 
@@ -141,7 +141,7 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
 
 
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-          min_words: int, room: Room | None, max_words: int) -> str | None:
+          min_words: int, room: Room | None, max_words: int, short: bool) -> str | None:
     """The scene asked for once more, told not to copy, and continued like the first
     answer if it stops short (None without room for it)."""
     again = [*messages[:-1], {"role": messages[-1]["role"],
@@ -152,17 +152,19 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     more = model.complete(Request(stage="writer", max_tokens=left, messages=again,
                                   grammar=PROSE_GRAMMAR, stop=STOP, max_words=max_words))
     call.note(more)
-    return _continue(model, again, call, more.text, max_tokens, min_words, room)
+    return _continue(model, again, call, more.text, max_tokens, min_words, room, short)
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
-        room: Room | None = None, earlier: str = "") -> tuple[str, StageCall]:
+        room: Room | None = None, earlier: str = "",
+        short: bool = False) -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt (held to PROSE_GRAMMAR on a model
     that takes one, ended at STOP), without scaffolding (`title` restated at the top goes
     too) or paragraphs copied from the prompt. Cut off by the token limit, it is
     continued (within the window, `room`) while under `min_words`, then trimmed to a
-    sentence. When scaffolding and copies were most of it, or copies left it under
+    sentence (`short`: continued while under `min_words` however it stopped, for a model
+    that ends scenes early). When scaffolding and copies were most of it, or copies left it under
     `min_words`, it is asked for once more, told not to copy, and the answer with more
     new words is kept; one that is still mostly scaffolding or copies is a
     ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
@@ -171,11 +173,11 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
                        max_words=max_words)
     answer = _continue(model, messages, call, call.completions[-1].text, max_tokens, min_words,
-                       room)
+                       room, short)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
     if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
         first = len(call.completions)
-        more = _anew(model, messages, call, max_tokens, min_words, room, max_words)
+        more = _anew(model, messages, call, max_tokens, min_words, room, max_words, short)
         if more is not None:
             call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                         "once more not to")
