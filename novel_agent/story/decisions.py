@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
-from novel_agent.text.names import clean_bullets, name_head, name_problem
+from novel_agent.text.names import clean_bullets, cut_off, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
          "open_loop", "resolve_loop", "query_memory")
@@ -261,7 +261,7 @@ def uncut(text: str, limit: int) -> str:
     at its last sentence if that keeps half of it, else at its last whole word, with
     "…" ("…the eerie silence thatsurr" -> "…the eerie silence …"). Others are unchanged."""
     text = text.strip()
-    if len(text) < limit - 8 or re.search(r"[.!?…][\"'”’)]*$", text):
+    if not cut_off(text, limit):
         return text
     ends = [m.end() for m in re.finditer(r"[.!?][\"'”’)]*(?=\s)", text)]
     if ends and ends[-1] >= len(text) // 2:
