@@ -161,3 +161,16 @@ def test_an_intention_that_is_all_copy_stays_whole():
              "with tools.", pov="Edda Lorn", location="Skerry Light")
     assert plan.own_words(p, "introduce the protagonist and the world, and create them "
                           "with tools.") == (p, "")
+
+
+def test_the_premises_unnamed_people_are_named_by_its_epithet():
+    """The 1.5B called the premise's drowned stranger "the drowned stranger": rejected as
+    a common noun, he was in no cast. The premise's own epithet is a name; the protagonist's
+    ("the keeper") is the protagonist; any other common noun is left to be rejected."""
+    premise = "A lighthouse keeper finds a drowned stranger carrying a map of her lighthouse."
+    p = Plan(title="T", intention="I", pov="the keeper", location="Skerry Light",
+             characters=["the drowned stranger", "strangers", "a sailor", "Tobin Keel"])
+    named = plan.premise_epithets(p, premise, "Edda Lorn, the keeper, forty")
+    assert named.pov == "Edda Lorn"
+    assert named.characters == ["The Drowned Stranger", "strangers", "a sailor", "Tobin Keel"]
+    assert plan.premise_epithets(p, premise).pov == "The Keeper"    # no protagonist line

@@ -187,7 +187,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     last = d.scenes(d.tick - 1)
     d.plan, warning = plan_stage.own_words(d.plan, d.built["planner"].instructions)
     d.warnings += [warning] if warning else []
-    d.plan = plan_stage.name_heads(d.plan, check)
+    d.plan = plan_stage.name_heads(plan_stage.premise_epithets(
+        d.plan, d.story.premise, d.story.protagonist), check)
     d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
                                                             d.story.protagonist.split(",")[0]])
     d.warnings += [warning] if warning else []

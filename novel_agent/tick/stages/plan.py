@@ -61,6 +61,32 @@ def settle_pov(plan: Plan, check: Callable[[str], str | None],
     return plan, f"the planner's POV {plan.pov[:60]!r} is not a name ({why})"
 
 
+def premise_epithets(plan: Plan, premise: str, protagonist: str = "") -> Plan:
+    """The plan with each POV or character that is the premise's own epithet in lower case
+    ("the drowned stranger", of "…finds a drowned stranger carrying a map…") named by it
+    with capitals ("The Drowned Stranger"), so the premise's unnamed people are kept in
+    memory and in the cast; one the protagonist's line gives ("Edda Lorn, the keeper")
+    is the protagonist. Any other common noun ("strangers") is left to be rejected."""
+    hero, _, about = protagonist.partition(",")
+    told, theirs = _words(premise), _words(about)
+
+    def epithet(name: str) -> str:
+        bare = [w for w in _words(name).split() if w not in ("the", "a", "an")]
+        phrase = f" {' '.join(bare)} "
+        if not name or name != name.lower() or not 0 < len(bare) <= 3:
+            return name
+        if phrase in theirs and hero.strip():
+            return hero.strip()
+        return "The " + " ".join(w.capitalize() for w in bare) if phrase in told else name
+
+    return replace(plan, pov=epithet(plan.pov), characters=[epithet(c) for c in plan.characters])
+
+
+def _words(text: str) -> str:
+    """`text`'s words in lower case, one space between and around them."""
+    return " " + " ".join(re.findall(r"[a-z']+", text.lower())) + " "
+
+
 def canonical_names(plan: Plan, find: Callable[[str], dict | None]) -> Plan:
     """The plan with its POV and characters as memory names them (`find`: the character a
     name or alias names), each once: "Edda" is Edda Lorn, and a scene lists her once. A
