@@ -44,21 +44,21 @@ def test_a_tick_of_unknown_price_is_not_estimated_from():
 
 def test_check_ceiling_stops_before_the_tick_that_would_pass_it():
     history = rows(0.003, 0.003)
-    check_ceiling(history, 0.009)                      # 0.006 spent + 0.003 = 0.009: allowed
+    check_ceiling(history, 0.00975)                    # 0.006 spent + 0.003 + 25%: allowed
     check_ceiling(history, 0)                          # no ceiling
     with pytest.raises(CostCeilingError) as caught:
         check_ceiling(history, 0.008, next_tick=3)
     error = caught.value
     assert (error.spent, error.estimate, error.ceiling, error.tick) == (
-        pytest.approx(0.006), 0.003, 0.008, 3)
+        pytest.approx(0.006), pytest.approx(0.00375), 0.008, 3)
     assert error.exit_code == 4
     assert str(error) == ("cost ceiling: $0.0060 spent of llm.max_cost $0.0080, and tick 3 "
-                          "would cost about $0.0030 (the dearest of the last 2 ticks): not started")
+                          "would cost about $0.0037 (the dearest of the last 2 ticks, and 25% more): not started")
 
 
 def test_a_run_ceiling_counts_the_runs_own_spending():
     history = rows(0.5, 0.5, 0.003)                    # ids 1, 2 before the run; 3 in it
-    check_ceiling(history, 0.51, label="--max-cost", spent_after=2)   # 0.003 + 0.5 ≤ 0.51
+    check_ceiling(history, 0.63, label="--max-cost", spent_after=2)   # 0.003 + 0.625 ≤ 0.63
     with pytest.raises(CostCeilingError, match="--max-cost"):
         check_ceiling(history, 0.50, label="--max-cost", spent_after=2)
 
@@ -84,7 +84,7 @@ def test_a_run_stops_before_the_tick_that_would_pass_the_ceiling(openai_project,
         assert result.exit_code == 4, result.output
         assert result.output.splitlines()[-1] == (
             "Error: cost ceiling: $0.0060 spent of llm.max_cost $0.0080, and tick 3 would cost "
-            "about $0.0030 (the dearest of the last 2 ticks): not started")
+            "about $0.0037 (the dearest of the last 2 ticks, and 25% more): not started")
         assert result.output.splitlines()[-1] in README.read_text()
         assert len([r for r in server.requests if r["path"].endswith("/chat/completions")]) == 6
         project = Project(openai_project)
@@ -203,7 +203,7 @@ def test_novel_run_max_cost_stops_the_run_before_the_tick_that_would_pass_it(
         calls = len([r for r in server.requests if r["path"].endswith("/chat/completions")])
     assert result.exit_code == 4, result.output
     assert ("cost ceiling: $0.0060 spent of --max-cost $0.0070, and tick 3 would cost about "
-            "$0.0030" in result.output)
+            "$0.0037" in result.output)
     assert calls == 6 and Project(openai_project).tick() == 2
 
 

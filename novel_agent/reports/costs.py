@@ -146,22 +146,30 @@ def forecast(rows: Iterable[Row], ticks: int = 100, window: int = WINDOW) -> flo
     return mean(recent) * ticks if recent else None
 
 
+# A tick may cost more than the dearest before it (the prompts grow as a book begins: a
+# fleet book's second tick cost 15% more than its first and passed a $1.50 ceiling by
+# $0.003): the ceiling's estimate allows this much more, so spending stays under it.
+CEILING_HEADROOM = 1.25
+
+
 def check_ceiling(rows: list[Row], ceiling: float, *, label: str = "llm.max_cost",
                   spent_after: int | None = None, next_tick: int | None = None,
                   window: int = WINDOW) -> None:
     """Raise CostCeilingError if the next tick's estimate would take the spending past
     `ceiling` dollars (0 = no ceiling). The spending is every row's cost, or only the
-    rows after id `spent_after` (a run's own); the estimate comes from all `rows`. With
-    no history the next tick is not estimated: it is the first measurement."""
+    rows after id `spent_after` (a run's own); the estimate comes from all `rows` (the
+    dearest recent tick, and CEILING_HEADROOM). With no history the next tick is not
+    estimated: it is the first measurement."""
     if ceiling <= 0:
         return
     spent = totals(r for r in rows if spent_after is None or r["id"] > spent_after).known_cost
-    estimate = estimate_next_tick(rows, window) or 0.0
+    estimate = (estimate_next_tick(rows, window) or 0.0) * CEILING_HEADROOM
     if round(spent + estimate, 9) <= ceiling:    # sums of rounded dollars, not float noise
         return
     which = f"tick {next_tick}" if next_tick else "the next tick"
     measured = len(recent_costs(rows, window))
-    basis = f"the dearest of the last {measured} ticks" if measured else "none measured yet"
+    basis = (f"the dearest of the last {measured} ticks, and "
+             f"{CEILING_HEADROOM - 1:.0%} more" if measured else "none measured yet")
     raise CostCeilingError(
         f"cost ceiling: {money(spent)} spent of {label} {money(ceiling)}, and {which} would "
         f"cost about {money(estimate)} ({basis}): not started",
