@@ -104,7 +104,8 @@ def test_a_repeated_title_is_replaced_from_the_intention():
     assert plan.distinct_title(bare, ["The Keeper", "The Keeper 2"])[0].title == "The Keeper 3"
     joined = replace(p, title="The Drowned Stranger's Map",     # the demo's 'The Map And'
                      intention="Edda Lorn discovers the map and the strange chamber.")
-    assert plan.distinct_title(joined, ["The Drowned Stranger's Map"])[0].title \
+    assert plan.distinct_title(joined, ["The Drowned Stranger's Map"])[0].title == "The Map"
+    assert plan.distinct_title(joined, ["The Drowned Stranger's Map", "The Map"])[0].title \
         == "The Strange Chamber"
 
 

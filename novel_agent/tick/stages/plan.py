@@ -103,7 +103,7 @@ _PHRASE = re.compile(r"\b(?:the|a|an|her|his|their|its)\s+((?:[a-z]+\s+)?[a-z]+'
                      r"|[a-z]{3,}(?:\s+[a-z]{3,})?)", re.IGNORECASE)
 _DULL = {"scene", "story", "moment", "way", "time", "point", "end", "first", "next", "same"}
 # Words that join a phrase to the next ("the map and the chamber" gave 'The Map And'): a
-# phrase holding one is not a title.
+# phrase ends before one.
 _LINKS = {"and", "but", "nor", "yet", "for", "with", "from", "into", "onto", "that", "this",
           "than", "then", "who", "whom", "which", "while", "when", "where", "was", "were",
           "has", "had", "have", "are", "not", "she", "her", "him", "his", "they", "them"}
@@ -118,8 +118,10 @@ def distinct_title(plan: Plan, earlier: Sequence[str]) -> tuple[Plan, str]:
     if not plan.title or _bare(plan.title) not in taken:
         return plan, ""
     for match in _PHRASE.finditer(plan.intention):
-        phrase = match.group(1)
-        if phrase.split()[-1].lower() in _DULL or any(w.lower() in _LINKS for w in phrase.split()):
+        words = match.group(1).split()
+        cut = next((i for i, w in enumerate(words) if w.lower() in _LINKS), len(words))
+        phrase = " ".join(words[:cut])         # "map and" is the map
+        if not phrase or words[cut - 1 if cut else 0].lower() in _DULL:
             continue
         title = "The " + " ".join(w[:1].upper() + w[1:] for w in phrase.split())
         if _bare(title) not in taken:
