@@ -28,7 +28,7 @@ def test_scaffolding_around_a_scene_is_removed_and_the_scene_kept():
 @pytest.mark.parametrize("leading", [
     "Scene 3:", "SCENE 3 — The Lamp", "Scene 12", "Chapter IV.", "## The Lamp",
     "Title: The Lamp", "*** ", "- - -", "POV: Mara", "The Drowned Man's Map",
-    "**The Drowned Man's Map**",
+    "**The Drowned Man's Map**", "The Keeper’s Map", "Scene 3 - The Lost Room",
 ])
 def test_each_kind_of_leading_line_goes(leading):
     assert clean_scaffolding(f"{leading}\n\n{PROSE}", title="The Drowned Man's Map") == PROSE
@@ -48,6 +48,12 @@ def test_tool_notes_copied_after_the_scene_go_and_prose_of_loops_stays():
     assert clean_scaffolding(f"{PROSE}\n\n{notes}") == PROSE
     kept = f"{PROSE}\n\nShe opened the loop of rope. Relationship: a word she hated."
     assert clean_scaffolding(kept) == kept
+
+
+@pytest.mark.parametrize("opening", ["Rain fell.", "Dawn came slowly", "\"Who are you?\"",
+                                     "Edda Lorn woke, and the lamp was out"])
+def test_a_first_line_of_prose_is_not_taken_for_a_title(opening):
+    assert clean_scaffolding(f"{opening}\n\n{PROSE}") == f"{opening}\n\n{PROSE}"
 
 
 def test_prose_that_looks_like_a_label_is_kept():

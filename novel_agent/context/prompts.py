@@ -154,7 +154,7 @@ def _where(template_name: str, project_templates: Path | None) -> str:
 SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
     "planner": [{"tick": 1, "max_tools": 3, "first_scene": True, "lean": False},
                 {"tick": 12, "max_tools": 3, "first_scene": False, "lean": False},
-                {"tick": 12, "max_tools": 2, "first_scene": False, "lean": True}],
+                {"tick": 12, "max_tools": 1, "first_scene": False, "lean": True}],
     "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door",
                 "goes_on": goes_on} for goes_on in (False, True)],
     "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False}],

@@ -26,10 +26,10 @@ def _s(n: int, least: int = 1) -> dict[str, Any]:
     return {"type": "string", "minLength": least, "maxLength": n}
 
 
-# An embedded local model plans with fewer tools and no query_memory (whose results a
-# 1.5B asked for three times a tick, each a sentence of the bible, ~50 tokens apiece at
-# 20 tokens a second), and a shorter intention.
-LEAN_TOOLS = 2
+# An embedded local model plans with one tool and no query_memory (whose results a 1.5B
+# asked for three times a tick, each a sentence of the bible, ~50 tokens apiece at 20
+# tokens a second; the cast is made from the plan's names anyway), and a shorter intention.
+LEAN_TOOLS = 1
 
 
 def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "title": _s(80),
-            "intention": _s(300 if lean else 400, 12),
+            "intention": _s(240 if lean else 400, 12),
             "pov": _s(60),
             "location": _s(80),
             "characters": {"type": "array", "items": _s(60), "maxItems": 6},
@@ -87,8 +87,8 @@ def _extract_schema(summaries: int, facts: int, characters: int, loops: int,
     return {
         "type": "object",
         "properties": {
-            "summary": {"type": "array", "items": _s(BULLET_CHARS, 12), "minItems": 3,
-                        "maxItems": summaries},
+            "summary": {"type": "array", "items": _s(BULLET_CHARS, 12),
+                        "minItems": min(3, summaries), "maxItems": summaries},
             "facts": {"type": "array", "items": _s(BULLET_CHARS), "maxItems": facts},
             "characters": {"type": "array", "maxItems": characters, "items": {
                 "type": "object", "properties": {"name": _s(60), "state": _s(120)},
@@ -111,7 +111,7 @@ def _extract_schema(summaries: int, facts: int, characters: int, loops: int,
 # extraction is a quarter of a tick at 20 tokens a second; its prompt asks for as many).
 EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(6, 4, 4, 2, 2)
 EXTRACT_SCHEMA["properties"].update(KNOWLEDGE_SCHEMA)
-LEAN_EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(4, 3, 3, 1, 1)
+LEAN_EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(3, 2, 2, 1, 1)
 
 
 @dataclass(frozen=True)

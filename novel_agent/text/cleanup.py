@@ -48,9 +48,9 @@ def clean_scaffolding(text: str, title: str = "") -> str:
 
     Drops code fences (keeping what they held), headings, table rows, rules at the
     start or end, and leading lines that restate the scene ("Scene 3:", "Title: …",
-    the title itself, a lone bold line) or trail it ("Word count: 350", the prompt's
-    tool notes copied back: "- Opened loop [the_sailor]: …"). Blank
-    runs collapse to one blank line.
+    the title itself, a lone bold line, a line set as a title: "The Keeper’s Map") or
+    trail it ("Word count: 350", the prompt's tool notes copied back: "- Opened loop
+    [the_sailor]: …"). Blank runs collapse to one blank line.
 
     >>> clean_scaffolding("# Scene 3: The Lamp\\n---\\nMara lit the lamp.\\n---")
     'Mara lit the lamp.'
@@ -102,7 +102,17 @@ def _is_leading_scaffold(line: str, title: str) -> bool:
     short = len(line.split()) <= _LABEL_MAX_WORDS
     return bool(_RULE.match(line) or (short and (
         _LABEL.match(line) or _NUMBERED.match(line) or _BOLD_LINE.match(line)
-        or (title and _bare(line) == _bare(title)))))
+        or (title and _bare(line) == _bare(title)) or _is_title_line(line))))
+
+
+def _is_title_line(line: str) -> bool:
+    """A heading without its #: a short line ending no sentence, each of its longer words
+    capitalised ("The Keeper’s Map", "Scene 3 - The Lost Room": the 1.5B opened scenes
+    with the book's title)."""
+    words = re.findall(r"[^\W\d_][\w’']*", line)
+    longer = [w for w in words if len(w) >= 4]
+    return (bool(longer) and len(line.split()) <= 10 and not re.search(r"[.!?…:;,\"”’)]\s*$", line)
+            and all(w[0].isupper() for w in longer))
 
 
 def _is_trailing_scaffold(line: str) -> bool:
