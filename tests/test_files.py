@@ -8,7 +8,7 @@ import pytest
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, parse_front_matter, read_yaml, render_front_matter
-from novel_agent.story.journal import Transaction, recover
+from novel_agent.story.journal import Cut, Transaction, recover
 
 
 def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
@@ -95,6 +95,34 @@ def test_a_later_operation_on_the_same_path_wins(tmp_path):
     txn.commit()
     assert (tmp_path / "a").read_text() == "whole\nmore\n"
     assert (tmp_path / "b").read_text() == "back\n"
+
+
+def test_a_cut_keeps_the_first_bytes_and_writes_after_them(tmp_path):
+    (tmp_path / "log.json").write_text('{\n "a": 1,\n "messages": []\n}\n')
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.cut(tmp_path / "log.json", Cut(len('{\n "a": 1'), "\n}\n"))
+    txn.commit()
+    assert (tmp_path / "log.json").read_text() == '{\n "a": 1\n}\n'
+
+
+@pytest.mark.parametrize("point", ["before_journal", "mid_commit"])
+def test_a_cut_by_a_crash_lands_once(tmp_path, point):
+    from novel_agent import crashpoints
+    log = tmp_path / "log.json"
+    log.write_text('{\n "a": 1,\n "messages": []\n}\n')
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.stage(tmp_path / "scene.md", "scene\n")          # the op the crash point follows
+    txn.cut(log, Cut(len('{\n "a": 1'), "\n}\n"))
+    crashpoints.arm(point, lambda: (_ for _ in ()).throw(Killed()))
+    try:
+        with pytest.raises(Killed):
+            txn.commit()
+    finally:
+        crashpoints.disarm()
+    assert recover(tmp_path, tmp_path / "txn") is (point == "mid_commit")
+    assert recover(tmp_path, tmp_path / "txn") is False
+    assert log.read_text() == ('{\n "a": 1\n}\n' if point == "mid_commit"
+                               else '{\n "a": 1,\n "messages": []\n}\n')
 
 
 class Killed(Exception):

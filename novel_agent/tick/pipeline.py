@@ -42,6 +42,7 @@ from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.journal import Cut
 from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import Listed, Memory, find_person, read_memory
 from novel_agent.story.project import Story
@@ -353,8 +354,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   tokens=session.counter.count(draft.prose))
     record, state = plan_record(draft), tick_state(project.state(), draft)
     ctx = session.config.context
-    logs: dict[Path, str | None] = {**expired_logs(project, draft.tick - ctx.prompt_log_ticks),
-                                    **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
+    logs: dict[Path, str | Cut | None] = {
+        **expired_logs(project, draft.tick - ctx.prompt_log_ticks),
+        **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     if draft.clock_text:
