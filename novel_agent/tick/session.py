@@ -46,6 +46,7 @@ from novel_agent.config.settings import Config
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
+from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
 from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
 from novel_agent.models.base import ChatModel, OnProgress
@@ -99,6 +100,7 @@ class Session:
         self.memory = KeptMemory(project.memory_dir)
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
+        self._looked: Looked = {}     # what the last sync looked at (see index.sync)
         self._landed = 0
         self._frozen = False
 
@@ -152,13 +154,17 @@ class Session:
     def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None,
                    listed: Any = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
-        them (memory's folders as reading `memory` saw them, when `listed`), or only
-        `paths` (the files a tick just wrote). Files changed by anyone else make the
+        them (memory's folders as reading `memory` saw them, when `listed`; only the
+        files whose stat moved since the session's last sync are asked about), or only
+        `paths` (the files a tick just wrote, with `memory` the kept memory it committed:
+        of facts.yaml, only the facts it added). Files changed by anyone else make the
         session forget what it `remembered`."""
         if self.index is None:
             return SyncReport()
+        kept = self.memory
+        before = kept.files.facts if paths is not None and memory is kept.work else None
         report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
-                      listed=listed)
+                      listed=listed, last=self._looked, facts_before=before)
         if paths is None and report.changed:
             self._kept.clear()
         return report
