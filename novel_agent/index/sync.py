@@ -45,6 +45,7 @@ from novel_agent.index.documents import (
 )
 from novel_agent.index.ledger import restore_usage
 from novel_agent.index.seen import LIST_FILES, Looked, keep_up, look, stat_of
+from novel_agent.story.lookup import loop_index
 from novel_agent.story.lore import read_lore_file
 from novel_agent.story.memory import Listed, Memory, load_list
 from novel_agent.story.memory_schema import check_entity
@@ -134,6 +135,8 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
     items = getattr(memory, folder)
     if isinstance(items, dict):
         return items.get(item_id)
+    if folder == "loops":                     # looked up in the loops' index (story/lookup)
+        return next(iter(loop_index(items).with_id(item_id)), None)
     return next((item for item in items if item.get("id") == item_id), None)
 
 
