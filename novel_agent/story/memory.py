@@ -229,8 +229,7 @@ def look(folder: Path, listed: Listed | None = None) -> dict[str, Stamp]:
             listed[str(folder)] = {}
         return {}
     try:
-        names = sorted(name for name in os.listdir(fd)
-                       if name.endswith(".yaml") and not name.startswith("."))
+        names = sorted(filter(_ITEM_FILE.match, os.listdir(fd)))
         stats = list(map(functools.partial(os.stat, dir_fd=fd), names))
     finally:
         os.close(fd)
@@ -239,6 +238,7 @@ def look(folder: Path, listed: Listed | None = None) -> dict[str, Stamp]:
     return dict(zip(names, map(_STAMP, stats)))
 
 
+_ITEM_FILE = re.compile(r"[^.].*\.yaml\Z", re.S)     # an item's file: *.yaml, not hidden
 _STAMP = operator.attrgetter("st_ino", "st_size", "st_mtime_ns")
 _SEEN = operator.attrgetter("st_mtime_ns", "st_size")
 

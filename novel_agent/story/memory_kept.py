@@ -143,9 +143,12 @@ class KeptMemory:
             keys = list(map(_STEM, now))          # the files' order
             for entities in (files, work):
                 if list(entities) != keys:
-                    if entities.keys() != set(keys):
+                    try:
+                        items = dict(zip(keys, map(entities.__getitem__, keys)))
+                    except KeyError:
+                        raise Stale from None
+                    if len(items) != len(entities):
                         raise Stale
-                    items = list(zip(keys, map(entities.__getitem__, keys)))
                     entities.clear()
                     entities.update(items)
                     reordered(entities)
