@@ -184,6 +184,48 @@ class LoopIndex:
                 if _said(self.loops[n]) == lowered]
 
 
+class FactIndex:
+    """The facts of one list by their text, lowercased (where every text is text)."""
+
+    def __init__(self, facts: list[dict[str, Any]]):
+        self.facts = facts
+        self.size = 0
+        self.texts: dict[str, list[int]] = {}
+        self.plain = True       # every fact's text is a str (else its .lower() would fail)
+        self.grow()
+
+    def grow(self) -> None:
+        """Index the facts appended since the last look."""
+        for n in range(self.size, len(self.facts)):
+            text = self.facts[n].get("text", "")
+            if isinstance(text, str):
+                _add(self.texts, text.lower(), n)
+            else:
+                self.plain = False
+        self.size = len(self.facts)
+        self.last = self.facts[-1] if self.facts else None
+
+    def behind(self) -> bool:
+        """Whether the list holds other facts than those indexed and some appended."""
+        return len(self.facts) < self.size or (
+            len(self.facts) == self.size and (self.facts[-1] if self.facts else None)
+            is not self.last)
+
+    def says(self, lowered: str) -> bool | None:
+        """Whether a fact's text, lowercased, is `lowered`; None when the index cannot
+        tell (a text that is not one, or an index behind a change in place)."""
+        if not self.plain:
+            return None
+        found = self.texts.get(lowered)
+        if not found:
+            return False
+        for n in found:
+            text = self.facts[n].get("text", "") if n < len(self.facts) else None
+            if isinstance(text, str) and text.lower() == lowered:
+                return True
+        return None
+
+
 def _said(loop: dict[str, Any]) -> str:
     return str(loop.get("description", "")).strip().lower()
 
@@ -213,6 +255,16 @@ def loop_index(loops: list[dict[str, Any]]) -> LoopIndex:
     if not isinstance(found, LoopIndex) or found.loops is not loops or found.behind():
         found = _keep(id(loops), LoopIndex(loops))
     elif len(loops) > found.size:
+        found.grow()
+    return found
+
+
+def fact_index(facts: list[dict[str, Any]]) -> FactIndex:
+    """The index of this very list of facts, up to date with what it holds."""
+    found = _KEPT.get(id(facts))
+    if not isinstance(found, FactIndex) or found.facts is not facts or found.behind():
+        found = _keep(id(facts), FactIndex(facts))
+    elif len(facts) > found.size:
         found.grow()
     return found
 

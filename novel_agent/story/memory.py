@@ -23,7 +23,14 @@ import yaml
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
-from novel_agent.story.lookup import LOOP_WORD, entity_index, learned, loop_index, names_of
+from novel_agent.story.lookup import (
+    LOOP_WORD,
+    entity_index,
+    fact_index,
+    learned,
+    loop_index,
+    names_of,
+)
 from novel_agent.story.lookup import loop_words as _loop_words
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
@@ -527,9 +534,15 @@ def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
 
 
 def add_fact(memory: Memory, text: str, *, tick: int) -> bool:
-    """Record a fact with the scene that established it; duplicates are ignored."""
+    """Record a fact with the scene that established it; duplicates are ignored (looked
+    up in the facts' index: story/lookup.py)."""
     text = str(text).strip()
-    if not text or any(f.get("text", "").lower() == text.lower() for f in memory.facts):
+    if not text:
+        return False
+    said = fact_index(memory.facts).says(text.lower())
+    if said is None:
+        said = any(f.get("text", "").lower() == text.lower() for f in memory.facts)
+    if said:
         return False
     memory.facts.append({"text": text, "scene": tick})
     return True

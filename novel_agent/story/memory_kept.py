@@ -221,7 +221,8 @@ class KeptMemory:
             return
         work = self.work.facts
         if len(work) == len(now) and now[:len(was)] == was:
-            work[len(was):] = [plain_copy(fact) for fact in now[len(was):]]
+            if work[len(was):] != now[len(was):]:        # else kept as they are (indexed)
+                work[len(was):] = [plain_copy(fact) for fact in now[len(was):]]
         else:
             work[:] = plain_copy(now)
         self.files.facts = now
