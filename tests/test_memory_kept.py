@@ -167,3 +167,24 @@ def test_lookups_through_kept_memory_find_what_came_in_the_middle(tmp_path):
     assert [l["description"] for l in work.loops] == ["Why is the lamp out?", "Who took the key?"]
     assert open_loop(work, "Why is the lamp out?", tick=4) == (work.loops[0], False)
     assert open_loop(work, "Who took the key?", tick=4) == (work.loops[1], False)
+
+
+def test_a_loop_a_tick_changed_in_place_is_found_by_its_new_words(tmp_path):
+    """A loop's index lives on with kept memory: a description a tick changed in place
+    (the index not told) is indexed again once the tick landed."""
+    root = tmp_path
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    work, files = kept.read()
+    for n in range(3):
+        open_loop(work, f"Who took key {n}?", tick=1)
+    commit(root, work, files)
+    kept.landed(work)
+    work, files = kept.read()
+    assert work.find_loop("Who took key 1?") is work.loops[1]      # indexed now
+    work.loops[1]["description"] = "Who took the brass key?"
+    commit(root, work, files)
+    kept.landed(work)
+    work, _ = same_as_whole(kept, root / "memory")
+    assert work.find_loop("Who took the brass key?") is work.loops[1]
+    assert work.loops[1]["id"] == "who_took_key_1"           # its id, made of the old words

@@ -21,7 +21,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from novel_agent.text.names import normalize_name
@@ -129,8 +129,7 @@ class LoopIndex:
     def grow(self) -> None:
         """Index the loops appended since the last look."""
         for n in range(self.size, len(self.loops)):
-            under = (str(self.loops[n].get("id")), _said(self.loops[n]),
-                     loop_words(str(self.loops[n].get("description", ""))))
+            under = _under(self.loops[n])
             _add(self.ids, under[0], n)
             _add(self.said, under[1], n)
             for word in under[2]:
@@ -226,6 +225,11 @@ class FactIndex:
         return None
 
 
+def _under(loop: dict[str, Any]) -> tuple[str, str, frozenset[str]]:
+    """What a loop is indexed under: its id, its description, its words."""
+    return str(loop.get("id")), _said(loop), loop_words(str(loop.get("description", "")))
+
+
 def _said(loop: dict[str, Any]) -> str:
     return str(loop.get("description", "")).strip().lower()
 
@@ -277,11 +281,15 @@ def reordered(entities: dict[str, dict[str, Any]]) -> None:
         found.reorder()
 
 
-def loops_from(loops: list[dict[str, Any]], first: int) -> None:
-    """The loops of `loops` from place `first` on moved or changed their words: its index,
-    if it has one, indexes them again."""
+def loops_from(loops: list[dict[str, Any]], first: int, changed: Sequence[int] = ()) -> None:
+    """The loops of `loops` from place `first` on moved, and those at `changed` may have
+    changed in place: its index, if it has one, indexes them again from the first place
+    whose loop is not what it indexed."""
     found = _KEPT.get(id(loops))
     if isinstance(found, LoopIndex) and found.loops is loops:
+        first = min([first, *(n for n in changed
+                               if n < min(found.size, len(loops)) and
+                               found.under[n] != _under(loops[n]))])
         found.cut(first)
         found.grow()
 

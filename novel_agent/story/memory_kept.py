@@ -21,7 +21,8 @@ context` stopped before the commit), a memory replaced during the tick, or the
 old one-file layout (memory/loops.yaml) make the next read a whole one.
 
 The indexes of story/lookup.py live on with the dicts and lists they index:
-they are told of the items that moved (`reordered`, `loops_from`).
+they are told of the items that moved or were written (`reordered`, `learned`,
+`loops_from`), so what a tick changed in place is indexed again.
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ class KeptMemory:
             raise Stale
         added = {str(item.get("id")): item for item in work[len(files):]}   # by the tick
         del work[len(files):]
-        first = len(files)        # the first place whose item moved or changed its words
+        first = len(files)        # the first place whose item moved
+        refilled: list[int] = []  # places whose item stayed, refilled (its words may differ)
         for name in gone:
             first = min(first, self._take(kind, name[:-5]))
         for name in changed:
@@ -176,9 +178,9 @@ class KeptMemory:
                     raise Stale
                 item = work[at]
                 if _key(kind, data) == self.order[kind][at]:
-                    first = min(first, at) if _words(item) != _words(data) else first
                     files[at] = data
                     _refill(item, data)
+                    refilled.append(at)
                     continue
                 first = min(first, self._take(kind, key))
             first = min(first, self._put(kind, data, {} if item is None else item))
@@ -187,8 +189,8 @@ class KeptMemory:
                 raise Stale
         except KeyError:
             raise Stale from None
-        loops_from(work, first)
-        loops_from(files, first)
+        loops_from(work, first, refilled)
+        loops_from(files, first, refilled)
 
     def _take(self, kind: str, key: str) -> int:
         """Take the item whose id is `key` out of the lists; where it was."""
@@ -231,11 +233,6 @@ class KeptMemory:
 def _key(kind: str, item: dict[str, Any]) -> Key:
     """Where an item of a list kind goes: by the tick it began, then by id."""
     return _tick_of(item, BEGAN[kind]), str(item.get("id"))
-
-
-def _words(item: dict[str, Any]) -> tuple[Any, Any]:
-    """What a loop index knows an item by."""
-    return item.get("id"), item.get("description")
 
 
 def _refill(item: dict[str, Any], data: dict[str, Any]) -> None:
