@@ -164,6 +164,20 @@ def test_recovery_applies_an_append_again_without_doubling_it(tmp_path):
     assert not (tmp_path / "loops.yaml").exists() and not list(work.iterdir())
 
 
+def test_a_cut_in_the_journal_applied_again_leaves_the_file_as_once(tmp_path):
+    """A cut's few bytes live in the journal (nothing staged): killed after it reached
+    the file, recovery applies it again with the same result; a file gone is left gone."""
+    work = tmp_path / "txn"
+    work.mkdir()
+    (tmp_path / "log.json").write_text('{\n "a": 1\n}\n')                  # cut already
+    (work / "journal.json").write_text(json.dumps([
+        {"target": "log.json", "cut_at": 9, "text": "\n}\n"},
+        {"target": "gone.json", "cut_at": 9, "text": "\n}\n"}]))
+    assert recover(tmp_path, work) is True
+    assert (tmp_path / "log.json").read_text() == '{\n "a": 1\n}\n'
+    assert not (tmp_path / "gone.json").exists() and not list(work.iterdir())
+
+
 def test_a_journal_that_is_not_a_list_of_operations_is_named(tmp_path):
     work = tmp_path / "txn"
     work.mkdir()

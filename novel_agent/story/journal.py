@@ -4,7 +4,8 @@ A Transaction collects operations on project files (write a whole file, append
 to one, remove one) and `commit()` lands them all or none:
 
 An operation may also cut a file: keep its first bytes and write a text after
-them (`cut`: a prompt log that loses its messages keeps its report as it is).
+them (`cut`: a prompt log that loses its messages keeps its report as it is);
+its few bytes are written in the journal itself, not staged.
 
 1. every text is written to a staging file under `.novel/txn/` and fsynced;
 2. the journal (`journal.json`) names every operation: writing it is the
@@ -106,6 +107,8 @@ class Transaction:
         entry: dict[str, Any] = {"target": str(path.relative_to(self.root))}
         if kind == "remove":
             return {**entry, "remove": True}
+        if kind == "cut":          # a few bytes: in the journal itself, no file staged
+            return {**entry, "cut_at": self.kept[path], "text": text}
         staged = self.work_dir / f"{number:04d}.staged"
         staged.unlink(missing_ok=True)
         write_synced(os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
@@ -113,8 +116,6 @@ class Transaction:
         entry["staged"] = staged.name
         if kind == "append":
             entry["append_at"] = path.stat().st_size if path.exists() else 0
-        elif kind == "cut":
-            entry["append_at"] = self.kept[path]
         return entry
 
 
@@ -145,6 +146,11 @@ def _apply(entry: dict[str, Any], work_dir: Path, target: Path) -> bool:
         if not target.exists():
             return False
         target.unlink()
+        return True
+    if "cut_at" in entry:                # the same done twice: applied again, no harm
+        if not target.is_file():
+            return False
+        _append(target, str(entry.get("text", "")).encode("utf-8"), int(entry["cut_at"]))
         return True
     staged = work_dir / str(entry.get("staged"))
     if not staged.is_file():

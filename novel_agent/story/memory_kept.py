@@ -135,6 +135,7 @@ class KeptMemory:
             data, key = parsed_item(self.memory_dir / kind, name, now[name]), name[:-5]
             moved = moved or key not in files or key not in work
             files[key] = data
+            learned(files, key)
             if key in work:
                 _refill(work[key], data)
                 learned(work, key)
