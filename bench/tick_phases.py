@@ -27,13 +27,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from stress_model import StressModel
 
 from novel_agent.history import hooks
+from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline, stage_prompts
 from novel_agent.tick.session import Session
 
 PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
-            "_extract", "audit", "commit", "read_memory", "load_tree", "load_lorebook",
+            "_extract", "audit", "commit", "load_tree", "load_lorebook",
             "commit_tick", "expired_logs", "stripped_logs", "log_text", "run_tools",
             "ensure_cast"]
 PROMPTS = ["fit_prompt", "fit_briefing", "planner_briefing", "extractor_briefing",
@@ -72,6 +73,7 @@ class Phases:
         self.wrap(pipeline.summarize, "after_commit", "summarize")
         for name in ("sync_index", "flush", "landed"):
             self.wrap(Session, name)
+        self.wrap(KeptMemory, "read", "read_memory")
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, parse_front_matter, read_yaml, render_front_matter
-from novel_agent.story.journal import Transaction, recover
+from novel_agent.story.journal import Cut, Transaction, recover
 
 
 def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
@@ -97,6 +97,34 @@ def test_a_later_operation_on_the_same_path_wins(tmp_path):
     assert (tmp_path / "b").read_text() == "back\n"
 
 
+def test_a_cut_keeps_the_first_bytes_and_writes_after_them(tmp_path):
+    (tmp_path / "log.json").write_text('{\n "a": 1,\n "messages": []\n}\n')
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.cut(tmp_path / "log.json", Cut(len('{\n "a": 1'), "\n}\n"))
+    txn.commit()
+    assert (tmp_path / "log.json").read_text() == '{\n "a": 1\n}\n'
+
+
+@pytest.mark.parametrize("point", ["before_journal", "mid_commit"])
+def test_a_cut_by_a_crash_lands_once(tmp_path, point):
+    from novel_agent import crashpoints
+    log = tmp_path / "log.json"
+    log.write_text('{\n "a": 1,\n "messages": []\n}\n')
+    txn = Transaction(tmp_path, tmp_path / "txn")
+    txn.stage(tmp_path / "scene.md", "scene\n")          # the op the crash point follows
+    txn.cut(log, Cut(len('{\n "a": 1'), "\n}\n"))
+    crashpoints.arm(point, lambda: (_ for _ in ()).throw(Killed()))
+    try:
+        with pytest.raises(Killed):
+            txn.commit()
+    finally:
+        crashpoints.disarm()
+    assert recover(tmp_path, tmp_path / "txn") is (point == "mid_commit")
+    assert recover(tmp_path, tmp_path / "txn") is False
+    assert log.read_text() == ('{\n "a": 1\n}\n' if point == "mid_commit"
+                               else '{\n "a": 1,\n "messages": []\n}\n')
+
+
 class Killed(Exception):
     """Stands for SIGKILL: the journal stays, nothing after the crash point runs."""
 
@@ -134,6 +162,20 @@ def test_recovery_applies_an_append_again_without_doubling_it(tmp_path):
     assert recover(tmp_path, work) is True
     assert (tmp_path / "facts.yaml").read_text() == "facts:\n- text: a\n- text: b\n"
     assert not (tmp_path / "loops.yaml").exists() and not list(work.iterdir())
+
+
+def test_a_cut_in_the_journal_applied_again_leaves_the_file_as_once(tmp_path):
+    """A cut's few bytes live in the journal (nothing staged): killed after it reached
+    the file, recovery applies it again with the same result; a file gone is left gone."""
+    work = tmp_path / "txn"
+    work.mkdir()
+    (tmp_path / "log.json").write_text('{\n "a": 1\n}\n')                  # cut already
+    (work / "journal.json").write_text(json.dumps([
+        {"target": "log.json", "cut_at": 9, "text": "\n}\n"},
+        {"target": "gone.json", "cut_at": 9, "text": "\n}\n"}]))
+    assert recover(tmp_path, work) is True
+    assert (tmp_path / "log.json").read_text() == '{\n "a": 1\n}\n'
+    assert not (tmp_path / "gone.json").exists() and not list(work.iterdir())
 
 
 def test_a_journal_that_is_not_a_list_of_operations_is_named(tmp_path):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from novel_agent.story.memory import (
     Memory,
     find_person,
@@ -113,3 +115,27 @@ def test_the_loops_a_text_touches_are_those_a_scan_of_every_open_loop_finds():
         marks = loop_marks(memory.open_loops())
         expected = [l for l in memory.open_loops() if touches(text, marks[str(l.get("id"))])]
         assert touched_loops(memory, text) == expected
+
+
+def test_a_fact_told_again_in_any_case_is_not_added_as_a_scan_would_say():
+    """add_fact looks a text up in the facts' index (story/lookup.py): what a scan of
+    every fact says, as the list grows, is replaced, shrinks or holds a text that is not
+    one."""
+    from novel_agent.story.memory import add_fact
+    rng = random.Random(4)
+    memory = Memory()
+    words = ["The bell", "the BELL", "A lamp", "a lamp ", "The tide", "Rain"]
+    for step in range(300):
+        text = f"{rng.choice(words)} rang {rng.randint(1, 30)} times."
+        expected = not any(f.get("text", "").lower() == text.strip().lower()
+                           for f in memory.facts)
+        assert add_fact(memory, text, tick=step) is expected
+        if step == 100:
+            memory.facts[-1] = {"text": "Told by hand.", "scene": 3}     # replaced in place
+            assert add_fact(memory, "told BY hand.", tick=step) is False
+        if step == 200:
+            del memory.facts[:50]                                      # shrunk
+    assert add_fact(memory, memory.facts[0]["text"].upper(), tick=301) is False
+    memory.facts.append({"text": None, "scene": 4})                    # a text that is not one
+    with pytest.raises(AttributeError):
+        add_fact(memory, "Something new.", tick=302)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from ticking import run_ticks
 
 from novel_agent.index.db import Index
 from novel_agent.index.search import match_query, search
 from novel_agent.index.sync import open_index, sync
+from novel_agent.models.offline import OfflineModel
 from novel_agent.story.memory import load_memory
 
 
@@ -184,7 +186,7 @@ def test_the_ticks_sync_takes_memorys_folders_as_reading_memory_saw_them(project
     (its folder's mtime unmoved) is still read again."""
     import os
 
-    from novel_agent.index.sync import scan
+    from novel_agent.index.seen import scan
     from novel_agent.story.memory import read_memory
     run_ticks(project, 3)
     listed: dict = {}
@@ -204,6 +206,87 @@ def test_the_ticks_sync_takes_memorys_folders_as_reading_memory_saw_them(project
         assert report.read == [f"memory/characters/{path.name}"]
     finally:
         index.close()
+
+
+def test_a_sync_that_knows_what_the_last_one_looked_at_asks_only_about_what_moved(project):
+    """A session's syncs keep what they looked at (`last`): the next one asks the files
+    table only about files whose stat moved, came or went, and sees edits by hand in
+    place; a table that holds another number of files than `last` is looked at whole."""
+    from novel_agent.index import seen
+    run_ticks(project, 3)
+    index, _ = open_index(project)
+    asked: list[list[str]] = []
+    real = seen.known
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(seen, "known",
+                          lambda db, paths: asked.append(list(paths)) or real(db, paths))
+            last: dict = {}
+            assert sync(project, index, last=last).changed is False   # fills `last`
+            assert "scenes" in last and asked == []
+            assert sync(project, index, last=last).changed is False and asked == [[]]
+            scene, gone = project.scene_path(2), project.scene_path(3)
+            with scene.open("a") as handle:                   # in place, by hand
+                handle.write("\nA cormorant with a silver ring.\n")
+            text = gone.read_text()
+            gone.unlink()
+            report = sync(project, index, last=last)
+            assert report.read == ["scenes/scene_002.md"]
+            assert report.removed == ["scenes/scene_003.md"]
+            assert asked[-1] == ["scenes/scene_002.md", "scenes/scene_003.md"]
+            gone.write_text(text)
+            report = sync(project, index, paths=[gone], last=last)   # a tick's own files
+            assert report.read == ["scenes/scene_003.md"]
+            assert sync(project, index, last=last).changed is False and asked[-1] == []
+            index.db.execute("DELETE FROM files WHERE path = 'scenes/scene_001.md'")
+            report = sync(project, index, last=last)          # rebuilt elsewhere, say
+            assert report.read == ["scenes/scene_001.md"]
+    finally:
+        index.close()
+
+
+def test_a_ticks_sync_of_facts_it_added_to_leaves_the_index_as_a_rebuild_would(project):
+    """After its commit a tick makes the docs of the facts it added, not of all of
+    facts.yaml again (story/memory_kept.py keeps memory between ticks), and the index
+    holds what `novel reindex` would build, a fact told twice included."""
+    from novel_agent.index.sync import rebuild
+    from novel_agent.story.memory import add_fact
+    from novel_agent.tick.pipeline import tick
+    from novel_agent.tick.session import Session
+    from novel_agent.tick.stages import extract
+
+    real, made = extract.apply, []
+
+    def apply(memory, extraction, **kwargs):
+        changes = real(memory, extraction, **kwargs)
+        add_fact(memory, f"The tide turned at {len(memory.facts)}.", tick=kwargs["tick"])
+        if memory.facts:                                   # a second fact of the same key
+            memory.facts.append(dict(memory.facts[0]))
+        return changes
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(extract, "apply", apply)
+        from novel_agent.index import sync as sync_module
+        docs_of = sync_module.fact_docs
+        patch.setattr(sync_module, "fact_docs",
+                      lambda facts, source: made.append(len(list(facts))) or
+                      docs_of(facts, source))
+        with Session.open(project, project.config(), make_model=lambda s: OfflineModel(
+                seed=0, source=s)) as session:
+            for _ in range(4):
+                tick(session)
+    facts = len(load_memory(project.memory_dir).facts)
+    assert facts >= 8 and max(made[1:]) < facts / 2      # the added ones, not all of them
+
+    def docs():
+        index = Index(project.index_db)
+        try:
+            return sorted(index.db.execute("SELECT key, kind, source, sha FROM docs"))
+        finally:
+            index.close()
+    held = docs()
+    rebuild(project)
+    assert held == docs()
 
 
 # ---------------------------------------------------------------- queries and the CLI

@@ -19,7 +19,7 @@ from novel_agent.models.limits import limits_for
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.faithfulness import Mention, coverage
 from novel_agent.story.scenes import load_scenes
-from novel_agent.story.summaries import SummaryDoc, SummaryTree, load_tree
+from novel_agent.story.summaries import DocCache, SummaryDoc, SummaryTree, load_tree
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import fits
 
@@ -261,3 +261,23 @@ def test_summarize_one_checkpoint_absorbs_the_ticks_owed_before_it(project):
     assert result.exit_code == 2 and "give one of --checkpoint T, --pending, --rebuild" in result.output
     result = CliRunner().invoke(cli, ["summarize", "-p", "harbour", "--checkpoint", "2"])
     assert result.output == "Error: tick 2 is inside checkpoint_003 (ticks 1–3)\n"
+
+
+def test_a_sessions_tree_is_kept_while_no_summary_file_changes(project):
+    """The tree a session reads every tick is made again only when a summary file came,
+    went or changed (edited in place included), and reads as a tree made afresh."""
+    import os
+    run_ticks(project, 12)
+    cache = DocCache()
+    tree = load_tree(project.summaries_dir, cache)
+    assert load_tree(project.summaries_dir, cache) is tree
+    path = project.summaries_dir / "checkpoint_010.md"
+    mtime = path.stat().st_mtime_ns
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("The lamp went out.\n")
+    os.utime(path, ns=(mtime, mtime))                  # same mtime: the size tells
+    again = load_tree(project.summaries_dir, cache)
+    assert again is not tree and "The lamp went out." in again.docs["checkpoint_010"].body
+    fresh = load_tree(project.summaries_dir)
+    assert again.docs == fresh.docs and again.parent == fresh.parent
+    assert again.overall == fresh.overall

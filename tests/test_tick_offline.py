@@ -111,6 +111,35 @@ def test_a_hand_edited_character_reaches_the_next_prompt(project):
     assert "afraid of deep water" in model.calls("planner")[-1].messages[-1]["content"]
 
 
+def test_a_hand_edit_between_two_ticks_of_one_session_reaches_the_next_prompt(project):
+    """A session keeps memory from one tick to the next (story/memory_kept.py) and still
+    sees a character's file edited in place between them."""
+    from novel_agent.models.offline import OfflineModel
+    from novel_agent.story.recovery import reconciled
+    from novel_agent.tick.pipeline import tick
+    from novel_agent.tick.session import Session
+    model = ScriptedModel()
+
+    def make(source):
+        model.otherwise = OfflineModel(seed=2, source=source)
+        return model
+    with reconciled(project), Session.open(project, project.config(), make_model=make) as session:
+        first = tick(session)
+        pov = load_memory(project.memory_dir).find_character(first.plan.pov)
+        path = project.memory_dir / "characters" / f"{pov['id']}.yaml"
+        inode = path.stat().st_ino
+        with path.open("r+") as handle:                  # in place, as an editor may
+            data = yaml.safe_load(handle)
+            data["traits"] = ["afraid of deep water"]
+            handle.seek(0)
+            handle.truncate()
+            handle.write(yaml.safe_dump(data))
+        assert path.stat().st_ino == inode
+        tick(session)
+        assert session.memory.whole_reads == 1
+    assert "afraid of deep water" in model.calls("planner")[-1].messages[-1]["content"]
+
+
 def test_disabled_fact_extraction_records_no_facts(project):
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  enable_fact_extraction: false\n")

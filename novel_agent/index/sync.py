@@ -7,10 +7,13 @@ documents whose content changed, in one transaction. Every command that opens
 a session calls it first, and every tick before it plans, so a scene or a
 character edited by hand, a deleted index or a garbage one is healed before
 anything reads it, and said in one line: one stat per file, the one part that
-grows with the book. After its commit a tick syncs only the files it wrote
-(`paths`), with the memory it just wrote, so nothing is parsed twice. A file
-that cannot be read is left out of the index (the command that needs it
-reports it properly); it never stops a sync.
+grows with the book. A session keeps what its last sync looked at (`last`,
+kept in step by the syncs of the files a tick wrote), so the next sync asks
+the `files` table about the files whose stat moved since, not about all of
+them. After its commit a tick syncs only the files it wrote (`paths`), with
+the memory it just wrote, so nothing is parsed twice. A file that cannot be
+read is left out of the index (the command that needs it reports it
+properly); it never stops a sync.
 
 `rebuild` is `novel reindex`: a new index.db from the files, with the usage
 rows restored from `.novel/usage.jsonl`.
@@ -21,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
+from novel_agent.index import seen
 from novel_agent.index.db import Index
 from novel_agent.index.documents import (
     Doc,
@@ -41,15 +44,15 @@ from novel_agent.index.documents import (
     summary_doc,
 )
 from novel_agent.index.ledger import restore_usage
+from novel_agent.index.seen import LIST_FILES, Looked, keep_up, look, stat_of
+from novel_agent.story.lookup import loop_index
 from novel_agent.story.lore import read_lore_file
-from novel_agent.story.memory import FOLDERS, Listed, Memory, load_list
+from novel_agent.story.memory import Listed, Memory, load_list
 from novel_agent.story.memory_schema import check_entity
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import SCENE_RE, load_scene
 from novel_agent.story.summaries import load_doc
 
-LIST_FILES = {"loops.yaml": "loops", "relationships.yaml": "relationships",   # the old layout
-              "facts.yaml": "facts"}
 DOCS_OF = {"loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}
 
 
@@ -92,58 +95,6 @@ class SyncReport:
         return f"index.db: {' and '.join(w for w in (what, gone) if w)} ({shown})"
 
 
-def _read_folders(project: Project) -> list[tuple[Path, Callable[[str], bool]]]:
-    """The folders the index reads, each with which of its file names it reads."""
-    yaml_file = lambda n: n.endswith(".yaml") and not n.startswith(".")   # noqa: E731
-    return [(project.scenes_dir, lambda n: bool(SCENE_RE.match(n))),
-            (project.summaries_dir, lambda n: n.endswith(".md") and not n.startswith(".")),
-            (project.lore_dir, lambda n: n.endswith((".yaml", ".yml")) and not n.startswith(".")),
-            *((project.memory_dir / folder, yaml_file) for folder in FOLDERS),
-            (project.memory_dir, lambda n: n in LIST_FILES)]
-
-
-def scan(project: Project, listed: Listed | None = None) -> dict[str, tuple[int, int]]:
-    """Every file the index reads, relative to the project, with (mtime_ns, size): one
-    stat each, the cheapest look that still sees a file edited in place. The folders in
-    `listed` (memory's, just read by story.memory.read_memory) are taken as it saw them."""
-    found: dict[str, tuple[int, int]] = {}
-    for folder, keep in _read_folders(project):
-        if listed is not None and str(folder) in listed:
-            prefix = f"{os.path.relpath(folder, project.root)}{os.sep}"
-            found.update((prefix + name, st) for name, st in listed[str(folder)].items()
-                         if keep(name))
-            continue
-        try:
-            with os.scandir(folder) as entries:
-                prefix = f"{os.path.relpath(folder, project.root)}{os.sep}"
-                for entry in entries:
-                    if keep(entry.name) and entry.is_file():
-                        st = entry.stat()
-                        found[prefix + entry.name] = (st.st_mtime_ns, st.st_size)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return found
-
-
-def stat_of(project: Project, paths: Iterable[Path | str]) -> dict[str, tuple[int, int]]:
-    """What `scan` would say of these files alone (those the index reads and that are
-    there), relative to the project."""
-    folders = dict(_read_folders(project))
-    found: dict[str, tuple[int, int]] = {}
-    for name in paths:
-        path = project.root / name
-        keep = folders.get(path.parent)
-        if keep is None or not keep(path.name):
-            continue
-        try:
-            st = path.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        if stat.S_ISREG(st.st_mode):
-            found[os.path.relpath(path, project.root)] = (st.st_mtime_ns, st.st_size)
-    return found
-
-
 def docs_of(project: Project, rel: str, memory: Memory | None = None) -> list[Doc]:
     """The docs one file holds (FileFormatError when it cannot be read)."""
     path = project.root / rel
@@ -184,28 +135,39 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
     items = getattr(memory, folder)
     if isinstance(items, dict):
         return items.get(item_id)
+    if folder == "loops":                     # looked up in the loops' index (story/lookup)
+        return next(iter(loop_index(items).with_id(item_id)), None)
     return next((item for item in items if item.get("id") == item_id), None)
 
 
 def sync(project: Project, index: Index, memory: Memory | None = None,
          clock: Callable[[], float] = time.monotonic,
-         paths: Iterable[Path | str] | None = None, listed: Listed | None = None) -> SyncReport:
+         paths: Iterable[Path | str] | None = None, listed: Listed | None = None,
+         last: Looked | None = None, facts_before: list[dict] | None = None) -> SyncReport:
     """Bring the index's documents in step with the files (see the module docstring).
     `paths`: only these files (those a tick just wrote) are looked at, the others are
     trusted to be as the last sync left them. `listed`: memory's folders as reading
-    `memory` just saw them (see scan)."""
+    `memory` just saw them (see look). `last`: what the session's last sync looked at,
+    brought up to date here (the files whose stat did not move since are not asked
+    about again, unless the `files` table holds another number of files).
+    `facts_before`: the facts the index holds the docs of (memory's as the tick began):
+    when `memory`'s facts only add to them, only the added facts' docs are made."""
     started = clock()
     report = SyncReport()
     db = index.db
+    looked: Looked | None = None
     if paths is None:
-        now = scan(project, listed)
-        known = {path: (mtime, size) for path, mtime, size in
-                 db.execute("SELECT path, mtime_ns, size FROM files")}
+        looked = look(project, listed)
+        now, known = seen.since(db, looked, last) if last else (None, None)
+        if now is None or known is None:
+            now = {os.path.join(folder, name): st
+                   for folder, files in looked.items() for name, st in files.items()}
+            known = {path: (mtime, size) for path, mtime, size in
+                     db.execute("SELECT path, mtime_ns, size FROM files")}
     else:
         wanted = {os.path.relpath(project.root / p, project.root) for p in paths}
         now = stat_of(project, wanted)
-        known = {path: (mtime, size) for path in sorted(wanted) for mtime, size in
-                 db.execute("SELECT mtime_ns, size FROM files WHERE path = ?", (path,))}
+        known = seen.known(db, sorted(wanted))
     changed = sorted((p for p, st in now.items() if known.get(p) != st), key=_file_order)
     report.removed = sorted(p for p in known if p not in now)
     with db:
@@ -213,6 +175,11 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
             _replace_source(db, rel, [])
         db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in report.removed])
         for rel in changed:
+            added = _added_facts(rel, memory, facts_before)
+            if added is not None:
+                report.written += _add_docs(db, rel, fact_docs(added, rel))
+                report.read.append(rel)
+                continue
             try:
                 docs = docs_of(project, rel, memory)
             except (FileFormatError, OSError, UnicodeDecodeError) as exc:
@@ -222,8 +189,23 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
             report.read.append(rel)
         db.executemany("INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
                        [(p, *now[p]) for p in changed])
+    if last is not None:
+        keep_up(last, looked, now, report.removed)
     report.seconds = clock() - started
     return report
+
+
+FACTS = os.path.join("memory", "facts.yaml")
+
+
+def _added_facts(rel: str, memory: Memory | None,
+                 before: list[dict] | None) -> list[dict] | None:
+    """The facts `memory` adds to `before` (what the index holds of facts.yaml), when
+    `rel` is facts.yaml and memory's facts begin with `before`; else None."""
+    if rel != FACTS or memory is None or before is None or len(memory.facts) < len(before) \
+            or memory.facts[:len(before)] != before:
+        return None
+    return memory.facts[len(before):]
 
 
 def doc_counts(index: Index) -> dict[str, int]:
@@ -245,12 +227,26 @@ def _replace_source(db: sqlite3.Connection, source: str, docs: Iterable[Doc]) ->
     new = {doc.key: doc for doc in docs}
     stale = [row_id for key, (row_id, sha) in old.items()
              if key not in new or new[key].sha != sha]
-    fresh = [doc for key, doc in new.items() if key not in old or old[key][1] != doc.sha]
-    clash = [row[0] for doc in fresh for row in
+    db.executemany("DELETE FROM docs WHERE id = ?", [(row_id,) for row_id in stale])
+    db.executemany("DELETE FROM search WHERE rowid = ?", [(row_id,) for row_id in stale])
+    return _insert(db, source, [doc for key, doc in new.items()
+                                if key not in old or old[key][1] != doc.sha])
+
+
+def _add_docs(db: sqlite3.Connection, source: str, docs: Iterable[Doc]) -> int:
+    """Add to the docs of `source` those of `docs` it does not hold yet (by key: the first
+    of a key stays, as in _replace_source); returns how many rows were written."""
+    return _insert(db, source, [doc for doc in docs if db.execute(
+        "SELECT 1 FROM docs WHERE key = ? AND source = ?", (doc.key, source)).fetchone() is None])
+
+
+def _insert(db: sqlite3.Connection, source: str, fresh: list[Doc]) -> int:
+    """Insert `fresh` (docs of `source`), first removing the rows of their keys that other
+    files held; returns how many rows were written."""
+    clash = [(row[0],) for doc in fresh for row in
              db.execute("SELECT id FROM docs WHERE key = ? AND source != ?", (doc.key, source))]
-    gone = [(row_id,) for row_id in stale + clash]
-    db.executemany("DELETE FROM docs WHERE id = ?", gone)
-    db.executemany("DELETE FROM search WHERE rowid = ?", gone)
+    db.executemany("DELETE FROM docs WHERE id = ?", clash)
+    db.executemany("DELETE FROM search WHERE rowid = ?", clash)
     for doc in fresh:
         cursor = db.execute(
             "INSERT INTO docs (key, kind, tick, source, sha, title, body, meta, pinned) "

@@ -3,6 +3,10 @@
 A Transaction collects operations on project files (write a whole file, append
 to one, remove one) and `commit()` lands them all or none:
 
+An operation may also cut a file: keep its first bytes and write a text after
+them (`cut`: a prompt log that loses its messages keeps its report as it is);
+its few bytes are written in the journal itself, not staged.
+
 1. every text is written to a staging file under `.novel/txn/` and fsynced;
 2. the journal (`journal.json`) names every operation: writing it is the
    commit point;
@@ -13,7 +17,8 @@ A crash before step 2 leaves the project as it was (`recover` drops the
 staging files); after it, `recover` applies the journal again from the top.
 Every operation gives the same result applied twice: a rename whose staging
 file is gone was done; an append first truncates the file to the size the
-journal recorded before it; removing a removed file does nothing. So a tick's
+journal recorded before it (a cut, to the size it keeps); removing a removed
+file does nothing. So a tick's
 commit writes only what changed (one file per changed character, loop or
 relationship, the new facts appended) and still lands whole.
 """
@@ -24,13 +29,20 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from novel_agent import crashpoints
 from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import atomic_write, dump_yaml, fsync_dir, temp_files, write_synced
 
 JOURNAL = "journal.json"
+
+
+class Cut(NamedTuple):
+    """A file cut: its first `at` bytes kept, `text` written after them."""
+
+    at: int
+    text: str
 
 
 class Transaction:
@@ -41,8 +53,9 @@ class Transaction:
     def __init__(self, root: Path, work_dir: Path):
         self.root = Path(root)
         self.work_dir = Path(work_dir)
-        self.ops: dict[Path, tuple[str, str]] = {}     # path -> ("write"|"append"|"remove", text)
+        self.ops: dict[Path, tuple[str, str]] = {}  # path -> ("write"|"append"|"cut"|"remove", text)
         self.new: set[Path] = set()
+        self.kept: dict[Path, int] = {}     # the bytes a cut keeps
 
     def stage(self, path: Path, text: str, *, new: bool = False) -> None:
         """Write the whole file. `new`: the file must not exist yet; the commit stops,
@@ -60,6 +73,12 @@ class Transaction:
         kind, staged = self.ops.get(Path(path), ("append", ""))
         self.ops[Path(path)] = (kind if kind != "remove" else "write",
                                 (staged if kind != "remove" else "") + text)
+
+    def cut(self, path: Path, cut: Cut) -> None:
+        """Keep the file's first `cut.at` bytes and write `cut.text` after them."""
+        self.ops[Path(path)] = ("cut", cut.text)
+        self.kept[Path(path)] = cut.at
+        self.new.discard(Path(path))
 
     def remove(self, path: Path) -> None:
         """Delete the file (nothing when it is already gone)."""
@@ -88,6 +107,8 @@ class Transaction:
         entry: dict[str, Any] = {"target": str(path.relative_to(self.root))}
         if kind == "remove":
             return {**entry, "remove": True}
+        if kind == "cut":          # a few bytes: in the journal itself, no file staged
+            return {**entry, "cut_at": self.kept[path], "text": text}
         staged = self.work_dir / f"{number:04d}.staged"
         staged.unlink(missing_ok=True)
         write_synced(os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
@@ -125,6 +146,11 @@ def _apply(entry: dict[str, Any], work_dir: Path, target: Path) -> bool:
         if not target.exists():
             return False
         target.unlink()
+        return True
+    if "cut_at" in entry:                # the same done twice: applied again, no harm
+        if not target.is_file():
+            return False
+        _append(target, str(entry.get("text", "")).encode("utf-8"), int(entry["cut_at"]))
         return True
     staged = work_dir / str(entry.get("staged"))
     if not staged.is_file():

@@ -9,16 +9,19 @@ grows: entities are added at its end (a new key), loops appended. What an index
 gives is checked against the entity itself before it is believed, so an index
 behind a change can only say less, never something false; a dict or a list that
 shrank is indexed again, and story/memory.py tells the index of a name learned
-in place (`learned`). Each index answers what the scan it replaces answered:
-the first match in the dict's (the list's) order.
+in place (`learned`). Memory kept between ticks (story/memory_kept.py) tells an
+index of the items it moved or changed (`reordered`, `loops_from`), so the
+index lives as long as its dict or list. Each index answers what the scan it
+replaces answered: the first match in the dict's (the list's) order.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from novel_agent.text.names import normalize_name
@@ -70,6 +73,15 @@ class EntityIndex:
         self.size = len(self.entities)
         self.last = next(reversed(self.entities), None)
 
+    def reorder(self) -> None:
+        """The dict holds its entities in another order, some added or gone: take the new
+        order and index the new ones."""
+        known, self.order = self.order, dict(zip(self.entities, itertools.count()))
+        for key in self.order.keys() - known.keys():
+            self.add(key, self.entities[key])
+        self.size = len(self.entities)
+        self.last = next(reversed(self.entities), None)
+
     def behind(self) -> bool:
         """Whether the dict holds other entities than those indexed and some added."""
         return len(self.entities) < self.size or (
@@ -111,16 +123,31 @@ class LoopIndex:
         self.ids: dict[str, list[int]] = {}
         self.said: dict[str, list[int]] = {}
         self.words: dict[str, list[int]] = {}
+        self.under: list[tuple[str, str, frozenset[str]]] = []   # what each place is under
         self.grow()
 
     def grow(self) -> None:
+        """Index the loops appended since the last look."""
         for n in range(self.size, len(self.loops)):
-            _add(self.ids, str(self.loops[n].get("id")), n)
-            _add(self.said, _said(self.loops[n]), n)
-            for word in loop_words(str(self.loops[n].get("description", ""))):
+            under = _under(self.loops[n])
+            _add(self.ids, under[0], n)
+            _add(self.said, under[1], n)
+            for word in under[2]:
                 self.words.setdefault(word, []).append(n)
+            self.under.append(under)
         self.size = len(self.loops)
         self.last = self.loops[-1] if self.loops else None
+
+    def cut(self, first: int) -> None:
+        """Forget the places from `first` on (their loops moved or changed their words)."""
+        for key, said, words in self.under[first:]:
+            for index, value in ((self.ids, key), (self.said, said),
+                                 *((self.words, w) for w in words)):
+                found = index.get(value)
+                if found is not None:
+                    del found[bisect.bisect_left(found, first):]
+        del self.under[first:]
+        self.size = min(self.size, first)
 
     def behind(self) -> bool:
         """Whether the list holds other loops than those indexed and some appended."""
@@ -156,6 +183,53 @@ class LoopIndex:
                 if _said(self.loops[n]) == lowered]
 
 
+class FactIndex:
+    """The facts of one list by their text, lowercased (where every text is text)."""
+
+    def __init__(self, facts: list[dict[str, Any]]):
+        self.facts = facts
+        self.size = 0
+        self.texts: dict[str, list[int]] = {}
+        self.plain = True       # every fact's text is a str (else its .lower() would fail)
+        self.grow()
+
+    def grow(self) -> None:
+        """Index the facts appended since the last look."""
+        for n in range(self.size, len(self.facts)):
+            text = self.facts[n].get("text", "")
+            if isinstance(text, str):
+                _add(self.texts, text.lower(), n)
+            else:
+                self.plain = False
+        self.size = len(self.facts)
+        self.last = self.facts[-1] if self.facts else None
+
+    def behind(self) -> bool:
+        """Whether the list holds other facts than those indexed and some appended."""
+        return len(self.facts) < self.size or (
+            len(self.facts) == self.size and (self.facts[-1] if self.facts else None)
+            is not self.last)
+
+    def says(self, lowered: str) -> bool | None:
+        """Whether a fact's text, lowercased, is `lowered`; None when the index cannot
+        tell (a text that is not one, or an index behind a change in place)."""
+        if not self.plain:
+            return None
+        found = self.texts.get(lowered)
+        if not found:
+            return False
+        for n in found:
+            text = self.facts[n].get("text", "") if n < len(self.facts) else None
+            if isinstance(text, str) and text.lower() == lowered:
+                return True
+        return None
+
+
+def _under(loop: dict[str, Any]) -> tuple[str, str, frozenset[str]]:
+    """What a loop is indexed under: its id, its description, its words."""
+    return str(loop.get("id")), _said(loop), loop_words(str(loop.get("description", "")))
+
+
 def _said(loop: dict[str, Any]) -> str:
     return str(loop.get("description", "")).strip().lower()
 
@@ -187,6 +261,37 @@ def loop_index(loops: list[dict[str, Any]]) -> LoopIndex:
     elif len(loops) > found.size:
         found.grow()
     return found
+
+
+def fact_index(facts: list[dict[str, Any]]) -> FactIndex:
+    """The index of this very list of facts, up to date with what it holds."""
+    found = _KEPT.get(id(facts))
+    if not isinstance(found, FactIndex) or found.facts is not facts or found.behind():
+        found = _keep(id(facts), FactIndex(facts))
+    elif len(facts) > found.size:
+        found.grow()
+    return found
+
+
+def reordered(entities: dict[str, dict[str, Any]]) -> None:
+    """`entities` holds its entities in another order, some added or gone: its index, if
+    it has one, takes the new order (see EntityIndex.reorder)."""
+    found = _KEPT.get(id(entities))
+    if isinstance(found, EntityIndex) and found.entities is entities:
+        found.reorder()
+
+
+def loops_from(loops: list[dict[str, Any]], first: int, changed: Sequence[int] = ()) -> None:
+    """The loops of `loops` from place `first` on moved, and those at `changed` may have
+    changed in place: its index, if it has one, indexes them again from the first place
+    whose loop is not what it indexed."""
+    found = _KEPT.get(id(loops))
+    if isinstance(found, LoopIndex) and found.loops is loops:
+        first = min([first, *(n for n in changed
+                               if n < min(found.size, len(loops)) and
+                               found.under[n] != _under(loops[n]))])
+        found.cut(first)
+        found.grow()
 
 
 def learned(entities: dict[str, dict[str, Any]], key: str) -> None:

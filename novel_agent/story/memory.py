@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import operator
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,7 +23,14 @@ import yaml
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
-from novel_agent.story.lookup import LOOP_WORD, entity_index, learned, loop_index, names_of
+from novel_agent.story.lookup import (
+    LOOP_WORD,
+    entity_index,
+    fact_index,
+    learned,
+    loop_index,
+    names_of,
+)
 from novel_agent.story.lookup import loop_words as _loop_words
 from novel_agent.story.memory_schema import check_entity, check_items
 from novel_agent.text.names import normalize_name, strip_markers
@@ -213,43 +221,52 @@ def _remember(path: str, stamp: tuple[int, int, int], value: Any) -> None:
     _PARSED[path] = (stamp, value)
 
 
-def _entity_file(folder: Path, entry: os.DirEntry) -> dict[str, Any]:
+Stamp = tuple[int, int, int]       # a file's inode, size and mtime_ns
+Listed = dict[str, dict[str, tuple[int, int]]]   # folder -> file name -> (mtime_ns, size)
+
+
+def look(folder: Path, listed: Listed | None = None) -> dict[str, Stamp]:
+    """The item files of a one-file-per-item folder, by name in name order, each with its
+    stamp: one stat each. `listed` gets each file's (mtime_ns, size), as index.sync.scan
+    would see it (no need to look again)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        if listed is not None:
+            listed[str(folder)] = {}
+        return {}
+    try:
+        names = sorted(filter(_ITEM_FILE.match, os.listdir(fd)))
+        stats = list(map(functools.partial(os.stat, dir_fd=fd), names))
+    finally:
+        os.close(fd)
+    if listed is not None:
+        listed[str(folder)] = dict(zip(names, map(_SEEN, stats)))
+    return dict(zip(names, map(_STAMP, stats)))
+
+
+_ITEM_FILE = re.compile(r"[^.].*\.yaml\Z", re.S)     # an item's file: *.yaml, not hidden
+_STAMP = operator.attrgetter("st_ino", "st_size", "st_mtime_ns")
+_SEEN = operator.attrgetter("st_mtime_ns", "st_size")
+
+
+def parsed_item(folder: Path, name: str, stamp: Stamp) -> dict[str, Any]:
     """One item file, parsed and checked once per version of the file (the parsed item
-    itself: not to be changed)."""
-    stat = entry.stat()
-    stamp = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    hit = _PARSED.get(entry.path)
+    itself: not to be changed); its id is the file's name without `.yaml`."""
+    path = os.path.join(folder, name)
+    hit = _PARSED.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    data = _parse_entity(folder, Path(entry.path))
-    _remember(entry.path, stamp, data)
+    data = _parse_entity(folder, Path(path))
+    _remember(path, stamp, data)
     return data
-
-
-Listed = dict[str, dict[str, tuple[int, int]]]   # folder -> file name -> (mtime_ns, size)
 
 
 def _folder_items(folder: Path, listed: Listed | None = None) -> dict[str, dict[str, Any]]:
     """The parsed items of a one-file-per-item folder by id, in file name order (not to
-    be changed); the file name is the id. `listed` gets what the folder held (its
-    files' mtime and size, as index.sync.scan would see them: no need to look again)."""
-    seen: dict[str, tuple[int, int]] = {}
-    if listed is not None:
-        listed[str(folder)] = seen
-    try:
-        with os.scandir(folder) as found:
-            entries = sorted((e for e in found if e.name.endswith(".yaml")
-                              and not e.name.startswith(".")), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    out: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        data = _entity_file(folder, entry)
-        out[str(data["id"])] = data
-        if listed is not None and entry.is_file():
-            stat = entry.stat()      # kept by the entry since _entity_file asked
-            seen[entry.name] = (stat.st_mtime_ns, stat.st_size)
-    return out
+    be changed); the file name is the id. `listed`: see look."""
+    return {name[:-5]: parsed_item(folder, name, stamp)
+            for name, stamp in look(folder, listed).items()}
 
 
 def load_folder(folder: Path) -> dict[str, dict[str, Any]]:
@@ -517,9 +534,15 @@ def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
 
 
 def add_fact(memory: Memory, text: str, *, tick: int) -> bool:
-    """Record a fact with the scene that established it; duplicates are ignored."""
+    """Record a fact with the scene that established it; duplicates are ignored (looked
+    up in the facts' index: story/lookup.py)."""
     text = str(text).strip()
-    if not text or any(f.get("text", "").lower() == text.lower() for f in memory.facts):
+    if not text:
+        return False
+    said = fact_index(memory.facts).says(text.lower())
+    if said is None:
+        said = any(f.get("text", "").lower() == text.lower() for f in memory.facts)
+    if said:
         return False
     memory.facts.append({"text": text, "scene": tick})
     return True

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from novel_agent.errors import FileFormatError
@@ -65,15 +67,13 @@ def scene_files(scenes_dir: Path) -> list[Path]:
 
 
 def scene_ticks(scenes_dir: Path) -> list[int]:
-    """Ticks of the scene files present, in order."""
-    if not scenes_dir.is_dir():
+    """Ticks of the scene files present, in order (one listing, no path made per file:
+    asked several times a tick)."""
+    try:
+        names = os.listdir(scenes_dir)
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    ticks = []
-    for path in scenes_dir.iterdir():
-        match = SCENE_RE.match(path.name)
-        if match:
-            ticks.append(int(match.group(1)))
-    return sorted(ticks)
+    return sorted(int(m.group(1)) for m in map(SCENE_RE.match, names) if m)
 
 
 def _as_list(value: Any) -> list[str]:
@@ -148,8 +148,35 @@ def load_scenes(scenes_dir: Path, ticks: list[int] | None = None) -> list[Scene]
     return out
 
 
+# Scenes parsed, each kept while its file's inode, size and mtime stay the same (as
+# memory's parse cache): the scenes a tick reads again (the last 30 titles, the last few
+# scenes' text, the recent tiers) are parsed once, not once a tick.
+_PARSED: dict[str, tuple[tuple[int, int, int], Scene]] = {}
+PARSED_KEPT = 5_000
+
+
+def _kept_scene(path: Path) -> Scene | None:
+    """The scene at `path` (None when there is none), parsed once per version of it."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not S_ISREG(st.st_mode):
+        return None
+    stamp, key = (st.st_ino, st.st_size, st.st_mtime_ns), str(path)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    scene = load_scene(path)
+    if len(_PARSED) >= PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED[key] = (stamp, scene)
+    return scene
+
+
 class SceneReader:
-    """Scenes by tick, each file read once in the reader's life (make one per tick)."""
+    """Scenes by tick, each asked once in the reader's life (make one per tick) and its
+    file parsed once while it stays as it is."""
 
     def __init__(self, scenes_dir: Path):
         self.scenes_dir = scenes_dir
@@ -157,8 +184,7 @@ class SceneReader:
 
     def __call__(self, tick: int) -> Scene | None:
         if tick not in self._scenes:
-            path = self.scenes_dir / f"scene_{tick:03d}.md"
-            self._scenes[tick] = load_scene(path) if path.is_file() else None
+            self._scenes[tick] = _kept_scene(self.scenes_dir / f"scene_{tick:03d}.md")
         return self._scenes[tick]
 
     def recent(self, last: int, count: int) -> list[Scene]:

@@ -14,8 +14,12 @@ matches was edited by hand, and is respected (see stages/summarize.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +104,8 @@ def _int(meta: dict[str, Any], key: str, default: int | None, path: Path) -> int
 
 
 class DocCache:
-    """Parsed summary files, each kept while its inode, size and mtime stay the same.
+    """Parsed summary files, each kept while its inode, size and mtime stay the same, and
+    the last tree made of them, kept while no file of its folder changed.
 
     Owned by whoever reads the tree repeatedly (a session); one entry per file,
     replaced when the file changes, so it never outgrows the summaries folder.
@@ -108,6 +113,15 @@ class DocCache:
 
     def __init__(self) -> None:
         self._docs: dict[Path, tuple[tuple[int, ...], SummaryDoc]] = {}
+        self._tree: tuple[Any, SummaryTree] | None = None
+
+    def tree(self, summaries_dir: Path, make: Callable[[], SummaryTree]) -> SummaryTree:
+        """The tree `make()` gives of `summaries_dir`, made again only when a file of it
+        came, went or changed (one stat each; the tree is not to be changed)."""
+        seen = _look(summaries_dir)
+        if self._tree is None or self._tree[0] != seen:
+            self._tree = (seen, make())
+        return self._tree[1]
 
     def get(self, path: Path, previous_last: int) -> SummaryDoc:
         """The doc at `path`, parsed again only if the file changed."""
@@ -146,8 +160,32 @@ def _parse_doc(path: Path, previous_last: int) -> SummaryDoc:
     return SummaryDoc(path.stem, kind, first, last, body, level, tuple(covers), meta, path)
 
 
+def _look(folder: Path) -> tuple[Path, list[tuple[str, tuple[int, int, int]]]]:
+    """The folder's summary files (*.md, not hidden), by name, with inode, size, mtime."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return folder, []
+    try:
+        names = sorted(n for n in os.listdir(fd) if n.endswith(".md") and not n.startswith("."))
+        stats = map(functools.partial(os.stat, dir_fd=fd), names)
+        return folder, list(zip(names, map(_STAMP, stats)))
+    finally:
+        os.close(fd)
+
+
+_STAMP = operator.attrgetter("st_ino", "st_size", "st_mtime_ns")
+
+
 def load_tree(summaries_dir: Path, cache: DocCache | None = None) -> SummaryTree:
-    """Read summaries/; a broken or inconsistent file is a FileFormatError naming it."""
+    """Read summaries/; a broken or inconsistent file is a FileFormatError naming it.
+    With `cache`, the tree itself is kept while the folder's files stay as they are."""
+    if cache is not None:
+        return cache.tree(summaries_dir, lambda: _load_tree(summaries_dir, cache))
+    return _load_tree(summaries_dir, None)
+
+
+def _load_tree(summaries_dir: Path, cache: DocCache | None) -> SummaryTree:
     tree = SummaryTree()
     paths = sorted(summaries_dir.glob("*.md")) if summaries_dir.is_dir() else []
     found = [(DOC_RE.match(p.name), p) for p in paths]

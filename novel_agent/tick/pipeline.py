@@ -42,8 +42,9 @@ from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.journal import Cut
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Listed, Memory, find_person, read_memory
+from novel_agent.story.memory import Listed, Memory, find_person
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -67,7 +68,7 @@ class TickDraft:
     tick: int
     story: Story
     memory: Memory
-    before: Memory                   # as the files held it (never changed: see read_memory)
+    before: Memory                   # as the files held it (never changed: see memory_kept)
     steer: str                       # the author's note, "" when none is in force
     scenes: SceneReader
     tree: SummaryTree
@@ -138,7 +139,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
     listed: Listed = {}      # memory's folders as read: the index's sync need not look again
-    memory, before = read_memory(project.memory_dir, listed)
+    memory, before = session.memory.read(listed)
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
@@ -356,8 +357,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   tokens=session.counter.count(draft.prose))
     record, state = plan_record(draft), tick_state(project.state(), draft)
     ctx = session.config.context
-    logs: dict[Path, str | None] = {**expired_logs(project, draft.tick - ctx.prompt_log_ticks),
-                                    **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
+    logs: dict[Path, str | Cut | None] = {
+        **expired_logs(project, draft.tick - ctx.prompt_log_ticks),
+        **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     if draft.clock_text:
@@ -462,7 +464,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         made = [doc.path for doc in summary.made if doc.path] if summary else []
         session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
         session.flush(sync=False)
-        session.landed()
+        session.landed(draft.memory)
     except (OSError, sqlite3.Error, NovelError) as exc:
         raise CommittedError(f"tick {draft.tick} is committed "
                              f"(scenes/{session.project.scene_path(draft.tick).name}); what "

@@ -3,7 +3,9 @@
 Each holds the context report and the messages sent (the messages only for the
 last `context.keep_prompt_logs` ticks: each commit strips the tick that falls out,
 keeping of the items left out only the first LEFT_OUT_KEPT and a count of the
-rest, so an old log does not grow with the memory); the next build of the
+rest, so an old log does not grow with the memory; the messages are the log's
+last key, so stripping a log `log_text` wrote cuts them off the file and writes
+nothing else); the next build of the
 same stage reads the previous one to measure the prefix it shares. A log that
 cannot be read is said so in the report, never taken as a 0% shared prefix.
 """
@@ -11,9 +13,11 @@ cannot be read is said so in the report, never taken as a 0% shared prefix.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+from novel_agent.story.journal import Cut
 from novel_agent.story.project import Project
 
 LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
@@ -42,18 +46,53 @@ def previous_messages(project: Project, tick: int,
     return messages, ""
 
 
-def stripped_logs(project: Project, tick: int) -> dict[Path, str]:
-    """The logs of `tick` rewritten without their messages (the reports stay), for the
-    commit that makes them older than `context.keep_prompt_logs`."""
-    out = {}
-    for path in sorted(project.log_dir.glob(f"tick_{tick:03d}_*.json")) if tick > 0 else []:
+def tick_logs(project: Project, tick: int) -> list[Path]:
+    """The log files of `tick`, by name (one listing of the folder, no pattern matching)."""
+    prefix = f"tick_{tick:03d}_"
+    try:
+        names = os.listdir(project.log_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [project.log_dir / name for name in sorted(names)
+            if name.startswith(prefix) and name.endswith(".json")]
+
+
+def stripped_logs(project: Project, tick: int) -> dict[Path, str | Cut]:
+    """The logs of `tick` without their messages (the reports stay), for the commit that
+    makes them older than `context.keep_prompt_logs`: a cut of the file where
+    `log_text` put them, else (a log written otherwise) the report written again."""
+    out: dict[Path, str | Cut] = {}
+    for path in tick_logs(project, tick) if tick > 0 else []:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
+            found = _report(raw)
+            data = found[0] if found else json.loads(raw)
         except (OSError, UnicodeDecodeError, ValueError):
             continue        # not ours to fix; the report of that tick is already lost
-        if isinstance(data, dict) and "messages" in data:
-            out[path] = json.dumps(stripped(data), indent=1, ensure_ascii=False) + "\n"
+        if not isinstance(data, dict) or (found is None and "messages" not in data):
+            continue
+        report = stripped(data)
+        out[path] = found[1] if found and report == data else \
+            json.dumps(report, indent=1, ensure_ascii=False) + "\n"
     return out
+
+
+MESSAGES = b',\n "messages": '     # how log_text's last key begins
+END = "\n}\n"
+
+
+def _report(raw: bytes) -> tuple[dict[str, Any], Cut] | None:
+    """What a log holds besides its messages, and the cut that leaves it so, when the
+    messages are its last key at the top level (as `log_text` writes them)."""
+    at = raw.rfind(MESSAGES)
+    try:
+        if at < 0 or list(json.loads(b"{" + raw[at + 1:])) != ["messages"]:
+            return None
+        report = json.loads(raw[:at] + END.encode())
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return (report, Cut(at, END)) if isinstance(report, dict) and "messages" not in report \
+        else None
 
 
 def expired_logs(project: Project, tick: int) -> dict[Path, None]:
@@ -62,7 +101,7 @@ def expired_logs(project: Project, tick: int) -> dict[Path, None]:
     ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger)."""
     if tick <= 0:
         return {}
-    return dict.fromkeys(sorted(project.log_dir.glob(f"tick_{tick:03d}_*.json")))
+    return dict.fromkeys(tick_logs(project, tick))
 
 
 def stripped(report: dict[str, Any]) -> dict[str, Any]:

@@ -13,13 +13,16 @@ a tick needs are made in exactly one place:
   tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
+- memory as the last landed tick left it (`memory`, story/memory_kept.py: the next
+  tick reads only the files changed since);
 - what a prompt chose that is to stay put for a while (`remembered`: the planner's
   settled facts), forgotten when a sync finds files edited by hand;
 - the index, brought in step with the files when the session opens (a
   missing, garbage or stale index.db is healed and said in one line), again
   before each tick, and after each commit for the files it wrote (`sync_index`);
 - the clocks (`now` for timestamps written to files, `clock` for durations);
-- Python's cyclic garbage collector kept off what outlives the ticks (`landed`).
+- Python's cyclic garbage collector kept off what outlives the ticks (`landed`, which
+  also tells `memory` that the tick's memory is now what the files hold).
 
 `flush()` writes the buffered counts and usage rows (to the index and to
 `.novel/usage.jsonl`, see index/ledger.py; the pipeline calls it after every tick,
@@ -43,6 +46,7 @@ from novel_agent.config.settings import Config
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
+from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
 from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
 from novel_agent.models.base import ChatModel, OnProgress
@@ -50,6 +54,8 @@ from novel_agent.models.limits import limits_for
 from novel_agent.models.offline import OfflineModel, StorySource
 from novel_agent.models.prices import Price, model_price, price_for
 from novel_agent.models.recording import RecordingModel
+from novel_agent.story.memory import Memory
+from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import Project
 from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
@@ -91,8 +97,10 @@ class Session:
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
+        self.memory = KeptMemory(project.memory_dir)
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
+        self._looked: Looked = {}     # what the last sync looked at (see index.sync)
         self._landed = 0
         self._frozen = False
 
@@ -160,21 +168,28 @@ class Session:
     def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None,
                    listed: Any = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
-        them (memory's folders as reading `memory` saw them, when `listed`), or only
-        `paths` (the files a tick just wrote). Files changed by anyone else make the
+        them (memory's folders as reading `memory` saw them, when `listed`; only the
+        files whose stat moved since the session's last sync are asked about), or only
+        `paths` (the files a tick just wrote, with `memory` the kept memory it committed:
+        of facts.yaml, only the facts it added). Files changed by anyone else make the
         session forget what it `remembered`."""
         if self.index is None:
             return SyncReport()
+        kept = self.memory
+        before = kept.files.facts if paths is not None and memory is kept.work else None
         report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
-                      listed=listed)
+                      listed=listed, last=self._looked, facts_before=before)
         if paths is None and report.changed:
             self._kept.clear()
         return report
 
-    def landed(self) -> None:
-        """A tick has landed: after the second (a command that lands one pays nothing) and
-        every FREEZE_EVERY after it, collect the garbage and freeze what is left (see
-        FREEZE_EVERY); close() unfreezes it."""
+    def landed(self, memory: Memory | None = None) -> None:
+        """A tick has landed, having committed `memory` (the next tick starts from it: see
+        `self.memory`, the KeptMemory): after the second (a command that lands one pays
+        nothing) and every FREEZE_EVERY after it, collect the garbage and freeze what is
+        left (see FREEZE_EVERY); close() unfreezes it."""
+        if memory is not None:
+            self.memory.landed(memory)
         self._landed += 1
         if self._landed % FREEZE_EVERY == 2 % FREEZE_EVERY:
             gc.collect()

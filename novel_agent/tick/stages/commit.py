@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.files import dump_yaml
+from novel_agent.story.journal import Cut
 from novel_agent.story.memory import Memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.project import Project
@@ -20,8 +21,9 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
     The scene and plan files must be new: one already there (a file the user moved in,
     a counter gone stale) stops the commit with an OverwriteError naming it.
 
-    `extra` maps further paths to texts (context reports) that land with the tick, or
-    to None: a file the tick removes (a prompt log past context.prompt_log_ticks).
+    `extra` maps further paths to texts (context reports) that land with the tick, to
+    a Cut (a prompt log that loses its messages), or to None: a file the tick removes
+    (a prompt log past context.prompt_log_ticks).
     Returns the files written or removed (for the index: what it must look at again).
     """
     txn = project.transaction()
@@ -31,6 +33,8 @@ def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], mem
     for path, text in (extra or {}).items():
         if text is None:
             txn.remove(path)
+        elif isinstance(text, Cut):
+            txn.cut(path, text)
         else:
             txn.stage(path, text)
     project.stage_state(txn, state)

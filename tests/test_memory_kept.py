@@ -1,0 +1,190 @@
+"""Memory kept between ticks (story/memory_kept.py) reads as memory read whole: the same
+items in the same order, field for field, after commits and after edits by hand."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+
+import pytest
+
+from novel_agent.errors import FileFormatError
+from novel_agent.story.journal import Transaction
+from novel_agent.story.memory import (
+    add_fact,
+    add_relationship,
+    find_person,
+    open_loop,
+    read_memory,
+    upsert_character,
+    upsert_location,
+)
+from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.memory_kept import KeptMemory
+
+KINDS = ("characters", "locations", "loops", "relationships", "facts")
+
+
+def shape(value):
+    """A value with its dicts' key order and its scalars' types made visible."""
+    if isinstance(value, dict):
+        return [(k, shape(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [shape(v) for v in value]
+    return type(value).__name__, value
+
+
+def same_as_whole(kept: KeptMemory, memory_dir):
+    work, files = kept.read()
+    fresh, fresh_files = read_memory(memory_dir)
+    for kind in KINDS:
+        assert shape(getattr(work, kind)) == shape(getattr(fresh, kind)), kind
+        assert shape(getattr(files, kind)) == shape(getattr(fresh_files, kind)), kind
+    return work, files
+
+
+def commit(root, memory, before):
+    txn = Transaction(root, root / ".novel" / "txn")
+    stage_memory(txn, memory, root / "memory", before)
+    txn.commit()
+
+
+def a_tick(rng: random.Random, memory, tick: int) -> None:
+    """What a stress tick does to memory: new people, places, a loop, facts, updates."""
+    for _ in range(rng.randint(1, 3)):
+        first, last = rng.choice(["Ada", "Bel", "Cor", "Dun"]), rng.choice(["Vane", "Oak", "Zu"])
+        upsert_character(memory, f"{first} {last}{rng.randint(1, 40)}", tick=tick,
+                         traits=[rng.choice(["wary", "bold"])], state=f"at {tick}")
+    upsert_location(memory, f"The {rng.choice(['Mill', 'Quay', 'Arch'])} {tick}", tick=tick)
+    open_loop(memory, f"Who {rng.choice(['hid', 'took'])} the {tick} key?", tick=tick)
+    if memory.loops:
+        loop = rng.choice(memory.loops)
+        loop.setdefault("scenes", []).append(tick)
+    people = list(memory.characters.values())
+    if len(people) > 1:
+        a, b = rng.sample(people, 2)
+        add_relationship(memory, a["name"], b["name"], rng.choice(["kin", "rivals"]), tick=tick)
+    add_fact(memory, f"The bell rang {tick} times.", tick=tick)
+
+
+def test_kept_memory_reads_as_memory_read_whole_tick_after_tick(tmp_path):
+    root, rng = tmp_path, random.Random(7)
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    for tick in range(1, 40):
+        work, files = same_as_whole(kept, root / "memory")
+        a_tick(rng, work, tick)
+        commit(root, work, files)
+        kept.landed(work)
+    same_as_whole(kept, root / "memory")
+    assert kept.whole_reads == 1                 # the first; every other read in part
+
+
+def test_an_edit_by_hand_between_ticks_is_read(tmp_path):
+    root, rng = tmp_path, random.Random(3)
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    for tick in range(1, 8):
+        work, files = kept.read()
+        a_tick(rng, work, tick)
+        commit(root, work, files)
+        kept.landed(work)
+    folder = root / "memory"
+    someone = sorted((folder / "characters").iterdir())[2]
+    with someone.open("a") as handle:                         # in place: the same inode
+        handle.write("description: a keeper of bees\n")
+    (folder / "characters" / "zed.yaml").write_text("name: Zed Hollow\n")      # a new one
+    loops = sorted((folder / "loops").iterdir())
+    loops[1].unlink()                                          # one gone
+    text = re.sub(r"opened_in: \d+", "opened_in: 0", loops[3].read_text())
+    loops[3].write_text(text)                                  # one moved in the order
+    (folder / "facts.yaml").write_text("facts:\n- text: The well is dry.\n  scene: 2\n")
+    work, _ = same_as_whole(kept, folder)
+    assert work.loops[0]["id"] == loops[3].stem
+    assert work.characters[someone.stem]["description"] == "a keeper of bees"
+    assert find_person(work, "Zed Hollow") is work.characters["zed"]
+    assert work.facts == [{"text": "The well is dry.", "scene": 2}]
+    assert kept.whole_reads == 1
+
+
+def test_a_tick_that_did_not_land_leaves_its_changes_out_of_the_next_read(tmp_path):
+    root = tmp_path
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    work, files = kept.read()
+    upsert_character(work, "Mara Quill", tick=1)
+    commit(root, work, files)
+    kept.landed(work)
+    work, _ = kept.read()
+    upsert_character(work, "Tobin Reed", tick=2)       # a tick that failed: nothing written
+    work.characters["mara_quill"]["state"] = "drowned"
+    again, _ = same_as_whole(kept, root / "memory")
+    assert set(again.characters) == {"mara_quill"} and again.characters["mara_quill"]["state"] == ""
+    assert kept.whole_reads == 2
+
+
+def test_a_file_that_cannot_be_read_fails_the_read_and_the_next_one_reads_whole(tmp_path):
+    root = tmp_path
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    work, files = kept.read()
+    upsert_character(work, "Mara Quill", tick=1)
+    commit(root, work, files)
+    kept.landed(work)
+    path = root / "memory" / "characters" / "mara_quill.yaml"
+    good = path.read_text()
+    path.write_text("name: [unclosed\n")
+    with pytest.raises(FileFormatError):
+        kept.read()
+    path.write_text(good)
+    os.utime(path, ns=(1, 1))
+    same_as_whole(kept, root / "memory")
+    assert kept.whole_reads == 2
+
+
+def test_lookups_through_kept_memory_find_what_came_in_the_middle(tmp_path):
+    """The indexes of story/lookup.py live on with kept memory: a name and a loop that
+    sort into the middle of what is kept are found where they are."""
+    root = tmp_path
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    work, files = kept.read()
+    for name in ("Mara Quill", "Zora Quill"):
+        upsert_character(work, name, tick=1)
+    open_loop(work, "Who took the key?", tick=2)
+    assert find_person(work, "Zora")["id"] == "zora_quill"     # indexed now
+    commit(root, work, files)
+    kept.landed(work)
+    work, files = kept.read()
+    upsert_character(work, "Bram Quill", tick=3)
+    open_loop(work, "Why is the lamp out?", tick=1)     # sorts before the key's loop
+    commit(root, work, files)
+    kept.landed(work)
+    work, _ = same_as_whole(kept, root / "memory")
+    assert list(work.characters) == ["bram_quill", "mara_quill", "zora_quill"]
+    assert find_person(work, "Bram")["id"] == "bram_quill"
+    assert [l["description"] for l in work.loops] == ["Why is the lamp out?", "Who took the key?"]
+    assert open_loop(work, "Why is the lamp out?", tick=4) == (work.loops[0], False)
+    assert open_loop(work, "Who took the key?", tick=4) == (work.loops[1], False)
+
+
+def test_a_loop_a_tick_changed_in_place_is_found_by_its_new_words(tmp_path):
+    """A loop's index lives on with kept memory: a description a tick changed in place
+    (the index not told) is indexed again once the tick landed."""
+    root = tmp_path
+    (root / "memory").mkdir()
+    kept = KeptMemory(root / "memory")
+    work, files = kept.read()
+    for n in range(3):
+        open_loop(work, f"Who took key {n}?", tick=1)
+    commit(root, work, files)
+    kept.landed(work)
+    work, files = kept.read()
+    assert work.find_loop("Who took key 1?") is work.loops[1]      # indexed now
+    work.loops[1]["description"] = "Who took the brass key?"
+    commit(root, work, files)
+    kept.landed(work)
+    work, _ = same_as_whole(kept, root / "memory")
+    assert work.find_loop("Who took the brass key?") is work.loops[1]
+    assert work.loops[1]["id"] == "who_took_key_1"           # its id, made of the old words

@@ -1,0 +1,67 @@
+"""The prompt logs' housekeeping: stripping the messages off a log cuts the file."""
+
+from __future__ import annotations
+
+import json
+
+from novel_agent.story.journal import Cut
+from novel_agent.tick.prompt_log import (
+    LEFT_OUT_KEPT,
+    expired_logs,
+    log_path,
+    log_text,
+    stripped,
+    stripped_logs,
+)
+
+REPORT = {"stage": "writer", "budget": 7000, "tokens": 3100, "note": "Mara’s “map”",
+          "items": [{"key": f"fact_{n}", "included": n % 3 == 0} for n in range(200)]}
+MESSAGES = [{"role": "system", "content": 'line one\n "messages": not a key'},
+            {"role": "user", "content": "Écris la scène."}]
+
+
+def land(project, logs):
+    txn = project.transaction()
+    for path, text in logs.items():
+        if isinstance(text, Cut):
+            txn.cut(path, text)
+        else:
+            txn.stage(path, text)
+    txn.commit()
+
+
+def test_a_log_loses_its_messages_by_a_cut_and_reads_as_its_report_written_again(project):
+    path = log_path(project, 3, "writer")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(log_text(REPORT, MESSAGES), encoding="utf-8")
+    logs = stripped_logs(project, 3)
+    assert isinstance(logs[path], Cut) and logs[path].text == "\n}\n"   # nothing rewritten
+    land(project, logs)
+    expected = json.dumps(stripped(json.loads(log_text(REPORT, MESSAGES))), indent=1,
+                          ensure_ascii=False) + "\n"
+    assert path.read_text(encoding="utf-8") == expected
+    report = json.loads(expected)
+    assert "messages" not in report
+    assert sum(not i["included"] for i in report["items"]) == LEFT_OUT_KEPT
+
+
+def test_a_log_written_otherwise_is_stripped_by_writing_its_report_again(project):
+    path = log_path(project, 4, "planner")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    other = {"messages": MESSAGES, **REPORT}               # the messages first, items uncapped
+    path.write_text(json.dumps(other, indent=1), encoding="utf-8")
+    (written,) = stripped_logs(project, 4).values()
+    assert isinstance(written, str)
+    assert json.loads(written) == stripped(other) and "messages" not in json.loads(written)
+
+
+def test_a_logs_housekeeping_looks_at_its_own_tick_only(project):
+    for tick, stage in ((5, "writer"), (5, "summarizer_checkpoint_010"), (50, "writer"),
+                        (500, "writer")):
+        path = log_path(project, tick, stage)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(log_text(REPORT, MESSAGES), encoding="utf-8")
+    assert sorted(p.name for p in expired_logs(project, 5)) == [
+        "tick_005_summarizer_checkpoint_010.json", "tick_005_writer.json"]
+    assert [p.name for p in stripped_logs(project, 50)] == ["tick_050_writer.json"]
+    assert expired_logs(project, 0) == {} and stripped_logs(project, 7) == {}
