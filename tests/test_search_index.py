@@ -242,3 +242,31 @@ def test_novel_reindex_rebuilds_everything_from_the_files(project, cli):
     assert out.startswith("rebuilt harbour/.novel/index.db in ")
     assert f"{before['scene']} scenes" in out and f"; {rows} usage rows from usage.jsonl" in out
     assert kinds(project) == before
+
+
+def test_bm25_and_newest_keep_the_same_rows_whatever_they_parse(project):
+    """bm25 and newest filter what the match gave by kind and tick before reading each
+    document's JSON, and stop at their limit: the rows are those of every match parsed
+    and filtered after, in the same order; without snippets, only the snippets differ."""
+    from novel_agent.index.search import any_of, bm25, newest, rows_by_id
+    run_ticks(project, 6)
+    index, _ = open_index(project)
+    try:
+        names = sorted({str(c["name"]) for c in load_memory(project.memory_dir)
+                        .characters.values()})
+        query = any_of(names)
+        every = [r[0] for r in index.db.execute(
+            "SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC", (query,))]
+        parsed = {r.id: r for r in rows_by_id(index, every)}
+        for kinds, limit, before in ((("scene", "fact"), 5, 4), (("character",), 3, None),
+                                     (("scene", "fact", "loop"), 100, 6)):
+            kept = [parsed[i] for i in every[:limit * 3] if parsed[i].kind in kinds
+                    and (before is None or parsed[i].tick is None or parsed[i].tick < before)]
+            assert newest(index, query, kinds, limit, before) == kept[:limit]
+            ranked = bm25(index, query, kinds, limit, before)
+            plain = bm25(index, query, kinds, limit, before, snippets=False)
+            assert ranked and [r.__dict__ | {"snippet": ""} for r in ranked] == [
+                r.__dict__ for r in plain]
+            assert all(r.kind in kinds for r in ranked) and len(ranked) <= limit
+    finally:
+        index.close()

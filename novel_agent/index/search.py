@@ -136,9 +136,25 @@ def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
             (query, limit * 3))]
     except sqlite3.OperationalError:
         return []
-    rows = sorted(rows_by_id(index, ids), key=lambda r: -r.id)
-    return [r for r in rows if r.kind in kinds and (
-        before is None or r.tick is None or r.tick < before)][:limit]
+    return [_row(values) for values in _kept(index, ids, kinds, before, limit)]
+
+
+def _kept(index: Index, ids: Sequence[int], kinds: Sequence[str], before: int | None,
+          limit: int) -> list[Sequence[Any]]:
+    """The first `limit` documents of `ids`, in their order, among `kinds` and pointing
+    before tick `before` (if given), unparsed: only those kept are parsed (a document's
+    meta is JSON, and most of a long book's hits are filtered out or past the limit)."""
+    found = {values[0]: values for values in _raw_rows(index, ids)}
+    out = []
+    for row_id in ids:
+        values = found.get(row_id)
+        if values is None or values[2] not in kinds or (
+                before is not None and values[3] is not None and values[3] >= before):
+            continue
+        out.append(values)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def match_query(text: str, limit: int = 48) -> str:
@@ -173,12 +189,14 @@ def _row(values: Sequence[Any], score: float = 0.0, snippet: str = "") -> Row:
 
 
 def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 200,
-         before: int | None = None) -> list[Row]:
+         before: int | None = None, *, snippets: bool = True) -> list[Row]:
     """The best BM25 matches of an FTS5 `query` among `kinds` (docs pointing before tick
-    `before`, if given), best first."""
+    `before`, if given), best first; each with a snippet of its text around the match
+    unless `snippets` is off (retrieval reads none: FTS5 makes each one afresh)."""
     if not query:
         return []
-    sql = ("SELECT rowid, rank, snippet(search, 2, '[', ']', ' … ', 12) FROM search "
+    snippet = "snippet(search, 2, '[', ']', ' … ', 12)" if snippets else "''"
+    sql = (f"SELECT rowid, rank, {snippet} FROM search "
            "WHERE search MATCH ? ORDER BY rank LIMIT ?")
     # Scenes and facts are nearly every doc: they are kept after the match (cheaper than
     # an AND with a posting list that long); a rarer kind is filtered inside it. Docs
@@ -192,25 +210,24 @@ def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 20
         if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
             return []
         raise
-    rows = {r.id: r for r in rows_by_id(index, [h[0] for h in hits])}
-    out = []
-    for row_id, rank, snippet in hits:
-        row = rows.get(row_id)
-        if row is None or row.kind not in kinds or (
-                before is not None and row.tick is not None and row.tick >= before):
-            continue
-        out.append(Row(**{**row.__dict__, "score": -float(rank), "snippet": snippet}))
-    return out[:limit]
+    ranks = {row_id: (rank, text) for row_id, rank, text in hits}
+    return [_row(values, -float(ranks[values[0]][0]), ranks[values[0]][1])
+            for values in _kept(index, [h[0] for h in hits], kinds, before, limit)]
 
 
 def rows_by_id(index: Index, ids: Sequence[int]) -> list[Row]:
     """Documents by their row ids (any order)."""
-    out = []
+    return [_row(r) for r in _raw_rows(index, ids)]
+
+
+def _raw_rows(index: Index, ids: Sequence[int]) -> list[Sequence[Any]]:
+    """The columns of the documents with these row ids (any order), unparsed."""
+    out: list[Sequence[Any]] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
         marks = ", ".join("?" for _ in chunk)
-        out += [_row(r) for r in index.db.execute(
-            f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})", chunk)]
+        out += index.db.execute(f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})",
+                                chunk).fetchall()
     return out
 
 
