@@ -270,3 +270,25 @@ def test_bm25_and_newest_keep_the_same_rows_whatever_they_parse(project):
             assert all(r.kind in kinds for r in ranked) and len(ranked) <= limit
     finally:
         index.close()
+
+
+def test_a_document_changed_by_hand_is_read_as_it_is_now_not_as_it_was_parsed(project):
+    """Documents are kept parsed by id, key and sha: a scene rewritten by hand, synced
+    again, is read with its new text and summary, whatever id it gets."""
+    from novel_agent.index.search import rows_where
+    run_ticks(project, 3)
+    index, _ = open_index(project)
+    try:
+        before = rows_where(index, "kind = 'scene' AND tick = ?", (2,))
+        assert rows_where(index, "kind = 'scene' AND tick = ?", (2,)) == before   # as kept
+        path = project.scene_path(2)
+        text = path.read_text()
+        path.write_text(text.replace("summary:", "summary:\n- The lamp is lit by hand.", 1)
+                        + "\nA line added by hand.\n")
+        sync(project, index)
+        after = rows_where(index, "kind = 'scene' AND tick = ?", (2,))
+        assert "A line added by hand." in after[0].body
+        assert "The lamp is lit by hand." in after[0].meta["summary"]
+        assert "A line added by hand." not in before[0].body
+    finally:
+        index.close()

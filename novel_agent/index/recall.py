@@ -13,6 +13,7 @@ relevant to the scene and says how many reached the writer's prompt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -88,10 +89,18 @@ def shared_first_names(memory: Memory) -> set[str]:
     """First names more than one known character has."""
     seen: dict[str, int] = {}
     for c in memory.characters.values():
-        words_ = normalize_name(str(c.get("name", ""))).split()
-        if len(words_) > 1:
-            seen[words_[0]] = seen.get(words_[0], 0) + 1
+        first = _first_name(str(c.get("name", "")))
+        if first is not None:
+            seen[first] = seen.get(first, 0) + 1
     return {first for first, n in seen.items() if n > 1}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _first_name(name: str) -> str | None:
+    """The first word of a name of two words or more (normalized), else None: every
+    character's name is asked each tick."""
+    words_ = normalize_name(name).split()
+    return words_[0] if len(words_) > 1 else None
 
 
 def names_of(memory: Memory, names: Iterable[str]) -> list[str]:

@@ -127,16 +127,23 @@ def information_upto(index: Index, names: Sequence[str], upto: int) -> dict[str,
 def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
            before: int | None = None) -> list[Row]:
     """The newest documents (by when they were indexed) matching `query` among `kinds`,
-    unranked: cheap whatever the posting lists' length."""
-    if not query:
+    unranked: cheap whatever the posting lists' length. Of the `limit` * 3 newest
+    matches, those of `kinds` pointing before tick `before` (if given), at most `limit`
+    (chosen in one query: only those are read whole)."""
+    if not query or not kinds:
         return []
+    marks = ", ".join("?" for _ in kinds)
+    # (a join with the matches, not `docs.id IN (...)`: SQLite would read every document
+    # of those kinds by its kind index to test each against the list)
+    sql = (f"SELECT {COLUMNS} FROM (SELECT rowid AS id FROM search WHERE search MATCH ? "
+           "ORDER BY rowid DESC LIMIT ?) AS hits JOIN docs ON docs.id = hits.id "
+           f"WHERE docs.kind IN ({marks}) AND (? IS NULL OR docs.tick IS NULL OR "
+           "docs.tick < ?) ORDER BY docs.id DESC LIMIT ?")
     try:
-        ids = [r[0] for r in index.db.execute(
-            "SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?",
-            (query, limit * 3))]
+        rows = index.db.execute(sql, (query, limit * 3, *kinds, before, before, limit))
+        return [_row(values) for values in rows]
     except sqlite3.OperationalError:
         return []
-    return [_row(values) for values in _kept(index, ids, kinds, before, limit)]
 
 
 def _kept(index: Index, ids: Sequence[int], kinds: Sequence[str], before: int | None,
@@ -179,13 +186,28 @@ class Row:
     snippet: str = ""
 
 
-COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta"
+COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta, docs.sha"
+# Documents parsed, each kept by its id, key and sha (the hash of everything stored): a
+# document is read again every tick (the newest naming the cast, the scenes just before
+# the recent tiers), and its meta is JSON. Rows are never changed (their meta neither).
+_PARSED: dict[tuple[int, str, str], Row] = {}
+PARSED_KEPT = 20_000
 
 
 def _row(values: Sequence[Any], score: float = 0.0, snippet: str = "") -> Row:
-    meta = json.loads(values[6]) if values[6] else {}
-    return Row(values[0], values[1], values[2], values[3], values[4] or "", values[5] or "",
-               meta, score, snippet)
+    key = (values[0], values[1], values[7])
+    row = _PARSED.get(key)
+    if row is None:
+        meta = json.loads(values[6]) if values[6] else {}
+        row = Row(values[0], values[1], values[2], values[3], values[4] or "",
+                  values[5] or "", meta)
+        if len(_PARSED) >= PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[key] = row
+    if score or snippet:
+        return Row(row.id, row.key, row.kind, row.tick, row.title, row.body, row.meta, score,
+                   snippet)
+    return row
 
 
 def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 200,
@@ -236,9 +258,12 @@ def search(index: Index, text: str, kind: str | None = None, limit: int = 10) ->
     return bm25(index, match_query(text), [kind] if kind else KINDS, limit)
 
 
-def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500) -> list[Row]:
-    """Documents matching a SQL condition on `docs`, in tick order."""
-    sql = f"SELECT {COLUMNS} FROM docs WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
+def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500,
+               using: str = "") -> list[Row]:
+    """Documents matching a SQL condition on `docs`, in tick order (`using`: the index
+    to read them by, when SQLite would choose a worse one)."""
+    table = f"docs INDEXED BY {using}" if using else "docs"
+    sql = f"SELECT {COLUMNS} FROM {table} WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
     return [_row(r) for r in index.db.execute(sql, [*args, limit])]
 
 
@@ -259,7 +284,9 @@ def fact_rows_of_scenes(index: Index, ticks: Iterable[int], limit: int = 500) ->
 def pinned_rows(index: Index, kinds: Sequence[str] = ("scene", "fact")) -> list[Row]:
     """Documents marked `pinned: true` by hand."""
     marks = ", ".join("?" for _ in kinds)
-    return rows_where(index, f"pinned = 1 AND kind IN ({marks})", kinds)
+    # by the index of pinned documents: asked for one kind, SQLite would read every
+    # document of that kind in tick order (for the ORDER BY) to find the few pinned
+    return rows_where(index, f"pinned = 1 AND kind IN ({marks})", kinds, using="docs_pinned")
 
 
 def points_to(row: Row) -> str:

@@ -107,7 +107,7 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
     ticks = {s.tick for s in settled}
     names = [n for s in settled for n in (s.pov, *s.characters)]
     places = [s.location for s in settled if s.location]
-    loops = [l for l in memory.open_loops() if {t for t in l.get("scenes") or []} & ticks]
+    loops = [l for l in memory.open_loops() if not ticks.isdisjoint(l.get("scenes") or ())]
     # Chosen once per settled tick (and again when its scenes or loops change, or files
     # are edited by hand: Session.sync_index forgets them): the search is the costly part
     # of a planner prompt, and what it finds must stay put until the next settled tick.
