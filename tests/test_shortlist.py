@@ -21,15 +21,13 @@ from novel_agent.context.relevance import (
     overdue,
     relationship_entries,
 )
+from novel_agent.context.scene_pools import scene_loops, scene_names, sharing_entry
 from novel_agent.context.shortlist import (
     reach,
     relevant_loops,
-    scene_loops,
-    scene_names,
     settled_pairs,
     settled_people,
     settled_places,
-    sharing_entry,
 )
 from novel_agent.story.memory import Memory
 
@@ -177,3 +175,45 @@ def test_the_extractors_shortlists_fill_their_pools_as_every_entry_would():
                                        tail=more_people), cap, level) == chosen(
                         Pool("people", "P", (), 0, limit=10, entries=names), cap, level)
     assert tails > 50
+
+
+def test_the_quick_readers_read_what_the_relevance_helpers_read():
+    """seen_by is in_view, first_seen_of is first_seen, whatever a name or a tick holds."""
+    from novel_agent.context.relevance import first_seen, in_view
+    from novel_agent.context.shortlist import first_seen_of, seen_by
+    rng = random.Random(11)
+    odd = ["", None, " ", "The Keeper", "mara quill", 5, "Mara  Quill."]
+    for _ in range(400):
+        c = {"id": rng.choice(["c1", "mara_quill", 7])}
+        if rng.random() < 0.8:
+            c["name"] = rng.choice([name(rng), *odd])
+        if rng.random() < 0.3:
+            c["aliases"] = rng.sample([name(rng), *odd], rng.randint(0, 3))
+        if rng.random() < 0.9:
+            c["first_seen"] = rng.choice([3, 0, None, "12", True, 40])
+        focus = Focus.of(30, [name(rng) for _ in range(rng.randint(0, 6))] +
+                         rng.sample(["Mara Quill", "the keeper", "  ", "7"], 2))
+        assert seen_by(focus.names, c) == in_view(focus, c)
+        assert first_seen_of(c) == first_seen(c)
+
+
+def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
+    """naming looks for the names in one text of every loop's description: it finds the
+    loops the pattern finds in each (a name inside a longer word, at either end, twice,
+    in consecutive loops; a name with a line break, which no description holds)."""
+    from novel_agent.context.relevance import _any_of
+    from novel_agent.context.shortlist import OpenLoops, naming
+    from novel_agent.text.names import normalize_name
+    rng = random.Random(4)
+    words = ["mara", "quill", "maraquill", "the", "ann", "x", "mara quill", "quill.", "ke el"]
+    for _ in range(300):
+        loops = [{"id": f"l{n}", "status": "open", "opened_in": 1, "scenes": [1],
+                  "description": " ".join(rng.choice(words) for _ in range(rng.randint(0, 5)))}
+                 for n in range(rng.randint(0, 12))]
+        names = frozenset(rng.sample(["mara quill", "quill", "ann", "", "el\nmara", "x q",
+                                      "mara"], rng.randint(0, 4)))
+        opened = OpenLoops(Memory(loops=loops), Focus(5, names))
+        pattern = _any_of(names)
+        assert naming(opened, names) == {
+            n for n, loop, _, _ in opened.loops
+            if pattern is not None and pattern.search(normalize_name(loop["description"]))}

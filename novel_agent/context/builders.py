@@ -23,18 +23,18 @@ from novel_agent.context.relevance import (
     Focus,
     character_line,
     first_seen,
-    in_view,
     recency,
     since,
 )
+from novel_agent.context.scene_pools import scene_loops, scene_names
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
 from novel_agent.context.shortlist import (
+    first_seen_of,
     person_then,
     place_then,
     relevant_loops,
-    scene_loops,
-    scene_names,
     seen_at,
+    seen_by,
     settled_pairs,
     settled_people,
     settled_places,
@@ -185,9 +185,9 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
     """Who is in the last scenes, with their state now, then the characters and places
     new since `anchor_tick` (the settled sections do not have them yet)."""
     items = []
-    for c in memory.characters.values():
-        seen = in_view(focus, c)
-        new = first_seen(c) > anchor_tick
+    for c in memory.characters.values():       # (in_view and first_seen, the quick way)
+        seen = seen_by(focus.names, c)
+        new = first_seen_of(c) > anchor_tick
         if seen or new:
             items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
                                                      str(c.get("name"))),
@@ -195,7 +195,7 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
                               (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
                               else f"new since tick {anchor_tick}"))
     for loc in memory.locations.values():
-        if first_seen(loc) > anchor_tick:
+        if first_seen_of(loc) > anchor_tick:
             items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
                                                        str(loc.get("name"))),
                               1.0, (first_seen(loc), str(loc.get("id"))),

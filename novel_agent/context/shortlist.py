@@ -1,5 +1,5 @@
-"""What a planner or extractor pool can take, found in one cheap pass over memory: the
-full scoring runs on that alone.
+"""What a planner pool can take, found in one cheap pass over memory: the full scoring
+runs on that alone.
 
 The planner's pools score every character, place, relationship and open loop
 (relevance.py) and keep, through items.bounded, those scoring over a relevance
@@ -13,28 +13,23 @@ the floor are scored in full (relevance's own functions, on what `as_of` would
 make of them); the rest score their recency and nothing else, and are ranked by
 it for the best few under the floor. The items, their order and the count left
 out are the full scan's (tests/test_shortlist.py checks it on random memories).
-
-The extractor's pools take the best few of all (a limit, no floor): every open
-loop and every character is scored there, each by its few fields, but only the
-best are made into entries; the rest go to the pool as a `Tail`, made only if
-the pool is not full before it.
+The extractor's pools, which take the best of all, are in scene_pools.py.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from novel_agent.context.items import Entry, Item, Tail
+from novel_agent.context.items import Entry, Item
 from novel_agent.context.relevance import (
     HALF_LIFE,
     OVERDUE_SHOWN,
-    OVERDUE_WORDS,
     Focus,
     character_entry,
     first_seen,
@@ -43,15 +38,12 @@ from novel_agent.context.relevance import (
     location_entry,
     loop_entry,
     marked_late,
-    name_entry,
     overdue,
     recency,
     relationship_entry,
     since,
-    text_words,
 )
 from novel_agent.context.relevance import _any_of as naming_pattern
-from novel_agent.context.sections import describe_loop
 from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
@@ -144,7 +136,7 @@ class _Under:
         return self.count - min(self.count, self.keep)
 
 
-def _first(entity: dict[str, Any]) -> int:
+def first_seen_of(entity: dict[str, Any]) -> int:
     """first_seen(entity), without a call when it is a plain int."""
     value = entity.get("first_seen")
     return value if type(value) is int else first_seen(entity)
@@ -164,7 +156,7 @@ def _last(loop: dict[str, Any]) -> int:
     return last_touched(loop)
 
 
-def _in_view(names: frozenset[str], c: dict[str, Any]) -> bool:
+def seen_by(names: frozenset[str], c: dict[str, Any]) -> bool:
     """in_view(focus, c) for a focus on `names`, without the general case's work for a
     character named by a plain string and no aliases."""
     name = c.get("name")
@@ -173,7 +165,7 @@ def _in_view(names: frozenset[str], c: dict[str, Any]) -> bool:
     return in_view(Focus(0, names), c)
 
 
-def _recency(tick: int, seen: Any) -> float:
+def quick_recency(tick: int, seen: Any) -> float:
     """recency(tick, seen), the same float, without a call for an int."""
     if type(seen) is int:
         return 0.5 ** (max(0, tick - 1 - seen) / HALF_LIFE)
@@ -201,7 +193,8 @@ def _pair(rel: dict[str, Any], began: int, number: int, focus: Focus) -> Entry:
     return relationship_entry({**rel, "updated_in": began}, number, focus)
 
 
-def _loop_rank(loop: dict[str, Any], number: int) -> tuple[int, int]:
+def loop_rank(loop: dict[str, Any], number: int) -> tuple[int, int]:
+    """The rank of the `number`th open loop (relevance.loop_entry's)."""
     return int(loop.get("opened_in") or 0), number
 
 
@@ -238,7 +231,7 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
     strong: list[Entry] = []
     under = _Under(keep)
     for c in memory.characters.values():
-        first = _first(c)
+        first = first_seen_of(c)
         if first > tick:
             continue
         name = c.get("name")
@@ -255,7 +248,7 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
                 _file(_person(c, seen, focus), floor, strong, under)
                 continue
             last = max([seen.get(n, 0) for n in names] + [first])
-        score = _recency(focus.tick, last)    # all its score: it was last seen before `edge`
+        score = quick_recency(focus.tick, last)    # all its score: it was last seen before `edge`
         if score < under.worst:
             under.count += 1
         else:
@@ -319,34 +312,48 @@ class LoopChoice:
     any_overdue: bool
 
 
-def _open_loops(memory: Memory, focus: Focus) -> tuple[list[tuple[int, dict[str, Any]]],
-                                                      list[dict[str, Any]]]:
-    """The open loops, each with its number among them, and those overdue at focus.tick."""
-    opened: list[tuple[int, dict[str, Any]]] = []
-    late: list[dict[str, Any]] = []
-    due = focus.tick - focus.overdue_after      # a loop opened before this is overdue
-    number = -1
-    for loop in memory.loops:
-        if loop.get("status", "open") != "open":
-            continue
-        number += 1
-        opened.append((number, loop))
-        began = loop.get("opened_in")
-        if began < due if type(began) is int else overdue(loop, focus.tick,
-                                                              focus.overdue_after):
-            late.append(loop)
-    return opened, late
+class OpenLoops:
+    """The open loops of a memory, read once for a pool: each with its number among them,
+    its id (as a string), the last scene it played in; and those overdue at focus.tick."""
+
+    def __init__(self, memory: Memory, focus: Focus):
+        self.loops: list[tuple[int, dict[str, Any], str, int]] = []
+        self.late: list[dict[str, Any]] = []
+        due = focus.tick - focus.overdue_after      # a loop opened before this is overdue
+        for loop in memory.loops:
+            if loop.get("status", "open") != "open":
+                continue
+            key = loop.get("id")
+            self.loops.append((len(self.loops), loop, key if type(key) is str else str(key),
+                               _last(loop)))
+            began = loop.get("opened_in")
+            if began < due if type(began) is int else overdue(loop, focus.tick,
+                                                                  focus.overdue_after):
+                self.late.append(loop)
 
 
-def _marked(loop: dict[str, Any], focus: Focus, marked: frozenset[str]) -> bool:
-    """Whether anything but recency adds to a loop's score: it is marked overdue, touched
-    by the last scenes, pinned, or its words name someone in focus."""
-    key = loop.get("id")
-    key = key if type(key) is str else str(key)
-    naming = naming_pattern(focus.names)
-    return (key in marked or key in focus.loops or loop.get("pinned") is True
-            or naming is not None
-            and naming.search(normalize_name(str(loop.get("description", "")))) is not None)
+def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
+    """The numbers of the open loops whose words name one of `names` (what loop_entry's
+    pattern finds in a loop's normalized description: any of them in it), looked for in
+    one text of every description rather than loop by loop."""
+    wanted = [n for n in names if n]
+    if not wanted:
+        return set()
+    said = [normalize_name(str(loop.get("description", ""))) for _, loop, _, _ in opened.loops]
+    if any("\n" in n for n in wanted):      # (no normalized name has one: a text could)
+        pattern = naming_pattern(names)
+        return {opened.loops[i][0] for i, text in enumerate(said)
+                if pattern is not None and pattern.search(text)}
+    text = "\n".join(said)        # a normalized description has no line break
+    starts = list(itertools.accumulate((len(d) + 1 for d in said), initial=0))
+    found: set[int] = set()
+    for name in wanted:
+        at = text.find(name)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            found.add(i)
+            at = text.find(name, starts[i + 1])    # one is enough: on to the next loop
+    return {opened.loops[i][0] for i in found}
 
 
 def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
@@ -354,102 +361,21 @@ def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
     """bounded(loop_entries(memory, focus, overdue_shown), floor, keep), and whether an
     open loop is overdue at focus.tick."""
     edge = reach(focus.tick, floor)
-    opened, late = _open_loops(memory, focus)
-    marked = marked_late(late, focus, overdue_shown, overdue_only=True)
+    opened = OpenLoops(memory, focus)
+    marked = marked_late(opened.late, focus, overdue_shown, overdue_only=True)
+    touched, named = focus.loops, naming(opened, focus.names)
     strong: list[Entry] = []
     under = _Under(keep)
-    for number, loop in opened:
-        last = _last(loop)
-        if last >= edge or _marked(loop, focus, marked):
+    for number, loop, key, last in opened.loops:
+        if (last >= edge or key in marked or key in touched or loop.get("pinned") is True
+                or number in named):
             _file(loop_entry(loop, number, focus, marked), floor, strong, under)
             continue
-        score = _recency(focus.tick, last)
+        score = quick_recency(focus.tick, last)    # all of its score
         if score < under.worst:
             under.count += 1
         else:
-            under.offer(score, functools.partial(_loop_rank, loop, number),
+            under.offer(score, functools.partial(loop_rank, loop, number),
                         functools.partial(loop_entry, loop, number, focus, marked))
     items, unlisted = _chosen(strong, under)
-    return LoopChoice(items, unlisted, bool(late))
-
-
-def _best(scores: Sequence[float], keep: int) -> tuple[list[int], list[int]]:
-    """The positions of the `keep` best of `scores` (and of any tied with the last of
-    them), and of the rest: every one of those ranks after every one of these."""
-    if len(scores) <= keep:
-        return list(range(len(scores))), []
-    cut = heapq.nlargest(keep, scores)[-1]
-    best = [n for n, score in enumerate(scores) if score >= cut]
-    return best, [n for n, score in enumerate(scores) if score < cut]
-
-
-def _sharing(make: Callable[[], Item], overlap: int) -> Item:
-    """A loop's item for the extractor: `overlap` words shared with the scene added."""
-    item = make()
-    return Item(item.key, item.forms, item.score + overlap, item.rank,
-                why="shares words with the scene" if overlap else item.why)
-
-
-def sharing_entry(entry: Entry, overlap: int) -> Entry:
-    """A loop's entry for the extractor: the words it shares with the scene added."""
-    return entry._replace(score=entry.score + overlap,
-                          make=functools.partial(_sharing, entry.make, overlap))
-
-
-def scene_loops(memory: Memory, focus: Focus, words: frozenset[str] | set[str],
-                keep: int) -> tuple[tuple[Entry, ...], Tail | None]:
-    """The extractor's loops: loop_entries(memory, focus), each with the number of
-    `words` (the scene's) it shares added (sharing_entry); the best `keep` of them (ties
-    included) as entries, the rest as a Tail."""
-    opened, late = _open_loops(memory, focus)
-    marked = marked_late(late, focus, overdue_only=True)
-    overdue_ids = {id(l) for l in late}
-    mark_words = frozenset(words) & OVERDUE_WORDS      # the overdue mark's words it says
-    scores: list[float] = []
-    overlaps: list[int] = []
-    for number, loop in opened:
-        own = text_words(describe_loop(loop))           # loop_words, the mark's apart
-        overlap = len(words & own) + (len(mark_words - own) if mark_words and id(loop)
-                                      in overdue_ids else 0)
-        base = loop_entry(loop, number, focus, marked).score if _marked(loop, focus, marked) \
-            else _recency(focus.tick, _last(loop))      # the score: recency alone
-        scores.append(base + overlap)
-        overlaps.append(overlap)
-
-    def entry(n: int) -> Entry:     # the item made only if the pool takes it
-        number, loop = opened[n]
-        return Entry(scores[n], _loop_rank(loop, number), functools.partial(
-            _loop_item, loop, number, focus, marked, overlaps[n]), least=f"[{loop.get('id')}]")
-
-    best, rest = _best(scores, keep)
-    return tuple(entry(n) for n in best), _tail(entry, rest, [
-        f"[{opened[n][1].get('id')}]" for n in rest])
-
-
-def _loop_item(loop: dict[str, Any], number: int, focus: Focus, marked: frozenset[str],
-               overlap: int) -> Item:
-    return sharing_entry(loop_entry(loop, number, focus, marked), overlap).make()
-
-
-def _tail(entry: Callable[[int], Entry], rest: list[int], least: list[str]) -> Tail | None:
-    return Tail(len(rest), functools.partial(map, entry, rest),
-                functools.partial(_same, least)) if rest else None
-
-
-def scene_names(memory: Memory, focus: Focus,
-                keep: int) -> tuple[tuple[Entry, ...], Tail | None]:
-    """name_entries(memory, focus): the best `keep` of them (ties included) as entries,
-    the rest as a Tail."""
-    people = list(memory.characters.values())
-    names = focus.names
-    scores = [name_entry(c, focus).score if c.get("pinned") is True or _in_view(names, c)
-              else _recency(focus.tick, c.get("last_seen"))     # the score: recency alone
-              for c in people]
-    best, rest = _best(scores, keep)
-    make = functools.partial(_name_entry, people, focus)
-    return tuple(make(n) for n in best), _tail(make, rest, [
-        str(people[n].get("name", people[n].get("id", "?"))) for n in rest])
-
-
-def _name_entry(people: list[dict[str, Any]], focus: Focus, n: int) -> Entry:
-    return name_entry(people[n], focus)
+    return LoopChoice(items, unlisted, bool(opened.late))
