@@ -369,14 +369,15 @@ def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
     return []
 
 
-def after_commit(session: Session, tick: int, *,
-                 memory: Memory | None = None) -> SummaryReport | None:
+def after_commit(session: Session, tick: int, *, memory: Memory | None = None,
+                 tree: SummaryTree | None = None) -> SummaryReport | None:
     """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
     the overall summary, roll up arcs. A model failure is recorded in the report
     (`failure`), not raised: the checkpoint stays pending. None when there was nothing
-    to do. `memory`, the memory just committed, spares reading it again."""
+    to do. `memory`, the memory just committed, and `tree`, the summary tree the tick
+    began with (a tick writes no summary), spare reading them again."""
     s = Summarizer(session, memory, tick)
-    tree = s.tree()
+    tree = tree if tree is not None else s.tree()
     owed = pending_ticks(s.project, s.config, tree, tick=tick)
     overall_done = tree.overall is not None and (tree.overall.edited or
                                                  tree.overall.last >= tree.last_tick())
