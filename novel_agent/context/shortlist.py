@@ -230,8 +230,11 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
     hot = focus.names | {n for n, t in seen.items() if t >= edge}
     strong: list[Entry] = []
     under = _Under(keep)
-    for c in memory.characters.values():
-        first = first_seen_of(c)
+    now, seen_in = focus.tick - 1, seen.get      # (the loop below runs for every character:
+    for c in memory.characters.values():        # first_seen and recency are written out)
+        first = c.get("first_seen")
+        if type(first) is not int:
+            first = first_seen(c)
         if first > tick:
             continue
         name = c.get("name")
@@ -240,15 +243,17 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
             if first >= edge or said in hot or c.get("pinned") is True:
                 _file(_person(c, seen, focus), floor, strong, under)
                 continue
-            last = max(seen.get(said, 0), first)
+            last = seen_in(said, 0)
+            last = first if first > last else last
         else:
             looked, names = _names(c)
             if first >= edge or c.get("pinned") is True or not (
                     hot.isdisjoint(looked) and hot.isdisjoint(names)):
                 _file(_person(c, seen, focus), floor, strong, under)
                 continue
-            last = max([seen.get(n, 0) for n in names] + [first])
-        score = quick_recency(focus.tick, last)    # all its score: it was last seen before `edge`
+            last = max([seen_in(n, 0) for n in names] + [first])
+        # all its score, recency(focus.tick, last): it was last seen before `edge`
+        score = 0.5 ** ((now - last if now > last else 0) / HALF_LIFE)
         if score < under.worst:
             under.count += 1
         else:
