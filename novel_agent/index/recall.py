@@ -255,7 +255,12 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
     if not pov:
         return items
     texts = {s.candidate.key: s.candidate for s in scored if s.candidate.kind == "fact"}
-    by_text = {str(f.get("text", "")).strip().lower(): f for f in memory.facts}
+    wanted = {texts[i.key].text.strip().lower() for i in items if i.key in texts}
+    by_text = {}                  # the facts of those texts (the last of a text, as a dict
+    for f in memory.facts if wanted else ():      # of every fact's would have it)
+        said = _lowered(f.get("text", ""))
+        if said in wanted:
+            by_text[said] = f
     who = pov.split()[0]
     out = []
     for item in items:
@@ -266,6 +271,16 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
                            why=f"{item.why}; unknown to {who}".lstrip("; "))
         out.append(item)
     return out
+
+
+def _lowered(text: Any) -> str:
+    """str(text).strip().lower(), kept for the texts last asked (every fact, each tick)."""
+    return _lowered_text(text) if type(text) is str else str(text).strip().lower()
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _lowered_text(text: str) -> str:
+    return text.strip().lower()
 
 
 def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int,
