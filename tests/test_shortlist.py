@@ -23,6 +23,7 @@ from novel_agent.context.relevance import (
 )
 from novel_agent.context.scene_pools import scene_loops, scene_names, sharing_entry
 from novel_agent.context.shortlist import (
+    OpenLoops,
     reach,
     relevant_loops,
     settled_pairs,
@@ -121,16 +122,21 @@ def test_the_settled_shortlists_choose_what_bounded_chooses_of_all_of_memory(flo
 
 @pytest.mark.parametrize("floor,keep", [(0.25, 3), (0.25, 1), (0.6, 2)])
 def test_the_loops_shortlist_chooses_what_bounded_chooses_of_every_open_loop(floor, keep):
-    chosen = 0
+    chosen = touched = 0
     for rng, tick, memory, _, history, recent in cases(80):
         after = rng.choice([5, 30])
         focus = planner_focus(memory, recent[-3:] or history[-3:], tick, after)
-        fast = relevant_loops(memory, focus, floor, keep)
+        opened = OpenLoops(memory, focus, {s.tick for s in recent[-3:] or history[-3:]},
+                           {s.tick for s in history})
+        assert set(opened.touched[0]) == focus.loops                      # planner_focus's
+        touched += len(focus.loops)
+        assert set(opened.touched[1]) == planner_focus(memory, history, tick, after).loops
+        fast = relevant_loops(memory, focus, floor, keep, opened=opened)
         slow = bounded(loop_entries(memory, focus), floor, keep)
         assert shown(fast.items) == shown(slow[0]) and fast.unlisted == slow[1]
         assert fast.any_overdue == any(overdue(l, tick, after) for l in memory.open_loops())
         chosen += len(fast.items)
-    assert chosen > 200          # the cases choose something
+    assert chosen > 200 and touched > 50         # the cases choose something
 
 
 def test_what_is_seen_before_the_reach_scores_under_the_floor_on_recency():
@@ -202,7 +208,7 @@ def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
     loops the pattern finds in each (a name inside a longer word, at either end, twice,
     in consecutive loops; a name with a line break, which no description holds)."""
     from novel_agent.context.relevance import _any_of
-    from novel_agent.context.shortlist import OpenLoops, naming
+    from novel_agent.context.shortlist import naming
     from novel_agent.text.names import normalize_name
     rng = random.Random(4)
     words = ["mara", "quill", "maraquill", "the", "ann", "x", "mara quill", "quill.", "ke el"]

@@ -29,6 +29,7 @@ from novel_agent.context.relevance import (
 from novel_agent.context.scene_pools import scene_loops, scene_names
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
 from novel_agent.context.shortlist import (
+    OpenLoops,
     first_seen_of,
     person_then,
     place_then,
@@ -119,9 +120,15 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
-    focus = planner_focus(memory, recent[len(recent) - count:], tick, overdue_after)
-    settled = planner_focus(memory, history[len(history) - count:], anchor_tick + 1,
-                            overdue_after)
+    last, before = recent[len(recent) - count:], history[len(history) - count:]
+    # the open loops read once: the ones the last scenes and those before the settled
+    # tick played in (planner_focus's), and for the loops section (relevant_loops)
+    opened = OpenLoops(memory, Focus(tick, overdue_after=overdue_after),
+                       {s.tick for s in last}, {s.tick for s in before})
+    focus = Focus.of(tick, [n for s in last for n in (s.pov, *s.characters)],
+                     [s.location for s in last], opened.touched[0], overdue_after)
+    settled = Focus.of(anchor_tick + 1, [n for s in before for n in (s.pov, *s.characters)],
+                       [s.location for s in before], opened.touched[1], overdue_after)
     told = story_so_far is not None
     scenes = [Item(scene_key(s.tick), (scene_summary(s), scene_title(s)), float(s.tick),
                    (s.tick,), keep=told, why="recent scene") for s in recent]
@@ -138,7 +145,7 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     people, people_unlisted = settled_people(memory, history, anchor_tick, settled, RELEVANT)
     pairs, pairs_unlisted = settled_pairs(memory, anchor_tick, settled, RELEVANT)
     places, places_unlisted = settled_places(memory, history, anchor_tick, settled, RELEVANT)
-    loops = relevant_loops(memory, focus, RELEVANT, LOOPS_KEPT)
+    loops = relevant_loops(memory, focus, RELEVANT, LOOPS_KEPT, opened=opened)
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
         Pool("characters", "Characters", people, shares["characters"],

@@ -318,23 +318,31 @@ class LoopChoice:
 
 
 class OpenLoops:
-    """The open loops of a memory, read once for a pool: each with its number among them,
-    its id (as a string), the last scene it played in; and those overdue at focus.tick."""
+    """The open loops of a memory, read once: each with its number among them, its id (as
+    a string), the last scene it played in; those overdue at focus.tick; and, for each
+    set of ticks `scenes` given, the ids of those that played in one of them (what
+    builders.planner_focus gives a focus on those scenes)."""
 
-    def __init__(self, memory: Memory, focus: Focus):
+    def __init__(self, memory: Memory, focus: Focus, *scenes: set[int]):
         self.loops: list[tuple[int, dict[str, Any], str, int]] = []
         self.late: list[dict[str, Any]] = []
+        self.touched: list[list[str]] = [[] for _ in scenes]
         due = focus.tick - focus.overdue_after      # a loop opened before this is overdue
         for loop in memory.loops:
             if loop.get("status", "open") != "open":
                 continue
             key = loop.get("id")
-            self.loops.append((len(self.loops), loop, key if type(key) is str else str(key),
-                               _last(loop)))
+            key = key if type(key) is str else str(key)
+            self.loops.append((len(self.loops), loop, key, _last(loop)))
             began = loop.get("opened_in")
             if began < due if type(began) is int else overdue(loop, focus.tick,
                                                                   focus.overdue_after):
                 self.late.append(loop)
+            played = loop.get("scenes") or ()
+            for ticks, ids in zip(scenes, self.touched):
+                if not ticks.isdisjoint(played) and ticks & {t for t in played
+                                                             if isinstance(t, int)}:
+                    ids.append(key)
 
 
 def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
@@ -362,11 +370,13 @@ def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
 
 
 def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
-                   overdue_shown: int = OVERDUE_SHOWN) -> LoopChoice:
+                   overdue_shown: int = OVERDUE_SHOWN, *,
+                   opened: OpenLoops | None = None) -> LoopChoice:
     """bounded(loop_entries(memory, focus, overdue_shown), floor, keep), and whether an
-    open loop is overdue at focus.tick."""
+    open loop is overdue at focus.tick (`opened`: OpenLoops(memory, focus), when the
+    caller has read them)."""
     edge = reach(focus.tick, floor)
-    opened = OpenLoops(memory, focus)
+    opened = opened or OpenLoops(memory, focus)
     marked = marked_late(opened.late, focus, overdue_shown, overdue_only=True)
     touched, named = focus.loops, naming(opened, focus.names)
     strong: list[Entry] = []
