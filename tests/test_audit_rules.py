@@ -192,6 +192,49 @@ def test_a_loop_overdue_is_said_once_the_tick_it_passes():
     assert at(13) == [] and kinds(at(19)) == ["loop_overdue"]
 
 
+def test_the_overdue_loops_are_those_every_loop_looked_at_would_give():
+    """loop_overdue reads in full only the loops whose last touch could be the one that
+    makes them overdue now: what it finds is what reading every loop finds."""
+    import random
+
+    from novel_agent.audit.rules import loop_overdue
+    rng = random.Random(3)
+
+    def every(s: SceneInput) -> list[str]:      # loop_overdue before, reading all
+        out = []
+        for loop in s.memory.open_loops():
+            touched = [t for t in loop.get("scenes") or [] if isinstance(t, int)
+                       and t < s.tick]
+            opened = loop.get("opened_in")
+            last = max([*touched, *([opened] if isinstance(opened, int) else [])], default=0)
+            if last and s.tick - last == s.rules.loop_overdue + 1 and \
+                    s.tick not in (loop.get("scenes") or []):
+                out.append(str(loop.get("id")))
+        return out
+
+    said = 0
+    for _ in range(200):
+        m = Memory(loops=[{"id": f"l{n}", "description": f"loop {n}",
+                           "status": rng.choice(["open", "open", "resolved"]),
+                           "opened_in": rng.choice([rng.randint(0, 30), None]),
+                           "scenes": rng.sample(range(0, 31), rng.randint(0, 4))}
+                          for n in range(20)])
+        s = SceneInput(tick=rng.randint(5, 30), prose="The tide turned.",
+                       extraction=Extraction(summary=["x"]), memory=m,
+                       rules=Rules(loop_overdue=rng.randint(1, 12)))
+        found = [f.message.split("]")[0].split("[")[1] for f in loop_overdue(s)]
+        assert found == every(s)
+        said += len(found)
+    assert said > 50
+
+
+def test_the_known_names_are_listed_only_when_a_name_is_not_one_of_them(monkeypatch):
+    from novel_agent.audit import rules
+    m = memory()
+    monkeypatch.setattr(rules, "_known_people", lambda s: 1 / 0)
+    assert check(scene(m, "Mara Quill waited.", present=["Mara Quill"])) == []
+
+
 PARAGRAPH = ("The harbour lay under a lid of fog and the boats knocked at their moorings while "
              "the keeper counted the bells and wrote each one down in the green ledger by the stove.")
 

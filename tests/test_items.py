@@ -8,7 +8,7 @@ import story_factory as sf
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
-from novel_agent.context.items import Entry, Item, Pool, bounded, choose, select
+from novel_agent.context.items import Entry, Item, Pool, Tail, bounded, choose, select
 from novel_agent.context.prompts import render_stage
 from novel_agent.text.tokens import TokenCounter
 
@@ -166,3 +166,42 @@ def test_an_entry_whose_least_text_is_over_what_is_left_is_not_made():
     assert [n for n in lazy_notes if n.included] == [n for n in notes if n.included]
     assert lazy_notes[-1].reason.endswith("more over the characters share (25 tokens) at "
                                           "compaction level 0, not listed")
+
+
+def test_a_tail_of_entries_is_chosen_from_as_if_they_were_entries_of_the_pool():
+    """Entries ranked after all of a pool's others, given as a Tail, are chosen as the
+    same entries in the pool: the same items in the same forms, the same notes, at every
+    share and level, min_items and limit; and they are never made when the pool is full
+    before them or has less room left than any of their least texts takes."""
+    import random
+    rng = random.Random(5)
+
+    def entry(n: int, score: float) -> Entry:
+        name = f"[loop_{'x' * rng.randint(0, 30)}_{n}]"
+        forms = (f"{name} " + "word " * rng.randint(0, 20), name)
+        return Entry(score, (n,), lambda: Item(f"l{n}", forms, score, (n,)), least=name)
+
+    skipped = 0
+    for _ in range(150):
+        scores = sorted((round(rng.random() * 3, 1) for _ in range(rng.randint(1, 40))),
+                        reverse=True)
+        every = [entry(n, s) for n, s in enumerate(scores)]
+        cut = rng.randint(0, len(every))
+        cut = next((n for n in range(cut, len(every)) if scores[n] < scores[cut - 1]),
+                   len(every)) if cut else 0          # the tail scores under the rest
+        head, rest = every[:cut], every[cut:]
+        for limit, least_items, cap, level in ((rng.choice([0, 3, 12]), rng.choice([1, 3]),
+                                                rng.choice([rng.randint(0, 40), 120, 900]),
+                                                rng.randint(0, 3)) for _ in range(6)):
+            whole = Pool("loops", "L", (), 0, min_items=least_items, limit=limit,
+                         entries=tuple(every))
+            walked: list[int] = []
+            lazy = Pool("loops", "L", (), 0, min_items=least_items, limit=limit,
+                        entries=tuple(head),
+                        tail=Tail(len(rest), lambda rest=rest, walked=walked: walked.append(1)
+                                  or iter(rest),
+                                  lambda rest=rest: [e.least for e in rest]) if rest else None)
+            for counted in (count, lambda text: len(text) // 4 + 1):
+                assert choose(lazy, cap, level, counted) == choose(whole, cap, level, counted)
+            skipped += bool(rest) and not walked
+    assert skipped > 100

@@ -290,6 +290,37 @@ def test_the_planners_settled_facts_are_searched_once_per_settled_tick(project, 
         assert session.remembered(("probe", 1), lambda: "later") == "later"
 
 
+def test_the_writers_settled_block_is_searched_once_per_place_tier_3_ends(project,
+                                                                           monkeypatch):
+    """The writer's settled block is searched for once per place tier 3 ends (and again
+    when the loops of its scenes change), and the ticks after reuse it: the same items,
+    the same list, until a file edited by hand is seen."""
+    from novel_agent.models.offline import OfflineModel
+    from novel_agent.tick import stage_prompts
+    from novel_agent.tick.pipeline import tick
+    searched, given = [], []
+    real = stage_prompts.settled_items
+
+    def counted(index, memory, window, upto, weights):
+        searched.append(upto)
+        return real(index, memory, window, upto, weights)
+
+    monkeypatch.setattr(stage_prompts, "settled_items", counted)
+    real_of = stage_prompts.settled_of
+    monkeypatch.setattr(stage_prompts, "settled_of", lambda session, memory: (
+        lambda upto, window: given.append((upto, real_of(session, memory)(upto, window)))
+        or given[-1][1]))
+    with Session.open(project, project.config(),
+                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+        for _ in range(25):
+            tick(session)
+    ends = [upto for upto, _ in given]
+    assert ends[-4:] == [20] * 4 and ends[12:20] == [10] * 8, ends
+    assert len(searched) < len(given) - 8, (searched, ends)      # reused, mostly
+    later = [items for upto, items in given if upto == 20]
+    assert later[0] and all(items is later[0] for items in later[-4:])
+
+
 def test_the_settled_block_is_chosen_from_what_the_index_held_up_to_its_tick(project):
     """The writer's settled block is a function of the scenes and facts up to where tier 3
     ends: the index growing past it (here by 60 facts naming the same people and place,

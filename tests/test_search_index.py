@@ -325,3 +325,53 @@ def test_novel_reindex_rebuilds_everything_from_the_files(project, cli):
     assert out.startswith("rebuilt harbour/.novel/index.db in ")
     assert f"{before['scene']} scenes" in out and f"; {rows} usage rows from usage.jsonl" in out
     assert kinds(project) == before
+
+
+def test_bm25_and_newest_keep_the_same_rows_whatever_they_parse(project):
+    """bm25 and newest filter what the match gave by kind and tick before reading each
+    document's JSON, and stop at their limit: the rows are those of every match parsed
+    and filtered after, in the same order; without snippets, only the snippets differ."""
+    from novel_agent.index.search import any_of, bm25, newest, rows_by_id
+    run_ticks(project, 6)
+    index, _ = open_index(project)
+    try:
+        names = sorted({str(c["name"]) for c in load_memory(project.memory_dir)
+                        .characters.values()})
+        query = any_of(names)
+        every = [r[0] for r in index.db.execute(
+            "SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC", (query,))]
+        parsed = {r.id: r for r in rows_by_id(index, every)}
+        for kinds, limit, before in ((("scene", "fact"), 5, 4), (("character",), 3, None),
+                                     (("scene", "fact", "loop"), 100, 6)):
+            kept = [parsed[i] for i in every[:limit * 3] if parsed[i].kind in kinds
+                    and (before is None or parsed[i].tick is None or parsed[i].tick < before)]
+            assert newest(index, query, kinds, limit, before) == kept[:limit]
+            ranked = bm25(index, query, kinds, limit, before)
+            plain = bm25(index, query, kinds, limit, before, snippets=False)
+            assert ranked and [r.__dict__ | {"snippet": ""} for r in ranked] == [
+                r.__dict__ for r in plain]
+            assert all(r.kind in kinds for r in ranked) and len(ranked) <= limit
+    finally:
+        index.close()
+
+
+def test_a_document_changed_by_hand_is_read_as_it_is_now_not_as_it_was_parsed(project):
+    """Documents are kept parsed by id, key and sha: a scene rewritten by hand, synced
+    again, is read with its new text and summary, whatever id it gets."""
+    from novel_agent.index.search import rows_where
+    run_ticks(project, 3)
+    index, _ = open_index(project)
+    try:
+        before = rows_where(index, "kind = 'scene' AND tick = ?", (2,))
+        assert rows_where(index, "kind = 'scene' AND tick = ?", (2,)) == before   # as kept
+        path = project.scene_path(2)
+        text = path.read_text()
+        path.write_text(text.replace("summary:", "summary:\n- The lamp is lit by hand.", 1)
+                        + "\nA line added by hand.\n")
+        sync(project, index)
+        after = rows_where(index, "kind = 'scene' AND tick = ?", (2,))
+        assert "A line added by hand." in after[0].body
+        assert "The lamp is lit by hand." in after[0].meta["summary"]
+        assert "A line added by hand." not in before[0].body
+    finally:
+        index.close()

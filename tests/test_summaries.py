@@ -281,3 +281,20 @@ def test_a_sessions_tree_is_kept_while_no_summary_file_changes(project):
     fresh = load_tree(project.summaries_dir)
     assert again.docs == fresh.docs and again.parent == fresh.parent
     assert again.overall == fresh.overall
+
+
+def test_a_tick_with_no_summary_owed_reads_the_summaries_folder_once(project, monkeypatch):
+    """The summary tree a tick began with is the one its summarizer decides on (a tick
+    writes no summary): the folder is read once a tick, not again after the commit; a
+    tick that makes a checkpoint reads it again to make it."""
+    from novel_agent.tick import pipeline
+    from novel_agent.tick.stages import summarize
+    reads: list[int] = []
+    real = pipeline.load_tree
+    counted = lambda *a, **k: reads.append(1) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(pipeline, "load_tree", counted)
+    monkeypatch.setattr(summarize, "load_tree", counted)
+    ticks(project, None, 3)
+    assert len(reads) == 3
+    ticks(project, None, 7)                          # tick 10 owes checkpoint 10
+    assert len(reads) > 10 and (project.summaries_dir / "checkpoint_010.md").exists()

@@ -19,6 +19,7 @@ Memory; `read_clock` and `clock_file` are the clock file's only reader and write
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,9 +127,17 @@ def clock_file(clock: Clock, scene: int) -> str:
 
 # -- matching ------------------------------------------------------------------------
 
-def words_of(text: str) -> set[str]:
+def words_of(text: str) -> frozenset[str]:
     """The content words of a text (for matching a fact told or used to a known one)."""
-    return {w for w in re.findall(r"[a-z']+", str(text).lower()) if w not in _STOP and len(w) > 2}
+    return _words_of(str(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _words_of(text: str) -> frozenset[str]:
+    """words_of, kept for the texts last asked: every fact is asked again for each fact a
+    scene tells or uses."""
+    return frozenset(w for w in re.findall(r"[a-z']+", text.lower())
+                     if w not in _STOP and len(w) > 2)
 
 
 def match_fact(facts: list[dict[str, Any]], text: str, *, before: int,

@@ -218,19 +218,33 @@ def _distance_within(a: str, b: str, k: int) -> int | None:
     return prev[-1] if prev[-1] <= k else None
 
 
+Known = list[tuple[str, int, str]]    # (normalized name, its word count, the name)
+
+
+def known_names(names: Iterable[str]) -> Known:
+    """Names as near_name compares them, each normalized once (for many names asked)."""
+    return [(normal, len(normal.split()), name)
+            for name, normal in ((name, normalize_name(name)) for name in names)]
+
+
 def near_name(name: str, known: Iterable[str]) -> str:
     """The known name `name` is a misspelling of (one or two letters off, words alike in
     number), or "" when it is none's or is one of them."""
+    return near_known(name, known_names(known))
+
+
+def near_known(name: str, known: Known) -> str:
+    """near_name, of names already made known_names."""
     n = normalize_name(name)
     if len(n) < 4:
         return ""
+    words = len(n.split())
     best, found = 3, ""
-    for k in known:
-        kn = normalize_name(k)
+    for kn, count, k in known:
         if kn == n:
             return ""
         limit = 1 if len(kn) < 8 else 2
-        if abs(len(kn) - len(n)) > limit or len(kn.split()) != len(n.split()):
+        if abs(len(kn) - len(n)) > limit or count != words:
             continue          # the distance is at least the difference in length
         d = _distance_within(n, kn, limit)
         if d is not None and d < best:
@@ -239,28 +253,26 @@ def near_name(name: str, known: Iterable[str]) -> str:
 
 
 def nomenclature(scene: SceneInput) -> list[Finding]:
-    """A character or place named by a variant of a known name."""
+    """A character or place named by a variant of a known name (the known names are
+    listed only when a name the scene uses is not one of them)."""
     memory = scene.memory
-    chars = [c for cid, c in memory.characters.items()
-             if scene.known_people is None or cid in scene.known_people]
-    people = [str(n) for c in chars for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
-    people += [str(c.get("name", "")).split()[0] for c in chars
-               if len(str(c.get("name", "")).split()) > 1]
-    places = [str(p.get("name", "")) for lid, p in memory.locations.items()
-              if scene.known_places is None or lid in scene.known_places]
     x = scene.extraction
-    named = [(n, people) for n in dict.fromkeys([scene.pov, *x.present, *x.recalled, *x.travel,
-                                                 *(w["name"] for w in x.where),
-                                                 *(i["name"] for i in x.items)]) if n]
-    named += [(p, places) for p in dict.fromkeys([scene.location, *(w["place"] for w in x.where)])
-              if p]
+    named = [(n, "people") for n in dict.fromkeys([scene.pov, *x.present, *x.recalled,
+                                                   *x.travel, *(w["name"] for w in x.where),
+                                                   *(i["name"] for i in x.items)]) if n]
+    named += [(p, "places") for p in dict.fromkeys([scene.location,
+                                                    *(w["place"] for w in x.where)]) if p]
+    pools: dict[str, Known] = {}
     out, seen = [], set()
-    for name, pool in named:
-        found = find_person(memory, name) if pool is people else memory.find_location(name)
-        known = scene.known_people if pool is people else scene.known_places
+    for name, kind in named:
+        found = find_person(memory, name) if kind == "people" else memory.find_location(name)
+        known = scene.known_people if kind == "people" else scene.known_places
         if found is not None and (known is None or found.get("id") in known):
             continue
-        near = near_name(name, pool)
+        if kind not in pools:
+            pools[kind] = known_names(_known_people(scene) if kind == "people"
+                                      else _known_places(scene))
+        near = near_known(name, pools[kind])
         if not near or normalize_name(name) in seen:
             continue
         seen.add(normalize_name(name))
@@ -269,6 +281,21 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
                             near, int(first.get("first_seen") or 0),
                             f"'{name}' is a variant of '{near}'"))
     return out
+
+
+def _known_people(scene: SceneInput) -> list[str]:
+    """The names (and aliases, and first names of the names of two words or more) of the
+    characters known before the scene."""
+    chars = [c for cid, c in scene.memory.characters.items()
+             if scene.known_people is None or cid in scene.known_people]
+    people = [str(n) for c in chars for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
+    return people + [str(c.get("name", "")).split()[0] for c in chars
+                     if len(str(c.get("name", "")).split()) > 1]
+
+
+def _known_places(scene: SceneInput) -> list[str]:
+    return [str(p.get("name", "")) for lid, p in scene.memory.locations.items()
+            if scene.known_places is None or lid in scene.known_places]
 
 
 def pov_knowledge(scene: SceneInput) -> list[Finding]:
@@ -317,7 +344,10 @@ def loop_overdue(scene: SceneInput) -> list[Finding]:
     """A loop untouched for `loop_overdue` ticks (said once, the tick it becomes overdue)."""
     out = []
     last_sentence = (sentences(scene.prose) or [""])[-1]
+    due = scene.tick - scene.rules.loop_overdue - 1    # the last touch of a loop said now
     for loop in scene.memory.open_loops():
+        if loop.get("opened_in") != due and due not in (loop.get("scenes") or ()):
+            continue          # (its last touch is one of these: not this one, then)
         touched = [t for t in loop.get("scenes") or [] if isinstance(t, int) and t < scene.tick]
         opened = loop.get("opened_in")
         last = max([*touched, *([opened] if isinstance(opened, int) else [])], default=0)

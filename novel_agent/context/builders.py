@@ -13,33 +13,36 @@ here.
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from novel_agent.context.briefing import Briefing
-from novel_agent.context.items import Entry, Item, Pool, bounded
+from novel_agent.context.items import Item, Pool
 from novel_agent.context.relevance import (
     Focus,
-    character_entries,
     character_line,
     first_seen,
-    in_view,
-    location_entries,
-    loop_entries,
-    loop_words,
-    name_entries,
-    overdue,
     recency,
-    relationship_entries,
     since,
 )
+from novel_agent.context.scene_pools import scene_loops, scene_names
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
+from novel_agent.context.shortlist import (
+    OpenLoops,
+    first_seen_of,
+    person_then,
+    place_then,
+    relevant_loops,
+    seen_at,
+    seen_by,
+    settled_pairs,
+    settled_people,
+    settled_places,
+)
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene, scene_key
-from novel_agent.text.names import normalize_name
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.
@@ -109,8 +112,9 @@ def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
                   overdue_after: int) -> Focus:
     """The planner's focus: who and where the last scenes were, the loops they touched."""
     ticks = {s.tick for s in recent}
-    loops = [str(l.get("id")) for l in memory.open_loops()
-             if ticks & {t for t in l.get("scenes") or [] if isinstance(t, int)}]
+    loops = [str(l.get("id")) for l in memory.open_loops()     # (isdisjoint: no set made)
+             if not ticks.isdisjoint(l.get("scenes") or ())
+             and ticks & {t for t in l.get("scenes") or [] if isinstance(t, int)}]
     return Focus.of(tick, [n for s in recent for n in (s.pov, *s.characters)],
                     [s.location for s in recent], loops, overdue_after)
 
@@ -139,10 +143,15 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
-    focus = planner_focus(memory, recent[len(recent) - count:], tick, overdue_after)
-    settled = planner_focus(memory, history[len(history) - count:], anchor_tick + 1,
-                            overdue_after)
-    then = as_of(memory, history, anchor_tick)
+    last, before = recent[len(recent) - count:], history[len(history) - count:]
+    # the open loops read once: the ones the last scenes and those before the settled
+    # tick played in (planner_focus's), and for the loops section (relevant_loops)
+    opened = OpenLoops(memory, Focus(tick, overdue_after=overdue_after),
+                       {s.tick for s in last}, {s.tick for s in before})
+    focus = Focus.of(tick, [n for s in last for n in (s.pov, *s.characters)],
+                     [s.location for s in last], opened.touched[0], overdue_after)
+    settled = Focus.of(anchor_tick + 1, [n for s in before for n in (s.pov, *s.characters)],
+                       [s.location for s in before], opened.touched[1], overdue_after)
     told = story_so_far is not None
     scenes = [Item(scene_key(s.tick), (scene_summary(s), scene_title(s)), float(s.tick),
                    (s.tick,), keep=told, why="recent scene") for s in recent]
@@ -155,10 +164,11 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     # what is chosen as of the settled tick first, then the recent scenes, so the room
     # each of these gets does not move with the loops and the states of the last scenes
     # (which change every tick) and their text stays put for the prompt cache.
-    people, people_unlisted = bounded(character_entries(then, settled), RELEVANT)
-    pairs, pairs_unlisted = bounded(relationship_entries(then, settled), RELEVANT)
-    places, places_unlisted = bounded(location_entries(then, settled), RELEVANT)
-    loops, loops_unlisted = bounded(loop_entries(memory, focus), RELEVANT, LOOPS_KEPT)
+    # (each as bounded(...) of all of memory would choose, memory read once: shortlist.py)
+    people, people_unlisted = settled_people(memory, history, anchor_tick, settled, RELEVANT)
+    pairs, pairs_unlisted = settled_pairs(memory, anchor_tick, settled, RELEVANT)
+    places, places_unlisted = settled_places(memory, history, anchor_tick, settled, RELEVANT)
+    loops = relevant_loops(memory, focus, RELEVANT, LOOPS_KEPT, opened=opened)
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),
         Pool("characters", "Characters", people, shares["characters"],
@@ -171,10 +181,9 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
         Pool("facts", "What is known", tuple(facts), shares["facts"],
              limit=PLANNER_LIMITS["facts"]),
         Pool("recent", "Recent scenes", tuple(scenes), shares["recent"], joiner="\n\n"),
-        Pool("loops", "Open plot loops", loops, shares["loops"],
-             min_items=LOOPS_KEPT, header=OVERDUE_HEADER
-             if _any_overdue(memory, tick, overdue_after) else "",
-             limit=PLANNER_LIMITS["loops"], min_score=RELEVANT, unlisted=loops_unlisted),
+        Pool("loops", "Open plot loops", loops.items, shares["loops"],
+             min_items=LOOPS_KEPT, header=OVERDUE_HEADER if loops.any_overdue else "",
+             limit=PLANNER_LIMITS["loops"], min_score=RELEVANT, unlisted=loops.unlisted),
         Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
         Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),
@@ -192,41 +201,23 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
     """Memory as the planner's settled sections see it at `tick`: the characters, places
     and relationships that existed then, without states, each last seen when `scenes`
     (those up to `tick`) last show it; so what later scenes do cannot move them."""
-    seen: dict[str, int] = {}
-    for scene in scenes:
-        for name in (scene.pov, *scene.characters, "@" + scene.location):
-            seen[normalize_name(name)] = scene.tick
-
-    def last(entity: dict, *names: Any) -> int:
-        return max([seen.get(normalize_name(str(n)), 0) for n in names if n]
-                   + [first_seen(entity)])
-
-    people = {key: _seen_then(c, last(c, c.get("name"), *(c.get("aliases") or [])), "state")
-              for key, c in memory.characters.items() if first_seen(c) <= tick}
-    places = {key: _seen_then(loc, last(loc, "@" + str(loc.get("name"))))
-              for key, loc in memory.locations.items() if first_seen(loc) <= tick}
+    seen = seen_at(scenes)
+    people = {key: person_then(c, seen) for key, c in memory.characters.items()
+              if first_seen(c) <= tick}
+    places = {key: place_then(loc, seen) for key, loc in memory.locations.items()
+              if first_seen(loc) <= tick}
     pairs = [{**rel, "updated_in": since(rel)} for rel in memory.relationships
              if since(rel) <= tick]
     return Memory(characters=people, locations=places, relationships=pairs)
-
-
-def _seen_then(entity: dict, last_seen: int, *without: str) -> dict:
-    """A copy of `entity` last seen at `last_seen`, without the fields `without` (the
-    fields in their order, as {**entity, "last_seen": ...} has them)."""
-    copied = dict(entity)
-    for key in without:
-        copied.pop(key, None)
-    copied["last_seen"] = last_seen
-    return copied
 
 
 def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
     """Who is in the last scenes, with their state now, then the characters and places
     new since `anchor_tick` (the settled sections do not have them yet)."""
     items = []
-    for c in memory.characters.values():
-        seen = in_view(focus, c)
-        new = first_seen(c) > anchor_tick
+    for c in memory.characters.values():       # (in_view and first_seen, the quick way)
+        seen = seen_by(focus.names, c)
+        new = first_seen_of(c) > anchor_tick
         if seen or new:
             items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
                                                      str(c.get("name"))),
@@ -234,16 +225,12 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
                               (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
                               else f"new since tick {anchor_tick}"))
     for loc in memory.locations.values():
-        if first_seen(loc) > anchor_tick:
+        if first_seen_of(loc) > anchor_tick:
             items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
                                                        str(loc.get("name"))),
                               1.0, (first_seen(loc), str(loc.get("id"))),
                               why=f"new since tick {anchor_tick}"))
     return items
-
-
-def _any_overdue(memory: Memory, tick: int, after: int) -> bool:
-    return any(overdue(l, tick, after) for l in memory.open_loops())
 
 
 def _first_seen(entity: dict) -> tuple[int, str]:
@@ -311,31 +298,22 @@ def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, ti
     continuity audit's keys too."""
     words = set(re.findall(r"[a-z]{5,}", prose.lower()))
     focus = Focus.of(tick, [plan.pov, *plan.characters], [plan.location])
-    loops: list[Entry] = []
-    for entry, loop in zip(loop_entries(memory, focus), memory.open_loops()):   # one each
-        overlap = len(words & loop_words(loop, tick, focus.overdue_after))
-        loops.append(entry._replace(score=entry.score + overlap,
-                                    make=functools.partial(_sharing, entry.make, overlap)))
+    # every open loop and character scored, the best made into entries (shortlist.py)
+    loops, more_loops = scene_loops(memory, focus, words, 2 * EXTRACTOR_LIMITS["loops"])
+    names, more_names = scene_names(memory, focus, 2 * EXTRACTOR_LIMITS["characters"])
     pools = (
         Pool("plan", "What the scene was meant to do",
              (Item("plan", (intention_text(plan), plan.intention), 10.0, keep=True,
                    why="the plan"),), shares["plan"]),
         Pool("loops", "Open plot loops", (), shares["loops"], min_items=3,
-             limit=EXTRACTOR_LIMITS["loops"], entries=tuple(loops)),
+             limit=EXTRACTOR_LIMITS["loops"], entries=loops, tail=more_loops),
         Pool("characters", "Known characters", (), shares["characters"],
-             joiner=", ", limit=EXTRACTOR_LIMITS["characters"],
-             entries=tuple(name_entries(memory, focus))),
+             joiner=", ", limit=EXTRACTOR_LIMITS["characters"], entries=names,
+             tail=more_names),
     )
     fixed = (Section("scene", f"Scene {tick}", prose.strip(), pinned=True),)
     return Briefing("extractor", fixed, pools, EXTRACTOR_LAYOUT,
                     {"tick": tick, "knowledge": knowledge}, truncatable=("scene",))
-
-
-def _sharing(make: Callable[[], Item], overlap: int) -> Item:
-    """A loop's item for the extractor: `overlap` words shared with the scene added."""
-    item = make()
-    return Item(item.key, item.forms, item.score + overlap, item.rank,
-                why="shares words with the scene" if overlap else item.why)
 
 
 def summarizer_briefing(story: Any, scenes: Sequence[Scene], *, first: int, last: int,

@@ -18,7 +18,9 @@ best `min_items` under it only, and the pool counts the others (`unlisted`):
 the same choice, made at the cost of what is relevant to the scene, not of all
 memory, and the report says how many were left out in one line. A pool with a
 `limit` may hold its candidates as `entries` (items made on demand): those
-ranked after the pool is full are counted in one line, never made.
+ranked after the pool is full are counted in one line, never made; and those
+ranking after all of them as a `Tail`, whose entries are not even made unless
+the pool can still take one when it comes to them.
 """
 
 from __future__ import annotations
@@ -69,7 +71,20 @@ class Pool:
     min_score: float = 0.0       # items scoring under this are not relevant enough
     unlisted: int = 0            # candidates under min_score left out unmade (`bounded`)
     entries: tuple[Entry, ...] = ()   # more candidates, made only when they may be taken
+    tail: Tail | None = None          # still more, ranked after all of these
 
+
+@dataclass(frozen=True)
+class Tail:
+    """A pool's candidates that rank after all of its items and entries: how many, a
+    function giving them as entries, and one giving their `least` texts. The entries
+    are made only if the pool can still take one when it comes to them: not when it is
+    full (they are counted as those past its limit are), nor when the room left is
+    under every one's least (counted as those over its share are)."""
+
+    count: int
+    entries: Callable[[], Iterable[Entry]]
+    least: Callable[[], Iterable[str]]
 
 
 
@@ -121,14 +136,28 @@ def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) ->
 def choose(pool: Pool, cap: int, level: int,
            count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
     """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
-    ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries],
-                                        key=lambda e: (-e.score, e.rank))
-    total = len(ranked) + pool.unlisted       # the unlisted rank after all of these
+    ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
+    after = pool.tail.count if pool.tail else 0
+    total = len(ranked) + after + pool.unlisted       # the unlisted rank after all of these
     taken: list[tuple[Item, int]] = []
     notes: list[ItemNote] = []
     used = 0
     not_made = over = 0
-    for position, candidate in enumerate(ranked):
+
+    def candidates() -> Iterable[Item | Entry]:
+        nonlocal not_made, over
+        yield from ranked
+        if pool.tail and after:
+            if len(taken) >= pool.min_items:        # (else they are made, each in turn)
+                if pool.limit and len(taken) >= pool.limit:
+                    not_made += after    # past the limit, every one: counted, not made
+                    return
+                if _over_all(pool.tail, cap - used, count):
+                    over += after        # none fits what is left: counted, not made
+                    return
+            yield from sorted(pool.tail.entries(), key=_best_first)
+
+    for position, candidate in enumerate(candidates()):
         form = None
         full = bool(pool.limit) and len(taken) >= pool.limit
         if isinstance(candidate, Entry) and len(taken) >= pool.min_items and (
@@ -172,6 +201,16 @@ def choose(pool: Pool, cap: int, level: int,
                               f"{pool.unlisted} more not relevant to this scene (score under "
                               f"{pool.min_score}), not listed"))
     return taken, notes, used
+
+
+def _over_all(tail: Tail, room: int, count: Callable[[str], int]) -> bool:
+    """Whether every entry of `tail` is over `room` (as choose skips an entry: its least
+    text counted, plus one, is more than the room; an entry with none is never over)."""
+    return all(least and count(least) + 1 > room for least in tail.least())
+
+
+def _best_first(candidate: Item | Entry) -> tuple:
+    return -candidate.score, candidate.rank
 
 
 def render_pool(pool: Pool, taken: list[tuple[Item, int]]) -> Section:

@@ -13,6 +13,7 @@ overdue loop, an explicit `pinned: true`. Pure functions of their arguments.
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -94,15 +95,16 @@ def character_names(memory: Memory, focus: Focus) -> list[Item]:
 
 def name_entries(memory: Memory, focus: Focus) -> list[Entry]:
     """character_names, scored, each item made on demand."""
-    entries: list[Entry] = []
-    for c in memory.characters.values():
-        score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
-            + _pin(c)
-        rank = (first_seen(c), str(c.get("id")))
-        name = str(c.get("name", c.get("id", "?")))     # its one form
-        entries.append(Entry(score, rank, functools.partial(_name_item, name, c, score, rank),
-                             least=name))
-    return entries
+    return [name_entry(c, focus) for c in memory.characters.values()]
+
+
+def name_entry(c: dict[str, Any], focus: Focus) -> Entry:
+    """One character's entry of name_entries."""
+    score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
+        + _pin(c)
+    rank = (first_seen(c), str(c.get("id")))
+    name = str(c.get("name", c.get("id", "?")))     # its one form
+    return Entry(score, rank, functools.partial(_name_item, name, c, score, rank), least=name)
 
 
 def _name_item(name: str, c: dict[str, Any], score: float, rank: tuple) -> Item:
@@ -116,14 +118,16 @@ def character_items(memory: Memory, focus: Focus) -> list[Item]:
 
 def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
     """character_items, scored, each item made on demand."""
-    entries: list[Entry] = []
-    for c in memory.characters.values():
-        in_focus = 3.0 if in_view(focus, c) else 0
-        score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
-        rank = (first_seen(c), str(c.get("id")))
-        entries.append(Entry(score, rank, functools.partial(_character_item, c, score, rank,
-                                                            bool(in_focus))))
-    return entries
+    return [character_entry(c, focus) for c in memory.characters.values()]
+
+
+def character_entry(c: dict[str, Any], focus: Focus) -> Entry:
+    """One character's entry of character_entries."""
+    in_focus = 3.0 if in_view(focus, c) else 0
+    score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
+    rank = (first_seen(c), str(c.get("id")))
+    return Entry(score, rank, functools.partial(_character_item, c, score, rank,
+                                                bool(in_focus)))
 
 
 def _character_item(c: dict[str, Any], score: float, rank: tuple, in_focus: bool) -> Item:
@@ -168,15 +172,17 @@ def location_items(memory: Memory, focus: Focus) -> list[Item]:
 
 def location_entries(memory: Memory, focus: Focus) -> list[Entry]:
     """location_items, scored, each item made on demand."""
-    entries: list[Entry] = []
-    for loc in memory.locations.values():
-        name = str(loc.get("name", loc.get("id", "?")))
-        here = 3.0 if normalize_name(name) in focus.places else 0
-        score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
-        rank = (first_seen(loc), str(loc.get("id")))
-        entries.append(Entry(score, rank, functools.partial(_location_item, loc, name, score,
-                                                            rank, bool(here))))
-    return entries
+    return [location_entry(loc, focus) for loc in memory.locations.values()]
+
+
+def location_entry(loc: dict[str, Any], focus: Focus) -> Entry:
+    """One place's entry of location_entries."""
+    name = str(loc.get("name", loc.get("id", "?")))
+    here = 3.0 if normalize_name(name) in focus.places else 0
+    score = here + recency(focus.tick, loc.get("last_seen", loc.get("first_seen"))) + _pin(loc)
+    rank = (first_seen(loc), str(loc.get("id")))
+    return Entry(score, rank, functools.partial(_location_item, loc, name, score, rank,
+                                                bool(here)))
 
 
 def _location_item(loc: dict[str, Any], name: str, score: float, rank: tuple,
@@ -192,14 +198,16 @@ def relationship_items(memory: Memory, focus: Focus) -> list[Item]:
 
 def relationship_entries(memory: Memory, focus: Focus) -> list[Entry]:
     """relationship_items, scored, each item made on demand."""
-    entries: list[Entry] = []
-    for number, rel in enumerate(memory.relationships):
-        both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
-        score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
-        rank = (since(rel), number)
-        entries.append(Entry(score, rank, functools.partial(_relationship_item, rel, score,
-                                                            rank, both)))
-    return entries
+    return [relationship_entry(rel, number, focus)
+            for number, rel in enumerate(memory.relationships)]
+
+
+def relationship_entry(rel: dict[str, Any], number: int, focus: Focus) -> Entry:
+    """The entry of relationship_entries for `rel`, the `number`th of its list."""
+    both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
+    score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
+    rank = (since(rel), number)
+    return Entry(score, rank, functools.partial(_relationship_item, rel, score, rank, both))
 
 
 def _relationship_item(rel: dict[str, Any], score: float, rank: tuple, both: int) -> Item:
@@ -269,29 +277,50 @@ def loop_items(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN)
 
 def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOWN) -> list[Entry]:
     """loop_items, scored, each item made on demand."""
-    entries: list[Entry] = []
     loops = memory.open_loops()
-    late_ones = sorted((l for l in loops if overdue(l, focus.tick, focus.overdue_after)),
-                       key=lambda l: int(l.get("opened_in") or 0))
-    marked = {str(l.get("id")) for l in late_ones[:overdue_shown]}
+    marked = marked_late(loops, focus, overdue_shown)
+    return [loop_entry(loop, number, focus, marked) for number, loop in enumerate(loops)]
+
+
+def marked_late(loops: Iterable[dict[str, Any]], focus: Focus,
+                overdue_shown: int = OVERDUE_SHOWN, *,
+                overdue_only: bool = False) -> frozenset[str]:
+    """The ids of the oldest `overdue_shown` overdue loops of `loops` (the open ones; with
+    `overdue_only`, the overdue ones): those loop_entries marks to pay off."""
+    late = loops if overdue_only else (l for l in loops
+                                       if overdue(l, focus.tick, focus.overdue_after))
+    oldest = heapq.nsmallest(overdue_shown, late, key=_opened)   # sorted(...)[:n], stable
+    return frozenset(str(l.get("id")) for l in oldest)
+
+
+def _opened(loop: dict[str, Any]) -> int:
+    return int(loop.get("opened_in") or 0)
+
+
+def loop_entry(loop: dict[str, Any], number: int, focus: Focus,
+               marked: frozenset[str]) -> Entry:
+    """The entry of loop_entries for `loop`, the `number`th open loop (`marked`: the
+    ids marked_late gives)."""
     naming = _any_of(focus.names)
-    for number, loop in enumerate(loops):
-        late = str(loop.get("id")) in marked
-        touched = str(loop.get("id")) in focus.loops
-        said = normalize_name(str(loop.get("description", "")))
-        names = naming is not None and naming.search(said) is not None
-        last = max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
-                   [int(loop.get("opened_in") or 0)])
-        score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last) + _pin(loop)
-        rank = (int(loop.get("opened_in") or 0), number)
-        why = ("overdue" if late else "touched by the last scenes" if touched
-               else "names a character in focus" if names else "recent")
-        # every form begins with "[id]" (the barest is it) and the words after it are
-        # counted apart (tiktoken splits at the space), so none counts fewer tokens
-        entries.append(Entry(score, rank, functools.partial(_loop_item, loop, focus, score,
-                                                            rank, why),
-                             least=f"[{loop.get('id')}]"))
-    return entries
+    late = str(loop.get("id")) in marked
+    touched = str(loop.get("id")) in focus.loops
+    said = normalize_name(str(loop.get("description", "")))
+    names = naming is not None and naming.search(said) is not None
+    score = 3.0 * late + 2.0 * touched + 1.0 * names + recency(focus.tick, last_touched(loop)) \
+        + _pin(loop)
+    rank = (int(loop.get("opened_in") or 0), number)
+    why = ("overdue" if late else "touched by the last scenes" if touched
+           else "names a character in focus" if names else "recent")
+    # every form begins with "[id]" (the barest is it) and the words after it are
+    # counted apart (tiktoken splits at the space), so none counts fewer tokens
+    return Entry(score, rank, functools.partial(_loop_item, loop, focus, score, rank, why),
+                 least=f"[{loop.get('id')}]")
+
+
+def last_touched(loop: dict[str, Any]) -> int:
+    """The last scene a loop played in (the scene it opened in, if none is listed)."""
+    return max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
+               [int(loop.get("opened_in") or 0)])
 
 
 @functools.lru_cache(maxsize=16)

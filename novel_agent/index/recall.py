@@ -13,6 +13,7 @@ relevant to the scene and says how many reached the writer's prompt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -88,10 +89,18 @@ def shared_first_names(memory: Memory) -> set[str]:
     """First names more than one known character has."""
     seen: dict[str, int] = {}
     for c in memory.characters.values():
-        words_ = normalize_name(str(c.get("name", ""))).split()
-        if len(words_) > 1:
-            seen[words_[0]] = seen.get(words_[0], 0) + 1
+        first = _first_name(str(c.get("name", "")))
+        if first is not None:
+            seen[first] = seen.get(first, 0) + 1
     return {first for first, n in seen.items() if n > 1}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _first_name(name: str) -> str | None:
+    """The first word of a name of two words or more (normalized), else None: every
+    character's name is asked each tick."""
+    words_ = normalize_name(name).split()
+    return words_[0] if len(words_) > 1 else None
 
 
 def names_of(memory: Memory, names: Iterable[str]) -> list[str]:
@@ -121,14 +130,16 @@ def candidate(row: Row, score: float = 0.0) -> Candidate:
 
 def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
            scenes_before: int, facts_before: int,
-           extra_ticks: Iterable[int] = (), together: str = "") -> list[Candidate]:
+           extra_ticks: Iterable[int] = (), together: str = "",
+           rare: Sequence[str] | None = None) -> list[Candidate]:
     """Candidates: the BM25 matches of the `terms` that tell documents apart (in at most
     a tenth of them: see search.by_spread), the newest
     documents naming any of `names` (the scene's people and place), the scenes in
     `extra_ticks` and their facts, the NEAR scenes before `scenes_before`, and what is
     pinned (deduplicated, best BM25); and the newest matching `together` (the scene's
     people and its place in one document: however many newer documents name the place
-    or the protagonist alone, what happened to them there stays a candidate)."""
+    or the protagonist alone, what happened to them there stays a candidate). `rare`:
+    by_spread's rare terms of `terms`, when the caller has them."""
     found: dict[str, Candidate] = {}
 
     def add(rows: Iterable[Row]) -> None:
@@ -140,8 +151,10 @@ def gather(index: Index, terms: Sequence[str], *, names: Sequence[str] = (),
             if c.key not in found or found[c.key].bm25 < c.bm25:
                 found[c.key] = c
 
-    rare, _ = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
-    add(bm25(index, any_of(rare), ("scene", "fact"), BM25_LIMIT, before=facts_before))
+    if rare is None:
+        rare, _ = by_spread(index, list(dict.fromkeys(t for t in terms if t)))
+    add(bm25(index, any_of(rare), ("scene", "fact"), BM25_LIMIT, before=facts_before,
+             snippets=False))
     add(newest(index, any_of(names), ("scene", "fact"), NEWEST, before=facts_before))
     for name in names:       # the protagonist's many documents do not crowd out the others'
         add(newest(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, before=facts_before))
@@ -185,14 +198,18 @@ def who_where(memory: Memory, plan: Plan, said: Sequence[str] = ()) -> str:
     return f"({any_of(people)}) AND ({any_of(place)})" if people and place else ""
 
 
-def plan_need(index: Index, plan: Plan, memory: Memory, tick: int) -> tuple[Need, list[str]]:
+def plan_need(index: Index, plan: Plan, memory: Memory, tick: int, *,
+              loops: Sequence[dict[str, Any]] | None = None,
+              shared: set[str] | None = None) -> tuple[Need, list[str]]:
     """What the planned scene is about, each name weighted by how much it tells, and the
-    names as the index may hold them (aliases too)."""
+    names as the index may hold them (aliases too). `loops` and `shared`: plan_loops and
+    shared_first_names, when the caller has them."""
     people = [n for n in [plan.pov, *plan.characters] if n]
     names = names_of(memory, [*people, plan.location])
     tells = information(index, [*people, plan.location] if plan.location else people)
     need = Need.of(tick, plan.pov, people, plan.location,
-                   loop_scenes(plan_loops(plan, memory)), tells, shared_first_names(memory))
+                   loop_scenes(plan_loops(plan, memory) if loops is None else loops), tells,
+                   shared_first_names(memory) if shared is None else shared)
     return need, names
 
 
@@ -209,17 +226,20 @@ class WriterRecall:
     embedder: Embedder | None = None
     warnings: list[str] = field(default_factory=list)
     scored: list[Scored] = field(default_factory=list)
+    loops: Sequence[dict[str, Any]] | None = None   # plan_loops, when the caller has them
+    shared: set[str] | None = None                  # shared_first_names, likewise
 
     def __call__(self, in_tiers: set[int], full: set[int]) -> list[Item]:
         """Items for the `retrieved` section, given the ticks the recent tiers hold (and
         those in full text)."""
-        need, names = plan_need(self.index, self.plan, self.memory, self.tick)
+        need, names = plan_need(self.index, self.plan, self.memory, self.tick,
+                                loops=self.loops, shared=self.shared)
         terms = topic_words(f"{self.plan.title} {self.plan.intention} {self.steer}", names)
         first = min(in_tiers, default=self.tick)
+        rare, _ = by_spread(self.index, list(dict.fromkeys(t for t in terms if t)))
         found = gather(self.index, terms, names=names, scenes_before=first,
                        facts_before=self.tick, extra_ticks=need.loop_scenes,
-                       together=who_where(self.memory, self.plan,
-                                          by_spread(self.index, terms)[0]))
+                       together=who_where(self.memory, self.plan, rare), rare=rare)
         found = with_similarity(found, f"{self.plan.title}\n{self.plan.intention}\n{self.steer}",
                                 self.embedder, self.warnings)
         self.scored = score(found, need, self.weights)
@@ -235,7 +255,12 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
     if not pov:
         return items
     texts = {s.candidate.key: s.candidate for s in scored if s.candidate.kind == "fact"}
-    by_text = {str(f.get("text", "")).strip().lower(): f for f in memory.facts}
+    wanted = {texts[i.key].text.strip().lower() for i in items if i.key in texts}
+    by_text = {}                  # the facts of those texts (the last of a text, as a dict
+    for f in memory.facts if wanted else ():      # of every fact's would have it)
+        said = _lowered(f.get("text", ""))
+        if said in wanted:
+            by_text[said] = f
     who = pov.split()[0]
     out = []
     for item in items:
@@ -246,6 +271,16 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
                            why=f"{item.why}; unknown to {who}".lstrip("; "))
         out.append(item)
     return out
+
+
+def _lowered(text: Any) -> str:
+    """str(text).strip().lower(), kept for the texts last asked (every fact, each tick)."""
+    return _lowered_text(text) if type(text) is str else str(text).strip().lower()
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _lowered_text(text: str) -> str:
+    return text.strip().lower()
 
 
 def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int,
@@ -259,11 +294,8 @@ def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int
         return []
     people = list(dict.fromkeys(n for s in window for n in (s.pov, *s.characters) if n))
     places = list(dict.fromkeys(s.location for s in window if s.location))
-    ticks = {s.tick for s in window}
-    loops = [{**l, "scenes": [t for t in l.get("scenes") or [] if isinstance(t, int)
-                              and t <= upto]}
-             for l in memory.loops if ticks & set(l.get("scenes") or [])]
-    strength = {t: v for t, v in loop_scenes(loops).items() if t <= upto}
+    strength = {t: v for t, v in loop_scenes(settled_loops(memory, window, upto)).items()
+                if t <= upto}
     found: dict[str, Candidate] = {}
     rows = [r for name in [*people, *places]
             for r in told_by(index, any_of([name]), ("scene", "fact"), NEWEST_EACH, upto)]
@@ -276,6 +308,16 @@ def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int
                    strength, information_upto(index, [*people, *places], upto),
                    {f for f in firsts if firsts.count(f) > 1})
     return retrieval_items(score(found.values(), need, weights), near_best=SETTLED_NEAR_BEST)
+
+
+def settled_loops(memory: Memory, window: Sequence[Any], upto: int) -> list[dict[str, Any]]:
+    """The loops the scenes of `window` played in, as `settled_items` reads them: each
+    its scenes up to `upto` and the scene it opened in (what a cache of the settled
+    block is keyed by, with `upto` and the window's scenes)."""
+    ticks = {s.tick for s in window}
+    return [{"scenes": [t for t in l.get("scenes") or [] if isinstance(t, int) and t <= upto],
+             "opened_in": l.get("opened_in")}
+            for l in memory.loops if not ticks.isdisjoint(l.get("scenes") or [])]
 
 
 def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[str],
@@ -330,16 +372,20 @@ class Recall:
                 "missed": list(self.missed[:5])}
 
 
-def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int) -> list[Candidate]:
+def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int, *,
+                   loops: Sequence[dict[str, Any]] | None = None,
+                   shared: set[str] | None = None) -> list[Candidate]:
     """The known facts relevant to the planned scene: those naming someone in it and
     either its place or a word of its intention that tells documents apart (not a name,
     not a word in more than a tenth of them: the words retrieval ranks by); those
-    established in the scene that opened a loop the plan touches; and those pinned."""
+    established in the scene that opened a loop the plan touches; and those pinned.
+    `loops` and `shared`: plan_loops and shared_first_names, when the caller has them."""
     people = names_of(memory, [plan.pov, *plan.characters])
     place = names_of(memory, [plan.location])
     said, _ = by_spread(index, topic_words(f"{plan.title} {plan.intention}", [*people, *place]))
     need = Need.of(tick, plan.pov, [plan.pov, *plan.characters], plan.location,
-                   loop_scenes(plan_loops(plan, memory)), shared_first=shared_first_names(memory))
+                   loop_scenes(plan_loops(plan, memory) if loops is None else loops),
+                   shared_first=shared_first_names(memory) if shared is None else shared)
     query = f"({any_of(people)}) AND ({any_of([*place, *said])})" if people and (place or said) \
         else ""
     rows = newest(index, f"kind : fact AND {query}", ("fact",), 1000, before=tick) \

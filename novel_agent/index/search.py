@@ -127,18 +127,41 @@ def information_upto(index: Index, names: Sequence[str], upto: int) -> dict[str,
 def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
            before: int | None = None) -> list[Row]:
     """The newest documents (by when they were indexed) matching `query` among `kinds`,
-    unranked: cheap whatever the posting lists' length."""
-    if not query:
+    unranked: cheap whatever the posting lists' length. Of the `limit` * 3 newest
+    matches, those of `kinds` pointing before tick `before` (if given), at most `limit`
+    (chosen in one query: only those are read whole)."""
+    if not query or not kinds:
         return []
+    marks = ", ".join("?" for _ in kinds)
+    # (a join with the matches, not `docs.id IN (...)`: SQLite would read every document
+    # of those kinds by its kind index to test each against the list)
+    sql = (f"SELECT {COLUMNS} FROM (SELECT rowid AS id FROM search WHERE search MATCH ? "
+           "ORDER BY rowid DESC LIMIT ?) AS hits JOIN docs ON docs.id = hits.id "
+           f"WHERE docs.kind IN ({marks}) AND (? IS NULL OR docs.tick IS NULL OR "
+           "docs.tick < ?) ORDER BY docs.id DESC LIMIT ?")
     try:
-        ids = [r[0] for r in index.db.execute(
-            "SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?",
-            (query, limit * 3))]
+        rows = index.db.execute(sql, (query, limit * 3, *kinds, before, before, limit))
+        return [_row(values) for values in rows]
     except sqlite3.OperationalError:
         return []
-    rows = sorted(rows_by_id(index, ids), key=lambda r: -r.id)
-    return [r for r in rows if r.kind in kinds and (
-        before is None or r.tick is None or r.tick < before)][:limit]
+
+
+def _kept(index: Index, ids: Sequence[int], kinds: Sequence[str], before: int | None,
+          limit: int) -> list[Sequence[Any]]:
+    """The first `limit` documents of `ids`, in their order, among `kinds` and pointing
+    before tick `before` (if given), unparsed: only those kept are parsed (a document's
+    meta is JSON, and most of a long book's hits are filtered out or past the limit)."""
+    found = {values[0]: values for values in _raw_rows(index, ids)}
+    out = []
+    for row_id in ids:
+        values = found.get(row_id)
+        if values is None or values[2] not in kinds or (
+                before is not None and values[3] is not None and values[3] >= before):
+            continue
+        out.append(values)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def match_query(text: str, limit: int = 48) -> str:
@@ -163,22 +186,39 @@ class Row:
     snippet: str = ""
 
 
-COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta"
+COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta, docs.sha"
+# Documents parsed, each kept by its id, key and sha (the hash of everything stored): a
+# document is read again every tick (the newest naming the cast, the scenes just before
+# the recent tiers), and its meta is JSON. Rows are never changed (their meta neither).
+_PARSED: dict[tuple[int, str, str], Row] = {}
+PARSED_KEPT = 20_000
 
 
 def _row(values: Sequence[Any], score: float = 0.0, snippet: str = "") -> Row:
-    meta = json.loads(values[6]) if values[6] else {}
-    return Row(values[0], values[1], values[2], values[3], values[4] or "", values[5] or "",
-               meta, score, snippet)
+    key = (values[0], values[1], values[7])
+    row = _PARSED.get(key)
+    if row is None:
+        meta = json.loads(values[6]) if values[6] else {}
+        row = Row(values[0], values[1], values[2], values[3], values[4] or "",
+                  values[5] or "", meta)
+        if len(_PARSED) >= PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[key] = row
+    if score or snippet:
+        return Row(row.id, row.key, row.kind, row.tick, row.title, row.body, row.meta, score,
+                   snippet)
+    return row
 
 
 def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 200,
-         before: int | None = None) -> list[Row]:
+         before: int | None = None, *, snippets: bool = True) -> list[Row]:
     """The best BM25 matches of an FTS5 `query` among `kinds` (docs pointing before tick
-    `before`, if given), best first."""
+    `before`, if given), best first; each with a snippet of its text around the match
+    unless `snippets` is off (retrieval reads none: FTS5 makes each one afresh)."""
     if not query:
         return []
-    sql = ("SELECT rowid, rank, snippet(search, 2, '[', ']', ' … ', 12) FROM search "
+    snippet = "snippet(search, 2, '[', ']', ' … ', 12)" if snippets else "''"
+    sql = (f"SELECT rowid, rank, {snippet} FROM search "
            "WHERE search MATCH ? ORDER BY rank LIMIT ?")
     # Scenes and facts are nearly every doc: they are kept after the match (cheaper than
     # an AND with a posting list that long); a rarer kind is filtered inside it. Docs
@@ -192,25 +232,24 @@ def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 20
         if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
             return []
         raise
-    rows = {r.id: r for r in rows_by_id(index, [h[0] for h in hits])}
-    out = []
-    for row_id, rank, snippet in hits:
-        row = rows.get(row_id)
-        if row is None or row.kind not in kinds or (
-                before is not None and row.tick is not None and row.tick >= before):
-            continue
-        out.append(Row(**{**row.__dict__, "score": -float(rank), "snippet": snippet}))
-    return out[:limit]
+    ranks = {row_id: (rank, text) for row_id, rank, text in hits}
+    return [_row(values, -float(ranks[values[0]][0]), ranks[values[0]][1])
+            for values in _kept(index, [h[0] for h in hits], kinds, before, limit)]
 
 
 def rows_by_id(index: Index, ids: Sequence[int]) -> list[Row]:
     """Documents by their row ids (any order)."""
-    out = []
+    return [_row(r) for r in _raw_rows(index, ids)]
+
+
+def _raw_rows(index: Index, ids: Sequence[int]) -> list[Sequence[Any]]:
+    """The columns of the documents with these row ids (any order), unparsed."""
+    out: list[Sequence[Any]] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
         marks = ", ".join("?" for _ in chunk)
-        out += [_row(r) for r in index.db.execute(
-            f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})", chunk)]
+        out += index.db.execute(f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})",
+                                chunk).fetchall()
     return out
 
 
@@ -219,9 +258,12 @@ def search(index: Index, text: str, kind: str | None = None, limit: int = 10) ->
     return bm25(index, match_query(text), [kind] if kind else KINDS, limit)
 
 
-def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500) -> list[Row]:
-    """Documents matching a SQL condition on `docs`, in tick order."""
-    sql = f"SELECT {COLUMNS} FROM docs WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
+def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500,
+               using: str = "") -> list[Row]:
+    """Documents matching a SQL condition on `docs`, in tick order (`using`: the index
+    to read them by, when SQLite would choose a worse one)."""
+    table = f"docs INDEXED BY {using}" if using else "docs"
+    sql = f"SELECT {COLUMNS} FROM {table} WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
     return [_row(r) for r in index.db.execute(sql, [*args, limit])]
 
 
@@ -242,7 +284,9 @@ def fact_rows_of_scenes(index: Index, ticks: Iterable[int], limit: int = 500) ->
 def pinned_rows(index: Index, kinds: Sequence[str] = ("scene", "fact")) -> list[Row]:
     """Documents marked `pinned: true` by hand."""
     marks = ", ".join("?" for _ in kinds)
-    return rows_where(index, f"pinned = 1 AND kind IN ({marks})", kinds)
+    # by the index of pinned documents: asked for one kind, SQLite would read every
+    # document of that kind in tick order (for the ORDER BY) to find the few pinned
+    return rows_where(index, f"pinned = 1 AND kind IN ({marks})", kinds, using="docs_pinned")
 
 
 def points_to(row: Row) -> str:

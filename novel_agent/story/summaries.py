@@ -187,7 +187,8 @@ def load_tree(summaries_dir: Path, cache: DocCache | None = None) -> SummaryTree
 
 def _load_tree(summaries_dir: Path, cache: DocCache | None) -> SummaryTree:
     tree = SummaryTree()
-    paths = sorted(summaries_dir.glob("*.md")) if summaries_dir.is_dir() else []
+    paths = sorted(summaries_dir.glob("*.md"), key=lambda p: p.name) \
+        if summaries_dir.is_dir() else []        # (one folder: by name, as by path)
     found = [(DOC_RE.match(p.name), p) for p in paths]
     checkpoints = sorted((int(m.group(2)), p) for m, p in found if m and m.group(1) == "checkpoint")
     last = 0
@@ -208,22 +209,30 @@ def _load_tree(summaries_dir: Path, cache: DocCache | None) -> SummaryTree:
                 raise FileFormatError(f"'{name}' is already covered by {tree.parent[name]}",
                                       file=str(arc.path))
             tree.parent[name] = arc.name
+    settled: dict[str, SummaryDoc] = {}
     for arc in arcs:
-        tree.docs[arc.name] = _settle_arc(tree, arc, set())
+        tree.docs[arc.name] = _settle_arc(tree, arc, set(), settled)
     if (summaries_dir / "overall.md").is_file():
         tree.overall = load_doc(summaries_dir / "overall.md", 0, cache)
     return tree
 
 
-def _settle_arc(tree: SummaryTree, arc: SummaryDoc, seen: set[str]) -> SummaryDoc:
-    """An arc's level and range follow from its children (whatever its front matter says)."""
+def _settle_arc(tree: SummaryTree, arc: SummaryDoc, seen: set[str],
+                settled: dict[str, SummaryDoc]) -> SummaryDoc:
+    """An arc's level and range follow from its children (whatever its front matter says);
+    each arc settled once (`settled`), however many arcs above it."""
+    if arc.name in settled:
+        return settled[arc.name]
     if arc.name in seen:
         raise FileFormatError("its 'covers' form a cycle", file=str(arc.path))
     kids = [tree.docs[n] for n in arc.covers]
-    kids = [_settle_arc(tree, k, seen | {arc.name}) if k.kind == "arc" else k for k in kids]
+    kids = [_settle_arc(tree, k, seen | {arc.name}, settled) if k.kind == "arc" else k
+            for k in kids]
     first, last = min(k.first for k in kids), max(k.last for k in kids)
     level = max(k.level for k in kids) + 1
-    return SummaryDoc(arc.name, "arc", first, last, arc.body, level, arc.covers, arc.meta, arc.path)
+    settled[arc.name] = SummaryDoc(arc.name, "arc", first, last, arc.body, level, arc.covers,
+                                   arc.meta, arc.path)
+    return settled[arc.name]
 
 
 # -- tier 3 --------------------------------------------------------------------
@@ -248,11 +257,13 @@ def write_doc(path: Path, meta: dict[str, Any], body: str) -> SummaryDoc:
 # -- pending checkpoints -----------------------------------------------------------
 
 
-def pending_ticks(project: Project, config: Config, tree: SummaryTree | None = None) -> list[int]:
+def pending_ticks(project: Project, config: Config, tree: SummaryTree | None = None, *,
+                  tick: int | None = None) -> list[int]:
     """Checkpoints owed: those recorded pending in state.yaml, and every multiple of
-    the interval after the last checkpoint, up to the last committed tick."""
+    the interval after the last checkpoint, up to the last committed tick (`tick`, when
+    the caller knows it: else read from the scenes folder)."""
     tree = tree or load_tree(project.summaries_dir)
-    done, tick = tree.last_tick(), project.tick()
+    done, tick = tree.last_tick(), project.tick() if tick is None else tick
     interval = config.generation.checkpoint_summary_interval
     recorded = project.state().get("pending_checkpoints") or []
     owed = {int(t) for t in recorded if isinstance(t, int) and done < int(t) <= tick}

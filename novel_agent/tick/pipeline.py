@@ -455,7 +455,8 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         history.after_tick(session.project, draft.tick, scene.title, scene.words,
                            imported=draft.given is not None, note=draft.note, now=session.now)
         started = session.clock()
-        summary = summarize.after_commit(session, draft.tick, memory=draft.memory) \
+        summary = summarize.after_commit(session, draft.tick, memory=draft.memory,
+                                         tree=draft.tree) \
             if summaries else None
         if summary is not None:
             summary.seconds = session.clock() - started

@@ -34,10 +34,13 @@ from novel_agent.errors import ConfigError
 from novel_agent.index.recall import (
     WriterRecall,
     lore_items,
+    plan_loops,
     planner_facts,
     recall_probe,
     relevant_facts,
     settled_items,
+    settled_loops,
+    shared_first_names,
 )
 from novel_agent.story.decisions import LEAN_TOOLS, Plan
 from novel_agent.story.lore import Lorebook
@@ -104,7 +107,7 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
     ticks = {s.tick for s in settled}
     names = [n for s in settled for n in (s.pov, *s.characters)]
     places = [s.location for s in settled if s.location]
-    loops = [l for l in memory.open_loops() if {t for t in l.get("scenes") or []} & ticks]
+    loops = [l for l in memory.open_loops() if not ticks.isdisjoint(l.get("scenes") or ())]
     # Chosen once per settled tick (and again when its scenes or loops change, or files
     # are edited by hand: Session.sync_index forgets them): the search is the costly part
     # of a planner prompt, and what it finds must stay put until the next settled tick.
@@ -168,8 +171,11 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
     last = scenes(tick - 1)
     fired = lore_items(lore, [plan.title, plan.intention, steer, plan.pov, *plan.characters,
                               plan.location, last.body if last else ""]) if lore else []
+    touched, shared = (plan_loops(plan, memory), shared_first_names(memory)) \
+        if session.index is not None else ([], set())      # read once, for both below
     retrieval = (WriterRecall(session.index, plan, memory, steer, tick,
-                              config.context.relevance, session.embedder)
+                              config.context.relevance, session.embedder, loops=touched,
+                              shared=shared)
                  if session.index is not None else None)
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
@@ -186,7 +192,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
         built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
         full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),
                     [])
-        probe = recall_probe(relevant_facts(session.index, plan, memory, tick),
+        probe = recall_probe(relevant_facts(session.index, plan, memory, tick, loops=touched,
+                                            shared=shared),
                              flatten(built.messages), [key_tick(k) for k in full])
         built.report["recall"] = probe.to_dict()
     return built
@@ -194,12 +201,23 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
 
 def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]], list[Item]]:
     """The writer's settled block as a function of where tier 3 ends and the scenes just
-    before it (none without an index)."""
+    before it (none without an index). Chosen once for each place tier 3 ends (and again
+    when the loops of its scenes change, or files are edited by hand: Session.sync_index
+    forgets it): what the index holds up to there does not change as the book grows."""
     index = session.index
     if index is None:
         return lambda upto, window: []
-    return lambda upto, window: settled_items(index, memory, window, upto,
-                                              session.config.context.relevance)
+    weights = session.config.context.relevance
+
+    def settled(upto: int, window: Sequence[Any]) -> list[Item]:
+        loops = settled_loops(memory, window, upto)
+        key = ("settled_items", upto,
+               tuple((s.tick, s.pov, tuple(s.characters), s.location) for s in window),
+               tuple((tuple(l["scenes"]), repr(l["opened_in"])) for l in loops), repr(weights))
+        return session.remembered(key, lambda: settled_items(index, memory, window, upto,
+                                                             weights))
+
+    return settled
 
 
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,

@@ -91,13 +91,16 @@ def summary_event(report: SummaryReport) -> StageEvent:
 class Summarizer:
     """Makes summary files for one project; every call is counted in `report`."""
 
-    def __init__(self, session: Session, memory: Memory | None = None):
+    def __init__(self, session: Session, memory: Memory | None = None,
+                 tick: int | None = None):
+        """`tick`: the last committed tick, when the caller knows it (else read from the
+        scenes folder, a listing of every scene)."""
         self.session = session
         self.project, self.config = session.project, session.config
         self.counter, self.now = session.counter, session.now
         self.report = SummaryReport()
         self.story = self.project.story()
-        self.tick = self.project.tick()
+        self.tick = self.project.tick() if tick is None else tick
         self._memory = memory
 
     @property
@@ -366,15 +369,16 @@ def make_checkpoints(s: Summarizer, ticks: list[int]) -> list[int]:
     return []
 
 
-def after_commit(session: Session, tick: int, *,
-                 memory: Memory | None = None) -> SummaryReport | None:
+def after_commit(session: Session, tick: int, *, memory: Memory | None = None,
+                 tree: SummaryTree | None = None) -> SummaryReport | None:
     """After tick `tick` commits: make owed checkpoints (at most MAX_PER_TICK), extend
     the overall summary, roll up arcs. A model failure is recorded in the report
     (`failure`), not raised: the checkpoint stays pending. None when there was nothing
-    to do. `memory`, the memory just committed, spares reading it again."""
-    s = Summarizer(session, memory)
-    tree = s.tree()
-    owed = pending_ticks(s.project, s.config, tree)
+    to do. `memory`, the memory just committed, and `tree`, the summary tree the tick
+    began with (a tick writes no summary), spare reading them again."""
+    s = Summarizer(session, memory, tick)
+    tree = tree if tree is not None else s.tree()
+    owed = pending_ticks(s.project, s.config, tree, tick=tick)
     overall_done = tree.overall is not None and (tree.overall.edited or
                                                  tree.overall.last >= tree.last_tick())
     budget = tier3_budget(s.config, session.limits)
