@@ -69,9 +69,11 @@ class StoryServer:
         if "cut off by the length limit" in body["messages"][-1]["content"]:
             return self.cut(stage, self.rest.pop(stage, ""), max_tokens)   # the rest of it
         source = self.source
-        source.story, source.tick = self.project.story(), self.project.tick() + 1
-        source.memory, source.plan, source.summary = load_memory(self.project.memory_dir), \
-            self.plan, None
+        tick = self.project.tick() + 1
+        if tick != source.tick:      # the files change only at a commit (and before a summary)
+            source.story, source.tick = self.project.story(), tick
+            source.memory = load_memory(self.project.memory_dir)
+        source.plan, source.summary = self.plan, None
         if stage == "extractor":
             user = body["messages"][-1]["content"]
             found = re.search(r"^## Scene \d+\n(.*?)(?:\n+Extract what scene \d+|\Z)", user,

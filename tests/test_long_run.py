@@ -16,8 +16,10 @@ import pytest
 from long_checks import LongRun
 from stress_model import StressModel
 
+from novel_agent.context.builders import intention_text
 from novel_agent.context.relevance import Focus, character_line, loop_items
 from novel_agent.context.sections import describe_character
+from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory, loop_marks, touches
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.summaries import load_tree, tree_depth
@@ -53,8 +55,15 @@ def test_where_things_stand_keeps_a_state_whole_and_a_card_is_never_a_bare_name(
     mara = {"id": "mara_quill", "name": "Mara Quill", "state": state, "first_seen": 3}
     assert character_line(mara, 0) == f"Mara Quill (now: {state})"     # room: all of it
     assert character_line(mara).endswith("…)")                         # leaner: cut
-    assert describe_character({"id": "ada", "name": "Ada Vane", "first_seen": 7}) == (
-        "Ada Vane (first seen in scene 7)")
+    ada = {"id": "ada", "name": "Ada Vane", "first_seen": 7}
+    assert describe_character(ada) == character_line(ada) == "Ada Vane (first seen in scene 7)"
+    assert character_line({**ada, "state": "asleep"}) == "Ada Vane (now: asleep)"
+    memory = Memory(characters={"ada": {**ada, "state": "asleep"}, "bo": {
+        "id": "bo", "name": "Bo Reed", "description": "a ferryman", "state": "rowing"}})
+    brief = intention_text(Plan(intention="They meet.", pov="Ada Vane", location="the quay",
+                                characters=["Bo Reed"]), memory, described=["Bo Reed"])
+    assert "POV: Ada Vane (now: asleep)\n" in brief + "\n"        # one bracket, not two
+    assert "Bo Reed (now: rowing)" in brief and "a ferryman" not in brief   # described before
 
 
 @pytest.fixture(scope="module")

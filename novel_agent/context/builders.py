@@ -275,9 +275,9 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
         c = memory.find_character(name) if memory is not None else None
         if c is None:
             return name
-        text = describe_character({k: v for k, v in c.items() if k != "state"}) \
-            if str(c.get("name", "")).lower() not in known else str(c.get("name"))
-        return text + (f" (now: {c['state']})" if c.get("state") else "")
+        if str(c.get("name", "")).lower() not in known:
+            return describe_character(c)        # its state now among the rest, one bracket
+        return str(c.get("name")) + (f" (now: {c['state']})" if c.get("state") else "")
 
     lines = [f"Scene intention: {plan.intention}", f"POV: {who(plan.pov)}"]
     loc = memory.find_location(plan.location) if memory is not None else None

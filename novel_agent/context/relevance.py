@@ -155,6 +155,8 @@ def character_line(c: dict[str, Any], state_words: int = 10) -> str:
     role = _first_words(c.get("description") or "", 6)
     state = str(c.get("state") or "")
     state = _first_words(state, state_words) if state_words else " ".join(state.split())
+    if not role and not state and c.get("first_seen"):
+        return f"{name} (first seen in scene {c['first_seen']})"    # not a bare name
     return name + (f" — {role}" if role else "") + (f" (now: {state})" if state else "")
 
 
