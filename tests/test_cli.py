@@ -144,3 +144,20 @@ def test_scenes_show_leaves_out_what_a_scene_does_not_say(project):
     atomic_write(project.scene_path(1), "---\ntitle: Chapter One\n---\n\nIt rained.\n")
     shown = invoke("scenes", "show", "1", "-p", str(project.root))
     assert shown.stdout.splitlines()[0] == "# Chapter One  (scene 1)"
+
+
+def test_a_command_on_an_offline_book_never_imports_the_openai_sdk(projects_dir):
+    """The SDK takes most of a second to import: `novel --help`, and a tick on a model that
+    is not behind an OpenAI-compatible server, do without it (it comes with a model or an
+    embedder that speaks to one)."""
+    import subprocess
+    import sys
+    code = ("import sys; from click.testing import CliRunner; from novel_agent.cli import cli;"
+            "r = CliRunner().invoke(cli, ['new', 'quiet', '--premise', 'A keeper.', '--provider',"
+            " 'offline']); assert r.exit_code == 0, r.output;"
+            "r = CliRunner().invoke(cli, ['tick', '-p', 'quiet']); assert r.exit_code == 0, "
+            "r.output; print(sorted(m for m in sys.modules if m.split('.')[0] == 'openai')[:3])")
+    done = subprocess.run([sys.executable, "-c", code], cwd=projects_dir.parent,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -16,8 +16,6 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
-import openai
-
 from novel_agent.fleet.gate import Gate
 
 NO_KEY = "not-needed"
@@ -26,6 +24,7 @@ NO_KEY = "not-needed"
 def retry_after(exc: BaseException) -> float | None:
     """The pause a throttled request asks for: Retry-After's seconds, 0 for a 429 without
     it (the gate's own backoff then), None when `exc` is not a throttle."""
+    import openai  # imported where it is used: the SDK takes 0.7 s, every command paid it
     if not isinstance(exc, openai.APIStatusError):
         return None
     header = exc.response.headers.get("retry-after")
@@ -70,6 +69,7 @@ class Clients:
         with self._lock:
             if key in self._made:
                 return self._made[key]
+            import openai
             inner = openai.AsyncOpenAI(base_url=base_url, api_key=key[1], timeout=timeout,
                                        max_retries=0)
             made = self._made[key] = BridgedClient(self._loop, self._gate, inner)

@@ -13,13 +13,15 @@ from __future__ import annotations
 import dataclasses
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novel_agent.models import local_choice
 from novel_agent.models.base import Completion, Request
 from novel_agent.models.llama_tokens import LlamaTokenizer
 from novel_agent.models.local import LOCAL_PROSE_OPTIONS, LocalServer
-from novel_agent.models.openai_compat import OpenAICompatModel
+
+if TYPE_CHECKING:
+    from novel_agent.models.openai_compat import OpenAICompatModel
 
 
 class SlotModel:
@@ -54,6 +56,7 @@ class SharedLocal:
                 server = self._servers[choice.path] = LocalServer(
                     choice.path, choice.n_ctx, choice.threads, slots=self.slots)
         client = clients.for_server(server.base_url, None, llm.timeout)
+        from novel_agent.models.openai_compat import OpenAICompatModel  # the SDK: 0.5 s
         inner = OpenAICompatModel(server.base_url, choice.name, None, llm.timeout,
                                   llm.max_retries, llm.temperature, label="local",
                                   seed=llm.seed, prose_options=LOCAL_PROSE_OPTIONS,

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import openai
-
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.index.db import Index
@@ -74,6 +72,7 @@ class Embedder:
                               key="context.embeddings")
         self.settings, self.index, self.price = settings, index, price
         self._key = env.get(settings.api_key_env) or NO_KEY
+        import openai  # here, not at the top: the SDK takes 0.7 s to import, every command paid it
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=self._key,
                                      timeout=timeout, max_retries=2)
         self.now, self.clock = now, clock
@@ -109,6 +108,7 @@ class Embedder:
         return found
 
     def _embed(self, batch: list[str]) -> list[list[float]]:
+        import openai
         started = self.clock()
         try:
             answer = self._client.embeddings.create(model=self.settings.model, input=batch)

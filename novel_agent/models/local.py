@@ -27,7 +27,6 @@ from typing import Any
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Completion, OnProgress, Progress, Request
 from novel_agent.models.llama_tokens import LlamaTokenizer
-from novel_agent.models.openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 INSTALL_HINT = "novel models install qwen2.5-coder-1.5b"
@@ -209,6 +208,7 @@ class LocalModel:
         self._connect()
 
     def _connect(self) -> None:
+        from novel_agent.models.openai_compat import OpenAICompatModel  # the SDK: 0.5 s
         self.server = LocalServer(self.model_path, self.n_ctx, self.threads,
                                   slots=len(STAGE_SLOTS))
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
