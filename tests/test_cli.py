@@ -161,3 +161,22 @@ def test_a_command_on_an_offline_book_never_imports_the_openai_sdk(projects_dir)
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_status_lists_the_overdue_loops_reading_the_tick_once(project, monkeypatch):
+    """`novel status` on a long book listed its scenes again for every open loop."""
+    from ticking import run_ticks
+
+    from novel_agent.files import dump_yaml
+    from novel_agent.reports.status import project_status
+    from novel_agent.story.project import Project
+    run_ticks(project, 3)
+    for n in range(40):
+        (project.memory_dir / "loops" / f"old_{n}.yaml").write_text(dump_yaml({
+            "description": f"question {n}?", "opened_in": 1, "status": "open", "scenes": [1]}))
+    asked: list[int] = []
+    real = Project.tick
+    monkeypatch.setattr(Project, "tick", lambda self: asked.append(1) or real(self))
+    status = project_status(project, overdue_after=1)
+    assert {"old_0", "old_39"} <= {l["id"] for l in status.overdue}
+    assert len(asked) == 1

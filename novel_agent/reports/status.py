@@ -48,14 +48,14 @@ def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
     memory = load_memory(project.memory_dir)
     words = sum(scene_words(project.scene_path(t)) for t in ticks)
     last = load_scene(project.scene_path(ticks[-1])) if ticks else None
+    tick = project.tick()       # once: it lists the scenes (it was asked once per open loop)
     return ProjectStatus(
-        name=project.name, root=project.root, tick=project.tick(), scenes=len(ticks),
+        name=project.name, root=project.root, tick=tick, scenes=len(ticks),
         words=words, characters=len(memory.characters), locations=len(memory.locations),
         open_loops=len(memory.open_loops()),
         resolved_loops=sum(1 for l in memory.loops if l.get("status") == "resolved"),
         facts=len(memory.facts), last_scene=last,
-        overdue=sorted((l for l in memory.open_loops() if overdue(l, project.tick() + 1,
-                                                                   overdue_after)),
+        overdue=sorted((l for l in memory.open_loops() if overdue(l, tick + 1, overdue_after)),
                        key=lambda l: int(l.get("opened_in") or 0)))
 
 
