@@ -8,9 +8,12 @@ from ticking import run_ticks
 
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import (
+    BULLET_CHARS,
+    DETAIL_CHARS,
     EXTRACT_SCHEMA,
     LEAN_EXTRACT_SCHEMA,
     extraction_from_json,
+    plan_from_json,
     plan_schema,
     uncut,
 )
@@ -99,3 +102,32 @@ def test_elsewhere_each_stage_is_asked_in_full(project):
     assert "query_memory" in heard["planner"].messages[0]["content"]
     assert heard["extractor"].json_schema == EXTRACT_SCHEMA
     assert "## The last scenes in full" in heard["writer"].messages[-1]["content"]
+
+
+def test_a_detail_intention_fact_or_state_stopped_at_its_length_is_ended_or_left_out():
+    """The demo's third plan made a place whose description ended "symbols. It's a" (its
+    detail stopped at the lean schema's 120 characters); its extraction kept a fact cut at
+    "that await". A string that ends at its schema's limit ends at its last sentence; a
+    fact that cannot is left out (a known fact, not half of one)."""
+    detail = ("A small room located at the center of the lighthouse, with its walls adorned "
+              "with intricate carvings and symbols. It's a")
+    assert len(detail) <= DETAIL_CHARS[0]
+    plan = plan_from_json({"intention": "Edda finds the room.", "pov": "Edda Lorn",
+                           "location": "Skerry Light", "tool_calls": [
+                               {"tool": "create_location", "name": "Hidden Room",
+                                "detail": detail}]}, max_tools=1)
+    assert plan.tool_calls[0].detail.endswith("carvings and symbols.")
+    short = "A room with a locked door and a"            # far from any limit: as given
+    assert plan_from_json({"intention": "x" * 20, "pov": "E", "location": "L", "tool_calls": [
+        {"tool": "create_location", "name": "R", "detail": short}]},
+        max_tools=1).tool_calls[0].detail == short
+    fact = ("Edda begins to wonder if there might be more than just one doppelganger living on "
+            "this island or if there are hidden truths about Skerry Light's past that await")
+    whole = "The map is drawn in the stranger's hand."
+    made = extraction_from_json({"summary": ["Edda reads the map."], "facts": [fact, whole],
+                                 "characters": [{"name": "Edda Lorn", "state": (
+                                     "waits in the gallery by the great lamp, the stranger's "
+                                     "map spread open on the table before her. She has not "
+                                     "slept sin")}]})
+    assert len(fact) >= BULLET_CHARS - 4 and made.facts == [whole]
+    assert made.characters[0]["state"].endswith("on the table before her.")

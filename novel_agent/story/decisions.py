@@ -32,6 +32,11 @@ def _s(n: int, least: int = 1) -> dict[str, Any]:
 LEAN_TOOLS = 1
 
 
+INTENTION_CHARS = (240, 400)     # the lean and the full plan schema's longest intention
+DETAIL_CHARS = (120, 200)        # ... and a tool call's detail
+STATE_CHARS = 120                # an extracted character's state
+
+
 def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
     """JSON schema of the planner's answer (`lean`: an embedded local model's)."""
     tools = [t for t in TOOLS if t != "query_memory"] if lean else list(TOOLS)
@@ -39,7 +44,7 @@ def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "title": _s(80),
-            "intention": _s(240 if lean else 400, 12),
+            "intention": _s(INTENTION_CHARS[0] if lean else INTENTION_CHARS[1], 12),
             "pov": _s(60),
             "location": _s(80),
             "characters": {"type": "array", "items": _s(60), "maxItems": 6},
@@ -50,7 +55,7 @@ def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
                     "type": "object",
                     "properties": {"tool": {"type": "string", "enum": tools},
                                    "name": _s(80), "target": _s(80),
-                                   "detail": _s(120 if lean else 200)},
+                                   "detail": _s(DETAIL_CHARS[0] if lean else DETAIL_CHARS[1])},
                     "required": ["tool", "name", "detail"],
                 },
             },
@@ -91,7 +96,7 @@ def _extract_schema(summaries: int, facts: int, characters: int, loops: int,
                         "minItems": min(3, summaries), "maxItems": summaries},
             "facts": {"type": "array", "items": _s(BULLET_CHARS), "maxItems": facts},
             "characters": {"type": "array", "maxItems": characters, "items": {
-                "type": "object", "properties": {"name": _s(60), "state": _s(120)},
+                "type": "object", "properties": {"name": _s(60), "state": _s(STATE_CHARS)},
                 "required": ["name", "state"]}},
             "loops_opened": {"type": "array", "items": _s(BULLET_CHARS), "maxItems": loops},
             "loops_resolved": {"type": "array", "items": _s(100), "maxItems": loops},
@@ -217,7 +222,7 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
             problems.append(f"unknown tool {tool!r} (tools: {', '.join(TOOLS)})")
             continue
         calls.append(ToolCall(tool, _text(raw.get("name")), _text(raw.get("target")),
-                              _text(raw.get("detail"))))
+                              uncut_at(_text(raw.get("detail")), DETAIL_CHARS)))
     if problems:
         raise ModelResponseError("plan: " + "; ".join(problems), stage="planner",
                                  raw=json.dumps(data)[:2000])
@@ -225,7 +230,7 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
     characters = [c for c in named if not name_problem(c)]
     if pov and pov.lower() not in (c.lower() for c in characters):
         characters.insert(0, pov)
-    return Plan(intention=intention, pov=pov, location=location,
+    return Plan(intention=uncut_at(intention, INTENTION_CHARS), pov=pov, location=location,
                 title=_text(data.get("title"))[:80], characters=characters[:8],
                 tool_calls=calls[:max_tools])
 
@@ -244,16 +249,27 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
                 out.append({f: _text(item.get(f)) for f in fields})
         return out
 
+    facts = (uncut(f, BULLET_CHARS) for f in _text_list(data.get("facts")))
     return Extraction(
         summary=summary[:6],
-        facts=_text_list(data.get("facts"))[:6],
-        characters=records("characters", ("name", "state"))[:6],
+        facts=[f for f in facts if not f.endswith(" …")][:6],   # a fact cut off: not known
+        characters=[{**c, "state": uncut_at(c["state"], (STATE_CHARS,))}
+                    for c in records("characters", ("name", "state"))][:6],
         loops_opened=_text_list(data.get("loops_opened"))[:3],
         loops_resolved=_text_list(data.get("loops_resolved"))[:3],
         relationships=[r for r in records("relationships", ("a", "b", "kind"))
                        if r["b"] and r["kind"]][:3],
         **knowledge_from_json(data),
     )
+
+
+def uncut_at(text: str, limits: tuple[int, ...]) -> str:
+    """`uncut` for a string whose schema's limit is one of `limits` (a lean one and the
+    full one): only a string that ends at one of them can have been stopped there."""
+    for limit in limits:
+        if limit - 4 <= len(text) <= limit:
+            return uncut(text, limit)
+    return text
 
 
 def uncut(text: str, limit: int) -> str:
