@@ -66,7 +66,7 @@ def test_a_lean_models_short_answer_that_ended_its_sentence_is_continued_too():
              .add("writer", Completion(text="He did not answer. " + SENTENCE * 20)))
     prose, call = write.run(model, MESSAGES, max_tokens=700, min_words=200, short=True)
     assert len(model.calls("writer")) == 2
-    assert '"Who are you?"' in prose and "He did not answer." in prose
+    assert '"Who are you?"\n\nHe did not answer.' in prose     # a paragraph of its own
     assert len(prose.split()) > 200
     other = ScriptedModel().add("writer", Completion(text=ended, finish_reason="stop"))
     assert write.run(other, MESSAGES, max_tokens=700, min_words=200)[0] == ended.strip()

@@ -107,7 +107,10 @@ def _continue(model: ChatModel, messages: list[dict[str, str]], call: StageCall,
         call.note(model.complete(Request(
             stage="writer", max_tokens=left, messages=again, grammar=CONTINUATION_GRAMMAR,
             stop=STOP)))
-        return call.completions[-1].text
+        piece = call.completions[-1].text
+        if piece.strip() and _ENDS_SENTENCE.search(text.rstrip()):
+            return "\n\n" + piece.lstrip()   # after a whole sentence: a paragraph of its own
+        return piece
 
     return continued(answer, cut_off, more,
                      MAX_CONTINUATIONS)[0]
