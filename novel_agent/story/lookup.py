@@ -22,7 +22,7 @@ import functools
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from novel_agent.text.names import normalize_name
 
@@ -58,7 +58,7 @@ class EntityIndex:
     """The entities of one dict by each of their names and by their name's first word."""
 
     def __init__(self, entities: dict[str, dict[str, Any]]):
-        self.entities = entities
+        self.entities = self.held = entities
         self.size = 0
         self.order: dict[str, int] = {}
         self.names: dict[str, list[str]] = {}
@@ -118,7 +118,7 @@ class LoopIndex:
     word of it (loop_words)."""
 
     def __init__(self, loops: list[dict[str, Any]]):
-        self.loops = loops
+        self.loops = self.held = loops
         self.size = 0
         self.ids: dict[str, list[int]] = {}
         self.said: dict[str, list[int]] = {}
@@ -187,7 +187,7 @@ class FactIndex:
     """The facts of one list by their text, lowercased (where every text is text)."""
 
     def __init__(self, facts: list[dict[str, Any]]):
-        self.facts = facts
+        self.facts = self.held = facts
         self.size = 0
         self.texts: dict[str, list[int]] = {}
         self.plain = True       # every fact's text is a str (else its .lower() would fail)
@@ -245,30 +245,30 @@ _KEPT: dict[int, Any] = {}
 
 def entity_index(entities: dict[str, dict[str, Any]]) -> EntityIndex:
     """The index of this very dict of entities, up to date with what it holds."""
-    found = _KEPT.get(id(entities))
-    if not isinstance(found, EntityIndex) or found.entities is not entities or found.behind():
-        found = _keep(id(entities), EntityIndex(entities))
-    elif len(entities) > found.size:
-        found.grow()
-    return found
+    return _kept_index(EntityIndex, entities)
 
 
 def loop_index(loops: list[dict[str, Any]]) -> LoopIndex:
     """The index of this very list of loops, up to date with what it holds."""
-    found = _KEPT.get(id(loops))
-    if not isinstance(found, LoopIndex) or found.loops is not loops or found.behind():
-        found = _keep(id(loops), LoopIndex(loops))
-    elif len(loops) > found.size:
-        found.grow()
-    return found
+    return _kept_index(LoopIndex, loops)
 
 
 def fact_index(facts: list[dict[str, Any]]) -> FactIndex:
     """The index of this very list of facts, up to date with what it holds."""
-    found = _KEPT.get(id(facts))
-    if not isinstance(found, FactIndex) or found.facts is not facts or found.behind():
-        found = _keep(id(facts), FactIndex(facts))
-    elif len(facts) > found.size:
+    return _kept_index(FactIndex, facts)
+
+
+Indexed = TypeVar("Indexed", EntityIndex, LoopIndex, FactIndex)
+
+
+def _kept_index(kind: type[Indexed], held: Any) -> Indexed:
+    """The kept index of kind `kind` of the dict or list `held` (made again when `held`
+    is another object at that id or holds other items than it indexed; grown when items
+    were added at its end)."""
+    found = _KEPT.get(id(held))
+    if not isinstance(found, kind) or found.held is not held or found.behind():
+        found = _keep(id(held), kind(held))
+    elif len(held) > found.size:
         found.grow()
     return found
 
