@@ -249,7 +249,7 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
                 out.append({f: _text(item.get(f)) for f in fields})
         return out
 
-    facts = (uncut(f, BULLET_CHARS) for f in _text_list(data.get("facts")))
+    facts = (uncut_at(f, (BULLET_CHARS,)) for f in _text_list(data.get("facts")))
     return Extraction(
         summary=summary[:6],
         facts=[f for f in facts if not f.endswith(" …")][:6],   # a fact cut off: not known
