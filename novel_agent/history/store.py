@@ -18,7 +18,7 @@ prevented ("tick 7 (recorded late)").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -100,8 +100,15 @@ class History:
             return found[0], found[1]
         return None, None
 
-    def stage(self) -> str:
-        """Put the project's files into the history's index; the tree they make."""
+    def stage(self, paths: Sequence[str] | None = None) -> str:
+        """Put the project's files into the history's index (only `paths`, relative to the
+        project, when given: the files known to have changed); the tree they make."""
+        if paths is not None:
+            story = [p for p in paths if is_story(p)]
+            if story:       # by name: git's ignore rules do not apply, a gone one leaves
+                self.git.run("update-index", "--add", "--remove", "--replace", "-z",
+                             "--stdin", input="\0".join(story).encode("utf-8"))
+            return self.git.text("write-tree")
         # .novel/ is left out whole, so git never walks into history.git (its loose objects
         # grow with the book: at tick 300 the walk took 0.7 s), then what of it is the
         # story is added by name (a name git cannot match fails `add`, so one gone from
@@ -116,16 +123,18 @@ class History:
             self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone)
         return self.git.text("write-tree")
 
-    def record(self, kind: str, tick: int, subject: str, words: int | None = None) -> Entry | None:
-        """Make an entry of what the files hold now; None when nothing changed since the
-        last one."""
+    def record(self, kind: str, tick: int, subject: str, words: int | None = None, *,
+               paths: Sequence[str] | None = None) -> Entry | None:
+        """Make an entry of what the files hold now (of `paths` only, when given: every
+        other file as the last entry has it); None when nothing changed since the last
+        one."""
         if not self.git.exists():
             self.ensure()
-        return self._commit(kind, tick, subject, words)
+        return self._commit(kind, tick, subject, words, paths)
 
-    def _commit(self, kind: str, tick: int, subject: str,
-                words: int | None = None) -> Entry | None:
-        tree, (head, head_tree) = self.stage(), self._head()
+    def _commit(self, kind: str, tick: int, subject: str, words: int | None = None,
+                paths: Sequence[str] | None = None) -> Entry | None:
+        tree, (head, head_tree) = self.stage(paths), self._head()
         if tree == head_tree:
             return None
         self._dated()
@@ -137,13 +146,16 @@ class History:
             self.git.run("gc", "--auto", "--quiet")     # plumbing never packs by itself
         return parse(sha, text)
 
-    def record_pending(self) -> Entry | None:
+    def record_pending(self, paths: Sequence[str] | None = None) -> Entry | None:
         """Give what changed since the last entry an entry of its own: ticks that landed
-        without one, else edits by hand (naming the files). None when nothing did."""
+        without one, else edits by hand (naming the files). None when nothing did.
+        `paths`: the only files that may have changed (history/seen.py), when known."""
+        if paths is not None and not paths and self.git.exists():
+            return None
         made = self.ensure()
         if made is not None:
             return made
-        tree, (_, head_tree) = self.stage(), self._head()
+        tree, (_, head_tree) = self.stage(paths), self._head()
         if tree == head_tree:
             return None
         head = self.head()
@@ -152,10 +164,11 @@ class History:
         tick = self.project.tick()
         if tick > head.tick and any(SCENE_FILE_RE.match(p) for p in changed):
             what = f"tick {tick}" if tick == head.tick + 1 else f"ticks {head.tick + 1}–{tick}"
-            return self._commit("tick", tick, f"{what} (recorded late)")
+            return self._commit("tick", tick, f"{what} (recorded late)", paths=paths)
         shown = [p for p in changed if not p.startswith(".novel/")] or changed
         more = f" and {len(shown) - 6} more" if len(shown) > 6 else ""
-        return self._commit("hand", tick, "edited by hand: " + ", ".join(shown[:6]) + more)
+        return self._commit("hand", tick, "edited by hand: " + ", ".join(shown[:6]) + more,
+                            paths=paths)
 
     # -- reading -----------------------------------------------------------------
     def head(self, rev: str = "HEAD") -> Entry:
@@ -197,6 +210,13 @@ class History:
         """git's diff between two entries, limited to `paths`."""
         return self.git.run("diff", "--no-color", *(["--stat"] if stat else []), a, b, "--",
                             *paths).decode("utf-8", "replace")
+
+
+def is_story(path: str) -> bool:
+    """Whether a file (relative to the project) is one the history keeps."""
+    if not path.startswith(".novel/"):
+        return True
+    return path.split("/")[1] in KEPT_IN_NOVEL
 
 
 def describe(paths: list[str]) -> str:

@@ -15,6 +15,7 @@ import hashlib
 import operator
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,10 +226,17 @@ Stamp = tuple[int, int, int]       # a file's inode, size and mtime_ns
 Listed = dict[str, dict[str, tuple[int, int]]]   # folder -> file name -> (mtime_ns, size)
 
 
-def look(folder: Path, listed: Listed | None = None) -> dict[str, Stamp]:
+def look(folder: Path, listed: Listed | None = None,
+         given: Mapping[str, Sequence[int]] | None = None) -> dict[str, Stamp]:
     """The item files of a one-file-per-item folder, by name in name order, each with its
     stamp: one stat each. `listed` gets each file's (mtime_ns, size), as index.sync.scan
-    would see it (no need to look again)."""
+    would see it (no need to look again). `given`: the folder's files' (inode, size,
+    mtime_ns, ...) as a look just taken saw them (history/seen.py): no stat taken."""
+    if given is not None:
+        names = sorted(filter(_ITEM_FILE.match, given))
+        if listed is not None:
+            listed[str(folder)] = {name: (given[name][2], given[name][1]) for name in names}
+        return {name: (given[name][0], given[name][1], given[name][2]) for name in names}
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except (FileNotFoundError, NotADirectoryError):

@@ -28,6 +28,7 @@ they are told of the items that moved or were written (`reordered`, `learned`,
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping, Sequence
 from itertools import compress
 from operator import itemgetter, ne
 from pathlib import Path
@@ -71,10 +72,14 @@ class KeptMemory:
         self.out = False                       # handed out and not landed yet
         self.whole_reads = 0                   # reads that read memory whole
 
-    def read(self, listed: Listed | None = None) -> tuple[Memory, Memory]:
+    def read(self, listed: Listed | None = None,
+             given: Mapping[str, Mapping[str, Sequence[int]]] | None = None
+             ) -> tuple[Memory, Memory]:
         """(memory to change, memory as the files hold it), as read_memory gives them
-        (see the module docstring); `listed` gets what each item folder held."""
-        looks = {kind: look(self.memory_dir / kind, listed) for kind in FOLDERS}
+        (see the module docstring); `listed` gets what each item folder held. `given`:
+        each item folder's files (by kind) as a look just taken saw them: no stat."""
+        looks = {kind: look(self.memory_dir / kind, listed, given[kind] if given else None)
+                 for kind in FOLDERS}
         try:
             if self.work is None or self.out or any(
                     (self.memory_dir / f"{kind}.yaml").exists() for kind in LEGACY):

@@ -44,7 +44,7 @@ from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.journal import Cut
 from novel_agent.story.lore import Lorebook, load_lorebook
-from novel_agent.story.memory import Listed, Memory, find_person
+from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
@@ -139,7 +139,9 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     project = session.project
     check_templates(project.templates_dir)   # a broken template fails before any call
     listed: Listed = {}      # memory's folders as read: the index's sync need not look again
-    memory, before = session.memory.read(listed)
+    seen = session.seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)  # history's look
+    memory, before = session.memory.read(listed, given=seen and {
+        kind: seen[f"memory/{kind}/"] for kind in FOLDERS})
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
@@ -394,7 +396,8 @@ def draft_path(project: Any, tick: int) -> Path:
 def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> TickResult:
     """Run one tick on the session's project. The caller holds the project's lock.
     `note`: an author's note for this tick only (`novel redo --note`), after steer.md's."""
-    recorded = history.before_tick(session.project, session.now)   # hand edits: their entry
+    recorded = history.before_tick(session.project, session.now,     # hand edits: their entry
+                                   seen=session.seen)
     draft = begin(session)
     draft.notices[:0] = recorded
     if note:
@@ -411,7 +414,7 @@ def land_given(session: Session, given: GivenScene,
     begin -> the extractor step (with its fallback; none if `given.extract` is off) ->
     commit (prompt logs past `context.keep_prompt_logs` stripped) -> summaries. The
     author's note is not read: no writer sees it. The caller holds the project's lock."""
-    recorded = history.before_tick(session.project, session.now)
+    recorded = history.before_tick(session.project, session.now, seen=session.seen)
     draft = begin(session, tick=given.tick)
     draft.notices[:0] = recorded
     draft.given, draft.prose = given, given.prose
@@ -453,7 +456,8 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         raise
     try:
         history.after_tick(session.project, draft.tick, scene.title, scene.words,
-                           imported=draft.given is not None, note=draft.note, now=session.now)
+                           imported=draft.given is not None, note=draft.note, now=session.now,
+                           written=draft.written, seen=session.seen)
         started = session.clock()
         summary = summarize.after_commit(session, draft.tick, memory=draft.memory,
                                          tree=draft.tree) \
@@ -461,7 +465,8 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
         if summary is not None:
             summary.seconds = session.clock() - started
             emit(summarize.summary_event(summary))
-            history.after_summaries(session.project, summary.made, now=session.now)
+            history.after_summaries(session.project, summary.made, now=session.now,
+                                    seen=session.seen)
         made = [doc.path for doc in summary.made if doc.path] if summary else []
         session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
         session.flush(sync=False)

@@ -43,6 +43,7 @@ from typing import Any
 from novel_agent.clock import utc_now
 from novel_agent.config.budget import Budget, ModelLimits, stage_budget
 from novel_agent.config.settings import Config
+from novel_agent.history.seen import SeenFiles
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
@@ -98,6 +99,7 @@ class Session:
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
         self.memory = KeptMemory(project.memory_dir)
+        self.seen = SeenFiles(project.root)    # the story's files at the last history entry
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
         self._looked: Looked = {}     # what the last sync looked at (see index.sync)
@@ -233,6 +235,7 @@ class Session:
         finally:
             if self._frozen:
                 gc.unfreeze()
+            self.seen.close()
             if self.index is not None:
                 index, self.index = self.index, None
                 index.db.close()     # flushed above
