@@ -15,7 +15,8 @@ since the last call: files whose stat may have moved, folders made or removed
 with everything in them. It gives None, meaning "look at everything", when the
 kernel's queue overflowed or a watched folder was itself moved or removed. Where
 inotify is not there (another system, the per-user limit reached), `start` gives
-None and the caller looks at everything every time.
+None and the caller looks at everything every time. A process holds at most MAX_OPEN
+watches (the kernel's limit is per user, shared with the user's editors).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
 MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE
         | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 EVENT = struct.Struct("iIII")      # wd, mask, cookie, len; then len bytes of name
+MAX_OPEN = 16     # watches a process holds at once (the kernel's default is 128 a user, for
+_open = 0         # every program of theirs: a fleet of many books must not take them all)
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -58,10 +61,12 @@ class Watch:
     def start(cls, root: Path, skipped: set[str] | frozenset[str] = frozenset()) -> Watch | None:
         """Watch `root` and every folder under it but the top-level ones in `skipped`;
         None when the system has no inotify or will not give another watch."""
-        libc = _libc() if os.name == "posix" else None
+        global _open
+        libc = _libc() if os.name == "posix" and _open < MAX_OPEN else None
         fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC) if libc else -1
         if libc is None or fd < 0:
             return None
+        _open += 1
         watch = cls(libc, fd, Path(root), frozenset(skipped))
         if not watch._add_tree("", set()) or watch.lost:
             watch.close()
@@ -85,9 +90,11 @@ class Watch:
         return None if lost else found
 
     def close(self) -> None:
+        global _open
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+            _open -= 1
 
     # -- inside -------------------------------------------------------------------------
 

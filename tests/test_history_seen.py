@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_a_look_finds_each_kind_of_change_since_the_kept_one(tmp_path, watch):
     (tmp_path / "scenes" / "scene_001.md").write_text("The tide came in.")
     (tmp_path / "gone.md").write_text("x")
     (tmp_path / ".novel" / "state.yaml").write_text("tick: 1\n")
-    seen = SeenFiles(tmp_path, watch=watch)
+    seen = SeenFiles(tmp_path, time.time_ns, watch=watch)
     assert seen.changed(seen.look()) is None      # nothing kept yet: look at everything
     seen.keep(seen.look())
     assert seen.changed(seen.look()) == []
@@ -94,7 +95,7 @@ def test_a_look_finds_each_kind_of_change_since_the_kept_one(tmp_path, watch):
 def test_a_change_the_stamp_cannot_show_is_found_by_the_bytes(tmp_path):
     scene = tmp_path / "scene_001.md"
     scene.write_text("The tide came in.")
-    seen = SeenFiles(tmp_path, watch=False)
+    seen = SeenFiles(tmp_path, time.time_ns, watch=False)
     seen.keep(seen.look())
     st = os.stat(scene)
     with open(scene, "r+") as handle:          # in place, the same size, the same mtime
@@ -149,3 +150,29 @@ def test_memory_edited_by_hand_between_ticks_is_what_the_next_tick_reads(project
         draft = begin(session)
         assert session.seen.fresh is False          # begin took the look's stamps
         assert draft.memory.characters[mara.stem]["description"] == "Keeps the light, by hand."
+
+
+def test_a_change_the_kernel_did_not_report_is_found_by_a_whole_look(tmp_path):
+    """A network file system edited from another machine: the kernel says nothing, and
+    the whole look every summary makes finds it."""
+    (tmp_path / "scene_001.md").write_text("The tide came in.")
+    seen = SeenFiles(tmp_path, time.time_ns)
+    seen.keep(seen.look())
+    if seen.watch is not None:
+        seen.watch.changed = lambda: set()       # blind, as for another machine's edits
+    (tmp_path / "scene_001.md").write_text("The tide came in, twice.")
+    assert seen.changed(seen.look()) == ([] if seen.watch is not None else ["scene_001.md"])
+    assert seen.changed(seen.look(whole=True)) == ["scene_001.md"]
+    seen.close()
+
+
+@needs_inotify
+def test_a_process_holds_a_bounded_number_of_watches(tmp_path, monkeypatch):
+    import novel_agent.inotify as inotify
+    monkeypatch.setattr(inotify, "MAX_OPEN", inotify._open + 1)
+    first = Watch.start(tmp_path)
+    assert first is not None and Watch.start(tmp_path) is None    # the rest look whole
+    first.close()
+    again = Watch.start(tmp_path)
+    assert again is not None
+    again.close()

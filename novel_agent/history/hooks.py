@@ -74,7 +74,7 @@ def after_summaries(project: Project, made: list[Any],
     history = history_of(project, now)
     if history is None:
         return None
-    look = seen.look() if seen else None
+    look = seen.look(whole=True) if seen else None
     names = ", ".join(doc.name for doc in made) or "overall"
     entry = history.record("summary", project.tick(), f"summaries: {names}")
     if seen and look:

@@ -14,7 +14,8 @@ next tick instead of being folded into the tick's.
 
 A look stats only the files the kernel named since the last one (novel_agent/
 inotify.py), every file when it cannot say (no inotify, a lost event, the first
-look).
+look) and at every summary (a project on a network file system, edited from
+another machine, is seen at the next checkpoint at the latest).
 
 A stamp cannot tell two writes apart within the clock's grain (git's "racy"
 files): a file written less than RACY_NS before it was stamped is kept with a
@@ -30,8 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from novel_agent.inotify import Watch
@@ -53,8 +53,8 @@ class SeenFiles:
     """The story files of one project as of the history's last entry (see the module
     docstring). Nothing is kept until a whole look is taken in (`keep`)."""
 
-    def __init__(self, root: Path, watch: bool = True):
-        self.root = Path(root)
+    def __init__(self, root: Path, clock: Callable[[], int], watch: bool = True):
+        self.root, self.clock = Path(root), clock     # clock: the file system's, in ns
         self.kept: Look | None = None
         self.moved: set[str] | None = None     # paths that may differ from `kept` (None: any)
         self.now: dict[str, Stamp] | None = None   # the stamps as the last look saw them
@@ -65,16 +65,18 @@ class SeenFiles:
         self.watch: Watch | None = None
         self.whole_looks = 0
 
-    def look(self) -> Look:
+    def look(self, whole: bool = False) -> Look:
         """Every story file's stamp now: a stat each of the files the kernel named since
-        the last look, of every file when it cannot say."""
-        began = time.time_ns()
+        the last look, of every file when it cannot say or `whole` asks it (a file system
+        whose changes the kernel does not see all of, a network one, is looked at whole
+        at least that often)."""
+        began = self.clock()
         if self.watch is None and self.watching:
             self.watch = Watch.start(self.root, SKIPPED)
             self.watching = self.watch is not None
             self.now = None                     # what changed before the watch began is unknown
         named = self.watch.changed() if self.watch else None
-        if named is None or self.now is None:
+        if named is None or self.now is None or whole:
             self.now, self.moved, self.whole_looks = self._all(), None, self.whole_looks + 1
             self.folders = {}
             for path, stamp in self.now.items():
@@ -109,7 +111,7 @@ class SeenFiles:
 
     def look_at(self, paths: Iterable[str]) -> Look:
         """The stamps of `paths` now (one gone from the disk has none)."""
-        began = time.time_ns()
+        began = self.clock()
         stamps = {p: s for p in paths if (s := self._stamp_of(p)) is not None}
         return Look(stamps, self._digests(stamps, began))
 

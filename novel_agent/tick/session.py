@@ -99,7 +99,7 @@ class Session:
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
         self.memory = KeptMemory(project.memory_dir)
-        self.seen = SeenFiles(project.root)    # the story's files at the last history entry
+        self.seen = SeenFiles(project.root, time.time_ns)   # the files at the last history entry
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
         self._looked: Looked = {}     # what the last sync looked at (see index.sync)
