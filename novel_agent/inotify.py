@@ -85,6 +85,8 @@ class Watch:
             except OSError:
                 self.lost = True
                 break
+            if not data:
+                break
             self._read(data, found)
         lost, self.lost = self.lost, False
         return None if lost else found

@@ -176,3 +176,21 @@ def test_a_process_holds_a_bounded_number_of_watches(tmp_path, monkeypatch):
     again = Watch.start(tmp_path)
     assert again is not None
     again.close()
+
+
+def test_a_queue_the_kernel_overflowed_means_look_at_everything(tmp_path):
+    """IN_Q_OVERFLOW (events lost): changed() says None, then counts again."""
+    import novel_agent.inotify as inotify
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    watch = Watch(inotify._libc(), read, tmp_path, frozenset())
+    watch.folders[1] = "scenes/"
+    name = b"scene_001.md".ljust(16, b"\0")
+    os.write(write, inotify.EVENT.pack(1, inotify.IN_CLOSE_WRITE, 0, len(name)) + name)
+    assert watch.changed() == {"scenes/scene_001.md"}
+    os.write(write, inotify.EVENT.pack(-1, inotify.IN_Q_OVERFLOW, 0, 0))
+    assert watch.changed() is None
+    assert watch.changed() == set()
+    os.close(write)
+    inotify._open += 1          # close() gives back what start() took
+    watch.close()
