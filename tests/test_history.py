@@ -153,3 +153,16 @@ def test_without_git_ticks_go_on_and_the_history_says_it_is_off(project, cli, mo
     refused = cli("rewind", "1", "-p", "harbour", ok=False)
     assert refused.exit_code == 1
     assert "Error: rewinding needs the `git` executable, which is not on PATH" in refused.output
+
+
+def test_an_edit_by_hand_is_staged_once(project, monkeypatch):
+    """record_pending stages the files, then makes its entry of that very tree."""
+    from novel_agent.history.git import Git
+    run_ticks(project, 1)
+    (project.root / "steer.md").write_text("Rain all day.\n")
+    calls: list[str] = []
+    real = Git.run
+    monkeypatch.setattr(Git, "run", lambda self, *a, **k: calls.append(a[0]) or real(self, *a, **k))
+    entry = History(project).record_pending()
+    assert entry is not None and entry.subject == "edited by hand: steer.md"
+    assert calls.count("write-tree") == 1 and calls.count("commit-tree") == 1

@@ -39,7 +39,7 @@ from novel_agent.inotify import Watch
 Stamp = tuple[int, int, int, int]     # inode, size, mtime_ns, mode
 RACY_NS = 2_000_000_000               # written this close to its stamp: compared by bytes too
 SKIPPED = frozenset({".novel", ".git"})   # top-level folders that are not the story's
-KEPT_IN_NOVEL = ".novel/state.yaml"   # what of .novel/ a look takes
+STATE_FILE = ".novel/state.yaml"      # what of .novel/ a look takes
 
 
 class Look:
@@ -87,14 +87,14 @@ class SeenFiles:
             looked = self._restamp(named)
             if self.moved is not None:
                 self.moved |= set(looked)
-        self._set(KEPT_IN_NOVEL, self._stamp_of(KEPT_IN_NOVEL))     # .novel/ is not watched
+        self._set(STATE_FILE, self._stamp_of(STATE_FILE))     # .novel/ is not watched
         if self.moved is not None:
-            self.moved.add(KEPT_IN_NOVEL)
+            self.moved.add(STATE_FILE)
         # a racy file's digest is taken again when it was looked at (its stamp may be the
         # same and its bytes not), kept while the kernel named no change to it
-        again = {*looked, KEPT_IN_NOVEL}
+        again = {*looked, STATE_FILE}
         racy = {p: self.now[p] for p in (*again, *self.racy)
-                if p in self.now and self.now[p][2] >= began - RACY_NS}
+                if p in self.now and _racy(self.now[p], began)}
         self.racy = {p: (stamp, self._digest(p) if p in again or self.racy[p][0] != stamp
                          else self.racy[p][1]) for p, stamp in racy.items()}
         self.fresh = True
@@ -212,7 +212,7 @@ class SeenFiles:
 
     def _digests(self, stamps: dict[str, Stamp], began: int) -> dict[str, bytes]:
         return {path: self._digest(path) for path, stamp in stamps.items()
-                if stamp[2] >= began - RACY_NS}
+                if _racy(stamp, began)}
 
     def _digest(self, path: str) -> bytes:
         try:
@@ -225,7 +225,12 @@ class SeenFiles:
 def covered(path: str) -> bool:
     """Whether a look takes the file (relative to the project)."""
     top = path.split("/", 1)[0]
-    return top not in SKIPPED or path == KEPT_IN_NOVEL
+    return top not in SKIPPED or path == STATE_FILE
+
+
+def _racy(stamp: Stamp, began: int) -> bool:
+    """Written so close to the look that a later write may leave the same stamp."""
+    return stamp[2] >= began - RACY_NS
 
 
 def _stamp(st: os.stat_result) -> Stamp:

@@ -133,8 +133,9 @@ class History:
         return self._commit(kind, tick, subject, words, paths)
 
     def _commit(self, kind: str, tick: int, subject: str, words: int | None = None,
-                paths: Sequence[str] | None = None) -> Entry | None:
-        tree, (head, head_tree) = self.stage(paths), self._head()
+                paths: Sequence[str] | None = None, tree: str | None = None) -> Entry | None:
+        """`tree`: what the files make, when the caller has just staged them."""
+        tree, (head, head_tree) = tree or self.stage(paths), self._head()
         if tree == head_tree:
             return None
         self._dated()
@@ -164,11 +165,11 @@ class History:
         tick = self.project.tick()
         if tick > head.tick and any(SCENE_FILE_RE.match(p) for p in changed):
             what = f"tick {tick}" if tick == head.tick + 1 else f"ticks {head.tick + 1}–{tick}"
-            return self._commit("tick", tick, f"{what} (recorded late)", paths=paths)
+            return self._commit("tick", tick, f"{what} (recorded late)", tree=tree)
         shown = [p for p in changed if not p.startswith(".novel/")] or changed
         more = f" and {len(shown) - 6} more" if len(shown) > 6 else ""
         return self._commit("hand", tick, "edited by hand: " + ", ".join(shown[:6]) + more,
-                            paths=paths)
+                            tree=tree)
 
     # -- reading -----------------------------------------------------------------
     def head(self, rev: str = "HEAD") -> Entry:
