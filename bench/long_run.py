@@ -72,6 +72,7 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
         with reconciled(project), Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
             for _ in range(ticks):
                 watch.after(*timed(s))
+    server.close()
     return watch
 
 

@@ -30,11 +30,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAIServer  # noqa: E402
 
+from novel_agent.history.seen import SeenFiles  # noqa: E402
 from novel_agent.models.base import Request  # noqa: E402
 from novel_agent.models.offline import OfflineModel, StorySource, SummaryJob  # noqa: E402
 from novel_agent.story.decisions import plan_from_json  # noqa: E402
 from novel_agent.story.faithfulness import range_items  # noqa: E402
-from novel_agent.story.memory import load_memory  # noqa: E402
+from novel_agent.story.memory import FOLDERS  # noqa: E402
+from novel_agent.story.memory_kept import KeptMemory  # noqa: E402
 from novel_agent.story.project import Project, create_project  # noqa: E402
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scenes  # noqa: E402
@@ -58,6 +60,11 @@ class StoryServer:
         self.model.source = self.source
         self.plan = None
         self.rest: dict[str, str] = {}      # what a cut-off answer had still to say
+        # what the files say is read again only when they moved, and then only the files
+        # that did (the kernel names them, as for a session's history): a real server's
+        # answer does not cost more as the project grows, and neither should this one's
+        self.seen = SeenFiles(project.root, time.time_ns)
+        self.kept = KeptMemory(project.memory_dir)
 
     def stage(self, body: dict) -> str:
         system = body["messages"][0]["content"]
@@ -69,10 +76,7 @@ class StoryServer:
         if "cut off by the length limit" in body["messages"][-1]["content"]:
             return self.cut(stage, self.rest.pop(stage, ""), max_tokens)   # the rest of it
         source = self.source
-        tick = self.project.tick() + 1
-        if tick != source.tick:      # the files change only at a commit (and before a summary)
-            source.story, source.tick = self.project.story(), tick
-            source.memory = load_memory(self.project.memory_dir)
+        self.read_files()
         source.plan, source.summary = self.plan, None
         if stage == "extractor":
             user = body["messages"][-1]["content"]
@@ -88,6 +92,24 @@ class StoryServer:
             self.plan = plan_from_json(parse_json(text), max_tools=5)
         return self.cut(stage, text, max_tokens) if stage in ("writer", "summarizer") \
             else text
+
+    def read_files(self) -> None:
+        """The story, the tick and the memory as the files hold them now."""
+        look = self.seen.look()
+        moved = self.seen.changed(look)
+        self.seen.keep(look)
+        if moved == [] and self.source.story is not None:
+            return
+        seen = self.seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)
+        work, files = self.kept.read(given=seen and {
+            kind: seen[f"memory/{kind}/"] for kind in FOLDERS})
+        self.kept.landed(work)        # nothing here changes it: the files hold it
+        source = self.source
+        source.story, source.tick, source.memory = (self.project.story(),
+                                                    self.project.tick() + 1, files)
+
+    def close(self) -> None:
+        self.seen.close()
 
     def cut(self, stage: str, text: str, max_tokens: int) -> str | dict:
         """`text` cut at `max_tokens` with finish_reason length, as a real server does;
@@ -124,7 +146,8 @@ def main() -> None:
             config={"llm": {"provider": "openai", "model": "small-local-model"}})
         shares: dict[str, list[float]] = {"planner": [], "writer": []}
         empty, started = 0, time.monotonic()
-        with FakeOpenAIServer(StoryServer(project)) as server:
+        story_server = StoryServer(project)
+        with FakeOpenAIServer(story_server) as server:
             config = project.config(flags={"llm.base_url": server.base_url})
             with reconciled(project), Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
                 for _ in range(args.ticks):
@@ -138,6 +161,7 @@ def main() -> None:
                         empty += sum(1 for sec in report["sections"]
                                      if not sec["tokens"] and sec["name"] in candidates)
             requests = len(server.requests)
+        story_server.close()
         print(f"{args.ticks} ticks through the test server in {time.monotonic() - started:.0f} s, "
               f"{requests} requests")
         for stage, report in result.reports.items():
