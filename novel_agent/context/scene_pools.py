@@ -16,12 +16,22 @@ from __future__ import annotations
 import functools
 import heapq
 from collections.abc import Callable, Sequence
+from operator import add, gt, is_, le
 from typing import Any
 
 from novel_agent.context.items import Entry, Item, Tail
 from novel_agent.context.relevance import OVERDUE_WORDS, Focus, loop_entry, marked_late, name_entry, text_words
 from novel_agent.context.sections import describe_loop
-from novel_agent.context.shortlist import OpenLoops, loop_rank, naming, quick_recency, seen_by
+from novel_agent.context.shortlist import (
+    OpenLoops,
+    all_of,
+    column,
+    in_view_at,
+    loop_rank,
+    pinned_at,
+    recencies,
+    where,
+)
 from novel_agent.story.memory import Memory
 
 
@@ -31,8 +41,7 @@ def _best(scores: Sequence[float], keep: int) -> tuple[list[int], list[int]]:
     if len(scores) <= keep:
         return list(range(len(scores))), []
     cut = heapq.nlargest(keep, scores)[-1]
-    best = [n for n, score in enumerate(scores) if score >= cut]
-    return best, [n for n, score in enumerate(scores) if score < cut]
+    return where(functools.partial(le, cut), scores), where(functools.partial(gt, cut), scores)
 
 
 def _sharing(make: Callable[[], Item], overlap: int) -> Item:
@@ -55,28 +64,53 @@ def scene_loops(memory: Memory, focus: Focus, words: frozenset[str] | set[str],
     included) as entries, the rest as a Tail."""
     opened = OpenLoops(memory, focus)
     marked = marked_late(opened.late, focus, overdue_only=True)
-    touched, named = focus.loops, naming(opened, focus.names)
-    late = {id(l) for l in opened.late} if words & OVERDUE_WORDS else set()
-    mark_words = frozenset(words) & OVERDUE_WORDS      # the overdue mark's words it says
-    scores: list[float] = []
-    overlaps: list[int] = []
-    for number, loop, key, last in opened.loops:
-        own = text_words(describe_loop(loop))           # loop_words, the mark's apart
-        overlap = len(words & own) + (len(mark_words - own) if id(loop) in late else 0)
-        base = loop_entry(loop, number, focus, marked).score if (
-            key in marked or key in touched or loop.get("pinned") is True
-            or number in named) else quick_recency(focus.tick, last)     # recency alone
-        scores.append(base + overlap)
-        overlaps.append(overlap)
+    scores = recencies(focus.tick, opened.lasts)         # the score of most: recency alone
+    for n in opened.hot(focus, marked):
+        scores[n] = loop_entry(opened.open[n], n, focus, marked).score
+    overlaps = list(map(len, map(words.intersection, _loop_words(opened, words))))
+    scores = list(map(add, scores, overlaps))
 
     def entry(n: int) -> Entry:     # the item made only if the pool takes it
-        number, loop, _, _ = opened.loops[n]
-        return Entry(scores[n], loop_rank(loop, number), functools.partial(
-            _loop_item, loop, number, focus, marked, overlaps[n]), least=f"[{loop.get('id')}]")
+        loop = opened.open[n]
+        return Entry(scores[n], loop_rank(loop, n), functools.partial(
+            _loop_item, loop, n, focus, marked, overlaps[n]), least=f"[{loop.get('id')}]")
 
     best, rest = _best(scores, keep)
-    return tuple(entry(n) for n in best), _tail(entry, rest, [
-        f"[{opened.loops[n][2]}]" for n in rest])      # (its id: f"[{id}]" is "[str(id)]")
+    return tuple(entry(n) for n in best), _tail(entry, rest, functools.partial(
+        _leasts, opened.keys, rest))      # (its id: f"[{id}]" is "[str(id)]")
+
+
+_OWN: dict[tuple[str, str, int, bool], frozenset[str]] = {}   # a loop's words, by its fields
+
+
+def _loop_words(opened: OpenLoops, words: frozenset[str] | set[str]) -> list[frozenset[str]]:
+    """Each open loop's words (text_words of describe_loop), with the overdue mark's when
+    it is late and the scene says one of those (so that the words it shares with the
+    scene are loop_words'): kept by the fields describe_loop reads, when each is plain."""
+    late = [False] * len(opened.open)
+    if words & OVERDUE_WORDS:
+        for n in opened.late_at:
+            late[n] = True
+    ids, said = column(opened.open, "id"), column(opened.open, "description")
+    if not (all_of(str, ids) and all_of(str, said) and all_of(int, opened.began)):
+        return [_own(loop, mark) for loop, mark in zip(opened.open, late)]
+    keys = list(zip(ids, said, opened.began, late))
+    owns: list[Any] = list(map(_OWN.get, keys))
+    if None in owns:
+        if len(_OWN) > 1 << 15:
+            _OWN.clear()
+        for n in where(functools.partial(is_, None), owns):
+            owns[n] = _OWN[keys[n]] = _own(opened.open[n], late[n])
+    return owns
+
+
+def _own(loop: dict[str, Any], late: bool) -> frozenset[str]:
+    own = text_words(describe_loop(loop))
+    return own | OVERDUE_WORDS if late else own
+
+
+def _leasts(keys: list[str], rest: list[int]) -> list[str]:
+    return [f"[{keys[n]}]" for n in rest]
 
 
 def _loop_item(loop: dict[str, Any], number: int, focus: Focus, marked: frozenset[str],
@@ -84,9 +118,9 @@ def _loop_item(loop: dict[str, Any], number: int, focus: Focus, marked: frozense
     return sharing_entry(loop_entry(loop, number, focus, marked), overlap).make()
 
 
-def _tail(entry: Callable[[int], Entry], rest: list[int], least: list[str]) -> Tail | None:
-    return Tail(len(rest), functools.partial(map, entry, rest),
-                functools.partial(_given, least)) if rest else None
+def _tail(entry: Callable[[int], Entry], rest: list[int],
+          least: Callable[[], list[str]]) -> Tail | None:
+    return Tail(len(rest), functools.partial(map, entry, rest), least) if rest else None
 
 
 def scene_names(memory: Memory, focus: Focus,
@@ -94,14 +128,17 @@ def scene_names(memory: Memory, focus: Focus,
     """name_entries(memory, focus): the best `keep` of them (ties included) as entries,
     the rest as a Tail."""
     people = list(memory.characters.values())
-    names = focus.names
-    scores = [name_entry(c, focus).score if c.get("pinned") is True or seen_by(names, c)
-              else quick_recency(focus.tick, c.get("last_seen"))     # the score: recency alone
-              for c in people]
+    scores = recencies(focus.tick, column(people, "last_seen"))   # most: recency alone
+    for n in in_view_at(people, focus.names).union(pinned_at(people)):
+        scores[n] = name_entry(people[n], focus).score
     best, rest = _best(scores, keep)
     make = functools.partial(_name_entry, people, focus)
-    return tuple(make(n) for n in best), _tail(make, rest, [
-        str(people[n].get("name", people[n].get("id", "?"))) for n in rest])
+    return tuple(make(n) for n in best), _tail(make, rest, functools.partial(
+        _called, people, rest))
+
+
+def _called(people: list[dict[str, Any]], rest: list[int]) -> list[str]:
+    return [str(people[n].get("name", people[n].get("id", "?"))) for n in rest]
 
 
 def _name_entry(people: list[dict[str, Any]], focus: Focus, n: int) -> Entry:

@@ -24,6 +24,8 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import eq, gt, is_, is_not, le, not_, sub
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
@@ -176,6 +178,84 @@ def _same(value: Any) -> Any:
     return value
 
 
+# The passes below read every loop and character each tick: their fields are read a
+# column at a time (dict.get, map, compress: no Python step an item), the few items
+# the columns cannot tell about read one by one as before, and only those that may be
+# chosen scored in full.
+
+def column(items: Sequence[dict[str, Any]], field: str, default: Any = None) -> list[Any]:
+    """Each item's item.get(field, default)."""
+    return list(map(dict.get, items, repeat(field), repeat(default)))
+
+
+def all_of(kind: type, values: Iterable[Any]) -> bool:
+    """Whether every one of `values` is exactly a `kind` (not a subclass: no bool for int)."""
+    return set(map(type, values)) <= {kind}
+
+
+def where(test: Callable[[Any], Any], values: Iterable[Any]) -> list[int]:
+    """The positions of the `values` that pass `test`."""
+    return list(compress(count(), map(test, values)))
+
+
+_AGES: list[float] = []      # _AGES[age]: 0.5 ** (age / HALF_LIFE), quick_recency's float
+
+
+def recencies(tick: int, seen: list[Any]) -> list[float]:
+    """[quick_recency(tick, s) for s in seen], by a table of ages when every one is an int."""
+    if not seen or not all_of(int, seen):
+        return [quick_recency(tick, s) for s in seen]
+    ages = list(map(max, map(sub, repeat(tick - 1), seen), repeat(0)))
+    oldest = max(ages)
+    if oldest >= 1 << 16:
+        return [quick_recency(tick, s) for s in seen]
+    _AGES.extend(0.5 ** (age / HALF_LIFE) for age in range(len(_AGES), oldest + 1))
+    return list(map(_AGES.__getitem__, ages))
+
+
+def warmest(lasts: list[int], hot: set[int], keep: int, tick: int) -> list[int]:
+    """The positions not in `hot` that may be among the best `keep` of them by
+    quick_recency(tick, last) (a score that falls as `last` does), in order: those of the
+    latest lasts, enough for `keep`, and any scoring as the last of them does."""
+    cold: list[float] = list(lasts)
+    for n in hot:
+        cold[n] = -math.inf
+    found: list[int] = []
+    worst = math.inf
+    for last in sorted(set(cold) - {-math.inf}, reverse=True):
+        score = quick_recency(tick, last)
+        if len(found) >= keep and score < worst:
+            break
+        if tick - 1 - last > 5000:       # (scores that far down may round alike, or worse)
+            return [n for n, value in enumerate(cold) if value != -math.inf]
+        found += where(functools.partial(eq, last), cold)
+        worst = score
+    return sorted(found)
+
+
+def _odd_names(people: list[dict[str, Any]], called: list[Any]) -> set[int]:
+    """The positions of the characters not named by one plain string alone (no name, an
+    empty or odd one, aliases): seen_by and the settled pass read those one by one."""
+    return {*compress(count(), column(people, "aliases")), *where(not_, called),
+            *compress(count(), map(is_not, map(type, called), repeat(str)))}
+
+
+def in_view_at(people: list[dict[str, Any]], names: frozenset[str]) -> set[int]:
+    """The positions of the characters of `people` that seen_by(names, c)."""
+    if not names:
+        return set()
+    called = column(people, "name")
+    odd = _odd_names(people, called)
+    found = set(where(names.__contains__, map(normalize_name, map(str, called)))) - odd
+    found.update(n for n in odd if seen_by(names, people[n]))
+    return found
+
+
+def pinned_at(items: list[dict[str, Any]]) -> list[int]:
+    """The positions of the items pinned (`pinned: true`)."""
+    return where(functools.partial(is_, True), column(items, "pinned"))
+
+
 def _rank(entity: dict[str, Any]) -> tuple[int, str]:
     """A character's or a place's rank (relevance.character_entry's)."""
     return first_seen(entity), str(entity.get("id"))
@@ -324,25 +404,54 @@ class OpenLoops:
     builders.planner_focus gives a focus on those scenes)."""
 
     def __init__(self, memory: Memory, focus: Focus, *scenes: set[int]):
-        self.loops: list[tuple[int, dict[str, Any], str, int]] = []
-        self.late: list[dict[str, Any]] = []
-        self.touched: list[list[str]] = [[] for _ in scenes]
+        loops = memory.loops
+        self.open = list(compress(loops, map(eq, column(loops, "status", "open"),
+                                             repeat("open"))))
+        ids = column(self.open, "id")
+        self.keys = ids if all_of(str, ids) else [k if type(k) is str else str(k) for k in ids]
+        played = column(self.open, "scenes")
+        self.lasts = _lasts(self.open, played)
+        self.began = column(self.open, "opened_in")
         due = focus.tick - focus.overdue_after      # a loop opened before this is overdue
-        for loop in memory.loops:
-            if loop.get("status", "open") != "open":
-                continue
-            key = loop.get("id")
-            key = key if type(key) is str else str(key)
-            self.loops.append((len(self.loops), loop, key, _last(loop)))
-            began = loop.get("opened_in")
-            if began < due if type(began) is int else overdue(loop, focus.tick,
-                                                                  focus.overdue_after):
-                self.late.append(loop)
-            played = loop.get("scenes") or ()
-            for ticks, ids in zip(scenes, self.touched):
-                if not ticks.isdisjoint(played) and ticks & {t for t in played
-                                                             if isinstance(t, int)}:
-                    ids.append(key)
+        self.late_at = where(functools.partial(gt, due), self.began) if all_of(
+            int, self.began) else [n for n, (loop, began) in enumerate(zip(self.open, self.began))
+                                   if (began < due if type(began) is int else
+                                       overdue(loop, focus.tick, focus.overdue_after))]
+        self.late = [self.open[n] for n in self.late_at]
+        self.touched = [self._played_in(ticks, played) for ticks in scenes]
+
+    @functools.cached_property
+    def loops(self) -> list[tuple[int, dict[str, Any], str, int]]:
+        """(number, loop, id, last) of each open loop."""
+        return list(zip(count(), self.open, self.keys, self.lasts))
+
+    def _played_in(self, ticks: set[int], played: list[Any]) -> list[str]:
+        """The ids of the loops that played in one of `ticks` (a loop's last scene is at
+        least each tick it played in: only those whose last is are looked at)."""
+        if not ticks:
+            return []
+        return [self.keys[n] for n in where(functools.partial(le, min(ticks)), self.lasts)
+                if not ticks.isdisjoint(played[n] or ())
+                and ticks & {t for t in played[n] or () if isinstance(t, int)}]
+
+    def hot(self, focus: Focus, marked: frozenset[str]) -> set[int]:
+        """The numbers of the loops marked late, touched, pinned or naming someone in
+        focus: those whose score is more than their recency."""
+        return {*where((marked | focus.loops).__contains__, self.keys),
+                *pinned_at(self.open), *naming(self, focus.names)}
+
+
+def _lasts(loops: list[dict[str, Any]], played: list[Any]) -> list[int]:
+    """[_last(loop) for loop in loops] (`played`: their scenes), by one max() each when
+    every one's scenes are a list whose largest is an int."""
+    if all_of(list, played) and all(played):
+        try:
+            lasts = list(map(max, played))
+        except TypeError:
+            lasts = []
+        if lasts and all_of(int, lasts):
+            return lasts
+    return list(map(_last, loops))
 
 
 def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
@@ -352,10 +461,10 @@ def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
     wanted = [n for n in names if n]
     if not wanted:
         return set()
-    said = [normalize_name(str(loop.get("description", ""))) for _, loop, _, _ in opened.loops]
+    said = list(map(normalize_name, map(str, column(opened.open, "description", ""))))
     if any("\n" in n for n in wanted):      # (no normalized name has one: a text could)
         pattern = naming_pattern(names)
-        return {opened.loops[i][0] for i, text in enumerate(said)
+        return {i for i, text in enumerate(said)
                 if pattern is not None and pattern.search(text)}
     text = "\n".join(said)        # a normalized description has no line break
     starts = list(itertools.accumulate((len(d) + 1 for d in said), initial=0))
@@ -366,7 +475,7 @@ def naming(opened: OpenLoops, names: frozenset[str]) -> set[int]:
             i = bisect.bisect_right(starts, at) - 1
             found.add(i)
             at = text.find(name, starts[i + 1])    # one is enough: on to the next loop
-    return {opened.loops[i][0] for i in found}
+    return found        # (a loop's number is its place among them)
 
 
 def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
@@ -378,19 +487,17 @@ def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
     edge = reach(focus.tick, floor)
     opened = opened or OpenLoops(memory, focus)
     marked = marked_late(opened.late, focus, overdue_shown, overdue_only=True)
-    touched, named = focus.loops, naming(opened, focus.names)
+    hot = opened.hot(focus, marked) | set(where(functools.partial(le, edge), opened.lasts))
+    warm = warmest(opened.lasts, hot, keep, focus.tick)     # the rest: recency alone
     strong: list[Entry] = []
     under = _Under(keep)
-    for number, loop, key, last in opened.loops:
-        if (last >= edge or key in marked or key in touched or loop.get("pinned") is True
-                or number in named):
+    for number in sorted(hot.union(warm)):
+        loop, last = opened.open[number], opened.lasts[number]
+        if number in hot:
             _file(loop_entry(loop, number, focus, marked), floor, strong, under)
-            continue
-        score = quick_recency(focus.tick, last)    # all of its score
-        if score < under.worst:
-            under.count += 1
         else:
-            under.offer(score, functools.partial(loop_rank, loop, number),
+            under.offer(quick_recency(focus.tick, last), functools.partial(loop_rank, loop, number),
                         functools.partial(loop_entry, loop, number, focus, marked))
+    under.count += len(opened.open) - len(hot) - len(warm)
     items, unlisted = _chosen(strong, under)
     return LoopChoice(items, unlisted, bool(opened.late))
