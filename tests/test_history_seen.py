@@ -194,3 +194,59 @@ def test_a_queue_the_kernel_overflowed_means_look_at_everything(tmp_path):
     os.close(write)
     inotify._open += 1          # close() gives back what start() took
     watch.close()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_the_files_moved_since_a_look_are_those_named_or_found_changed(tmp_path, watch):
+    (tmp_path / "scenes").mkdir()
+    (tmp_path / "scenes" / "scene_001.md").write_text("The tide came in.")
+    (tmp_path / "notes.md").write_text("x")
+    seen = SeenFiles(tmp_path, time.time_ns, watch=watch)
+    assert seen.moved_since(None) is None
+    seen.look()
+    first = seen.looks
+    assert seen.moved_since(first - 1) is None        # the first look: nothing to compare
+    assert seen.moved_since(first) == set()
+    (tmp_path / "scenes" / "scene_001.md").write_text("The tide went out.")
+    seen.look()
+    (tmp_path / "notes.md").unlink()
+    (tmp_path / "scenes" / "scene_002.md").write_text("Dawn.")
+    seen.look(whole=True)                             # a summary's look, compared too
+    assert seen.moved_since(first) == {"scenes/scene_001.md", "notes.md",
+                                       "scenes/scene_002.md"}
+    assert seen.moved_since(first + 1) == {"notes.md", "scenes/scene_002.md"}
+    for _ in range(10):
+        seen.look()
+    assert seen.moved_since(first) is None            # older than the looks kept
+    seen.close()
+
+
+def test_a_tick_reads_and_indexes_only_what_moved_and_misses_no_edit(project):
+    """After the first tick of a session, begin() is told by the history's look which
+    files moved: memory is read in part (no whole read again) and the index syncs those
+    files only; a character and a scene edited by hand are what the next tick reads."""
+    with project.locked(), session_of(project) as session:
+        tick(session)
+        tick(session)
+        scene = project.scene_path(1)
+        scene.write_text(scene.read_text() + "\nA heron stood in the shallows.\n")
+        mara = next((project.memory_dir / "characters").glob("*.yaml"))
+        lines = ["description: Keeps the light, by hand." if line.startswith("description:")
+                 else line for line in mara.read_text().splitlines()]
+        mara.write_text("\n".join(lines) + "\n")
+        calls = []
+        real_sync = session.sync_index
+
+        def sync_index(*args, **kwargs):
+            calls.append(kwargs.get("moved"))
+            return real_sync(*args, **kwargs)
+
+        session.sync_index = sync_index
+        hooks.before_tick(project, session.now, seen=session.seen)
+        draft = begin(session)
+        assert draft.memory.characters[mara.stem]["description"] == "Keeps the light, by hand."
+        assert session.memory.whole_reads == 1
+        assert calls and f"scenes/{scene.name}" in calls[0]
+        hits = session.index.db.execute(
+            "SELECT COUNT(*) FROM search WHERE search MATCH 'heron'").fetchone()[0]
+        assert hits == 1

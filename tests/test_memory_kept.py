@@ -188,3 +188,77 @@ def test_a_loop_a_tick_changed_in_place_is_found_by_its_new_words(tmp_path):
     work, _ = same_as_whole(kept, root / "memory")
     assert work.find_loop("Who took the brass key?") is work.loops[1]
     assert work.loops[1]["id"] == "who_took_key_1"           # its id, made of the old words
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_told_which_files_moved_kept_memory_reads_as_memory_read_whole(tmp_path, watch):
+    """A session's reads are told, by the history's look (the kernel's names, or what a
+    whole look found changed), which files may have moved: only they are looked at, and
+    the memory is the one a whole read makes, commits and edits by hand alike."""
+    import time
+
+    from novel_agent.history.seen import SeenFiles
+    from novel_agent.story.memory import FOLDERS
+    from novel_agent.story.memory_kept import item_files
+
+    root, rng = tmp_path, random.Random(11)
+    folder = root / "memory"
+    folder.mkdir()
+    seen = SeenFiles(root, time.time_ns, watch=watch)
+    kept, last = KeptMemory(folder), None
+    told = []
+    for tick in range(1, 30):
+        seen.look()
+        now = seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)
+        moved = seen.moved_since(last)
+        told.append(moved is not None)
+        work, files = kept.read(given={kind: now[f"memory/{kind}/"] for kind in FOLDERS},
+                                moved=None if moved is None else item_files(moved))
+        last = seen.looks
+        fresh, fresh_files = read_memory(folder)
+        for kind in KINDS:
+            assert shape(getattr(work, kind)) == shape(getattr(fresh, kind)), (tick, kind)
+            assert shape(getattr(files, kind)) == shape(getattr(fresh_files, kind)), kind
+        a_tick(rng, work, tick)
+        commit(root, work, files)
+        kept.landed(work)
+        if tick % 7 == 0:                          # edits by hand between ticks
+            someone = sorted((folder / "characters").iterdir())[1]
+            with someone.open("a") as handle:
+                handle.write(f"description: edited at {tick}\n")
+            sorted((folder / "loops").iterdir())[0].unlink()
+            (folder / "characters" / f"hand_{tick}.yaml").write_text(f"name: Hand {tick}\n")
+    seen.close()
+    assert told[0] is False and all(told[1:])      # after the first look, always told
+    assert kept.whole_reads == 1
+
+
+def test_a_file_not_named_as_moved_is_not_looked_at(tmp_path):
+    """The trust `moved` asks for: a file left out of it is taken as it was."""
+    import time
+
+    from novel_agent.history.seen import SeenFiles
+    from novel_agent.story.memory import FOLDERS
+
+    root, rng = tmp_path, random.Random(5)
+    folder = root / "memory"
+    folder.mkdir()
+    kept = KeptMemory(folder)
+    work, files = kept.read()
+    a_tick(rng, work, 1)
+    commit(root, work, files)
+    kept.landed(work)
+    kept.read()
+    kept.landed(kept.work)
+    someone = sorted((folder / "characters").iterdir())[0]
+    someone.write_text(someone.read_text() + "description: by hand\n")
+    seen = SeenFiles(root, time.time_ns, watch=False)
+    seen.look()
+    given = seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)
+    given = {kind: given[f"memory/{kind}/"] for kind in FOLDERS}
+    work, _ = kept.read(given=given, moved={})
+    assert work.characters[someone.stem]["description"] != "by hand"
+    kept.landed(work)
+    work, _ = kept.read(given=given, moved={"characters": [someone.name]})
+    assert work.characters[someone.stem]["description"] == "by hand"
+    seen.close()

@@ -40,6 +40,7 @@ Stamp = tuple[int, int, int, int]     # inode, size, mtime_ns, mode
 RACY_NS = 2_000_000_000               # written this close to its stamp: compared by bytes too
 SKIPPED = frozenset({".novel", ".git"})   # top-level folders that are not the story's
 STATE_FILE = ".novel/state.yaml"      # what of .novel/ a look takes
+TRAIL = 8                             # looks whose moved files are kept (`moved_since`)
 
 
 class Look:
@@ -64,6 +65,8 @@ class SeenFiles:
         self.watching = watch
         self.watch: Watch | None = None
         self.whole_looks = 0
+        self.looks = 0                         # looks taken: `moved_since` counts by them
+        self.trail: list[tuple[int, set[str] | None]] = []   # the last looks' moved paths
 
     def look(self, whole: bool = False) -> Look:
         """Every story file's stamp now: a stat each of the files the kernel named since
@@ -76,17 +79,23 @@ class SeenFiles:
             self.watching = self.watch is not None
             self.now = None                     # what changed before the watch began is unknown
         named = self.watch.changed() if self.watch else None
+        moved: set[str] | None
         if named is None or self.now is None or whole:
+            was = self.now
             self.now, self.moved, self.whole_looks = self._all(), None, self.whole_looks + 1
             self.folders = {}
             for path, stamp in self.now.items():
                 folder, _, name = path.rpartition("/")
                 self.folders.setdefault(folder + "/", {})[name] = stamp
             looked: Iterable[str] = self.now
+            moved = None if was is None else {p for p in was.keys() | self.now.keys()
+                                              if was.get(p) != self.now.get(p)}
         else:
-            looked = self._restamp(named)
+            looked = moved = self._restamp(named)
             if self.moved is not None:
                 self.moved |= set(looked)
+        self.looks += 1
+        self.trail = [*self.trail[-(TRAIL - 1):], (self.looks, moved)]
         self._set(STATE_FILE, self._stamp_of(STATE_FILE))     # .novel/ is not watched
         if self.moved is not None:
             self.moved.add(STATE_FILE)
@@ -99,6 +108,20 @@ class SeenFiles:
                          else self.racy[p][1]) for p, stamp in racy.items()}
         self.fresh = True
         return Look(dict(self.now), {p: digest for p, (_, digest) in self.racy.items()})
+
+    def moved_since(self, look: int | None) -> set[str] | None:
+        """The files whose stamp may have moved in the looks taken after look number
+        `look` (those the kernel named, or a whole look found changed, came or gone);
+        None when that is not known (no such look kept, the first look, a lost event)."""
+        if look is None or look > self.looks or look < self.looks - len(self.trail):
+            return None
+        out: set[str] = set()
+        for number, moved in self.trail:
+            if number > look:
+                if moved is None:
+                    return None
+                out |= moved
+        return out
 
     def folders_now(self, folders: Iterable[str]) -> dict[str, dict[str, Stamp]] | None:
         """The files of each of `folders` ("memory/loops/") by name, as the look just

@@ -28,7 +28,7 @@ they are told of the items that moved or were written (`reordered`, `learned`,
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress
 from operator import itemgetter, ne
 from pathlib import Path
@@ -36,6 +36,7 @@ from typing import Any
 
 from novel_agent.story.lookup import learned, loops_from, reordered
 from novel_agent.story.memory import (
+    _ITEM_FILE,
     FOLDERS,
     LEGACY,
     Listed,
@@ -73,26 +74,56 @@ class KeptMemory:
         self.whole_reads = 0                   # reads that read memory whole
 
     def read(self, listed: Listed | None = None,
-             given: Mapping[str, Mapping[str, Sequence[int]]] | None = None
-             ) -> tuple[Memory, Memory]:
+             given: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
+             moved: Mapping[str, Iterable[str]] | None = None) -> tuple[Memory, Memory]:
         """(memory to change, memory as the files hold it), as read_memory gives them
         (see the module docstring); `listed` gets what each item folder held. `given`:
-        each item folder's files (by kind) as a look just taken saw them: no stat."""
-        looks = {kind: look(self.memory_dir / kind, listed, given[kind] if given else None)
-                 for kind in FOLDERS}
+        each item folder's files (by kind) as a look just taken saw them: no stat.
+        `moved`, with `given`: the only files (by kind, by name) whose stamp may differ
+        from the last read's: the others are not looked at (and `listed` gets nothing)."""
+        keep = self.work is not None and not self.out and not any(
+            (self.memory_dir / f"{kind}.yaml").exists() for kind in LEGACY)
+        if keep and given is not None and moved is not None and self.stamps:
+            looks = {kind: self._moved(kind, given[kind], moved.get(kind, ()))
+                     for kind in FOLDERS}
+        else:
+            looks = {kind: look(self.memory_dir / kind, listed, given[kind] if given else None)
+                     for kind in FOLDERS}
         try:
-            if self.work is None or self.out or any(
-                    (self.memory_dir / f"{kind}.yaml").exists() for kind in LEGACY):
+            if not keep or self.work is None:
                 raise Stale
             self._update(looks)
             work = self.work
         except Stale:
+            if given is not None and moved is not None and self.stamps:
+                looks = {kind: look(self.memory_dir / kind, listed, given[kind])
+                         for kind in FOLDERS}
             work = self._whole(looks)
         except BaseException:
             self.work = None
             raise
         self.out = True
         return work, self.files
+
+    def _moved(self, kind: str, given: Mapping[str, Sequence[int]],
+               names: Iterable[str]) -> dict[str, Stamp]:
+        """The stamps of `kind`'s files now, as look gives them, made from the last read's
+        with only `names` (those that may have moved) taken again from `given`."""
+        was = self.stamps.get(kind, {})
+        now: dict[str, Stamp] | None = None
+        for name in names:
+            seen = given.get(name) if _ITEM_FILE.match(name) else None
+            stamp = None if seen is None else (seen[0], seen[1], seen[2])
+            if was.get(name) != stamp:
+                if now is None:
+                    now = dict(was)
+                if stamp is None:
+                    now.pop(name, None)
+                else:
+                    now[name] = stamp
+        if now is None:
+            return was
+        return now if now.keys() == was.keys() else dict(sorted(now.items()))   # name order
 
     def landed(self, memory: Memory) -> None:
         """The tick handed `memory` committed it (every difference written): the next
@@ -234,6 +265,18 @@ class KeptMemory:
         else:
             work[:] = plain_copy(now)
         self.files.facts = now
+
+
+def item_files(moved: Iterable[str]) -> dict[str, list[str]]:
+    """The item files among `moved` (paths relative to the project: "memory/loops/x.yaml"),
+    by kind, by name: what `read` is told may have moved."""
+    out: dict[str, list[str]] = {kind: [] for kind in FOLDERS}
+    for path in moved:
+        top, _, rest = path.partition("/")
+        kind, _, name = rest.partition("/")
+        if top == "memory" and kind in out and name and "/" not in name:
+            out[kind].append(name)
+    return out
 
 
 def _key(kind: str, item: dict[str, Any]) -> Key:

@@ -45,13 +45,20 @@ from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.journal import Cut
 from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
+from novel_agent.story.memory_kept import item_files
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
-from novel_agent.tick.prompt_log import expired_logs, log_path, log_text, stripped_logs
+from novel_agent.tick.prompt_log import (
+    expired_logs,
+    log_names,
+    log_path,
+    log_text,
+    stripped_logs,
+)
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
@@ -140,8 +147,13 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     check_templates(project.templates_dir)   # a broken template fails before any call
     listed: Listed = {}      # memory's folders as read: the index's sync need not look again
     seen = session.seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)  # history's look
+    # the files that may have moved since the last tick read them (by the history's look,
+    # which the kernel tells): only they are looked at, by the memory and the index
+    moved = session.seen.moved_since(session.begun_at) if seen is not None else None
+    session.begun_at = None
     memory, before = session.memory.read(listed, given=seen and {
-        kind: seen[f"memory/{kind}/"] for kind in FOLDERS})
+        kind: seen[f"memory/{kind}/"] for kind in FOLDERS}, moved=None if moved is None
+        else item_files(moved))
     tick_no, state = tick or project.tick() + 1, project.state()
     note = read_steer(project.steer_file)
     draft = TickDraft(tick=tick_no, story=project.story(), memory=memory, before=before,
@@ -151,7 +163,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
                       steer_mark=note.mark(tick_no, state),
                       notices=list(project.notices))
     project.notices.clear()
-    changed = session.sync_index(memory, listed=listed).changes_line()   # hand edits
+    changed = session.sync_index(memory, listed=listed, moved=moved).changes_line()  # by hand
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
@@ -159,6 +171,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.steer = draft.steer
     session.source.plan, session.source.prose, session.source.summary = None, "", None
+    session.begun_at = session.seen.looks if seen is not None else None
     return draft
 
 
@@ -359,9 +372,10 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   tokens=session.counter.count(draft.prose))
     record, state = plan_record(draft), tick_state(project.state(), draft)
     ctx = session.config.context
+    names = log_names(project) if draft.tick > ctx.keep_prompt_logs else []
     logs: dict[Path, str | Cut | None] = {
-        **expired_logs(project, draft.tick - ctx.prompt_log_ticks),
-        **stripped_logs(project, draft.tick - ctx.keep_prompt_logs)}
+        **expired_logs(project, draft.tick - ctx.prompt_log_ticks, names),
+        **stripped_logs(project, draft.tick - ctx.keep_prompt_logs, names)}
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     if draft.clock_text:

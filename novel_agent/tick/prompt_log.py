@@ -46,23 +46,31 @@ def previous_messages(project: Project, tick: int,
     return messages, ""
 
 
-def tick_logs(project: Project, tick: int) -> list[Path]:
-    """The log files of `tick`, by name (one listing of the folder, no pattern matching)."""
-    prefix = f"tick_{tick:03d}_"
+def log_names(project: Project) -> list[str]:
+    """The names in the log folder (one listing, for the several ticks a commit asks of)."""
     try:
-        names = os.listdir(project.log_dir)
+        return os.listdir(project.log_dir)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [project.log_dir / name for name in sorted(names)
+
+
+def tick_logs(project: Project, tick: int, names: list[str] | None = None) -> list[Path]:
+    """The log files of `tick`, by name (of `names`, the folder's listing when the caller
+    has it; no pattern matching)."""
+    prefix = f"tick_{tick:03d}_"
+    return [project.log_dir / name for name in sorted(
+        log_names(project) if names is None else names)
             if name.startswith(prefix) and name.endswith(".json")]
 
 
-def stripped_logs(project: Project, tick: int) -> dict[Path, str | Cut]:
+def stripped_logs(project: Project, tick: int,
+                  names: list[str] | None = None) -> dict[Path, str | Cut]:
     """The logs of `tick` without their messages (the reports stay), for the commit that
     makes them older than `context.keep_prompt_logs`: a cut of the file where
-    `log_text` put them, else (a log written otherwise) the report written again."""
+    `log_text` put them, else (a log written otherwise) the report written again.
+    `names`: the log folder's listing, when the caller has it."""
     out: dict[Path, str | Cut] = {}
-    for path in tick_logs(project, tick) if tick > 0 else []:
+    for path in tick_logs(project, tick, names) if tick > 0 else []:
         try:
             raw = path.read_bytes()
             found = _report(raw)
@@ -95,13 +103,15 @@ def _report(raw: bytes) -> tuple[dict[str, Any], Cut] | None:
         else None
 
 
-def expired_logs(project: Project, tick: int) -> dict[Path, None]:
+def expired_logs(project: Project, tick: int,
+                 names: list[str] | None = None) -> dict[Path, None]:
     """The logs of `tick`, to remove: the commit that makes them older than
     `context.prompt_log_ticks` deletes them, so the folder holds at most that many
-    ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger)."""
+    ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger).
+    `names`: the log folder's listing, when the caller has it."""
     if tick <= 0:
         return {}
-    return dict.fromkeys(tick_logs(project, tick))
+    return dict.fromkeys(tick_logs(project, tick, names))
 
 
 def stripped(report: dict[str, Any]) -> dict[str, Any]:

@@ -103,6 +103,7 @@ class Session:
         self.embedder: Embedder | None = None
         self._kept: dict[Any, Any] = {}
         self._looked: Looked = {}     # what the last sync looked at (see index.sync)
+        self.begun_at: int | None = None   # the history's look the last tick's reading used
         self._landed = 0
         self._frozen = False
 
@@ -168,17 +169,26 @@ class Session:
         return stage_budget(self.config, stage, self.limits)
 
     def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None,
-                   listed: Any = None) -> SyncReport:
+                   listed: Any = None, moved: Iterable[str] | None = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
         them (memory's folders as reading `memory` saw them, when `listed`; only the
         files whose stat moved since the session's last sync are asked about), or only
         `paths` (the files a tick just wrote, with `memory` the kept memory it committed:
-        of facts.yaml, only the facts it added). Files changed by anyone else make the
-        session forget what it `remembered`."""
+        of facts.yaml, only the facts it added). `moved`, instead of all of them: the
+        only files (relative to the project) that may have changed since the last sync,
+        as the history's look found them (once a sync of all has been made). Files
+        changed by anyone else make the session forget what it `remembered`."""
         if self.index is None:
             return SyncReport()
         kept = self.memory
         before = kept.files.facts if paths is not None and memory is kept.work else None
+        if paths is None and moved is not None and self._looked:
+            paths, before = sorted(moved), None      # (facts.yaml, if named: read whole)
+            report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
+                          last=self._looked)
+            if report.changed:
+                self._kept.clear()
+            return report
         report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
                       listed=listed, last=self._looked, facts_before=before)
         if paths is None and report.changed:
