@@ -279,8 +279,9 @@ def test_ced_is_subtypes_with_a_quoted_error_per_ten_thousand_words():
 
 
 def test_near_name_skips_names_too_long_or_short_to_be_near_and_finds_the_same():
-    """A name whose length differs by more than the allowed distance is never measured
-    (the distance is at least that difference): the answer is what measuring all gives."""
+    """A name whose length differs by more than the allowed distance, or whose word
+    count differs, is never measured (known_names files the names by both): the answer
+    is what measuring all gives, ties going to the first known."""
     import random
 
     from novel_agent.audit.rules import _distance

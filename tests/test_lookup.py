@@ -98,8 +98,9 @@ def test_an_index_is_made_again_for_a_dict_that_changed_behind_it():
 
 
 def test_the_loops_a_text_touches_are_those_a_scan_of_every_open_loop_finds():
-    """touched_loops looks only at the loops saying a word of the text: the same loops,
-    in the same order, as touches() over loop_marks of every open loop."""
+    """touched_loops looks only at the loops saying a word of the text that marks one (few
+    open loops say it): the same loops, in the same order, as touches() over loop_marks
+    of every open loop."""
     from novel_agent.story.memory import loop_marks, touched_loops, touches
     rng = random.Random(9)
     words = ["rajunjun", "halurra", "korralor", "token", "ledger", "quill", "means", "bell",

@@ -8,6 +8,7 @@ with its ConStory subtype, a severity and two quotes. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -218,13 +219,44 @@ def _distance_within(a: str, b: str, k: int) -> int | None:
     return prev[-1] if prev[-1] <= k else None
 
 
-Known = list[tuple[str, int, str]]    # (normalized name, its word count, the name)
+class Known(list):
+    """Names as near_name compares them: (normalized name, its word count, the name), in
+    order, and where each is by its word count and length (a name is compared only with
+    those of its word count and within two letters of its length: at hundreds of
+    characters, a few dozen)."""
+
+    def __init__(self, names: Iterable[tuple[str, int, str]]):
+        super().__init__(names)
+        self.at: dict[tuple[int, int], list[int]] = {}
+        for n, (normal, count, _) in enumerate(self):
+            self.at.setdefault((count, len(normal)), []).append(n)
+
+    def near(self, words: int, length: int) -> list[tuple[str, int, str]]:
+        """Those of `words` words and a length within 2 of `length`, in order."""
+        found = [n for size in range(length - 2, length + 3)
+                 for n in self.at.get((words, size), ())]
+        return [self[n] for n in sorted(found)]
 
 
 def known_names(names: Iterable[str]) -> Known:
     """Names as near_name compares them, each normalized once (for many names asked)."""
-    return [(normal, len(normal.split()), name)
-            for name, normal in ((name, normalize_name(name)) for name in names)]
+    return Known(map(_known, names))
+
+
+def _known(name: str) -> tuple[str, int, str]:
+    return _known_str(name) if type(name) is str else _known_of(name)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _known_str(name: str) -> tuple[str, int, str]:
+    """(normalized, its word count, the name), kept for the names last asked (every tick
+    that names someone new asks it of every known name)."""
+    return _known_of(name)
+
+
+def _known_of(name: str) -> tuple[str, int, str]:
+    normal = normalize_name(name)
+    return normal, len(normal.split()), name
 
 
 def near_name(name: str, known: Iterable[str]) -> str:
@@ -234,13 +266,14 @@ def near_name(name: str, known: Iterable[str]) -> str:
 
 
 def near_known(name: str, known: Known) -> str:
-    """near_name, of names already made known_names."""
+    """near_name, of names already made known_names (only those near in word count and
+    length are compared: an exact match is among them)."""
     n = normalize_name(name)
     if len(n) < 4:
         return ""
     words = len(n.split())
     best, found = 3, ""
-    for kn, count, k in known:
+    for kn, count, k in known.near(words, len(n)):
         if kn == n:
             return ""
         limit = 1 if len(kn) < 8 else 2

@@ -14,8 +14,10 @@ relevant to the scene and says how many reached the writer's prompt.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import Any
 
 from novel_agent.audit.knowledge import knows
@@ -86,13 +88,12 @@ def loop_scenes(loops: Iterable[dict[str, Any]]) -> dict[int, float]:
 
 
 def shared_first_names(memory: Memory) -> set[str]:
-    """First names more than one known character has."""
-    seen: dict[str, int] = {}
-    for c in memory.characters.values():
-        first = _first_name(str(c.get("name", "")))
-        if first is not None:
-            seen[first] = seen.get(first, 0) + 1
-    return {first for first, n in seen.items() if n > 1}
+    """First names more than one known character has (counted without a Python step a
+    character: every one is asked each tick)."""
+    people = memory.characters.values()
+    seen = Counter(map(_first_name, map(str, map(dict.get, people, repeat("name"),
+                                                   repeat("")))))
+    return {first for first, n in seen.items() if n > 1 and first is not None}
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -128,12 +128,15 @@ def _marks(loops: tuple[tuple[str, str], ...]) -> tuple[tuple[str, frozenset[str
 
 def touched_loops(memory: Memory, text: str) -> list[dict[str, Any]]:
     """The open loops `text` touches (touches, with loop_marks of the open loops), in
-    order: only the loops that say a word of `text` are looked at, and a word's share
-    of the open loops counted only as far as telling whether it marks one."""
+    order: only the loops that say a word of `text` that marks a loop (one at most
+    SHARED_BY open loops say) are looked at, not every loop sharing "token" or "means"
+    with it (half the open loops of a long book); a word's share of the open loops is
+    counted only as far as telling whether it marks one."""
     said = _text_words(text)
     index = loop_index(memory.loops)
+    rare = frozenset(w for w in said if index.open_with(w, SHARED_BY + 1) <= SHARED_BY)
     out = []
-    for loop in index.open_saying_any(said):
+    for loop in index.open_saying_any(rare):
         words = _loop_words(str(loop.get("description", "")))
         marks = {w for w in words if index.open_with(w, SHARED_BY + 1) <= SHARED_BY}
         if marks and len(marks & said) >= min(2, len(marks)):
