@@ -166,3 +166,29 @@ def test_an_edit_by_hand_is_staged_once(project, monkeypatch):
     entry = History(project).record_pending()
     assert entry is not None and entry.subject == "edited by hand: steer.md"
     assert calls.count("write-tree") == 1 and calls.count("commit-tree") == 1
+
+
+def test_the_history_index_is_split_and_an_older_history_is_split_at_its_next_entry(project):
+    """An entry rewrites a small index of what changed, not one of every file (the shared
+    one, of the rest, is written now and then, the one before it removed); a history
+    made before that is split by the next command that records in it."""
+    run_ticks(project, 3)
+    git_dir = project.novel_dir / "history.git"
+
+    def split() -> bool:           # a split index links to its shared one ("link" extension)
+        return b"link" in (git_dir / "index").read_bytes()
+
+    shared = [p for p in git_dir.iterdir() if p.name.startswith("sharedindex.")]
+    assert len(shared) == 1 and split()
+    git = ["git", f"--git-dir={git_dir}"]
+    subprocess.run([*git, "config", "--unset", "core.splitIndex"], check=True)
+    subprocess.run([*git, "config", "--unset", "splitIndex.sharedIndexExpire"], check=True)
+    subprocess.run([*git, "update-index", "--no-split-index"], cwd=project.root, check=True)
+    assert not split()
+    run_ticks(project, 1)
+    config = subprocess.run([*git, "config", "--get", "core.splitIndex"],
+                            capture_output=True, text=True).stdout.strip()
+    assert config == "true" and split()
+    status = subprocess.run([*git, "status", "--porcelain"], cwd=project.root,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""

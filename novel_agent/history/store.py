@@ -86,6 +86,8 @@ class History:
         tick N") when it has none; the entry made, if any."""
         if not self.git.exists():
             self.git.init()
+        else:
+            self.git.split_index()
         self.git.clear_stale_locks()
         if self._head()[0] is None:
             tick = self.project.tick()
