@@ -36,7 +36,7 @@ from novel_agent.models.offline import OfflineModel, StorySource, SummaryJob  # 
 from novel_agent.story.decisions import plan_from_json  # noqa: E402
 from novel_agent.story.faithfulness import range_items  # noqa: E402
 from novel_agent.story.memory import FOLDERS  # noqa: E402
-from novel_agent.story.memory_kept import KeptMemory  # noqa: E402
+from novel_agent.story.memory_kept import KeptMemory, item_files  # noqa: E402
 from novel_agent.story.project import Project, create_project  # noqa: E402
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scenes  # noqa: E402
@@ -65,6 +65,7 @@ class StoryServer:
         # answer does not cost more as the project grows, and neither should this one's
         self.seen = SeenFiles(project.root, time.time_ns)
         self.kept = KeptMemory(project.memory_dir)
+        self.read_at: int | None = None     # the look the files were last read at
 
     def stage(self, body: dict) -> str:
         system = body["messages"][0]["content"]
@@ -95,14 +96,14 @@ class StoryServer:
 
     def read_files(self) -> None:
         """The story, the tick and the memory as the files hold them now."""
-        look = self.seen.look()
-        moved = self.seen.changed(look)
-        self.seen.keep(look)
-        if moved == [] and self.source.story is not None:
+        self.seen.look()
+        moved, self.read_at = self.seen.moved_since(self.read_at), self.seen.looks
+        if moved == set() and self.source.story is not None:
             return
         seen = self.seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)
         work, files = self.kept.read(given=seen and {
-            kind: seen[f"memory/{kind}/"] for kind in FOLDERS})
+            kind: seen[f"memory/{kind}/"] for kind in FOLDERS},
+            moved=None if moved is None else item_files(moved))
         self.kept.landed(work)        # nothing here changes it: the files hold it
         source = self.source
         source.story, source.tick, source.memory = (self.project.story(),

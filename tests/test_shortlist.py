@@ -229,5 +229,5 @@ def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
         opened = OpenLoops(Memory(loops=loops), Focus(5, names))
         pattern = _any_of(names)
         assert naming(opened, names) == {
-            n for n, loop, _, _ in opened.loops
+            n for n, loop in enumerate(opened.open)
             if pattern is not None and pattern.search(normalize_name(loop["description"]))}

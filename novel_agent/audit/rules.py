@@ -243,18 +243,10 @@ def known_names(names: Iterable[str]) -> Known:
     return Known(map(_known, names))
 
 
-def _known(name: str) -> tuple[str, int, str]:
-    return _known_str(name) if type(name) is str else _known_of(name)
-
-
 @functools.lru_cache(maxsize=1 << 15)
-def _known_str(name: str) -> tuple[str, int, str]:
+def _known(name: str) -> tuple[str, int, str]:
     """(normalized, its word count, the name), kept for the names last asked (every tick
     that names someone new asks it of every known name)."""
-    return _known_of(name)
-
-
-def _known_of(name: str) -> tuple[str, int, str]:
     normal = normalize_name(name)
     return normal, len(normal.split()), name
 

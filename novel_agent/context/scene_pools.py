@@ -143,7 +143,3 @@ def _called(people: list[dict[str, Any]], rest: list[int]) -> list[str]:
 
 def _name_entry(people: list[dict[str, Any]], focus: Focus, n: int) -> Entry:
     return name_entry(people[n], focus)
-
-
-def _given(value: Any) -> Any:
-    return value

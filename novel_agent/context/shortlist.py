@@ -398,10 +398,11 @@ class LoopChoice:
 
 
 class OpenLoops:
-    """The open loops of a memory, read once: each with its number among them, its id (as
-    a string), the last scene it played in; those overdue at focus.tick; and, for each
-    set of ticks `scenes` given, the ids of those that played in one of them (what
-    builders.planner_focus gives a focus on those scenes)."""
+    """The open loops of a memory, read once (`open`; a loop's number is its place
+    there), with their ids as strings (`keys`), the last scene each played in (`lasts`),
+    the tick each opened in (`began`); those overdue at focus.tick (`late`, at `late_at`);
+    and, for each set of ticks `scenes` given, the ids of those that played in one of
+    them (what builders.planner_focus gives a focus on those scenes)."""
 
     def __init__(self, memory: Memory, focus: Focus, *scenes: set[int]):
         loops = memory.loops
@@ -419,11 +420,6 @@ class OpenLoops:
                                        overdue(loop, focus.tick, focus.overdue_after))]
         self.late = [self.open[n] for n in self.late_at]
         self.touched = [self._played_in(ticks, played) for ticks in scenes]
-
-    @functools.cached_property
-    def loops(self) -> list[tuple[int, dict[str, Any], str, int]]:
-        """(number, loop, id, last) of each open loop."""
-        return list(zip(count(), self.open, self.keys, self.lasts))
 
     def _played_in(self, ticks: set[int], played: list[Any]) -> list[str]:
         """The ids of the loops that played in one of `ticks` (a loop's last scene is at

@@ -83,7 +83,9 @@ class KeptMemory:
         from the last read's: the others are not looked at (and `listed` gets nothing)."""
         keep = self.work is not None and not self.out and not any(
             (self.memory_dir / f"{kind}.yaml").exists() for kind in LEGACY)
-        if keep and given is not None and moved is not None and self.stamps:
+        told = keep and given is not None and moved is not None and bool(self.stamps)
+        if told:
+            assert given is not None and moved is not None
             looks = {kind: self._moved(kind, given[kind], moved.get(kind, ()))
                      for kind in FOLDERS}
         else:
@@ -95,7 +97,8 @@ class KeptMemory:
             self._update(looks)
             work = self.work
         except Stale:
-            if given is not None and moved is not None and self.stamps:
+            if told:        # a read in part gone stale: every file's stamp, for a whole one
+                assert given is not None
                 looks = {kind: look(self.memory_dir / kind, listed, given[kind])
                          for kind in FOLDERS}
             work = self._whole(looks)

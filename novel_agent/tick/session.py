@@ -182,16 +182,12 @@ class Session:
             return SyncReport()
         kept = self.memory
         before = kept.files.facts if paths is not None and memory is kept.work else None
-        if paths is None and moved is not None and self._looked:
-            paths, before = sorted(moved), None      # (facts.yaml, if named: read whole)
-            report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
-                          last=self._looked)
-            if report.changed:
-                self._kept.clear()
-            return report
+        by_hand = paths is None            # (facts.yaml, if `moved` names it: read whole)
+        if by_hand and moved is not None and self._looked:
+            paths = sorted(moved)
         report = sync(self.project, self.index, memory, clock=self.clock, paths=paths,
                       listed=listed, last=self._looked, facts_before=before)
-        if paths is None and report.changed:
+        if by_hand and report.changed:
             self._kept.clear()
         return report
 
