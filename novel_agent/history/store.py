@@ -110,7 +110,7 @@ class History:
             if story:       # by name: git's ignore rules do not apply, a gone one leaves
                 self.git.run("update-index", "--add", "--remove", "--replace", "-z",
                              "--stdin", input="\0".join(story).encode("utf-8"))
-            return self.git.text("write-tree")
+            return self.write_tree()
         # .novel/ is left out whole, so git never walks into history.git (its loose objects
         # grow with the book: at tick 300 the walk took 0.7 s), then what of it is the
         # story is added by name (a name git cannot match fails `add`, so one gone from
@@ -123,7 +123,15 @@ class History:
             self.git.run("add", "-A", "-f", "--", *kept)
         if gone:
             self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone)
-        return self.git.text("write-tree")
+        return self.write_tree()
+
+    def write_tree(self) -> str:
+        """The tree the index makes. `--missing-ok`: git does not look up every entry of
+        each folder it rewrites (a character's change made it look up all 743 objects of
+        memory/characters at tick 300: 14.5 ms, 10.4 without), and every entry's object
+        is there: update-index and add wrote the new ones, the index keeps the rest from
+        being pruned."""
+        return self.git.text("write-tree", "--missing-ok")
 
     def record(self, kind: str, tick: int, subject: str, words: int | None = None, *,
                paths: Sequence[str] | None = None) -> Entry | None:
