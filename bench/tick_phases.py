@@ -35,7 +35,7 @@ from novel_agent.tick.session import Session
 
 PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
             "_extract", "audit", "commit", "load_tree", "load_lorebook",
-            "commit_tick", "expired_logs", "stripped_logs", "log_text", "run_tools",
+            "commit_tick", "tidied_logs", "log_text", "run_tools",
             "ensure_cast"]
 PROMPTS = ["fit_prompt", "fit_briefing", "planner_briefing", "extractor_briefing",
            "propose_writer"]

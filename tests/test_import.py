@@ -316,7 +316,8 @@ def extract_sentences(text):
 
 def test_import_strips_prompt_logs_past_keep_prompt_logs_as_a_tick_does(project, tmp_path):
     project.project_file.write_text(project.project_file.read_text()
-                                    + "context:\n  keep_prompt_logs: 2\n")
+                                    + "context:\n  keep_prompt_logs: 2\n"
+                                    + "generation:\n  checkpoint_summary_interval: 3\n")
     manuscript = load_manuscript(write_book(tmp_path / "book.md"), "auto", 400)
     with reconciled(project), offline_session(project, OfflineModel(seed=1)) as session:
         import_manuscript(session, manuscript)

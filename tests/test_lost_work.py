@@ -168,14 +168,25 @@ def test_a_cut_off_plan_is_repaired_not_committed_with_less(project):
 
 # -- item 9: prompt logs stop growing with the story -----------------------------------
 
-def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
+def messages_kept(project, ticks):
     import json
-    text = project.project_file.read_text() + "context:\n  keep_prompt_logs: 2\n"
+    return {t: "messages" in json.loads(log_path(project, t, "writer").read_text())
+            for t in ticks}
+
+
+def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
+    """Stripped at the checkpoints (every 2 ticks here): the ticks between write only
+    their own logs, and a log keeps its messages 2 to 3 ticks."""
+    import json
+    text = project.project_file.read_text() + ("context:\n  keep_prompt_logs: 2\n"
+                                               "generation:\n  checkpoint_summary_interval: 2\n")
     project.project_file.write_text(text)
     run_ticks(project, 5)
-    has = {t: "messages" in json.loads(log_path(project, t, "writer")
-                                       .read_text()) for t in range(1, 6)}
-    assert has == {1: False, 2: False, 3: False, 4: True, 5: True}
+    assert messages_kept(project, range(1, 6)) == {1: False, 2: False, 3: True, 4: True,
+                                                   5: True}
+    run_ticks(project, 1)
+    assert messages_kept(project, range(1, 7)) == {1: False, 2: False, 3: False, 4: False,
+                                                   5: True, 6: True}
     report = json.loads(log_path(project, 1, "planner").read_text())
     kept = json.loads(log_path(project, 5, "planner").read_text())
     assert set(kept) - set(report) == {"messages"}        # the stripped log keeps its report
@@ -185,11 +196,15 @@ def test_prompt_logs_keep_messages_for_the_last_n_ticks_only(project):
 
 def test_prompt_logs_are_kept_for_prompt_log_ticks_ticks_in_all(project):
     text = project.project_file.read_text() + ("context:\n  keep_prompt_logs: 1\n"
-                                               "  prompt_log_ticks: 2\n")
+                                               "  prompt_log_ticks: 2\n"
+                                               "generation:\n  checkpoint_summary_interval: 3\n")
     project.project_file.write_text(text)
     run_ticks(project, 5)
     ticks = sorted({p.name[5:8] for p in project.log_dir.glob("tick_*.json")})
-    assert ticks == ["004", "005"]           # the folder holds two ticks, not five
+    assert ticks == ["002", "003", "004", "005"]     # the checkpoint at 3 removed tick 1's
+    run_ticks(project, 1)
+    ticks = sorted({p.name[5:8] for p in project.log_dir.glob("tick_*.json")})
+    assert ticks == ["005", "006"]           # the folder holds two ticks, not six
 
 
 def with_characters(projects_dir, name: str, count: int):
@@ -197,7 +212,8 @@ def with_characters(projects_dir, name: str, count: int):
     from novel_agent.story.project import create_project
     project = create_project(projects_dir / name, {"name": name, "premise": "A keeper."},
                              config={"llm": {"provider": "offline"},
-                                     "context": {"keep_prompt_logs": 1}})
+                                     "context": {"keep_prompt_logs": 1},
+                                     "generation": {"checkpoint_summary_interval": 2}})
     for i in range(count):
         (project.memory_dir / "characters" / f"person_{i}.yaml").write_text(
             f"id: person_{i}\nname: Person {i} Quill\ndescription: a harbour hand\n"

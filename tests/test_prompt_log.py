@@ -65,3 +65,23 @@ def test_a_logs_housekeeping_looks_at_its_own_tick_only(project):
         "tick_005_summarizer_checkpoint_010.json", "tick_005_writer.json"]
     assert [p.name for p in stripped_logs(project, 50)] == ["tick_050_writer.json"]
     assert expired_logs(project, 0) == {} and stripped_logs(project, 7) == {}
+
+
+def test_the_logs_are_tidied_at_checkpoints_the_ticks_fallen_behind_since_the_last(project):
+    from novel_agent.tick.prompt_log import tidied_logs
+    for tick in range(1, 31):
+        path = log_path(project, tick, "writer")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(log_text(REPORT, MESSAGES), encoding="utf-8")
+
+    def tidied(tick):
+        out = tidied_logs(project, tick, keep=5, kept_at_all=12, every=4)
+        return ({int(p.name[5:8]) for p, v in out.items() if v is None},
+                {int(p.name[5:8]) for p, v in out.items() if v is not None})
+
+    assert tidied(27) == (set(), set())          # between checkpoints: nothing
+    assert tidied(28) == ({13, 14, 15, 16}, {20, 21, 22, 23})
+    assert tidied(4) == (set(), set())           # nothing has fallen behind yet
+    assert tidied(8) == (set(), {1, 2, 3})
+    assert tidied_logs(project, 28, keep=5, kept_at_all=12, every=1).keys() == {
+        log_path(project, 16, "writer"), log_path(project, 23, "writer")}   # every tick

@@ -42,7 +42,6 @@ from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.journal import Cut
 from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
 from novel_agent.story.memory_kept import item_files
@@ -52,13 +51,7 @@ from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
-from novel_agent.tick.prompt_log import (
-    expired_logs,
-    log_names,
-    log_path,
-    log_text,
-    stripped_logs,
-)
+from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
@@ -372,10 +365,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                   tokens=session.counter.count(draft.prose))
     record, state = plan_record(draft), tick_state(project.state(), draft)
     ctx = session.config.context
-    names = log_names(project) if draft.tick > ctx.keep_prompt_logs else []
-    logs: dict[Path, str | Cut | None] = {
-        **expired_logs(project, draft.tick - ctx.prompt_log_ticks, names),
-        **stripped_logs(project, draft.tick - ctx.keep_prompt_logs, names)}
+    logs = tidied_logs(project, draft.tick, keep=ctx.keep_prompt_logs,
+                       kept_at_all=ctx.prompt_log_ticks,
+                       every=session.config.generation.checkpoint_summary_interval)
     logs.update({log_path(project, draft.tick, stage): log_text(b.report, b.messages)
                  for stage, b in draft.built.items()})
     if draft.clock_text:
