@@ -172,6 +172,78 @@ def test_a_new_counter_is_answered_by_the_store():
     assert fresh.stats == CountStats(hits=0, store_hits=1, misses=0)
 
 
+# ---------------------------------------------------------------- counted line by line
+
+HEADS = ["x.\n", "abc\n", "abc \n", "ab\n\n", "7\n", ". \n", "\t\n", "a\r\n", "'s\n",
+         "\u3000\n", "é\n"]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+def test_a_line_begins_where_no_token_crosses_for_every_character_after_the_newline(model):
+    """LINE_WISE's rule, character by character (the BMP below U+3000; the whole of
+    Unicode was checked once): where the text splits, the pieces' counts sum to the
+    whole's; a white space or "/" after the newline keeps the text whole."""
+    from novel_agent.text.tokens import _LINE_START
+    encode = TokenCounter(model).encoding.encode_ordinary
+    split = 0
+    for cp in range(0x3000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        for head in HEADS:
+            text = head + chr(cp) + "y z"
+            parts = _LINE_START.split(text)
+            if len(parts) > 1:
+                split += 1
+                assert len(encode(text)) == sum(len(encode(p)) for p in parts), repr(text)
+            else:
+                assert chr(cp).isspace() or chr(cp) == "/"
+    assert split > 0.9 * 0x3000 * len(HEADS)
+
+
+LINES = st.lists(st.text(alphabet=st.sampled_from(list(
+    "ab Z9/.,'-#*\n\t\r é灯台🌊\u3000\u0301\u00a0")), max_size=60), min_size=8, max_size=40)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=LINES, model=st.sampled_from(["gpt-4o", "gpt-4"]))
+def test_a_long_text_counted_line_by_line_counts_as_encoded_whole(lines, model):
+    text = "\n".join(lines) * (1 + SHORT_TEXT // max(1, len("\n".join(lines))))
+    assume(len(text) >= SHORT_TEXT)
+    counter = TokenCounter(model)
+    assert counter.count(text) == len(counter.encoding.encode_ordinary(text))
+
+
+def test_a_prompt_changed_in_one_line_encodes_that_line_only():
+    counter = TokenCounter("gpt-4o")
+    lines = [f"- fact {n}: Mara Quill saw the map at the lighthouse, scene {n}." for n in range(60)]
+    first = "## What is known\n" + "\n".join(lines) + "\n\n## Scene\nShe climbed.\n"
+    counter.count(first)
+    encoded = []
+    encode = counter.encoding.encode_ordinary
+    counter.__dict__["encoding"] = type("Spy", (), {
+        "encode_ordinary": lambda self, t: encoded.append(t) or encode(t)})()
+    second = first.replace("scene 7.", "scene 70.")
+    assert counter.count(second) == len(encode(second))
+    assert encoded == [lines[7].replace("scene 7.", "scene 70.") + "\n"]
+
+
+def test_a_model_s_own_tokenizer_counts_a_long_text_whole():
+    asked = []
+
+    class Whole:
+        name = "whole"
+
+        def encode_ordinary(self, text):
+            asked.append(text)
+            return text.split()
+
+        def decode_bytes(self, tokens):
+            return " ".join(tokens).encode()
+
+    text = "line one\nline two\n" * 40
+    assert TokenCounter("local", tokenizer=Whole()).count(text) == 160 and asked == [text]
+
+
 def reference(monkeypatch, name: str) -> tiktoken.Encoding:
     """tiktoken's own encoding of `name` (no download: see tiktokens_own)."""
     return tiktoken.Encoding(**tiktokens_own(monkeypatch, name))

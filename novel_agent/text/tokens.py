@@ -5,7 +5,8 @@ first use), or with a model's own `Tokenizer` (a local GGUF's, through llama.cpp
 models/llama_tokens.py). Counts are cached by content hash and the tokenizer's
 name, in memory and in an optional `CountStore` (the SQLite index implements it),
 so a scene is counted once in its life by each tokenizer; a short text (an item's
-line) is kept in memory by itself and encoded again by a new process.
+line) is kept in memory by itself and encoded again by a new process; a long text new to
+the counter (a prompt) is counted line by line, so only its new lines are encoded.
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ REPLY_PRIMING = 3
 DEFAULT_MARKER = "\n[… {n} tokens cut …]\n"
 SHORT_TEXT = 400       # characters: a text this short is encoded, not looked up in the store
 SHORT_KEPT = 100_000   # short texts whose counts a counter keeps (then it starts afresh)
+# A longer text not counted before (a prompt: new each tick, most of it as it was) is
+# counted line by line, each line's count kept like a short text's, so only the lines that
+# changed are encoded. The sum is the whole text's count: these encodings' pre-tokenizers
+# end a piece after a newline followed by anything but white space or "/", and no token
+# crosses a piece (tests/test_tokens.py checks every character after the newline).
+LINE_WISE = frozenset({"cl100k_base", "o200k_base"})
+_LINE_START = re.compile(r"(?<=\n)(?=[^\s/])")
 
 
 class TokenCounter:
@@ -115,6 +123,7 @@ class TokenCounter:
         # HTTP) is asked once per text whatever its size.
         self._short: dict[str, int] = {}
         self._short_below = SHORT_TEXT if tokenizer is None else 0
+        self._line_wise = tokenizer is None and self.encoding_name in LINE_WISE
 
     @functools.cached_property
     def encoding(self) -> Tokenizer:
@@ -147,11 +156,23 @@ class TokenCounter:
             self.stats.store_hits += 1
         else:
             self.stats.misses += 1
-            n = len(self.encoding.encode_ordinary(text))
+            n = self._lines(text) if self._line_wise else len(self.encoding.encode_ordinary(text))
             if self.store is not None:
                 self.store.put(key, n)
         self._memo[key] = n
         return n
+
+    def _lines(self, text: str) -> int:
+        """The tokens of `text`, as the sum of its lines' (LINE_WISE), each kept."""
+        total, kept, encode = 0, self._short, self.encoding.encode_ordinary
+        for line in _LINE_START.split(text):
+            n = kept.get(line)
+            if n is None:
+                if len(kept) >= SHORT_KEPT:
+                    kept.clear()
+                n = kept[line] = len(encode(line))
+            total += n
+        return total
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         """Prompt tokens of a chat request: every string field of every message,
