@@ -58,13 +58,13 @@ def recording() -> list[dict[str, int]]:
 
 def timing(spent: list[float]) -> None:
     """Add to `spent` the seconds the commit spends making the prompt logs."""
-    for name in ("log_text", "stripped_logs"):
+    for name in ("log_text", "tidied_logs"):
         real = getattr(pipeline, name)
 
-        def timed(*args, real=real):
+        def timed(*args, real=real, **kwargs):
             started = time.perf_counter()
             try:
-                return real(*args)
+                return real(*args, **kwargs)
             finally:
                 spent.append(time.perf_counter() - started)
         setattr(pipeline, name, timed)
