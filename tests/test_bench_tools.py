@@ -27,3 +27,12 @@ def test_tick_phases_times_each_step_of_a_few_ticks():
 def test_commit_cost_measures_the_commit_and_the_logs():
     out = bench("bench/commit_cost.py", "--at", "3", "--window", "2")
     assert out.count("commit at tick") == 1 and "making the prompt logs" in out, out
+
+
+def test_tick_pair_times_a_new_book_and_a_grown_one_in_turn():
+    out = bench("bench/tick_pair.py", "--at", "6", "--ticks", "4")
+    assert "one at tick 7 (ticks 8-11)" in out, out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]
+            if line.startswith("  ") and not line.startswith("  ratio")}
+    assert {"tick", "commit", "after_tick"} <= rows.keys(), out
+    assert float(rows["tick"][0]) > 0 and float(rows["tick"][1]) > 0 and "ratio" in out
