@@ -85,3 +85,9 @@ def test_the_logs_are_tidied_at_checkpoints_the_ticks_fallen_behind_since_the_la
     assert tidied(8) == (set(), {1, 2, 3})
     assert tidied_logs(project, 28, keep=5, kept_at_all=12, every=1).keys() == {
         log_path(project, 16, "writer"), log_path(project, 23, "writer")}   # every tick
+    # a log due to be stripped and removed at once is removed (else the folder grows
+    # without bound when prompt_log_ticks is keep_prompt_logs)
+    both = tidied_logs(project, 28, keep=5, kept_at_all=5, every=4)
+    assert both and set(both.values()) == {None}
+    both = tidied_logs(project, 28, keep=5, kept_at_all=8, every=4)       # 20 of each
+    assert both[log_path(project, 20, "writer")] is None

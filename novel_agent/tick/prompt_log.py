@@ -1,13 +1,13 @@
 """The prompt log: one JSON file per stage per tick under `.novel/log/`.
 
 Each holds the context report and the messages sent (the messages only for the
-last `context.keep_prompt_logs` ticks: each checkpoint's commit strips the ticks that fell
-out since the last, keeping of the items left out only the first LEFT_OUT_KEPT and a count of the
-rest, so an old log does not grow with the memory; the messages are the log's
-last key, so stripping a log `log_text` wrote cuts them off the file and writes
-nothing else); the next build of the
-same stage reads the previous one to measure the prefix it shares. A log that
-cannot be read is said so in the report, never taken as a 0% shared prefix.
+last `context.keep_prompt_logs` ticks: each checkpoint's commit strips the ticks that
+fell out since the last, keeping of the items left out only the first LEFT_OUT_KEPT and
+a count of the rest, so an old log does not grow with the memory; the messages are the
+log's last key, so stripping a log `log_text` wrote cuts them off the file and writes
+nothing else); the next build of the same stage reads the previous one to measure the
+prefix it shares. A log that cannot be read is said so in the report, never taken as a
+0% shared prefix.
 """
 
 from __future__ import annotations
@@ -112,14 +112,17 @@ def tidied_logs(project: Project, tick: int, *, keep: int, kept_at_all: int,
     book's batch work already, and a tick between writes its own logs only (three
     cuts, three removes and three more blobs in the history every tick were ~8 ms of a
     tick's 140 at tick 300). So a log keeps its messages `keep` to `keep + every - 1`
-    ticks, and is kept `kept_at_all` to `kept_at_all + every - 1`."""
+    ticks, and is kept `kept_at_all` to `kept_at_all + every - 1` (a log due for both
+    is removed)."""
     if every < 1 or tick % every or tick <= keep:
         return {}
     names = log_names(project)
+    behind = range(tick - every + 1, tick + 1)
     out: dict[Path, str | Cut | None] = {}
-    for behind in range(tick - every + 1, tick + 1):
-        out.update(expired_logs(project, behind - kept_at_all, names))
-        out.update(stripped_logs(project, behind - keep, names))
+    for at in behind:
+        out.update(stripped_logs(project, at - keep, names))
+    for at in behind:
+        out.update(expired_logs(project, at - kept_at_all, names))
     return out
 
 
