@@ -29,20 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
 from stress_model import StressModel
-from tick_phases import Phases
+from tick_phases import Phases, stress_book
 
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project import Project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline
 from novel_agent.tick.session import Session
-
-
-def new_book(folder: Path, window: int) -> Project:
-    return create_project(folder, {
-        "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
-        "protagonist": "Mara Quill"}, config={
-        "llm": {"provider": "offline", "model": "small-local-model"},
-        "preset": "balanced", "context": {"window": window}})
 
 
 def opened(stack: ExitStack, project: Project) -> Session:
@@ -64,14 +56,14 @@ def main() -> None:
             shutil.copytree(args.grown, grown, symlinks=True)
             book = Project(grown)
         else:
-            book = new_book(grown, args.window)
+            book = stress_book(grown, args.window)
             with ExitStack() as growing:
                 session = opened(growing, book)
                 for n in range(1, args.at + 1):
                     pipeline.tick(session)
                     if n % 100 == 0:
                         print(f"grown to tick {n}", file=sys.stderr, flush=True)
-        books = {"new": opened(stack, new_book(Path(folder) / "new", args.window)),
+        books = {"new": opened(stack, stress_book(Path(folder) / "new", args.window)),
                  "grown": opened(stack, book)}
         pipeline.tick(books["grown"])       # a session's first tick reads memory whole
         at = book.tick()

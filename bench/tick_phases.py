@@ -28,7 +28,7 @@ from stress_model import StressModel
 
 from novel_agent.history import hooks
 from novel_agent.story.memory_kept import KeptMemory
-from novel_agent.story.project import create_project
+from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline, stage_prompts
 from novel_agent.tick.session import Session
@@ -76,6 +76,15 @@ class Phases:
         self.wrap(KeptMemory, "read", "read_memory")
 
 
+def stress_book(folder: Path, window: int) -> Project:
+    """A new book for tests/stress_model.py, offline at `window` (bench/tick_pair.py's too)."""
+    return create_project(folder, {
+        "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
+        "protagonist": "Mara Quill"}, config={
+        "llm": {"provider": "offline", "model": "small-local-model"},
+        "preset": "balanced", "context": {"window": window}})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=300)
@@ -87,11 +96,7 @@ def main() -> None:
     phases.install()
     rows, totals, checkpoint = [], [], []
     with tempfile.TemporaryDirectory() as folder:
-        project = create_project(Path(folder) / "stress", {
-            "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
-            "protagonist": "Mara Quill"}, config={
-            "llm": {"provider": "offline", "model": "small-local-model"},
-            "preset": "balanced", "context": {"window": args.window}})
+        project = stress_book(Path(folder) / "stress", args.window)
         with reconciled(project), Session.open(project, project.config(),
                                                make_model=lambda s: StressModel(source=s)) as s:
             for n in range(1, args.ticks + 1):
