@@ -14,7 +14,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.index.db import Index
@@ -98,10 +98,10 @@ def told_by(index: Index, query: str, kinds: Sequence[str], limit: int, upto: in
     if not query or not kinds:
         return []
     marks = ", ".join("?" for _ in kinds)
-    sql = (f"SELECT {COLUMNS} FROM docs WHERE id IN (SELECT rowid FROM search WHERE search "
+    sql = (f"SELECT {HEAD} FROM docs WHERE id IN (SELECT rowid FROM search WHERE search "
            f"MATCH ?) AND kind IN ({marks}) AND tick <= ? ORDER BY tick DESC, key LIMIT ?")
     try:
-        return [_row(r) for r in index.db.execute(sql, (query, *kinds, upto, limit))]
+        return _rows(index, index.db.execute(sql, (query, *kinds, upto, limit)).fetchall())
     except sqlite3.OperationalError:
         return []
 
@@ -135,30 +135,30 @@ def newest(index: Index, query: str, kinds: Sequence[str], limit: int,
     marks = ", ".join("?" for _ in kinds)
     # (a join with the matches, not `docs.id IN (...)`: SQLite would read every document
     # of those kinds by its kind index to test each against the list)
-    sql = (f"SELECT {COLUMNS} FROM (SELECT rowid AS id FROM search WHERE search MATCH ? "
+    sql = (f"SELECT {HEAD} FROM (SELECT rowid AS id FROM search WHERE search MATCH ? "
            "ORDER BY rowid DESC LIMIT ?) AS hits JOIN docs ON docs.id = hits.id "
            f"WHERE docs.kind IN ({marks}) AND (? IS NULL OR docs.tick IS NULL OR "
            "docs.tick < ?) ORDER BY docs.id DESC LIMIT ?")
     try:
-        rows = index.db.execute(sql, (query, limit * 3, *kinds, before, before, limit))
-        return [_row(values) for values in rows]
+        return _rows(index, index.db.execute(
+            sql, (query, limit * 3, *kinds, before, before, limit)).fetchall())
     except sqlite3.OperationalError:
         return []
 
 
 def _kept(index: Index, ids: Sequence[int], kinds: Sequence[str], before: int | None,
           limit: int) -> list[Sequence[Any]]:
-    """The first `limit` documents of `ids`, in their order, among `kinds` and pointing
-    before tick `before` (if given), unparsed: only those kept are parsed (a document's
-    meta is JSON, and most of a long book's hits are filtered out or past the limit)."""
-    found = {values[0]: values for values in _raw_rows(index, ids)}
+    """The heads (id, key, sha) of the first `limit` documents of `ids`, in their order,
+    among `kinds` and pointing before tick `before` (if given): only those kept are read
+    whole (most of a long book's hits are filtered out or past the limit)."""
+    found = {values[0]: values for values in _raw_rows(index, ids, FILTER)}
     out = []
     for row_id in ids:
         values = found.get(row_id)
-        if values is None or values[2] not in kinds or (
-                before is not None and values[3] is not None and values[3] >= before):
+        if values is None or values[3] not in kinds or (
+                before is not None and values[4] is not None and values[4] >= before):
             continue
-        out.append(values)
+        out.append(values[:3])
         if len(out) >= limit:
             break
     return out
@@ -186,27 +186,49 @@ class Row:
     snippet: str = ""
 
 
-COLUMNS = "docs.id, docs.key, docs.kind, docs.tick, docs.title, docs.body, docs.meta, docs.sha"
-# Documents parsed, each kept by its id, key and sha (the hash of everything stored): a
-# document is read again every tick (the newest naming the cast, the scenes just before
-# the recent tiers), and its meta is JSON. Rows are never changed (their meta neither).
+COLUMNS = "docs.id, docs.key, docs.sha, docs.kind, docs.tick, docs.title, docs.body, docs.meta"
+# What tells a document's parsed row (its id, key and sha, the hash of everything stored)
+# and what filters it (kind, tick): the columns before its text in the table, so a query
+# asking only these reads no text (a scene's prose spills into overflow pages).
+HEAD = "docs.id, docs.key, docs.sha"
+FILTER = "docs.id, docs.key, docs.sha, docs.kind, docs.tick"
+# Documents parsed, each kept by its head: a document is read again every tick (the
+# newest naming the cast, the scenes just before the recent tiers), and its meta is
+# JSON. Rows are never changed (their meta neither).
 _PARSED: dict[tuple[int, str, str], Row] = {}
 PARSED_KEPT = 20_000
 
 
-def _row(values: Sequence[Any], score: float = 0.0, snippet: str = "") -> Row:
-    key = (values[0], values[1], values[7])
+def _row(values: Sequence[Any]) -> Row:
+    """The document of a row of COLUMNS, parsed (or as parsed before)."""
+    key = (values[0], values[1], values[2])
     row = _PARSED.get(key)
     if row is None:
-        meta = json.loads(values[6]) if values[6] else {}
-        row = Row(values[0], values[1], values[2], values[3], values[4] or "",
-                  values[5] or "", meta)
+        meta = json.loads(values[7]) if values[7] else {}
+        row = Row(values[0], values[1], values[3], values[4], values[5] or "",
+                  values[6] or "", meta)
         if len(_PARSED) >= PARSED_KEPT:
             _PARSED.clear()
         _PARSED[key] = row
+    return row
+
+
+def _rows(index: Index, heads: Sequence[Sequence[Any]]) -> list[Row]:
+    """The documents of these heads (rows of HEAD), in their order: those parsed before
+    from the cache, the rest read whole in one query."""
+    rows: list[Row | None] = list(map(_PARSED.get, map(tuple, heads)))
+    missing = [head[0] for head, row in zip(heads, rows) if row is None]
+    if missing:
+        read = {values[0]: _row(values) for values in _raw_rows(index, missing)}
+        rows = [row if row is not None else read.get(head[0])
+                for head, row in zip(heads, rows)]
+    return [row for row in rows if row is not None]
+
+
+def _scored(row: Row, score: float = 0.0, snippet: str = "") -> Row:
+    """`row` with a BM25 score and a snippet."""
     if score or snippet:
-        return Row(row.id, row.key, row.kind, row.tick, row.title, row.body, row.meta, score,
-                   snippet)
+        return replace(row, score=score, snippet=snippet)
     return row
 
 
@@ -233,8 +255,8 @@ def bm25(index: Index, query: str, kinds: Sequence[str] = KINDS, limit: int = 20
             return []
         raise
     ranks = {row_id: (rank, text) for row_id, rank, text in hits}
-    return [_row(values, -float(ranks[values[0]][0]), ranks[values[0]][1])
-            for values in _kept(index, [h[0] for h in hits], kinds, before, limit)]
+    return [_scored(row, -float(ranks[row.id][0]), ranks[row.id][1])
+            for row in _rows(index, _kept(index, [h[0] for h in hits], kinds, before, limit))]
 
 
 def rows_by_id(index: Index, ids: Sequence[int]) -> list[Row]:
@@ -242,13 +264,13 @@ def rows_by_id(index: Index, ids: Sequence[int]) -> list[Row]:
     return [_row(r) for r in _raw_rows(index, ids)]
 
 
-def _raw_rows(index: Index, ids: Sequence[int]) -> list[Sequence[Any]]:
-    """The columns of the documents with these row ids (any order), unparsed."""
+def _raw_rows(index: Index, ids: Sequence[int], columns: str = COLUMNS) -> list[Sequence[Any]]:
+    """The `columns` of the documents with these row ids (any order), unparsed."""
     out: list[Sequence[Any]] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start:start + 500])
         marks = ", ".join("?" for _ in chunk)
-        out += index.db.execute(f"SELECT {COLUMNS} FROM docs WHERE id IN ({marks})",
+        out += index.db.execute(f"SELECT {columns} FROM docs WHERE id IN ({marks})",
                                 chunk).fetchall()
     return out
 
@@ -263,8 +285,8 @@ def rows_where(index: Index, where: str, args: Sequence[Any], limit: int = 500,
     """Documents matching a SQL condition on `docs`, in tick order (`using`: the index
     to read them by, when SQLite would choose a worse one)."""
     table = f"docs INDEXED BY {using}" if using else "docs"
-    sql = f"SELECT {COLUMNS} FROM {table} WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
-    return [_row(r) for r in index.db.execute(sql, [*args, limit])]
+    sql = f"SELECT {HEAD} FROM {table} WHERE {where} ORDER BY docs.tick, docs.key LIMIT ?"
+    return _rows(index, index.db.execute(sql, [*args, limit]).fetchall())
 
 
 def scene_rows(index: Index, first: int, last: int) -> list[Row]:
