@@ -3,6 +3,7 @@ items in the same order, field for field, after commits and after edits by hand.
 
 from __future__ import annotations
 
+import operator
 import os
 import random
 import re
@@ -106,6 +107,23 @@ def test_an_edit_by_hand_between_ticks_is_read(tmp_path):
     assert find_person(work, "Zed Hollow") is work.characters["zed"]
     assert work.facts == [{"text": "The well is dry.", "scene": 2}]
     assert kept.whole_reads == 1
+
+
+def test_a_reader_that_never_writes_copies_only_the_facts_appended_since(tmp_path):
+    root, rng = tmp_path, random.Random(5)
+    (root / "memory").mkdir()
+    writer, reader = KeptMemory(root / "memory"), KeptMemory(root / "memory")
+    for tick in range(1, 12):
+        work, files = writer.read()
+        a_tick(rng, work, tick)
+        commit(root, work, files)
+        writer.landed(work)
+        older = list(reader.work.facts) if reader.work is not None else []
+        read, _ = same_as_whole(reader, root / "memory")     # (the bench's story server)
+        reader.landed(read)
+        assert all(map(operator.is_, read.facts, older))      # the kept ones not copied again
+        assert len(read.facts) == tick
+    assert reader.whole_reads == 1
 
 
 def test_a_tick_that_did_not_land_leaves_its_changes_out_of_the_next_read(tmp_path):

@@ -262,7 +262,9 @@ class KeptMemory:
         if now is was:
             return
         work = self.work.facts
-        if len(work) == len(now) and now[:len(was)] == was:
+        if len(work) in (len(was), len(now)) and now[:len(was)] == was:
+            # appended to: by the tick (its facts are there) or by someone else (a holder
+            # that reads and never writes, as the bench's server): the new ones copied
             if work[len(was):] != now[len(was):]:        # else kept as they are (indexed)
                 work[len(was):] = [plain_copy(fact) for fact in now[len(was):]]
         else:
