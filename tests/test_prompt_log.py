@@ -55,7 +55,7 @@ def test_a_log_written_otherwise_is_stripped_by_writing_its_report_again(project
     assert json.loads(written) == stripped(other) and "messages" not in json.loads(written)
 
 
-def test_a_logs_housekeeping_looks_at_its_own_tick_only(project):
+def test_stripping_looks_at_its_own_tick_and_removal_at_every_tick_up_to_it(project):
     for tick, stage in ((5, "writer"), (5, "summarizer_checkpoint_010"), (50, "writer"),
                         (500, "writer")):
         path = log_path(project, tick, stage)
@@ -65,6 +65,9 @@ def test_a_logs_housekeeping_looks_at_its_own_tick_only(project):
         "tick_005_summarizer_checkpoint_010.json", "tick_005_writer.json"]
     assert [p.name for p in stripped_logs(project, 50)] == ["tick_050_writer.json"]
     assert expired_logs(project, 0) == {} and stripped_logs(project, 7) == {}
+    (project.log_dir / "daemon.log").write_text("a line\n", encoding="utf-8")
+    assert sorted(p.name for p in expired_logs(project, 499)) == [    # not the daemon's log
+        "tick_005_summarizer_checkpoint_010.json", "tick_005_writer.json", "tick_050_writer.json"]
 
 
 def test_the_logs_are_tidied_at_checkpoints_the_ticks_fallen_behind_since_the_last(project):
@@ -80,14 +83,32 @@ def test_the_logs_are_tidied_at_checkpoints_the_ticks_fallen_behind_since_the_la
                 {int(p.name[5:8]) for p, v in out.items() if v is not None})
 
     assert tidied(27) == (set(), set())          # between checkpoints: nothing
-    assert tidied(28) == ({13, 14, 15, 16}, {20, 21, 22, 23})
+    assert tidied(28) == (set(range(1, 17)), {20, 21, 22, 23})   # 1-12: as if left behind
     assert tidied(4) == (set(), set())           # nothing has fallen behind yet
     assert tidied(8) == (set(), {1, 2, 3})
     assert tidied_logs(project, 28, keep=5, kept_at_all=12, every=1).keys() == {
-        log_path(project, 16, "writer"), log_path(project, 23, "writer")}   # every tick
+        *(log_path(project, t, "writer") for t in range(1, 17)),
+        log_path(project, 23, "writer")}   # every tick
     # a log due to be stripped and removed at once is removed (else the folder grows
     # without bound when prompt_log_ticks is keep_prompt_logs)
     both = tidied_logs(project, 28, keep=5, kept_at_all=5, every=4)
     assert both and set(both.values()) == {None}
     both = tidied_logs(project, 28, keep=5, kept_at_all=8, every=4)       # 20 of each
     assert both[log_path(project, 20, "writer")] is None
+
+
+def test_an_interval_lowered_mid_book_leaves_no_log_past_prompt_log_ticks(project):
+    """checkpoint_summary_interval 10 up to tick 305, then 3: the checkpoints at 306, 309
+    come; the logs of 281-283 (fallen behind between 300 and 306) go with the rest."""
+    from novel_agent.tick.prompt_log import tidied_logs
+    for tick in range(1, 311):
+        path = log_path(project, tick, "writer")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(log_text(REPORT, MESSAGES), encoding="utf-8")
+        every = 10 if tick <= 305 else 3
+        for done, what in tidied_logs(project, tick, keep=5, kept_at_all=20,
+                                      every=every).items():
+            if what is None:
+                done.unlink()
+    left = sorted(int(p.name[5:8]) for p in project.log_dir.iterdir())
+    assert left == list(range(290, 311))

@@ -107,34 +107,42 @@ def tidied_logs(project: Project, tick: int, *, keep: int, kept_at_all: int,
                 every: int) -> dict[Path, str | Cut | None]:
     """The housekeeping the commit of `tick` lands with: at a checkpoint (every `every`
     ticks), the logs of the `every` ticks that have fallen `keep` ticks behind since the
-    last checkpoint stripped (`stripped_logs`), and of those `kept_at_all` ticks behind
-    removed (`expired_logs`); nothing at the ticks between. A checkpoint's tick does the
-    book's batch work already, and a tick between writes its own logs only (three
+    last checkpoint stripped (`stripped_logs`), and those `kept_at_all` ticks behind or
+    more removed (`expired_logs`); nothing at the ticks between. A checkpoint's tick does
+    the book's batch work already, and a tick between writes its own logs only (three
     cuts, three removes and three more blobs in the history every tick were ~8 ms of a
     tick's 140 at tick 300). So a log keeps its messages `keep` to `keep + every - 1`
     ticks, and is kept `kept_at_all` to `kept_at_all + every - 1` (a log due for both
-    is removed)."""
+    is removed). An interval lowered mid-book (10 to 3 at tick 305: 304-306 come next)
+    leaves a few ticks' logs unstripped until they are removed with the rest."""
     if every < 1 or tick % every or tick <= keep:
         return {}
     names = log_names(project)
-    behind = range(tick - every + 1, tick + 1)
     out: dict[Path, str | Cut | None] = {}
-    for at in behind:
+    for at in range(tick - every + 1, tick + 1):
         out.update(stripped_logs(project, at - keep, names))
-    for at in behind:
-        out.update(expired_logs(project, at - kept_at_all, names))
+    out.update(expired_logs(project, tick - kept_at_all, names))
     return out
 
 
-def expired_logs(project: Project, tick: int,
+def expired_logs(project: Project, upto: int,
                  names: list[str] | None = None) -> dict[Path, None]:
-    """The logs of `tick`, to remove: the commit that makes them older than
-    `context.prompt_log_ticks` deletes them, so the folder holds at most that many
-    ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger).
-    `names`: the log folder's listing, when the caller has it."""
-    if tick <= 0:
+    """The logs of every tick up to `upto`, to remove: the commit that makes them older
+    than `context.prompt_log_ticks` deletes them, so the folder holds at most that many
+    ticks of logs (`novel stats` draws older ticks from state.yaml and the ledger). By the
+    folder's listing (`names`, when the caller has it), not by a range of ticks: what a
+    checkpoint under another interval left goes too."""
+    if upto <= 0:
         return {}
-    return dict.fromkeys(tick_logs(project, tick, names))
+    return dict.fromkeys(project.log_dir / name for name in sorted(
+        log_names(project) if names is None else names) if 0 < _tick_of(name) <= upto)
+
+
+def _tick_of(name: str) -> int:
+    """The tick a log's name gives ("tick_012_writer.json" -> 12); 0 for any other file."""
+    head, _, rest = name.partition("_")
+    number = rest.partition("_")[0]
+    return int(number) if head == "tick" and number.isdigit() and name.endswith(".json") else 0
 
 
 def stripped(report: dict[str, Any]) -> dict[str, Any]:
