@@ -26,10 +26,10 @@ from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.project import Project
 from novel_agent.story.summaries import load_tree
+from novel_agent.tick.prompt_log import log_tick
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
 FOLLOWS_SCENES = ("memory", ".novel/state.yaml")
-LOG_RE = re.compile(r"^tick_(\d+)_")
 
 
 def orphans(project: Project) -> tuple[list[int], list[str]]:
@@ -77,7 +77,7 @@ def repair(project: Project, config: Config) -> str:
         txn.remove(project.summaries_dir / f"{name}.md")
     logs = os.listdir(project.log_dir) if project.log_dir.is_dir() else []
     for name in logs:
-        if (m := LOG_RE.match(name)) and int(m.group(1)) > last:
+        if (log_tick(name) or 0) > last:
             txn.remove(project.log_dir / name)
     if entry is not None:
         _from_history(history, entry, txn)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -135,14 +136,17 @@ def expired_logs(project: Project, upto: int,
     if upto <= 0:
         return {}
     return dict.fromkeys(project.log_dir / name for name in sorted(
-        log_names(project) if names is None else names) if 0 < _tick_of(name) <= upto)
+        log_names(project) if names is None else names) if 0 < (log_tick(name) or 0) <= upto)
 
 
-def _tick_of(name: str) -> int:
-    """The tick a log's name gives ("tick_012_writer.json" -> 12); 0 for any other file."""
-    head, _, rest = name.partition("_")
-    number = rest.partition("_")[0]
-    return int(number) if head == "tick" and number.isdigit() and name.endswith(".json") else 0
+_LOG_NAME = re.compile(r"^tick_(\d+)_")
+
+
+def log_tick(name: str) -> int | None:
+    """The tick a log file's name gives ("tick_012_writer.json" -> 12); None for a file
+    of the folder that is no tick's (daemon.log)."""
+    found = _LOG_NAME.match(name)
+    return int(found.group(1)) if found else None
 
 
 def stripped(report: dict[str, Any]) -> dict[str, Any]:
