@@ -211,6 +211,23 @@ def test_the_quick_readers_read_what_the_relevance_helpers_read():
         assert first_seen_of(c) == first_seen(c)
 
 
+@pytest.mark.parametrize("plain", [False, True])
+def test_the_column_readers_answer_as_the_helpers_do_item_by_item(plain):
+    """seen_after is first_seen_of(item) > tick for each item, and OpenLoops.marked is
+    marked_late of its overdue loops, whatever a tick holds (a hand edit's None or "12")."""
+    from novel_agent.context.relevance import marked_late
+    from novel_agent.context.shortlist import first_seen_of, seen_after
+    for rng, tick, memory, anchor, _, _ in cases(40, plain):
+        people = list(memory.characters.values())
+        assert seen_after(people, anchor) == [n for n, c in enumerate(people)
+                                              if first_seen_of(c) > anchor]
+        for shown in (0, 1, 3, 50):
+            focus = Focus(tick, overdue_after=rng.choice([1, 5, 30]))
+            opened = OpenLoops(memory, focus)
+            assert opened.marked(focus, shown) == marked_late(opened.late, focus, shown,
+                                                              overdue_only=True)
+
+
 def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
     """naming looks for the names in one text of every loop's description: it finds the
     loops the pattern finds in each (a name inside a longer word, at either end, twice,

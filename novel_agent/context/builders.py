@@ -30,12 +30,12 @@ from novel_agent.context.scene_pools import scene_loops, scene_names
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
 from novel_agent.context.shortlist import (
     OpenLoops,
-    first_seen_of,
+    in_view_at,
     person_then,
     place_then,
     relevant_loops,
+    seen_after,
     seen_at,
-    seen_by,
     settled_pairs,
     settled_people,
     settled_places,
@@ -215,21 +215,21 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
     """Who is in the last scenes, with their state now, then the characters and places
     new since `anchor_tick` (the settled sections do not have them yet)."""
     items = []
-    for c in memory.characters.values():       # (in_view and first_seen, the quick way)
-        seen = seen_by(focus.names, c)
-        new = first_seen_of(c) > anchor_tick
-        if seen or new:
-            items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
-                                                     str(c.get("name"))),
-                              (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
-                              (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
-                              else f"new since tick {anchor_tick}"))
-    for loc in memory.locations.values():
-        if first_seen_of(loc) > anchor_tick:
-            items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
-                                                       str(loc.get("name"))),
-                              1.0, (first_seen(loc), str(loc.get("id"))),
-                              why=f"new since tick {anchor_tick}"))
+    people = list(memory.characters.values())    # (each asked by a pass over a column)
+    in_view = in_view_at(people, focus.names)
+    for n in sorted(in_view.union(seen_after(people, anchor_tick))):
+        c, seen = people[n], n in in_view
+        items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
+                                                 str(c.get("name"))),
+                          (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
+                          (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
+                          else f"new since tick {anchor_tick}"))
+    places = list(memory.locations.values())
+    for loc in map(places.__getitem__, seen_after(places, anchor_tick)):
+        items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
+                                                   str(loc.get("name"))),
+                          1.0, (first_seen(loc), str(loc.get("id"))),
+                          why=f"new since tick {anchor_tick}"))
     return items
 
 

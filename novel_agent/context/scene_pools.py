@@ -20,7 +20,7 @@ from operator import add, gt, is_, le
 from typing import Any
 
 from novel_agent.context.items import Entry, Item, Tail
-from novel_agent.context.relevance import OVERDUE_WORDS, Focus, loop_entry, marked_late, name_entry, text_words
+from novel_agent.context.relevance import OVERDUE_WORDS, Focus, loop_entry, name_entry, text_words
 from novel_agent.context.sections import describe_loop
 from novel_agent.context.shortlist import (
     OpenLoops,
@@ -63,7 +63,7 @@ def scene_loops(memory: Memory, focus: Focus, words: frozenset[str] | set[str],
     `words` (the scene's) it shares added (sharing_entry); the best `keep` of them (ties
     included) as entries, the rest as a Tail."""
     opened = OpenLoops(memory, focus)
-    marked = marked_late(opened.late, focus, overdue_only=True)
+    marked = opened.marked(focus)
     scores = recencies(focus.tick, opened.lasts)         # the score of most: recency alone
     for n in opened.hot(focus, marked):
         scores[n] = loop_entry(opened.open[n], n, focus, marked).score

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import eq, gt, is_, is_not, le, not_, sub
+from operator import eq, gt, is_, is_not, le, lt, not_, sub
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
@@ -142,6 +143,15 @@ def first_seen_of(entity: dict[str, Any]) -> int:
     """first_seen(entity), without a call when it is a plain int."""
     value = entity.get("first_seen")
     return value if type(value) is int else first_seen(entity)
+
+
+def seen_after(items: list[dict[str, Any]], tick: int) -> list[int]:
+    """The positions of the `items` first seen after `tick` (first_seen_of(item) > tick),
+    by one pass over the column when every first_seen is a plain int."""
+    firsts = column(items, "first_seen")
+    if all_of(int, firsts):
+        return where(functools.partial(lt, tick), firsts)
+    return [n for n, item in enumerate(items) if first_seen_of(item) > tick]
 
 
 def _last(loop: dict[str, Any]) -> int:
@@ -430,6 +440,14 @@ class OpenLoops:
                 if not ticks.isdisjoint(played[n] or ())
                 and ticks & {t for t in played[n] or () if isinstance(t, int)}]
 
+    def marked(self, focus: Focus, shown: int = OVERDUE_SHOWN) -> frozenset[str]:
+        """marked_late(self.late, focus, shown, overdue_only=True): the ids of the oldest
+        `shown` overdue loops, read off the column when every opened_in is a plain int."""
+        if not all_of(int, self.began):
+            return marked_late(self.late, focus, shown, overdue_only=True)
+        oldest = heapq.nsmallest(shown, self.late_at, key=self.began.__getitem__)   # stable
+        return frozenset(str(self.open[n].get("id")) for n in oldest)
+
     def hot(self, focus: Focus, marked: frozenset[str]) -> set[int]:
         """The numbers of the loops marked late, touched, pinned or naming someone in
         focus: those whose score is more than their recency."""
@@ -482,7 +500,7 @@ def relevant_loops(memory: Memory, focus: Focus, floor: float, keep: int,
     caller has read them)."""
     edge = reach(focus.tick, floor)
     opened = opened or OpenLoops(memory, focus)
-    marked = marked_late(opened.late, focus, overdue_shown, overdue_only=True)
+    marked = opened.marked(focus, overdue_shown)
     hot = opened.hot(focus, marked) | set(where(functools.partial(le, edge), opened.lasts))
     warm = warmest(opened.lasts, hot, keep, focus.tick)     # the rest: recency alone
     strong: list[Entry] = []
