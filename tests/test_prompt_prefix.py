@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.context.builders import as_of
+from story_factory import story
+
+from novel_agent.context.builders import as_of, planner_briefing
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.prompt_log import log_path
@@ -110,3 +112,40 @@ def test_the_planners_recent_scenes_and_facts_do_not_move_with_the_loops():
     assert few["loops"] != many["loops"]
     assert "The crossing 1\n" not in few["recent"] + "\n"      # over its share: leaner forms
     assert few["recent"] == many["recent"] and few["facts"] == many["facts"]
+
+
+def test_the_planners_cast_is_kept_for_its_anchor_until_it_moves():
+    """The characters and places chosen for an anchor (the settled tick) are kept, as
+    Session.remembered keeps them: a trait a later tick gives someone known then shows
+    when the anchor moves, and the section reads the same until it does."""
+    kept: dict = {}
+
+    def remember(key, make):
+        if key not in kept:
+            kept.clear()
+            kept[key] = make()
+        return kept[key]
+
+    memory = Memory(characters={
+        "mara": {"id": "mara", "name": "Mara Quill", "description": "the keeper",
+                 "traits": ["stubborn"], "first_seen": 2, "last_seen": 21}},
+        locations={"tower": {"id": "tower", "name": "The tower", "first_seen": 1,
+                             "last_seen": 21, "description": "a lighthouse"}})
+    scenes = [Scene(tick=t, body="x", pov="Mara Quill", location="The tower")
+              for t in range(1, 24)]
+    shares = {"overall": 0.1, "loops": 0.1, "characters": 0.1, "recent": 0.1,
+              "relationships": 0.1, "locations": 0.1, "now": 0.1, "facts": 0.1, "lore": 0.1}
+
+    def cast(tick: int, anchor: int, **kw) -> str:
+        briefing = planner_briefing(story(), memory, scenes[anchor:tick - 1], tick=tick,
+                                    shares=shares, anchor_tick=anchor,
+                                    history=scenes[:anchor], focus_count=2, **kw)
+        pool = next(p for p in briefing.pools if p.name == "characters")
+        return "\n".join(i.forms[0] for i in pool.items)
+
+    first = cast(22, 20, remember=remember)
+    assert "stubborn" in first and "Mara Quill" in first
+    memory.characters["mara"]["traits"].append("sleepless")      # what tick 22 learned
+    assert cast(23, 20, remember=remember) == first               # kept for anchor 20
+    assert "sleepless" in cast(23, 20)                            # (chosen again, it shows)
+    assert "sleepless" in cast(31, 30, remember=remember)         # the anchor moved

@@ -14,7 +14,7 @@ here.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from novel_agent.context.briefing import Briefing
@@ -124,7 +124,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
                      max_tools: int = 3, overdue_after: int = 30, focus_count: int = 0,
                      anchor_tick: int | None = None, history: Sequence[Scene] = (),
                      facts: Sequence[Item] = (), lore: Sequence[Item] = (),
-                     story_so_far: Sequence[tuple[str, str]] | None = None) -> Briefing:
+                     story_so_far: Sequence[tuple[str, str]] | None = None,
+                     remember: Callable[[Any, Callable[[], Any]], Any] | None = None) -> Briefing:
     """What the planner sees before it decides the next scene.
 
     The characters, places and relationships sections are chosen as of `anchor_tick`
@@ -139,7 +140,12 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     scored by the caller (retrieve.py). `story_so_far`, (name, text) of the summaries
     that tell the story up to the first of `recent` (the caller's cut through the
     summary tree), stands for `overall_summary` when given: every scene is then told
-    once, by a summary or by its own, and never left out (titles at the least)."""
+    once, by a summary or by its own, and never left out (titles at the least).
+    `remember` (Session.remembered): the characters and places chosen for an anchor are
+    kept until it moves, not chosen again each tick from every one of them: what a tick
+    adds to someone already known (a trait, a fuller name) shows when the anchor next
+    moves, with the rest of the settled part; an edit by hand at once (the session
+    forgets what it kept)."""
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
@@ -165,9 +171,15 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     # each of these gets does not move with the loops and the states of the last scenes
     # (which change every tick) and their text stays put for the prompt cache.
     # (each as bounded(...) of all of memory would choose, memory read once: shortlist.py)
-    people, people_unlisted = settled_people(memory, history, anchor_tick, settled, RELEVANT)
+    def cast() -> tuple[tuple[tuple[Item, ...], int], tuple[tuple[Item, ...], int]]:
+        return (settled_people(memory, history, anchor_tick, settled, RELEVANT),
+                settled_places(memory, history, anchor_tick, settled, RELEVANT))
+
+    key = ("planner_cast", anchor_tick, settled,
+           tuple((s.tick, s.pov, tuple(s.characters), s.location) for s in history))
+    (people, people_unlisted), (places, places_unlisted) = \
+        remember(key, cast) if remember is not None else cast()
     pairs, pairs_unlisted = settled_pairs(memory, anchor_tick, settled, RELEVANT)
-    places, places_unlisted = settled_places(memory, history, anchor_tick, settled, RELEVANT)
     loops = relevant_loops(memory, focus, RELEVANT, LOOPS_KEPT, opened=opened)
     pools = (
         Pool("overall", "The story so far", tuple(overall), shares["overall"]),

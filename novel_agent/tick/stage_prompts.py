@@ -155,7 +155,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 if session.lean else gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
                                 anchor_tick=anchor, history=history, facts=facts, lore=fired,
-                                story_so_far=so_far)
+                                story_so_far=so_far, remember=session.remembered)
     return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 
