@@ -8,7 +8,7 @@ The answers come from tests/stress_model.py (2–4 new characters or places and 
 new loop nearly every scene, none resolved), through the real openai SDK and
 tests/fake_openai.py (bench/server_run.py's StoryServer), or in-process with
 --offline. Prints, per stage at ticks 30/100/300 (or the last): tokens used /
-budget, the recall probe's share, scenes missing after the story so far,
+budget, the recall probe's share, scenes no part of the prompt tells (from scene 1),
 ranges covered twice, then the summary tree's depth, the loops the planner
 was shown (oldest and newest opened-in), the shared-prefix medians, the
 time ratios (median of ticks 1–50 against the last 50) and the log's bytes.

@@ -1,8 +1,9 @@
 """What a long run is judged by (issue 20), read from each tick's reports.
 
 `LongRun.after(result, seconds)` keeps, per tick, for the planner and the writer:
-tokens / budget, the recall probe, the scenes after the story so far that no
-part of the prompt tells ("missing"), the ticks two parts tell ("twice"), the
+tokens / budget, the recall probe, the scenes before the tick that no part of the
+prompt tells ("missing": the story so far must start at scene 1 and the recent
+scenes take over where it ends), the ticks two parts tell ("twice"), the
 shared prefix, the loops the planner was shown; and the tick's and the commit's
 seconds (the tick's: `seconds`, the whole tick timed by the caller, else the sum of
 its stages; `cpu`, the process's CPU seconds in it, a figure that busy neighbours on
@@ -23,7 +24,6 @@ from novel_agent.story.summaries import load_tree
 
 SPAN_SECTIONS = {"writer": ("tier3", "recent_summaries", "recent_full"),
                  "planner": ("overall", "recent")}
-STORY_SO_FAR = {"writer": "tier3", "planner": "overall"}
 
 
 @dataclass
@@ -42,15 +42,14 @@ class Sample:
     waiting: int = 0        # relevant items retrieval left out for want of room
 
 
-def coverage(spans: list[tuple[str, int, int]], tick: int,
-             story_so_far: set[str]) -> tuple[list[int], list[int]]:
-    """(ticks before `tick` after the story so far that no span holds, ticks two hold)."""
-    start = max((last for key, _, last in spans if key in story_so_far), default=0)
+def coverage(spans: list[tuple[str, int, int]], tick: int) -> tuple[list[int], list[int]]:
+    """(ticks before `tick` that no span holds, ticks two hold): the story so far and the
+    scenes after it tell every scene once, from the first."""
     held: dict[int, int] = {}
     for _, first, last in spans:
         for t in range(first, last + 1):
             held[t] = held.get(t, 0) + 1
-    missing = [t for t in range(start + 1, tick) if t not in held]
+    missing = [t for t in range(1, tick) if t not in held]
     return missing, sorted(t for t, n in held.items() if n > 1)
 
 
@@ -97,7 +96,7 @@ class LongRun:
         for stage in ("planner", "writer"):
             report = result.reports[stage]
             spans = self.spans(report)
-            missing, twice = coverage(spans, result.tick, self._so_far(report))
+            missing, twice = coverage(spans, result.tick)
             recall = (report.get("recall") or {}).get("share")
             loops = next((s["items"] for s in report["sections"] if s["name"] == "loops"), [])
             self.samples[(result.tick, stage)] = Sample(
@@ -108,12 +107,6 @@ class LongRun:
         if result.tick % 100 == 0:
             self.log_bytes[result.tick] = sum(p.stat().st_size
                                               for p in self.project.log_dir.glob("*"))
-
-    @staticmethod
-    def _so_far(report: dict[str, Any]) -> set[str]:
-        """The items of the section that tells the story so far."""
-        name = STORY_SO_FAR[report["stage"]]
-        return set(next((s["items"] for s in report["sections"] if s["name"] == name), []))
 
     # -- the figures -------------------------------------------------------------------
 

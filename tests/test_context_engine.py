@@ -232,6 +232,24 @@ def test_each_compaction_level_asks_tier3_for_what_fits_its_share():
     assert asked[0] == int(8000 * config.context.tier3_share) and min(asked) == asked[0] // 2
 
 
+def test_tier3_over_its_stretch_tells_its_oldest_in_short_rather_than_leave_them_out():
+    """The coarsest cut over twice the tier-3 share (select_tier3 keeps it whole): the
+    newest summaries whole, the oldest as their heading and first and last sentences,
+    so every scene from the first is still told."""
+    def block(first, last, seed):
+        return Piece(f"arc_{seed:03d}", f"### Scenes {first}–{last}\n" + sf.prose(450, seed))
+    tier3 = [block(1, 160, 1), block(161, 240, 2), block(241, 260, 3), block(261, 270, 4)]
+    fitted = build(sf.SyntheticScenes(280, lambda t: 120), 8000, tier3=tier3)
+    assert fitted.level < 3
+    text = fitted.context.text("tier3")
+    assert fitted.context.section("tier3").items == ("arc_001", "arc_002", "arc_003", "arc_004")
+    assert text.index("### Scenes 1–160\n") < text.index("### Scenes 261–270\n")
+    short = {n.key for n in fitted.notes if n.section == "tier3" and n.form == "line"}
+    assert "arc_001" in short and "arc_004" not in short
+    assert all(n.included for n in fitted.notes if n.section == "tier3")
+    assert len(text.split("### Scenes 1–160\n")[1].split("###")[0].split()) <= 60
+
+
 @pytest.mark.parametrize("preset, full, summaries", [
     ("conservative", 1, 2), ("balanced", 2, 3), ("aggressive", 3, 5)])
 def test_presets_set_the_tiers_on_scenes_of_typical_length(preset, full, summaries):

@@ -205,3 +205,21 @@ def test_a_tail_of_entries_is_chosen_from_as_if_they_were_entries_of_the_pool():
                 assert choose(lazy, cap, level, counted) == choose(whole, cap, level, counted)
             skipped += bool(rest) and not walked
     assert skipped > 100
+
+
+def test_the_planners_story_so_far_tells_every_summary_the_oldest_in_short():
+    """A story so far over its share (select_tier3 keeps the coarsest cut whole): the
+    newest summaries in full, the oldest shortened, none left out, in story order."""
+    so_far = [(f"arc_{n}", f"### Scenes {n * 10 + 1}–{n * 10 + 10}\n" + sf.prose(120, n))
+              for n in range(4)]
+    shares = {"overall": 0.1, "loops": 0.1, "characters": 0.1, "recent": 0.1,
+              "relationships": 0.05, "locations": 0.05, "now": 0.05, "facts": 0.05, "lore": 0.05}
+    briefing = planner_briefing(sf.story(), sf.memory(), [], tick=41, shares=shares,
+                                story_so_far=so_far)
+    fitted = fit(propose_briefing(briefing, COUNTER, 3000), render_stage, COUNTER, 3000,
+                 (0.5, 0.65, 0.8))
+    forms = {n.key: n.form for n in fitted.notes if n.section == "overall" and n.included}
+    assert forms == {"arc_3": "full", "arc_2": "full", "arc_1": "line", "arc_0": "line"}
+    text = fitted.context.text("overall")
+    assert [text.index(f"### Scenes {n * 10 + 1}–") for n in range(4)] == sorted(
+        text.index(f"### Scenes {n * 10 + 1}–") for n in range(4))

@@ -112,8 +112,10 @@ def test_select_tier3_takes_the_newest_covering_level_that_fits():
     assert names(roots) == ["arc_001", "checkpoint_015", "checkpoint_020"]
     # the coarsest cut over: the overall summary tells the same ticks, if it fits
     assert names(roots - 1) == ["overall"]
-    # neither fits: the oldest roots go, the newest stays
-    assert names(cost["overall"] - 1) == ["checkpoint_020"]
+    # neither fits: the coarsest cut stays whole, over the budget (the caller tells its
+    # oldest in short), so no scene goes untold
+    assert names(cost["overall"] - 1) == ["arc_001", "checkpoint_015", "checkpoint_020"]
+    assert names(1, upto=15) == ["arc_001", "checkpoint_015"]
     # ... unless the coarsest cut fits a stretch of the budget: the whole story, coarsely
     assert [d.name for d in select_tier3(tree, cost["overall"] - 1, count, stretch=roots)] == [
         "arc_001", "checkpoint_015", "checkpoint_020"]

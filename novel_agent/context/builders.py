@@ -164,7 +164,9 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     overall = [Item("overall", (overall_summary, shortened(overall_summary, 80)), 10.0,
                     keep=True, why="the story so far")] if overall_summary.strip() else []
     if story_so_far is not None:
-        overall = [Item(name, (text, shortened(text, 80)), 10.0, (n,), keep=True,
+        # laid out in story order, taken newest first: when the share runs out, the
+        # oldest are told in short (detail never grows going back in time)
+        overall = [Item(name, (text, shortened(text, 80)), 10.0 + n / 1000, (n,), keep=True,
                         why="the story so far") for n, (name, text) in enumerate(story_so_far)]
     # Filled in this order, each with its share and what the ones before it left unused:
     # what is chosen as of the settled tick first, then the recent scenes, so the room

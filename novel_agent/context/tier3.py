@@ -31,11 +31,14 @@ def select_tier3(tree: SummaryTree, budget_tokens: int, count: Callable[[str], i
     still fits, stopping at the first that would not -- so each stretch of the story is
     told by the most detailed covering level that fits, and detail never grows going
     back in time. If even the coarsest cut does not fit, the overall summary stands for
-    it when it covers exactly the same ticks and fits; else the oldest roots are left
-    out (the newest stays, even over the budget: the engine degrades the prompt). The
+    it when it covers exactly the same ticks and fits; else the coarsest cut stays, over
+    the budget, and the caller tells its oldest docs in short (the writer's tier 3, the
+    planner's story so far): no scene is left untold, whatever the window (at 8,192
+    tokens a cut ending inside the newest root, split to its children, outgrew even the
+    stretch, and the oldest roots, scenes 1-250 at tick 299, were told nowhere). The
     overall summary is never laid out next to docs it covers too. `stretch`: a larger
-    budget the coarsest cut may take rather than leave the oldest out (a tree at its
-    depth limit whose top outgrew the share), without refining it.
+    budget the coarsest cut may take whole (a tree at its depth limit whose top outgrew
+    the share), without refining it.
     """
     cut = _coarsest(tree, upto)
     total = sum(doc_cost(d, count) for d in cut)
@@ -45,9 +48,7 @@ def select_tier3(tree: SummaryTree, budget_tokens: int, count: Callable[[str], i
     if total > budget_tokens and cut and overall is not None and overall.body.strip() \
             and overall.last == cut[-1].last and doc_cost(overall, count) <= budget_tokens:
         return [overall]
-    while len(cut) > 1 and total > budget_tokens:
-        total -= doc_cost(cut.pop(0), count)
-    if total > budget_tokens:     # the newest alone is over: it stays, told coarsely
+    if total > budget_tokens:     # told coarsely, all of it; the caller shortens the oldest
         return cut
     index = len(cut) - 1
     while index >= 0:

@@ -40,6 +40,7 @@ from novel_agent.context.builders import (
     scene_full,
     scene_summary,
     scene_title,
+    shortened,
 )
 from novel_agent.context.engine import ItemNote, Proposal
 from novel_agent.context.items import Item, Pool, choose
@@ -118,9 +119,10 @@ class WriterInputs:
 
 def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str,
           notes: list[ItemNote], why: str, *, newest_first: bool = False,
-          at_least: int = 0) -> list[Piece]:
+          at_least: int = 0, short: Callable[[Piece], Piece] | None = None) -> list[Piece]:
     """Pieces within `cap` tokens (oldest dropped first when newest_first), order kept;
-    the first `at_least` of them whatever their size."""
+    the first `at_least` of them whatever their size. With `short`, a piece over the cap
+    is told in its short form instead, whatever the cap (tier 3: every scene told)."""
     order = list(reversed(pieces)) if newest_first else list(pieces)
     kept: list[Piece] = []
     used = 0
@@ -130,9 +132,27 @@ def _take(pieces: Sequence[Piece], cap: int, counter: TokenCounter, section: str
             kept.append(piece)
             used += n
             notes.append(ItemNote(piece.key, section, n, True, "fits its share"))
+        elif short is not None:
+            piece = short(piece)
+            n = counter.count(piece.text)
+            kept.append(piece)
+            used += n
+            notes.append(ItemNote(piece.key, section, n, True, f"{why}: told in short",
+                                  form="line"))
         else:
             notes.append(ItemNote(piece.key, section, n, False, why))
     return list(reversed(kept)) if newest_first else kept
+
+
+SHORT_WORDS = 40      # a tier-3 summary over the share: its first and last sentences
+
+
+def told_short(piece: Piece) -> Piece:
+    """A tier-3 summary in short: its heading (the scenes it tells), then the first and
+    last of its sentences (builders.shortened)."""
+    head, told, body = piece.text.partition("\n")
+    return Piece(piece.key, f"{head}\n{shortened(body, SHORT_WORDS)}" if told
+                 else shortened(head, SHORT_WORDS))
 
 
 def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any,
@@ -200,7 +220,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     offered = (inputs.tier3(caps["tier3"] or on["tier3"] // 2, recent.tier3_end)
                if callable(inputs.tier3) else inputs.tier3)
     tier3 = _take(offered, TIER3_STRETCH * caps["tier3"], counter, "tier3", notes, why("tier-3"),
-                  newest_first=True, at_least=int(on["tier3"] > 0))
+                  newest_first=True, at_least=int(on["tier3"] > 0),
+                  short=told_short if on["tier3"] and level < 3 else None)
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
                         min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
     window, settled_items, expected = stable
