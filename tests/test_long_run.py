@@ -87,7 +87,8 @@ def long_run(tmp_path_factory):
 def test_three_hundred_stress_ticks_at_8k_keep_the_last_prompts_whole(long_run):
     run = long_run
     last = [run.samples[(t, stage)] for t in range(291, 301) for stage in ("planner", "writer")]
-    # 2, 3: every scene after the story so far is told, and none twice
+    # 2, 3: every scene from the first is told (the story so far, then the recent tiers),
+    # and none twice
     assert all(not s.missing and not s.twice for s in last), [
         (s.tick, s.stage, s.missing, s.twice) for s in last if s.missing or s.twice]
     assert all(not s.missing and not s.twice for s in run.samples.values()), [
