@@ -358,3 +358,32 @@ def test_the_settled_block_is_chosen_from_what_the_index_held_up_to_its_tick(pro
         assert settled(index) == before
     finally:
         index.close()
+
+
+def test_the_pov_is_told_of_the_last_fact_of_a_text_whatever_the_facts_hold():
+    """pov_knowledge finds each retrieved fact's memory fact by its text (stripped,
+    lowercased; the last of a text, as before), among facts whose text may not be one."""
+    from novel_agent.context.items import Item
+    from novel_agent.context.retrieval import Scored
+    from novel_agent.index.recall import pov_knowledge
+    from novel_agent.story.memory import Memory
+
+    def fact(key, text, tick=3):
+        item = Item(key, (f"- Fact (scene {tick}): {text}",), 1.0, why="bm25 1.00")
+        return item, Scored(Candidate(key, "fact", tick, text=text), 1.0)
+
+    memory = Memory(facts=[
+        {"text": "The map is forged.", "scene": 2, "witnesses": ["Mara Quill"]},
+        {"text": 42, "scene": 2},
+        {"text": "  the map is FORGED. ", "scene": 3, "witnesses": ["Tobin Keel"]},
+        {"text": "Tobin owes the harbour.", "scene": 3},
+        {"scene": 4}])
+    pairs = [fact("f1", "The map is forged."), fact("f2", "Tobin owes the harbour."),
+             fact("f3", "42")]
+    out = pov_knowledge([i for i, _ in pairs], [s for _, s in pairs], memory, "Mara Quill")
+    assert out[0].forms == ("- Mara does not know (scene 3): The map is forged.",)  # the last
+    assert out[1] == pairs[1][0]            # no witnesses: everyone's
+    assert out[2] == pairs[2][0]            # a text that is a number, read as one
+    memory.facts[1]["text"] = "The map is forged."     # every text a string now
+    memory.facts[2]["witnesses"] = ["Mara Quill"]
+    assert pov_knowledge([pairs[0][0]], [pairs[0][1]], memory, "Mara Quill") == [pairs[0][0]]

@@ -24,6 +24,7 @@ from novel_agent.audit.knowledge import knows
 from novel_agent.context.items import Item
 from novel_agent.context.retrieval import RELEVANT, Candidate, Need, Scored, fact_form, retrieval_items, score
 from novel_agent.context.retrieval import named as named_in
+from novel_agent.context.shortlist import all_of, where
 from novel_agent.errors import ModelError
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder
@@ -258,10 +259,11 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
     texts = {s.candidate.key: s.candidate for s in scored if s.candidate.kind == "fact"}
     wanted = {texts[i.key].text.strip().lower() for i in items if i.key in texts}
     by_text = {}                  # the facts of those texts (the last of a text, as a dict
-    for f in memory.facts if wanted else ():      # of every fact's would have it)
-        said = _lowered(f.get("text", ""))
-        if said in wanted:
-            by_text[said] = f
+    facts = memory.facts if wanted else []        # of every fact's would have it)
+    told = list(map(dict.get, facts, repeat("text"), repeat("")))
+    said = list(map(_lowered_text if all_of(str, told) else _lowered, told))  # (no call
+    for n in where(wanted.__contains__, said):                 # of ours for each fact)
+        by_text[said[n]] = facts[n]
     who = pov.split()[0]
     out = []
     for item in items:
