@@ -258,12 +258,12 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
         return items
     texts = {s.candidate.key: s.candidate for s in scored if s.candidate.kind == "fact"}
     wanted = {texts[i.key].text.strip().lower() for i in items if i.key in texts}
-    by_text = {}                  # the facts of those texts (the last of a text, as a dict
-    facts = memory.facts if wanted else []        # of every fact's would have it)
+    # the facts of those texts (the last of a text, as a dict of every fact's would have
+    # it), each text lowered by a pass over the column: no call of ours for each fact
+    facts = memory.facts if wanted else []
     told = list(map(dict.get, facts, repeat("text"), repeat("")))
-    said = list(map(_lowered_text if all_of(str, told) else _lowered, told))  # (no call
-    for n in where(wanted.__contains__, said):                 # of ours for each fact)
-        by_text[said[n]] = facts[n]
+    said = list(map(_lowered_text if all_of(str, told) else _lowered, told))
+    by_text = {said[n]: facts[n] for n in where(wanted.__contains__, said)}
     who = pov.split()[0]
     out = []
     for item in items:
