@@ -21,6 +21,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +33,8 @@ from long_checks import LongRun  # noqa: E402
 from server_run import StoryServer  # noqa: E402
 from stress_model import StressModel  # noqa: E402
 
-from novel_agent.story.project import create_project  # noqa: E402
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project import Project, create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled  # noqa: E402
 from novel_agent.tick.pipeline import TickResult, tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
 
@@ -48,31 +50,61 @@ def timed(session: Session) -> tuple[TickResult, float, float]:
     return result, time.monotonic() - started, time.process_time() - cpu
 
 
-def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> LongRun:
+BESIDE = 60      # the long book's first and last ticks that a fresh book is ticked beside
+
+
+def book(folder: Path, offline: bool, window: int, preset: str) -> Project:
     config = {"llm": {"provider": "offline" if offline else "openai",
                       "model": "small-local-model"}, "preset": preset}
     if offline:
         config["context"] = {"window": window}
-    project = create_project(folder / "stress", {
+    return create_project(folder, {
         "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
         "protagonist": "Mara Quill"}, config=config)
-    watch = LongRun(project)
+
+
+@contextmanager
+def opened(project: Project, offline: bool) -> Iterator[Session]:
+    """A session on `project`: in-process, or through a test server of its own."""
     if offline:
         with reconciled(project), Session.open(project, project.config(),
                                    make_model=lambda source: StressModel(source=source)) as s:
-            for _ in range(ticks):
-                watch.after(*timed(s))
-                if watch.last_tick % 250 == 0 and watch.last_tick < ticks:   # a long run's
-                    print(f"-- at tick {watch.last_tick}", *watch.table(), sep="\n",  # progress
-                          flush=True)
-        return watch
+            yield s
+        return
     server = StoryServer(project, model=StressModel(source=None))
-    with FakeOpenAIServer(server) as fake:
-        config = project.config(flags={"llm.base_url": fake.base_url})
-        with reconciled(project), Session.open(project, config, {"OPENAI_API_KEY": "sk-test"}) as s:
-            for _ in range(ticks):
-                watch.after(*timed(s))
-    server.close()
+    try:
+        with FakeOpenAIServer(server) as fake:
+            config = project.config(flags={"llm.base_url": fake.base_url})
+            with reconciled(project), Session.open(project, config,
+                                                   {"OPENAI_API_KEY": "sk-test"}) as s:
+                yield s
+    finally:
+        server.close()
+
+
+def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> LongRun:
+    """The long book's ticks, each timed; beside its first and last BESIDE, a fresh book's
+    (a new one for each end), timed the same way at the same moments (LongRun.beside)."""
+    watch = LongRun(book(folder / "stress", offline, window, preset))
+    ends = {"head": range(1, BESIDE + 1), "tail": range(ticks - BESIDE + 1, ticks + 1)}
+    with opened(watch.project, offline) as s, ExitStack() as fresh:
+        beside = None
+        for n in range(1, ticks + 1):
+            end = next((e for e, span in ends.items() if n in span), None)
+            if end is not None and beside is None:
+                beside = fresh.enter_context(opened(book(folder / end, offline, window, preset),
+                                                    offline))
+            watch.after(*timed(s))
+            if beside is not None:
+                result, seconds, _ = timed(beside)
+                if not (result.summary is not None and result.summary.made):
+                    watch.beside.setdefault(end or "", []).append(seconds)
+            if beside is not None and n in (ends["head"][-1], ticks):
+                fresh.close()       # the fresh book's session, its server and its lock
+                beside = None
+            if offline and watch.last_tick % 250 == 0 and watch.last_tick < ticks:
+                print(f"-- at tick {watch.last_tick}", *watch.table(), sep="\n",  # a long
+                      flush=True)                                             # run's progress
     return watch
 
 

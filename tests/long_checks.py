@@ -64,6 +64,9 @@ class LongRun:
         self.commit: list[float] = []
         self.checkpoint: list[bool] = []
         self.log_bytes: dict[int, int] = {}
+        # a fresh book's tick seconds (no checkpoint), ticked beside the first ("head") and
+        # the last ("tail") ticks by the caller (bench/long_run.py)
+        self.beside: dict[str, list[float]] = {}
         self._ranges: dict[str, tuple[int, int]] = {}
 
     def _range(self, key: str, tick: int) -> tuple[int, int]:
@@ -165,6 +168,16 @@ class LongRun:
         head, tail = plain[:50], plain[-50:]
         return statistics.median(tail) / max(statistics.median(head), 1e-9) if head else 0.0
 
+    def beside_ratios(self) -> tuple[float, float] | None:
+        """(the long book's first 50 ticks against the fresh book's beside them, its last 50
+        against those of the fresh book beside them): each median over a median of ticks
+        timed at the same moments, so a slower machine moves both alike."""
+        if not all(len(self.beside.get(end, ())) >= 10 for end in ("head", "tail")):
+            return None
+        fresh = {end: statistics.median(v[:50]) for end, v in self.beside.items()}
+        return (self.median(self.seconds, head=True) / fresh["head"],
+                self.median(self.seconds) / fresh["tail"])
+
     def table(self) -> list[str]:
         last = self.last_tick
         at = [t for t in (30, 100, 300, 1000) if t < last] + [last]
@@ -186,6 +199,7 @@ class LongRun:
         worst = sorted((s.recall, t) for (t, st), s in self.samples.items()
                        if st == "writer" and t > 50 and s.recall is not None)[:3]
         exists, shown = self.new_loop_shown()
+        beside = self.beside_ratios()
         lines += [
             f"  recall after tick 50: min {min(recall, default=0):.2f}, mean "
             f"{statistics.mean(recall) if recall else 0:.2f} (goal >= 0.90 at every tick); "
@@ -205,6 +219,9 @@ class LongRun:
             "goal <= 1.3)",
             f"  tick seconds, median of the first 50 / last 50 (no checkpoint): "
             f"{self.median(self.seconds, head=True):.3f} / {self.median(self.seconds):.3f}",
+            *([f"  tick time against a fresh book ticked beside it at the same moments (its "
+               f"ticks 1-50): first 50 {beside[0]:.2f}, last 50 {beside[1]:.2f}; last / first "
+               f"{beside[1] / beside[0]:.2f} (goal <= 1.3)"] if beside else []),
             *([f"  CPU time, median of the last 50 / first 50 (no checkpoint): "
                f"{self.ratio(self.cpu):.2f} (the process's own work, whatever else the "
                "machine runs)"] if self.cpu else []),
