@@ -11,7 +11,9 @@ tests/fake_openai.py (bench/server_run.py's StoryServer), or in-process with
 budget, the recall probe's share, scenes no part of the prompt tells (from scene 1),
 ranges covered twice, then the summary tree's depth, the loops the planner
 was shown (oldest and newest opened-in), the shared-prefix medians, the
-time ratios (median of ticks 1–50 against the last 50) and the log's bytes.
+time ratios (median of ticks 1–50 against the last 50; and each end against a fresh
+book ticked beside it at the same moments, which the machine's drift moves alike)
+and the log's bytes.
 """
 
 from __future__ import annotations
@@ -53,13 +55,16 @@ def timed(session: Session) -> tuple[TickResult, float, float]:
 BESIDE = 60      # the long book's first and last ticks that a fresh book is ticked beside
 
 
-def book(folder: Path, offline: bool, window: int, preset: str) -> Project:
+def book(folder: Path, offline: bool, window: int, preset: str, name: str = "stress") -> Project:
+    """A new book for the stress model (`name` seeds its story: another name, other people,
+    places and loops, so a fresh book beside the long one finds none of its texts already
+    counted or parsed in the process's caches)."""
     config = {"llm": {"provider": "offline" if offline else "openai",
                       "model": "small-local-model"}, "preset": preset}
     if offline:
         config["context"] = {"window": window}
     return create_project(folder, {
-        "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
+        "name": name, "premise": "A lighthouse keeper finds a drowned man's map.",
         "protagonist": "Mara Quill"}, config=config)
 
 
@@ -92,8 +97,8 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
         for n in range(1, ticks + 1):
             end = next((e for e, span in ends.items() if n in span), None)
             if end is not None and beside is None:
-                beside = fresh.enter_context(opened(book(folder / end, offline, window, preset),
-                                                    offline))
+                beside = fresh.enter_context(opened(
+                    book(folder / end, offline, window, preset, name=f"beside {end}"), offline))
             watch.after(*timed(s))
             if beside is not None:
                 result, seconds, _ = timed(beside)

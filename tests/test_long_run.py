@@ -83,6 +83,18 @@ def long_run(tmp_path_factory):
                 watch.after(tick(s))
     return watch
 
+def test_each_end_of_a_long_run_is_timed_against_a_fresh_book_at_the_same_moments():
+    run = LongRun(None)  # type: ignore[arg-type]   # the figures only, no project read
+    run.seconds = [0.10] * 55 + [0.30] * 5 + [0.20] * 55     # a checkpoint's slow ticks
+    run.checkpoint = [False] * 55 + [True] * 5 + [False] * 55
+    run.beside = {"head": [0.05] * 50, "tail": [0.16] * 50}   # the machine slower at the end
+    assert run.ratio(run.seconds) == pytest.approx(2.0)      # raw: the drift counted too
+    head, tail = run.beside_ratios()
+    assert (head, tail) == (pytest.approx(2.0), pytest.approx(1.25))
+    run.beside = {"head": [0.05] * 50}                        # no fresh book at the end
+    assert run.beside_ratios() is None
+
+
 
 def test_three_hundred_stress_ticks_at_8k_keep_the_last_prompts_whole(long_run):
     run = long_run
