@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAIServer  # noqa: E402
-from long_checks import LongRun  # noqa: E402
+from long_checks import LongRun, checkpointed  # noqa: E402
 from server_run import StoryServer  # noqa: E402
 from stress_model import StressModel  # noqa: E402
 
@@ -93,20 +93,20 @@ def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> Lo
     watch = LongRun(book(folder / "stress", offline, window, preset))
     ends = {"head": range(1, BESIDE + 1), "tail": range(ticks - BESIDE + 1, ticks + 1)}
     with opened(watch.project, offline) as s, ExitStack() as fresh:
-        beside = None
+        beside: tuple[str, Session] | None = None       # the end, its fresh book's session
         for n in range(1, ticks + 1):
             end = next((e for e, span in ends.items() if n in span), None)
             if end is not None and beside is None:
-                beside = fresh.enter_context(opened(
+                beside = end, fresh.enter_context(opened(
                     book(folder / end, offline, window, preset, name=f"beside {end}"), offline))
             watch.after(*timed(s))
             if beside is not None:
-                result, seconds, _ = timed(beside)
-                if not (result.summary is not None and result.summary.made):
-                    watch.beside.setdefault(end or "", []).append(seconds)
-            if beside is not None and n in (ends["head"][-1], ticks):
-                fresh.close()       # the fresh book's session, its server and its lock
-                beside = None
+                result, seconds, _ = timed(beside[1])
+                if not checkpointed(result):
+                    watch.beside.setdefault(beside[0], []).append(seconds)
+                if n in (ends["head"][-1], ticks):
+                    fresh.close()       # the fresh book's session, its server and its lock
+                    beside = None
             if offline and watch.last_tick % 250 == 0 and watch.last_tick < ticks:
                 print(f"-- at tick {watch.last_tick}", *watch.table(), sep="\n",  # a long
                       flush=True)                                             # run's progress

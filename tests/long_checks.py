@@ -7,7 +7,9 @@ scenes take over where it ends), the ticks two parts tell ("twice"), the
 shared prefix, the loops the planner was shown; and the tick's and the commit's
 seconds (the tick's: `seconds`, the whole tick timed by the caller, else the sum of
 its stages; `cpu`, the process's CPU seconds in it, a figure that busy neighbours on
-the machine do not move). `table()` is bench/long_run.py's output; the suite's stress test asserts
+the machine move less). The caller may add `beside`: a fresh book's tick seconds, timed
+beside the first and the last ticks, which the machine's drift moves as it moves the
+long book's. `table()` is bench/long_run.py's output; the suite's stress test asserts
 on the same figures.
 """
 
@@ -53,6 +55,11 @@ def coverage(spans: list[tuple[str, int, int]], tick: int) -> tuple[list[int], l
     return missing, sorted(t for t, n in held.items() if n > 1)
 
 
+def checkpointed(result: Any) -> bool:
+    """Whether a tick made a checkpoint (its time is not a plain tick's)."""
+    return result.summary is not None and bool(result.summary.made)
+
+
 class LongRun:
     """The figures of a long run, gathered tick by tick."""
 
@@ -95,7 +102,7 @@ class LongRun:
                             else seconds)
         self.cpu += [cpu] if cpu is not None else []
         self.commit.append(sum(s.seconds for s in result.stages if s.stage == "commit"))
-        self.checkpoint.append(result.summary is not None and bool(result.summary.made))
+        self.checkpoint.append(checkpointed(result))
         for stage in ("planner", "writer"):
             report = result.reports[stage]
             spans = self.spans(report)

@@ -150,8 +150,8 @@ SHORT_WORDS = 40      # a tier-3 summary over the share: its first and last sent
 def told_short(piece: Piece) -> Piece:
     """A tier-3 summary in short: its heading (the scenes it tells), then the first and
     last of its sentences (builders.shortened)."""
-    head, told, body = piece.text.partition("\n")
-    return Piece(piece.key, f"{head}\n{shortened(body, SHORT_WORDS)}" if told
+    head, newline, body = piece.text.partition("\n")
+    return Piece(piece.key, f"{head}\n{shortened(body, SHORT_WORDS)}" if newline
                  else shortened(head, SHORT_WORDS))
 
 
