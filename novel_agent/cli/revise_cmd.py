@@ -61,12 +61,16 @@ def report(result: Revision, tick: int) -> None:
     """What the revise did, one line each."""
     for notice in result.notices:
         click.echo(f"note: {notice}")
-    click.echo(f"revised scene {tick}: {len(result.lost)} things no longer said, "
+    click.echo(f"revised scene {tick}: {len(result.lost)} changes to memory no longer made, "
                f"{len(result.gained)} new")
     for item in result.lost:
         click.echo(f"  no longer: {item}")
     for item in result.gained:
         click.echo(f"  now:       {item}")
+    if result.changed:
+        shown = ", ".join(path.removeprefix("memory/") for path in result.changed[:8])
+        more = f" and {len(result.changed) - 8} more" if len(result.changed) > 8 else ""
+        click.echo(f"  memory files changed: {shown}{more}")
     if result.summaries:
         click.echo(f"  remade: {', '.join(result.summaries)}")
     if result.skipped:

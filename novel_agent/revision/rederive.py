@@ -1,32 +1,60 @@
 """Memory as a function of the scenes and their recorded extractions.
 
-Every plan record (`plans/plan_NNN.yaml`) holds what its tick did to memory:
-the planner's tool calls (run as they were, then the cast made sure of) and the
-extractor's answer (`extraction`; none, or `extraction_fallback`, when it added
-nothing); an imported piece instead introduces who its extraction names. So
-memory after tick k is `replay` of records 1..k over the memory before tick 1,
-and revising scene N re-derives the memory of every later tick from the memory
-before N. Edits of memory by hand are not in any record: a re-derivation starts
-from an entry of the history that holds them.
+Every plan record (`plans/plan_NNN.yaml`) holds what its tick did to memory: the
+planner's tool calls and cast (`cast_named`: the names the tools saw, when memory
+names them otherwise), the extractor's answer with the continuity audit's keys
+(`extraction`; `extraction_fallback` when it could not be used), and, for an
+imported piece, where it came from. A replay runs the tick's own steps
+(tick/scene_memory.py) again with them and with the scene's prose, which the
+extraction is checked against: the tools, the extraction, what the audit records
+(status, places, objects, witnesses) and the story's clock. So memory after tick k
+is the replay of records 1..k over the memory before tick 1, and between ticks it
+is put in the order the files are read back in, as each tick read it.
+
+Edits of memory by hand are in no record: a re-derivation starts from an entry of
+the history that holds them, and a revision lays what it changes over the files
+(revision/merge.py), so the edits made after it stand too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from novel_agent.audit.knowledge import apply_knowledge
+from novel_agent.audit.knowledge import Clock, clock_file, clock_from
 from novel_agent.books.importer import create_cast
 from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
-from novel_agent.story.decisions import Extraction, Plan, ToolCall
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.decisions import Extraction, Plan, ToolCall, knowledge_from_json
+from novel_agent.story.memory import Memory, as_read
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import load_scene
-from novel_agent.text.names import name_problem
-from novel_agent.tick.stages import extract
-from novel_agent.tick.stages.tools import ensure_cast, run_tools
+from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
+
+
+@dataclass
+class Derived:
+    """Memory and the story's clock as of some tick (the clock: None when none is stated,
+    with the scene that set it)."""
+
+    memory: Memory
+    clock: Clock | None = None
+    clock_scene: int = 0
+
+    def copy(self) -> Derived:
+        return Derived(self.memory.copy(), self.clock, self.clock_scene)
+
+    def clock_text(self) -> str:
+        """memory/clock.yaml's text ("" when no clock is stated)."""
+        return clock_file(self.clock, self.clock_scene) if self.clock is not None else ""
+
+
+def clock_of(data: Any) -> tuple[Clock | None, int]:
+    """The clock memory/clock.yaml's parsed `data` holds, and the scene that set it."""
+    scene = data.get("scene") if isinstance(data, dict) else 0
+    return clock_from(data), scene if isinstance(scene, int) else 0
 
 
 def plan_of(record: Mapping[str, Any]) -> Plan:
@@ -38,8 +66,18 @@ def plan_of(record: Mapping[str, Any]) -> Plan:
                 characters=[str(c) for c in record.get("characters") or []], tool_calls=calls)
 
 
+def planned(record: Mapping[str, Any]) -> Plan:
+    """The plan as its tools ran it: with the POV and cast the planner named."""
+    plan, named = plan_of(record), record.get("cast_named")
+    if not isinstance(named, dict):
+        return plan
+    return replace(plan, pov=str(named.get("pov") or ""),
+                   characters=[str(c) for c in named.get("characters") or []])
+
+
 def extraction_of(record: Mapping[str, Any]) -> Extraction | None:
-    """The extraction a record applied to memory, or None when it applied none."""
+    """The extraction a record applied to memory (the audit's keys included), or None
+    when it applied none."""
     data = record.get("extraction")
     if not isinstance(data, dict) or record.get("extraction_fallback"):
         return None
@@ -47,7 +85,14 @@ def extraction_of(record: Mapping[str, Any]) -> Extraction | None:
                       characters=list(data.get("characters") or []),
                       loops_opened=list(data.get("loops_opened") or []),
                       loops_resolved=list(data.get("loops_resolved") or []),
-                      relationships=list(data.get("relationships") or []))
+                      relationships=list(data.get("relationships") or []),
+                      **knowledge_from_json(data))
+
+
+def extracted(record: Mapping[str, Any]) -> bool:
+    """Whether the extractor was asked for this tick (its answer used or not): an imported
+    piece landed without extraction was not, and its audit never ran."""
+    return isinstance(record.get("extraction"), dict)
 
 
 def read_record(project: Project, tick: int) -> dict[str, Any]:
@@ -60,56 +105,60 @@ def read_record(project: Project, tick: int) -> dict[str, Any]:
     return record
 
 
-def _check(story: Story):
-    return lambda name: name_problem(name, title=story.title or story.name,
-                                     premise=story.premise)
-
-
-def before_extraction(memory: Memory, record: Mapping[str, Any], *, story: Story) -> None:
+def before_extraction(memory: Memory, record: Mapping[str, Any], *, story: Story) -> list[str]:
     """What tick `record` did to memory before its extractor was asked: the planner's
-    tools, then the cast made sure of (an imported piece: nothing)."""
+    tools, then the cast made sure of (an imported piece: nothing); the tools' lines."""
     if record.get("imported"):
-        return
-    plan, tick = plan_of(record), int(record["tick"])
-    run_tools(memory, plan.tool_calls, tick, len(plan.tool_calls), _check(story))
-    ensure_cast(memory, plan, tick, _check(story))
+        return []
+    plan = planned(record)
+    return plan_step(memory, plan, int(record["tick"]), len(plan.tool_calls), name_check(story))
 
 
-def apply_extraction(memory: Memory, record: Mapping[str, Any], extraction: Extraction | None,
-                     *, story: Story, config: Config, body: str = "") -> list[str]:
-    """What the extraction did (an imported piece first introduces who it names);
-    what changed, one line each."""
+def apply_extraction(derived: Derived, record: Mapping[str, Any], extraction: Extraction | None,
+                     *, story: Story, config: Config, body: str) -> list[str]:
+    """What the extraction did, as the tick did it: an imported piece first introduces who
+    it names, then the extraction is applied (checked against `body`, the scene's prose),
+    then what the audit records and the clock; what changed, one line each (the record's
+    `memory_changes` of a tick that landed so)."""
     tick, gen, changes = int(record["tick"]), config.generation, []
-    if extraction is None:
-        return changes
-    if record.get("imported") and gen.enable_entity_updates:
-        changes += create_cast(memory, extraction, body, tick, _check(story))
-    changes += extract.apply(memory, extraction, tick=tick, facts=gen.enable_fact_extraction,
-                             entities=gen.enable_entity_updates)
-    if gen.enable_entity_updates:        # what the tick's audit step recorded (audit/knowledge.py)
-        plan = plan_of(record)
-        changes += apply_knowledge(memory, extraction, tick=tick, location=plan.location,
-                                   pov=plan.pov if find_person(memory, plan.pov) else "")
+    memory = derived.memory
+    if extraction is not None:
+        if record.get("imported") and gen.enable_entity_updates:
+            changes += create_cast(memory, extraction, body, tick, name_check(story))
+        changes += extraction_step(memory, extraction, tick=tick, prose=body, generation=gen)
+    if extracted(record) and gen.enable_entity_updates:
+        known, moved = knowledge_step(memory, extraction or Extraction(summary=[]),
+                                      plan_of(record), tick, derived.clock)
+        changes += known
+        if moved is not None:
+            derived.clock, derived.clock_scene = moved, tick
     return changes
 
 
-def replay(memory: Memory, record: Mapping[str, Any], *, story: Story, config: Config,
-           body: str = "") -> list[str]:
-    """Apply one tick's record to `memory` (in place) as its tick did; what changed."""
-    before_extraction(memory, record, story=story)
-    return apply_extraction(memory, record, extraction_of(record), story=story, config=config,
-                            body=body)
+def replay(derived: Derived, record: Mapping[str, Any], *, story: Story, config: Config,
+           body: str, extraction: Extraction | None = None, given: bool = False) -> list[str]:
+    """Apply one tick's record to `derived` (in place) as its tick did, then put memory
+    in the order it is read back in; what the extraction changed. `given`: apply
+    `extraction` instead of the record's."""
+    before_extraction(derived.memory, record, story=story)
+    changes = apply_extraction(derived, record, extraction if given else extraction_of(record),
+                               story=story, config=config, body=body)
+    as_read(derived.memory)
+    return changes
+
+
+def derive_range(project: Project, derived: Derived, first: int, last: int,
+                 config: Config) -> Derived:
+    """`derived` (as of before tick `first`) with ticks first..last replayed, a copy."""
+    story = project.story()
+    derived = derived.copy()
+    for tick in range(first, last + 1):
+        replay(derived, read_record(project, tick), story=story, config=config,
+               body=load_scene(project.scene_path(tick)).body)
+    return derived
 
 
 def replay_range(project: Project, memory: Memory, first: int, last: int,
                  config: Config) -> Memory:
     """`memory` (the memory before tick `first`) with ticks first..last replayed."""
-    story = project.story()
-    memory = memory.copy()
-    for tick in range(first, last + 1):
-        record = read_record(project, tick)
-        body = load_scene(project.scene_path(tick)).body if record.get("imported") else ""
-        replay(memory, record, story=story, config=config, body=body)
-    return memory
-
-
+    return derive_range(project, Derived(memory), first, last, config).memory

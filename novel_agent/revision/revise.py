@@ -2,21 +2,29 @@
 
 1. Pending edits get their entry (scene N edited by hand among them).
 2. The extractor reads the new text, with memory as it was when tick N was
-   written: the history's entry after tick N−1 (else memory re-derived from the
-   records), with tick N's tools and cast run again (rederive.before_extraction).
-3. What scene N adds now replaces what it added; every later tick's recorded
-   extraction is replayed on top (rederive.replay), so memory is what a run
-   whose scene N was the new text all along would hold.
-4. Scene N (prose, summary bullets, words), its plan record (the extraction)
-   and memory land in ONE transaction, with a marker (`.novel/revise.yaml`).
+   written (the history's entry after tick N−1, else memory re-derived from the
+   records) and tick N's tools and cast run again, told that the author revised
+   the scene (not the old scene's intention).
+3. Memory is re-derived twice from there, tick N's record and every later one
+   replayed as the ticks applied them (revision/rederive.py: the tools, the
+   extraction checked against each scene's prose, what the audit records, the
+   clock): once with scene N as it was (`base`), once with the new text
+   (`theirs`). What the new text changes (theirs against base) is laid over the
+   memory files (revision/merge.py), so an edit by hand made after tick N
+   stands, and a revise that changes nothing leaves memory byte for byte.
+4. Scene N (prose, summary bullets, words), its plan record (the extraction and
+   the changes it applied) and memory land in ONE transaction, with a marker
+   (`.novel/revise.yaml`).
 5. Every summary whose range holds N is remade (checkpoints, then the arcs and
    the overall summary above them); the revision is an entry; the marker goes.
    A kill before that: the next command puts the project back as it was before
    the revise (`settle`, the same way redo's marker does): before, or after.
 
-The result names the later scenes that rely on what scene N no longer says (a
-fact, a character's state, a loop, a relationship whose words a later scene's
-text or extraction uses); they are reported, not rewritten.
+The result counts what scene N's extraction applied to memory before and after
+(the changes no longer made, the new ones), names the memory files the revise
+changed, and the later scenes that rely on what scene N no longer says (a
+phrase of a change no longer made that a later scene's prose, or the memory
+its tick recorded, uses); they are reported, not rewritten.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.errors import ModelResponseError, ProjectError
 from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
 from novel_agent.history.git import HistoryError
@@ -34,14 +43,15 @@ from novel_agent.history.interrupted import REVISE_MARKER as MARKER
 from novel_agent.history.rewind import keep_tag
 from novel_agent.history.store import History
 from novel_agent.models.ask import StageCall
+from novel_agent.revision.merge import merge_memory, merged_text
 from novel_agent.revision.rederive import (
-    apply_extraction,
+    Derived,
     before_extraction,
-    extraction_of,
+    clock_of,
+    derive_range,
     plan_of,
     read_record,
     replay,
-    replay_range,
 )
 from novel_agent.revision.repair import orphans
 from novel_agent.story.decisions import Extraction
@@ -63,15 +73,18 @@ one two each more most much many just only also still yet""".split())
 
 @dataclass
 class Reliance:
-    """A later scene that uses what scene N no longer says."""
+    """A later scene that uses what scene N no longer says (in its prose, or in what its
+    tick recorded in memory)."""
 
     tick: int
     phrase: str
     lost: str
+    in_prose: bool = True
 
     def line(self, revised: int) -> str:
-        return (f"scene {self.tick} mentions “{self.phrase}”, which scene {revised} no longer "
-                f"says ({self.lost})")
+        where = f"scene {self.tick} mentions" if self.in_prose else \
+            f"what tick {self.tick} recorded in memory mentions"
+        return f"{where} “{self.phrase}”, which scene {revised} no longer says ({self.lost})"
 
 
 @dataclass
@@ -80,32 +93,34 @@ class Revision:
 
     tick: int
     extraction: Extraction | None
-    lost: list[str] = field(default_factory=list)       # what scene N no longer adds
-    gained: list[str] = field(default_factory=list)     # what it adds now and did not
+    lost: list[str] = field(default_factory=list)       # changes scene N no longer makes
+    gained: list[str] = field(default_factory=list)     # changes it makes now and did not
+    changed: list[str] = field(default_factory=list)    # memory files written or removed
     relying: list[Reliance] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)  # remade
     skipped: list[str] = field(default_factory=list)    # edited by hand: kept
     notices: list[str] = field(default_factory=list)
     memory_at: Memory | None = None      # memory right after the revised tick
+    clock_at: str = ""                   # and memory/clock.yaml's text then
     last: int = 0                        # the project's last tick
 
 
 # -- the steps -----------------------------------------------------------------------
-def memory_before(project: Project, history: History | None, tick: int, config) -> Memory:
-    """Memory as it was when tick `tick` was written: the history's entry after tick−1,
-    else re-derived from the records of ticks 1..tick−1."""
+def memory_before(project: Project, history: History | None, tick: int, config) -> Derived:
+    """Memory and the clock as they were when tick `tick` was written: the history's
+    entry after tick−1, else re-derived from the records of ticks 1..tick−1."""
     if history is not None:
         try:
             entry = history.entry_at(tick - 1)
         except HistoryError:
             entry = None
         if entry is not None:
-            return memory_of(history, entry.sha)
-    return replay_range(project, Memory(), 1, tick - 1, config)
+            return derived_of(history, entry.sha)
+    return derive_range(project, Derived(Memory()), 1, tick - 1, config)
 
 
-def memory_of(history: History, sha: str) -> Memory:
-    """The memory an entry holds (read from its tree, nothing on disk touched)."""
+def derived_of(history: History, sha: str) -> Derived:
+    """The memory and clock an entry holds (read from its tree, nothing on disk touched)."""
     out = history.git.run("ls-tree", "-r", "-z", sha, "--", "memory").decode("utf-8")
     rows = [row.split("\t", 1) for row in out.split("\x00") if row]
     blobs = history.git.blobs([meta.split()[2] for meta, _ in rows])
@@ -114,7 +129,27 @@ def memory_of(history: History, sha: str) -> Memory:
             target = Path(folder) / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        return load_memory(Path(folder) / "memory")
+        memory = load_memory(Path(folder) / "memory")
+        clock, scene = clock_of(read_yaml(Path(folder) / "memory" / CLOCK_FILE, {}))
+    return Derived(memory, clock, scene)
+
+
+def recorded_body(project: Project, history: History | None, tick: int) -> str:
+    """The prose scene `tick`'s recorded extraction was read from: the scene as the
+    history's entry that last wrote its plan record holds it (the scene on disk when
+    there is no such entry), so scene N as it was replays as its tick applied it."""
+    scene = load_scene(project.scene_path(tick))
+    if history is None:
+        return scene.body
+    plan = project.plan_path(tick).relative_to(project.root).as_posix()
+    sha = history.git.run("log", "-1", "--format=%H", "HEAD", "--", plan,
+                          check=False).decode().strip()
+    path = project.scene_path(tick).relative_to(project.root).as_posix()
+    text = history.git.run("show", f"{sha}:{path}", check=False) if sha else b""
+    if not text:
+        return scene.body
+    _, body = parse_front_matter(text.decode("utf-8", "replace"), path=project.scene_path(tick))
+    return body
 
 
 def new_text(path: Path) -> str:
@@ -129,11 +164,19 @@ def new_text(path: Path) -> str:
     return body.strip() + "\n"
 
 
+# What the extractor is told the scene was meant to do: the old plan's intention was the
+# old scene's, and the revised one may do otherwise.
+REVISED = ("The author revised this scene: record what it establishes as it now stands, "
+           "whatever was planned for it.")
+
+
 def re_extract(session: Session, memory: Memory, record: dict, body: str,
                revision: Revision) -> Extraction | None:
-    """Ask the extractor about the new text (as tick N's extractor was asked)."""
+    """Ask the extractor about the new text (as tick N's extractor was asked, with the
+    revision said in place of the old intention); `record` gets `extraction_fallback`
+    when the answer cannot be used."""
     project, tick = session.project, int(record["tick"])
-    plan = plan_of(record)
+    plan = replace(plan_of(record), intention=REVISED)
     session.at_tick(tick)
     session.source.story, session.source.memory = project.story(), memory
     session.source.steer, session.source.plan, session.source.prose = "", plan, body
@@ -156,17 +199,6 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     return extraction
 
 
-def items(extraction: Extraction | None) -> list[str]:
-    """What an extraction adds, one line each (to tell what a revision lost)."""
-    if extraction is None:
-        return []
-    return ([f"fact: {f}" for f in extraction.facts]
-            + [f"{c.get('name')}: {c.get('state', '')}" for c in extraction.characters]
-            + [f"loop opened: {t}" for t in extraction.loops_opened]
-            + [f"loop resolved: {t}" for t in extraction.loops_resolved]
-            + [f"{r.get('a')} & {r.get('b')}: {r.get('kind')}" for r in extraction.relationships])
-
-
 def phrases(text: str, names: set[str]) -> list[str]:
     """The two-word phrases of content words in `text` (not two names): what a later
     scene would say if it relied on it ("brass key", "old mill")."""
@@ -183,18 +215,20 @@ def phrases(text: str, names: set[str]) -> list[str]:
 
 def relying(project: Project, tick: int, last: int, lost: list[str], kept: str,
             names: set[str]) -> list[Reliance]:
-    """Later scenes whose text or recorded extraction uses a phrase only what was lost had."""
+    """Later scenes whose prose, or the memory their tick recorded, uses a phrase only what
+    was lost had (the prose first: a scene that says it is named for its prose)."""
     found = []
     for later in range(tick + 1, last + 1):
         record = read_yaml(project.plan_path(later), {}) or {}
-        text = (load_scene(project.scene_path(later)).body + " "
-                + json.dumps(record.get("extraction") or {}, ensure_ascii=False)).lower()
+        prose = load_scene(project.scene_path(later)).body.lower()
+        recorded = json.dumps(record.get("extraction") or {}, ensure_ascii=False).lower()
         seen = set()
         for item in lost:
-            hit = next((p for p in phrases(item, names) if p not in kept and p in text), None)
+            hit = next((p for p in phrases(item, names) if p not in kept and
+                        (p in prose or p in recorded)), None)
             if hit and hit not in seen:          # one line per phrase a scene uses
                 seen.add(hit)
-                found.append(Reliance(later, hit, item))
+                found.append(Reliance(later, hit, item, in_prose=hit in prose))
     return found
 
 
@@ -221,6 +255,30 @@ def remake_summaries(session: Session, tick: int, memory: Memory, revision: Revi
             revision.summaries.append(tree.overall.name)
 
 
+def rederived(session: Session, history: History | None, tick: int, last: int,
+              old: dict, new: dict, old_body: str, new_body: str) -> tuple[Derived, Derived,
+                                                                             list[str], list[str]]:
+    """Memory re-derived from before tick `tick` to `last` with scene `tick` as it was
+    (`old`, its record; `old_body`) and as it is now: (base, theirs, the changes the old
+    record applied, the changes the new one applies). `session`'s revision gets the
+    memory right after the revised tick."""
+    project, config, story = session.project, session.config, session.project.story()
+    base = memory_before(project, history, tick, config)
+    theirs = base.copy()
+    old_lines = replay(base, old, story=story, config=config, body=old_body)
+    new_lines = replay(theirs, new, story=story, config=config, body=new_body)
+    return base, theirs, old_lines, new_lines
+
+
+def replay_later(session: Session, first: int, last: int, *derived: Derived) -> None:
+    """Ticks first..last replayed on each of `derived` (each record and scene read once)."""
+    project, config, story = session.project, session.config, session.project.story()
+    for later in range(first, last + 1):
+        record, body = read_record(project, later), load_scene(project.scene_path(later)).body
+        for each in derived:
+            replay(each, record, story=story, config=config, body=body)
+
+
 # -- the whole -----------------------------------------------------------------------
 def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     """Revise scene `tick` (its text as on disk, or `text`) and what follows from it (see
@@ -228,7 +286,10 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     project, config = session.project, session.config
     history = History(project, now=session.now)
     history = history if history.available else None
+    old_body = None
     if history is not None:
+        if history.git.exists() and project.scene_path(tick).is_file():
+            old_body = recorded_body(project, history, tick)   # before a hand edit's entry
         history.record_pending()
     last = project.tick()
     if not 1 <= tick <= last:
@@ -241,42 +302,52 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     scene = load_scene(project.scene_path(tick))
     body = text if text is not None else scene.body
     record = read_record(project, tick)
-    old = extraction_of(record)
     story = project.story()
-    memory = memory_before(project, history, tick, config)
-    before_extraction(memory, record, story=story)
     revision = Revision(tick, None, last=last)
-    new = re_extract(session, memory.copy(), record, body, revision)
+    asked = memory_before(project, history, tick, config).memory
+    before_extraction(asked, record, story=story)
+    new_record = dict(record)
+    new = re_extract(session, asked, new_record, body, revision)
     revision.extraction = new
-    record["memory_changes"] = apply_extraction(memory, record, new, story=story,
-                                                config=config, body=body)
-    record["extraction"] = (new or extract.from_prose(body)).to_dict()
-    revision.memory_at = memory.copy()
-    for later in range(tick + 1, last + 1):
-        later_record = read_record(project, later)
-        replay(memory, later_record, story=story, config=config,
-               body=load_scene(project.scene_path(later)).body)
-    lost_items = [i for i in items(old) if i not in items(new)]
-    revision.lost, revision.gained = lost_items, [i for i in items(new) if i not in items(old)]
+    new_record["extraction"] = (new or extract.from_prose(body)).to_dict()
+    base, theirs, old_lines, new_lines = rederived(
+        session, history, tick, last, record, new_record,
+        old_body if old_body is not None else scene.body, body)
+    new_record["memory_changes"] = new_lines
+    revision.memory_at, revision.clock_at = theirs.memory.copy(), theirs.clock_text()
+    replay_later(session, tick + 1, last, base, theirs)
+    revision.lost = [line for line in old_lines if line not in new_lines]
+    revision.gained = [line for line in new_lines if line not in old_lines]
+    ours = load_memory(project.memory_dir)
+    memory = merge_memory(base.memory, ours, theirs.memory)
+    clock_path = project.memory_dir / CLOCK_FILE
+    ours_clock = clock_path.read_text(encoding="utf-8") if clock_path.is_file() else ""
+    clock = merged_text(base.clock_text(), ours_clock, theirs.clock_text())
     names = {w.lower() for c in memory.characters.values() for w in str(c.get("name")).split()}
-    kept = " ".join(items(new)).lower()
-    revision.relying = relying(project, tick, last, lost_items, kept, names)
+    revision.relying = relying(project, tick, last, revision.lost,
+                               " ".join(revision.gained).lower(), names)
     summary = list((new or extract.from_prose(body)).summary)
     revised = replace(scene, body=body, summary=summary, words=word_count(body),
                       tokens=session.counter.count(body))
     txn = project.transaction()
     txn.stage(project.scene_path(tick), revised.render())
-    txn.stage(project.plan_path(tick), dump_yaml(record))
-    stage_memory(txn, memory, project.memory_dir, load_memory(project.memory_dir))
+    txn.stage(project.plan_path(tick), dump_yaml(new_record))
+    stage_memory(txn, memory, project.memory_dir, ours)
+    if clock != ours_clock and clock:
+        txn.stage(clock_path, clock)
+    elif clock != ours_clock:
+        txn.remove(clock_path)
     if history is not None:
         txn.stage(project.novel_dir / MARKER, dump_yaml({"tick": tick,
                                                          "from": history.head().sha}))
+    revision.changed = sorted(p.relative_to(project.root).as_posix() for p in txn.ops
+                              if p.is_relative_to(project.memory_dir))
     txn.commit()
     remake_summaries(session, tick, memory, revision)
     session.sync_index(memory)
     if history is not None:
-        history.record("revise", last, f"revised scene {tick}: {len(revision.lost)} things "
-                       f"no longer said, {len(revision.gained)} new")
+        history.record("revise", last, f"revised scene {tick}: {len(revision.lost)} changes "
+                       f"no longer made, {len(revision.gained)} new")
     (project.novel_dir / MARKER).unlink(missing_ok=True)
     return revision
 
@@ -303,6 +374,11 @@ def take_away_after(session: Session, revision: Revision) -> str:
         if doc.last > tick:
             txn.remove(doc.path)
     stage_memory(txn, revision.memory_at, project.memory_dir, load_memory(project.memory_dir))
+    clock = project.memory_dir / CLOCK_FILE
+    if revision.clock_at:
+        txn.stage(clock, revision.clock_at)
+    else:
+        txn.remove(clock)
     txn.stage(project.state_file, state.decode("utf-8"))
     txn.commit()
     history.record("revise", tick, f"ticks {tick + 1}–{last} taken away to be written again "

@@ -15,7 +15,7 @@ import hashlib
 import operator
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,8 +385,25 @@ def _load_items(memory_dir: Path, kind: str, listed: Listed | None = None) -> li
     for item in _list_items(memory_dir / f"{kind}.yaml", kind):
         if str(item.get("id")) not in found:
             found[f"legacy:{len(found)}"] = item
+    return sorted(found.values(), key=_began(kind))
+
+
+def _began(kind: str) -> Callable[[dict[str, Any]], tuple[int, str]]:
+    """The order loops (or relationships) are read in: by the tick each began, then id."""
     began = "opened_in" if kind == "loops" else "since"
-    return sorted(found.values(), key=lambda item: (_tick_of(item, began), str(item.get("id"))))
+    return lambda item: (_tick_of(item, began), str(item.get("id")))
+
+
+def as_read(memory: Memory) -> Memory:
+    """`memory` in the order the files would be read back in (in place, and returned):
+    characters and places by file name, loops and relationships as _load_items sorts
+    them. A replay puts memory so between ticks, as each tick read it from disk."""
+    for kind in ("characters", "locations"):
+        items = getattr(memory, kind)
+        setattr(memory, kind, dict(sorted(items.items(), key=lambda kv: f"{kv[0]}.yaml")))
+    memory.loops.sort(key=_began("loops"))
+    memory.relationships.sort(key=_began("relationships"))
+    return memory
 
 
 def load_memory(memory_dir: Path) -> Memory:

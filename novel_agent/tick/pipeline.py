@@ -52,13 +52,14 @@ from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
+from novel_agent.tick.scene_memory import extraction_step, plan_step
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
 from novel_agent.tick.stages import extract, summarize, write
 from novel_agent.tick.stages import plan as plan_stage
 from novel_agent.tick.stages.commit import commit_tick
-from novel_agent.tick.stages.tools import REJECTED, ensure_cast, run_tools
+from novel_agent.tick.stages.tools import REJECTED
 
 
 @dataclass
@@ -89,6 +90,8 @@ class TickDraft:
     pre_extract: tuple[Memory, int] | None = None   # memory and changes before the extraction
                                                     # (audit.mode revise: a revision re-applies)
     clock_text: str = ""      # memory/clock.yaml's new text, when the scene moved the clock on
+    cast_named: dict | None = None   # the POV and cast as the planner named them, when memory
+                                     # names them otherwise (the tools ran with these)
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
 
 
@@ -204,9 +207,11 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.plan, warning = plan_stage.distinct_title(
         d.plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
     d.warnings += [warning] if warning else []
-    lines = run_tools(d.memory, d.plan.tool_calls, d.tick, gen.max_tools_per_tick, check)
-    lines += ensure_cast(d.memory, d.plan, d.tick, check)
+    lines = plan_step(d.memory, d.plan, d.tick, gen.max_tools_per_tick, check)
+    named = d.plan
     d.plan = plan_stage.canonical_names(d.plan, lambda name: find_person(d.memory, name))
+    if (named.pov, named.characters) != (d.plan.pov, d.plan.characters):
+        d.cast_named = {"pov": named.pov, "characters": list(named.characters)}
     d.tool_results = [line for line in lines if not line.startswith(REJECTED)]
     d.warnings += [line for line in lines if line.startswith(REJECTED)]
     session.source.plan = d.plan
@@ -274,9 +279,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.changes += d.given.introduce(d)
     if session.config.audit.mode == "revise":
         d.pre_extract = (d.memory.copy(), len(d.changes))
-    d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
-                               facts=gen.enable_fact_extraction,
-                               entities=gen.enable_entity_updates, prose=d.prose)
+    d.changes += extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
+                                 generation=gen)
     return call
 
 
@@ -334,6 +338,8 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
     extractor found and changed (and, for a given scene, where it came from)."""
     record = {"tick": draft.tick, **draft.plan.to_dict(), "tool_results": draft.tool_results,
               "warnings": draft.warnings}
+    if draft.cast_named:
+        record["cast_named"] = draft.cast_named
     if draft.fallback:
         record["extraction_fallback"] = draft.fallback
     record |= {"extraction": draft.extraction.to_dict(), "memory_changes": draft.changes}
@@ -505,9 +511,8 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         d.memory, d.changes = memory, d.changes[:kept]
         d.prose, d.extraction = result.prose, result.extraction
         session.source.prose = d.prose
-        d.changes += extract.apply(d.memory, d.extraction, tick=d.tick,
-                                   facts=session.config.generation.enable_fact_extraction,
-                                   entities=session.config.generation.enable_entity_updates)
+        d.changes += extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
+                                     generation=session.config.generation)
     if result.calls:       # the rule checks alone take no time worth a line
         emit(StageEvent("auditor", session.clock() - started,
                         sum(c.prompt_tokens for c in result.calls),

@@ -18,7 +18,7 @@ from typing import Any
 
 from novel_agent.audit.book import BookAudit, audit_book
 from novel_agent.audit.findings import Finding
-from novel_agent.audit.knowledge import Clock, apply_knowledge, clock_file, parse_clock, read_clock
+from novel_agent.audit.knowledge import Clock, clock_file, read_clock
 from novel_agent.audit.llm import AUDIT_SCHEMA, findings_from_json, verify
 from novel_agent.audit.policy import acted_on, revise_request, verdict
 from novel_agent.audit.rules import Rules, SceneInput, check
@@ -27,8 +27,9 @@ from novel_agent.context.auditor import auditor_briefing
 from novel_agent.errors import ModelError
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, find_person, load_memory
+from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.scenes import SceneReader
+from novel_agent.tick.scene_memory import knowledge_step
 from novel_agent.tick.stage_prompts import fit_briefing
 
 Rewrite = Callable[[str], tuple[str, Extraction, list[StageCall]]]
@@ -172,13 +173,9 @@ def run(session: Any, d: Any, rewrite: Rewrite | None = None) -> AuditResult:
 def record_knowledge(memory: Memory, memory_dir: Any, d: Any) -> tuple[list[str], str]:
     """Write what scene `d` establishes into memory (in place); returns the changes and
     the new text of memory/clock.yaml ("" when the clock did not move on)."""
-    changes = apply_knowledge(memory, d.extraction, tick=d.tick, location=d.plan.location,
-                              pov=d.plan.pov if find_person(memory, d.plan.pov) else "")
-    stated = parse_clock(d.extraction.clock) if d.extraction.clock else None
-    old, _ = read_clock(memory_dir)
-    moved = stated is not None and stated.day is not None and \
-        (old is None or not stated.before(old))
-    return changes, clock_file(stated, d.tick) if moved else ""
+    changes, moved = knowledge_step(memory, d.extraction, d.plan, d.tick,
+                                    read_clock(memory_dir)[0])
+    return changes, clock_file(moved, d.tick) if moved else ""
 
 
 def audit_project(project: Any, config: Config, *, first: int = 1, last: int | None = None,

@@ -1,0 +1,58 @@
+"""What a scene does to memory, step by step: the one code a tick and a replay share.
+
+A tick changes memory in three steps, each here: the planner's tools and the cast made
+sure of (`plan_step`), the extraction applied with the prose it was read from
+(`extraction_step`), and what the continuity audit records (`knowledge_step`: status,
+places, objects, witnesses, the clock). The tick runs them with its answers; a replay
+(revision/rederive.py) runs them again with what the plan record kept, so memory
+re-derived from the records is the memory the ticks wrote. Pure functions of memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from novel_agent.audit.knowledge import Clock, apply_knowledge, parse_clock
+from novel_agent.config.settings import GenerationConfig
+from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.project import Story
+from novel_agent.text.names import name_problem
+from novel_agent.tick.stages import extract
+from novel_agent.tick.stages.tools import ensure_cast, run_tools
+
+
+def name_check(story: Story) -> Callable[[str], str | None]:
+    """Why a name is not one for this book (its title, its premise's words: names.py)."""
+    return lambda name: name_problem(name, title=story.title or story.name,
+                                     premise=story.premise)
+
+
+def plan_step(memory: Memory, plan: Plan, tick: int, limit: int,
+              check: Callable[[str], str | None]) -> list[str]:
+    """The planner's tool calls (at most `limit`), then its POV, cast and place made sure
+    of, in `memory` (in place); the tools' lines."""
+    return (run_tools(memory, plan.tool_calls, tick, limit, check)
+            + ensure_cast(memory, plan, tick, check))
+
+
+def extraction_step(memory: Memory, extraction: Extraction, *, tick: int, prose: str,
+                    generation: GenerationConfig) -> list[str]:
+    """The extraction applied (in place) as the switches of `generation` allow, checked
+    against the prose it was read from; what changed, one line each."""
+    return extract.apply(memory, extraction, tick=tick, prose=prose,
+                         facts=generation.enable_fact_extraction,
+                         entities=generation.enable_entity_updates)
+
+
+def knowledge_step(memory: Memory, extraction: Extraction, plan: Plan, tick: int,
+                   clock: Clock | None) -> tuple[list[str], Clock | None]:
+    """What the scene establishes for the continuity audit (in place), with `clock` the
+    story's clock before it: the changes, and the clock the scene moved on to (None when
+    it did not)."""
+    changes = apply_knowledge(memory, extraction, tick=tick, location=plan.location,
+                              pov=plan.pov if find_person(memory, plan.pov) else "")
+    stated = parse_clock(extraction.clock) if extraction.clock else None
+    moved = stated is not None and stated.day is not None and \
+        (clock is None or not stated.before(clock))
+    return changes, stated if moved else None
