@@ -6,7 +6,7 @@
 
 The answers come from tests/stress_model.py (2–4 new characters or places and a
 new loop nearly every scene, none resolved), through the real openai SDK and
-tests/fake_openai.py (bench/server_run.py's StoryServer), or in-process with
+tests/fake_openai.py (tests/story_server.py's StoryServer), or in-process with
 --offline. Prints, per stage at ticks 30/100/300 (or the last): tokens used /
 budget, the recall probe's share, scenes no part of the prompt tells (from scene 1),
 ranges covered twice, then the summary tree's depth, the loops the planner
@@ -32,7 +32,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAIServer  # noqa: E402
 from long_checks import LongRun, checkpointed  # noqa: E402
-from server_run import StoryServer  # noqa: E402
+from story_server import StoryServer  # noqa: E402
 from stress_model import StressModel  # noqa: E402
 
 from novel_agent.story.project import Project, create_project  # noqa: E402

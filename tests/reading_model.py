@@ -15,12 +15,12 @@ prose alone, as a careful model would, with the continuity audit's keys filled i
     Everyone knew of the THING.       a fact: "The THING is known to all in the town"
     NAME read it aloud to everyone by the fire.   a fact copied from the scene (never kept)
 
-Everyone an event names is present; the POV too, when the prose names them. What it answers
-depends on the prose (and the plan's POV) only, never on memory, so a scene written twice
-is extracted twice alike. Every fourth plan names
+Everyone an event names is present; the summary is the prose's first sentences. What it
+answers depends on the prose only (never on the plan or memory), so a scene written twice
+is extracted twice alike, in-process or through the test server. Every fourth plan names
 its POV by first name only (as a model does), so the tools learn an alias. Used in-process
 (`make_model=lambda source: ReadingModel(source=source, events=...)`) and behind the test
-server (bench/server_run.py's StoryServer, which reads the prose back from the prompt).
+server (tests/story_server.py, which reads the prose back from the prompt).
 """
 
 from __future__ import annotations
@@ -136,10 +136,9 @@ class ReadingModel(OfflineModel):
 
     def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
         prose = str(hints.get("prose", ""))
-        plan = hints.get("plan")
-        pov = getattr(plan, "pov", "") or ""
         answer = read_events(prose)
-        if pov and re.search(rf"\b{re.escape(pov)}\b", prose):
-            answer["present"] = [pov, *(n for n in answer["present"] if n != pov)]
-        answer["summary"] = super()._extract(rng, hints)["summary"]
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", " ".join(prose.split()))
+                     if len(s.split()) > 4]
+        answer["summary"] = [f"The scene tells how {s[0].lower()}{s[1:]}"
+                             for s in sentences[:3]] or ["The story moves on here."]
         return answer

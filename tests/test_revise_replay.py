@@ -10,7 +10,9 @@ ticks wrote, their recorded changes and the clock."""
 from __future__ import annotations
 
 import yaml
+from fake_openai import API_KEY, FakeOpenAIServer
 from reading_model import ReadingModel
+from story_server import StoryServer
 from test_rewind import fresh
 from ticking import NOW
 
@@ -19,6 +21,7 @@ from novel_agent.models.scripted import ScriptedModel
 from novel_agent.revision.rederive import Derived, planned, read_record, replay
 from novel_agent.revision.revise import REVISED, revise
 from novel_agent.story.memory import Memory
+from novel_agent.story.project import Project
 from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
@@ -57,10 +60,10 @@ def model_for(source, scripted=None):
     return scripted
 
 
-def tick_book(project, upto, make=model_for, edit_after=16):
+def tick_book(project, upto, make=model_for, edit_after=16, config=None, env=None):
     """Tick `project` to `upto`, editing Petra's card by hand after tick `edit_after`."""
-    with reconciled(project), Session.open(project, project.config(), make_model=make,
-                                           now=lambda: NOW) as session:
+    with reconciled(project), Session.open(project, config or project.config(), env,
+                                           make_model=make, now=lambda: NOW) as session:
         while project.tick() < upto:
             tick(session)
             if project.tick() == edit_after:
@@ -186,3 +189,19 @@ def test_a_later_scene_relying_on_what_is_gone_is_named_for_its_prose_or_its_rec
         "(fact: The great fire is known to all in the town)",
         "scene 9 mentions “great fire”, which scene 5 no longer says (fact: The great fire is "
         "known to all in the town)"]
+
+
+def test_through_the_test_server_and_the_cli_a_revise_with_no_edit_changes_no_memory(
+        openai_project, cli):
+    project = Project(openai_project)
+    story = StoryServer(project, model=ReadingModel(events=EVENTS))
+    with FakeOpenAIServer(story) as server:
+        config = project.config(flags={"llm.base_url": server.base_url})
+        tick_book(project, LAST, make=None, config=config, env={"OPENAI_API_KEY": API_KEY})
+        before = memory_bytes(project)
+        out = cli("revise", "3", "-p", "harbour", "--base-url", server.base_url).output
+    story.close()
+    assert "revised scene 3: 0 changes to memory no longer made, 0 new" in out
+    assert memory_bytes(project) == before
+    assert yaml.safe_load(before["memory/characters/anselm_vey.yaml"])["status"] == "dead"
+    assert any(r["path"].endswith("/chat/completions") for r in server.requests[-3:])
