@@ -35,8 +35,8 @@ from novel_agent.tick.session import Session
 
 PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
             "_extract", "audit", "commit", "load_tree", "load_lorebook",
-            "commit_tick", "tidied_logs", "log_text", "run_tools",
-            "ensure_cast"]
+            "commit_tick", "tidied_logs", "log_text", "plan_step",
+            "extraction_step"]
 PROMPTS = ["fit_prompt", "fit_briefing", "planner_briefing", "extractor_briefing",
            "propose_writer"]
 
