@@ -123,7 +123,7 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
                             "checks' findings stand")
         return []
     result.calls.append(call)
-    verified = verify(raw, prose, tick=d.tick)
+    verified = verify(raw, prose, tick=d.tick, facts=facts, scenes=scenes)
     result.discarded += verified.discarded
     if verified.discarded:
         result.notes.append(f"{verified.discarded} of the auditor's findings had no quote from "
