@@ -6,7 +6,8 @@ draft (those it cannot quote are discarded and counted; a malformed answer,
 twice, is a note and never a lost tick). Then `audit.mode` decides: report, revise
 (one more draft through `rewrite`, kept by audit/policy.verdict) or hold. Finally
 `record_knowledge` writes what the scene establishes (status, places, objects,
-witnesses, the clock) into memory.
+looks, witnesses, the clock) into memory. `apply_held` makes a begun draft the tick
+the audit held, for `novel audit accept`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from novel_agent.audit.book import BookAudit, audit_book
 from novel_agent.audit.findings import Finding
+from novel_agent.audit.held import HeldDraft
 from novel_agent.audit.knowledge import Clock, apply_knowledge, clock_file, parse_clock, read_clock
 from novel_agent.audit.llm import AUDIT_SCHEMA, findings_from_json, verify
 from novel_agent.audit.policy import acted_on, revise_request, verdict
@@ -29,7 +31,10 @@ from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.scenes import SceneReader
+from novel_agent.text.names import name_problem
 from novel_agent.tick.stage_prompts import fit_briefing
+from novel_agent.tick.stages import extract
+from novel_agent.tick.stages.tools import ensure_cast, run_tools
 
 Rewrite = Callable[[str], tuple[str, Extraction, list[StageCall]]]
 
@@ -167,6 +172,27 @@ def run(session: Any, d: Any, rewrite: Rewrite | None = None) -> AuditResult:
             result.findings = again
     result.held = mode == "hold" and bool(acted)
     return result
+
+
+ACCEPTED = "held by the continuity audit, then accepted as it was (novel audit accept)"
+
+
+def apply_held(session: Any, d: Any, held: HeldDraft) -> None:
+    """Make begun draft `d` the tick `held` was when the audit held it, with no model:
+    its plan, prose and extraction; the plan's tools run again and the cast made sure
+    of, the extraction applied (to memory as it stands now), as the tick did before its
+    audit; its findings are the audit's, accepted."""
+    story, gen = d.story, session.config.generation
+    d.plan, d.prose, d.extraction = held.plan, held.prose, held.extraction
+    d.tool_results, d.warnings = held.tool_results, held.warnings
+    check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
+                                      premise=story.premise)
+    run_tools(d.memory, d.plan.tool_calls, d.tick, len(d.plan.tool_calls), check)
+    ensure_cast(d.memory, d.plan, d.tick, check)
+    d.changes = extract.apply(d.memory, d.extraction, tick=d.tick,
+                              facts=gen.enable_fact_extraction,
+                              entities=gen.enable_entity_updates, prose=d.prose)
+    d.audit = AuditResult("hold", findings=held.findings, notes=[ACCEPTED])
 
 
 def record_knowledge(memory: Memory, memory_dir: Any, d: Any) -> tuple[list[str], str]:
