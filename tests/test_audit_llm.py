@@ -93,3 +93,38 @@ def test_verify_evens_out_typography_and_unknown_labels():
     assert checked.discarded == 1
     (f,) = checked.findings
     assert (f.subtype, f.severity, f.scene, f.kind) == ("style", "minor", 3, "llm")
+
+
+def test_an_auditor_finding_carries_the_scene_it_contradicts(project):
+    from test_audit_policy import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
+
+    text = project.project_file.read_text()
+    project.project_file.write_text(text + "audit:\n  llm: true\n")
+    dead = {**DIES, "facts": ["Tobin died in the river by the weir"]}
+    said = {"subtype": "causal logic", "severity": "critical",
+            "quote": "Tobin laughed and poured the tea for Mara.",
+            "against": "Tobin died in the river by the weir", "message": "a dead man pours tea"}
+    model = (ScriptedModel().add("planner", PLAN1).add("writer", PROSE1).add("extractor", dead)
+             .add("auditor", {"findings": []})
+             .add("planner", PLAN2).add("writer", BAD)
+             .add("extractor", extraction(["Mara Quill", "Tobin Keel"]))
+             .add("auditor", {"findings": [said]}))
+    _, second = run_ticks(project, 2, model, offline_seed=0)
+    (llm,) = [f for f in second.findings if f.source == "llm"]
+    assert llm.against_scene == 1
+    saved = read_yaml(project.plan_path(2))["audit"]["findings"]
+    assert [f["against_scene"] for f in saved if f["source"] == "llm"] == [1]
+
+
+def test_against_scene_is_the_one_named_else_the_fact_or_scene_stated():
+    facts = [{"text": "The map was burned in the stove", "scene": 2}]
+    scenes = [(4, "Mara sails to the mainland and sells the lamp.")]
+    raw = findings_from_json({"findings": [
+        {**IN_DRAFT, "against": "the map was burned in the stove"},
+        {**IN_DRAFT, "against": "Scene 3: the map was lost"},
+        {**IN_DRAFT, "against": "she sold the lamp on the mainland", "against_scene": 4},
+        {**IN_DRAFT, "against": "Mara sold the lamp on the mainland"},
+        {**IN_DRAFT, "against": "the map was burned", "against_scene": 9},   # not before: looked up
+        {**IN_DRAFT, "against": "nothing we were shown"}]})
+    checked = verify(raw, PROSE, tick=5, facts=facts, scenes=scenes)
+    assert [f.against_scene for f in checked.findings] == [2, 3, 4, 4, 2, 0]

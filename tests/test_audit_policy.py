@@ -124,9 +124,17 @@ def test_hold_commits_nothing_and_waits_for_the_author(project, snapshot, cli):
     assert data["tick"] == 2 and findings[0].kind == "dead_or_absent"
     status = cli("status", "-p", "harbour").output
     assert 'held        tick 2 "Tea" by the continuity audit: 1 finding(s)' in status
+    assert "(`novel audit accept` lands it, `novel audit drop` discards it)" in status
     assert "Tobin laughed and poured the tea for Mara." in status
     fixed = ScriptedModel().add("planner", PLAN2).add("writer", GOOD).add(
         "extractor", extraction(["Mara Quill"]))
+    with pytest.raises(AuditHoldError) as again:     # the next tick does not write over it
+        run_ticks(project, 1, fixed, offline_seed=0, config=config)
+    assert "novel audit accept` lands it as it is" in str(again.value)
+    assert snapshot(project.root) == after and fixed.calls("planner") == []
+    assert cli("audit", "drop", "-p", "harbour").output == (
+        "dropped the held tick 2 \"Tea\" of harbour; the next tick writes it again\n")
+    assert sorted(set(snapshot(project.root)) ^ set(before)) == []
     run_ticks(project, 1, fixed, offline_seed=0, config=config)
     assert project.tick() == 2 and read_held(project.novel_dir) is None
     assert "held" not in cli("status", "-p", "harbour").output
@@ -214,3 +222,74 @@ def test_a_held_tick_in_the_cli_exits_5_with_its_findings(project, cli):
     assert ("  [critical] causal logic: Tobin Keel acts or speaks, dead since scene 1 — "
             "\"Tobin laughed.\"") in result.output
     assert project.tick() == 1
+
+
+def held_tick_two(project):
+    """Scene 1 (Tobin drowns), then tick 2 held on a dead man pouring tea."""
+    config = configured(project, mode="hold")
+    run_ticks(project, 1, book(ScriptedModel()), offline_seed=0, config=config)
+    model = ScriptedModel().add("planner", {**PLAN2, "tool_calls": [
+        {"tool": "create_character", "name": "Ilse Varga", "detail": "the harbour pilot"}]}) \
+        .add("writer", BAD).add("extractor", extraction(
+            ["Mara Quill", "Tobin Keel"], facts=["Mara keeps a second teapot for guests"],
+            where=[{"name": "Mara Quill", "place": "the weir"}]))
+    with pytest.raises(AuditHoldError):
+        run_ticks(project, 1, model, offline_seed=0, config=config)
+    return config
+
+
+def test_a_held_tick_is_accepted_as_it_was_held_with_no_model_called(project, cli):
+    from novel_agent.story.recovery import reconciled
+    from novel_agent.tick.pipeline import land_held
+    from novel_agent.tick.session import Session
+
+    config = held_tick_two(project)
+    silent = ScriptedModel()            # nothing queued: any call would fail the accept
+    with reconciled(project), Session.open(project, config, make_model=lambda s: silent) as s:
+        result = land_held(s)
+    assert silent.calls("planner") == silent.calls("writer") == silent.calls("extractor") == []
+    assert result.tick == 2 and project.tick() == 2 and read_held(project.novel_dir) is None
+    assert project.scene_path(2).read_text().count("Tobin laughed and poured the tea") == 3
+    assert not (project.drafts_dir / "draft_002.md").exists()
+    record = read_yaml(project.plan_path(2))
+    assert record["title"] == "Tea" and record["extraction"]["present"] == ["Mara Quill",
+                                                                           "Tobin Keel"]
+    assert record["audit"]["mode"] == "hold" and [f["kind"] for f in
+                                                  record["audit"]["findings"]] == ["dead_or_absent"]
+    assert record["audit"]["notes"] == ["held by the continuity audit, then accepted as it was "
+                                        "(novel audit accept)"]
+    memory = load_memory(project.memory_dir)
+    assert memory.find_character("Ilse Varga") is not None          # the plan's tool, again
+    assert {"text": "Mara keeps a second teapot for guests", "scene": 2,
+            "witnesses": ["Mara Quill", "Tobin Keel"]} in memory.facts
+    assert (memory.find_character("Mara Quill")["place"],
+            memory.find_character("Mara Quill")["place_in"]) == ("the weir", 2)
+    assert "tick 3 of harbour" in cli("tick", "-p", "harbour").output
+
+
+def test_accept_and_drop_through_the_cli(project, cli):
+    held_tick_two(project)
+    refused = cli("tick", "-p", "harbour", ok=False)
+    assert refused.exit_code == 5 and "tick 2 is held by the continuity audit" in refused.output
+    assert "`novel audit accept` lands it as it is" in refused.output and project.tick() == 1
+    draft = project.drafts_dir / "draft_002.md"
+    draft.write_text(draft.read_text().replace("Tobin laughed", "Tobin wept"))
+    edited = cli("audit", "accept", "-p", "harbour", ok=False)
+    assert "was edited after it was held" in edited.output and project.tick() == 1
+    draft.write_text(draft.read_text().replace("Tobin wept", "Tobin laughed"))
+    out = cli("audit", "accept", "-p", "harbour").output
+    assert "tick 2 of harbour accepted: harbour/scenes/scene_002.md" in out
+    assert "  audit: [critical] causal logic: Tobin Keel acts or speaks" in out
+    assert project.tick() == 2
+    none = cli("audit", "drop", "-p", "harbour", ok=False)
+    assert "harbour has no tick held by the continuity audit" in none.output
+    assert "no tick is held" in cli("audit", "accept", "-p", "harbour", ok=False).output
+
+
+def test_tick_drop_held_writes_the_held_tick_again(project, cli):
+    held_tick_two(project)
+    out = cli("tick", "-p", "harbour", "--drop-held").output
+    assert out.splitlines()[0] == "dropped the held tick 2"
+    assert "tick 2 of harbour" in out and project.tick() == 2
+    assert read_held(project.novel_dir) is None
+    assert "Tobin laughed" not in project.scene_path(2).read_text()   # written again (offline)

@@ -321,3 +321,122 @@ def test_the_banded_distance_is_the_distance_whenever_it_is_within_the_bound():
         k = rng.randint(0, 3)
         d = _distance(a, b)
         assert _distance_within(a, b, k) == (d if d <= k else None), (a, b, k)
+
+
+# -- what the rules missed (issue 37) --------------------------------------------------
+def test_a_name_memory_holds_that_is_no_person_gets_no_finding():
+    m = memory()
+    upsert_character(m, "Tuesday", tick=2)         # made by an import before names were checked
+    record(m, 3, status=[{"name": "Tuesday", "status": "dead", "how": "gone"}])
+    record(m, 4, location="the bell tower", present=["Tuesday"])
+    s = scene(m, "On Tuesday the tide came in. Tuesday was gone.", present=["Tuesday"])
+    assert check(s) == []
+    record(m, 3, status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned"}])
+    assert kinds(check(scene(m, "Tobin laughed.", present=["Tobin Keel"]))) == ["dead_or_absent"]
+
+
+def test_a_scene_without_a_location_is_placed_by_where():
+    m = memory()
+    record(m, 4, location="", present=["Tobin Keel"],
+           where=[{"name": "Tobin Keel", "place": "the bell tower"}])
+    assert m.find_character("Tobin Keel")["place"] == "the bell tower"
+    moved = scene(m, "Tobin sat at the quay and read.", location="", present=["Tobin Keel"],
+                  where=[{"name": "Tobin Keel", "place": "the north quay"}])
+    found = check(moved)
+    assert kinds(found) == ["no_travel"]
+    assert found[0].message == ("Tobin Keel is at the north quay straight after the bell "
+                                "tower, with no travel")
+    walked = scene(m, "Tobin walked to the quay.", location="", present=["Tobin Keel"],
+                   travel=["Tobin Keel"], where=[{"name": "Tobin Keel", "place": "the north quay"}])
+    assert check(walked) == []
+
+
+def test_two_where_entries_of_one_name_are_two_places():
+    m = memory()
+    both = [{"name": "Tobin Keel", "place": "the bell tower"},
+            {"name": "Tobin", "place": "the salt cellar"}]
+    found = check(scene(m, "Tobin rang the bell. Tobin swept the salt cellar.", location="",
+                        present=["Tobin Keel"], where=both))
+    assert kinds(found) == ["two_places"]
+    assert found[0].message == ("Tobin Keel is at the bell tower and at the salt cellar in the "
+                                "same scene")
+    assert found[0].quote == "Tobin swept the salt cellar."
+    located = check(scene(m, "Tobin rang the bell at the quay.", present=["Tobin Keel"],
+                          where=[{"name": "Tobin Keel", "place": "the north quay"}, *both]))
+    assert kinds(located) == ["two_places"] and "the bell tower" in located[0].message
+
+
+@pytest.mark.parametrize("text, day, year", [
+    ("Monday 14 October", 10 * 31 + 14, None), ("14 October", 10 * 31 + 14, None),
+    ("October 14th", 10 * 31 + 14, None), ("Sunday, 13 October 1962", 10 * 31 + 13, 1962),
+    ("the 2nd of March, 1911, at 6pm", 3 * 31 + 2, 1911), ("2031-04-07 06:30", 4 * 31 + 7, 2031),
+])
+def test_the_clock_reads_dates(text, day, year):
+    c = parse_clock(text)
+    assert (c.day, c.year, c.calendar) == (day, year, True)
+
+
+def test_a_later_scene_dated_before_an_earlier_one_is_a_finding():
+    m = memory()
+    s = scene(m, "The fog came in. On Sunday 13 October, Mara woke early.",
+              clock="Sunday 13 October")
+    s.clock, s.clock_scene = parse_clock("Monday 14 October"), 4
+    found = check(s)
+    assert kinds(found) == ["clock"] and found[0].against_scene == 4
+    assert found[0].quote == "On Sunday 13 October, Mara woke early."
+    s.clock = parse_clock("Saturday 12 October")
+    assert check(s) == []
+    s.clock = parse_clock("14 October 1961")        # a year before: later, though in October
+    s.extraction = Extraction(summary=["x"], clock="Sunday 13 October 1962")
+    assert check(s) == []
+    new_year = scene(m, "On 1 January the bells rang.", clock="1 January")
+    new_year.clock = parse_clock("31 December")       # no year stated: the next year's
+    assert check(new_year) == []
+    s.clock = parse_clock("day 5")                    # a count of days is no date
+    assert check(s) == []
+
+
+def test_the_clocks_quote_is_the_scenes_own_sentence():
+    m = memory()
+    s = scene(m, "It was the third day. Mara woke at nine.", clock="day 3, 09:00")
+    s.clock, s.clock_scene = parse_clock("day 4, 20:00"), 4
+    (found,) = check(s)
+    assert found.quote == "It was the third day."
+    unsaid = scene(m, "Mara woke early and went down to the quay.", clock="day 3, 09:00")
+    unsaid.clock = parse_clock("day 4, 20:00")
+    assert check(unsaid) == []        # the extractor's reading; no sentence of the scene says it
+
+
+def test_appearance_stated_otherwise_than_before():
+    m = memory()
+    x = extraction_from_json({"summary": ["Mara looks out to sea."], "appearance": [
+        {"name": "Mara Quill", "feature": "Eye colour", "value": "blue"},
+        {"name": "Mara Quill", "feature": "shoe size", "value": "nine"}]})
+    assert x.appearance == [{"name": "Mara Quill", "feature": "eye colour", "value": "blue"}]
+    assert x.to_dict()["appearance"] == x.appearance
+    changes = apply_knowledge(m, x, tick=3, location="the north quay")
+    assert changes == ["Mara Quill's eye colour: blue"]
+    brown = [{"name": "Mara", "feature": "eye colour", "value": "brown"}]
+    found = check(scene(m, "The fog lifted. Mara blinked, her brown eyes wet.", appearance=brown))
+    assert kinds(found) == ["appearance"] and found[0].subtype == "appearance"
+    assert (found[0].quote, found[0].against, found[0].against_scene) == (
+        "Mara blinked, her brown eyes wet.", "Mara Quill's eye colour: blue", 3)
+    grey_blue = [{"name": "Mara", "feature": "eye colour", "value": "grey-blue"}]
+    assert check(scene(m, "Her grey-blue eyes.", appearance=grey_blue)) == []
+    record(m, 5, appearance=brown)                  # the first statement stands
+    assert m.find_character("Mara Quill")["appearance"] == {
+        "eye colour": {"value": "blue", "in": 3}}
+    assert check(scene(m, "Tobin was tall.", 6, appearance=[
+        {"name": "Tobin Keel", "feature": "height", "value": "short"}])) == []   # first said
+
+
+def test_a_lost_items_quote_is_the_sentence_that_uses_it():
+    m = memory()
+    record(m, 3, items=[{"name": "Mara Quill", "item": "brass key", "event": "gives",
+                         "to": "Tobin Keel"}])
+    prose = ("The brass bell rang over the quay as Mara climbed the steps. Mara had given "
+             "the key to Tobin in the spring. Now she turned the brass key in the lock.")
+    found = check(scene(m, prose, items=[{"name": "Mara Quill", "item": "the brass key",
+                                          "event": "uses"}]))
+    assert kinds(found) == ["lost_item"]
+    assert found[0].quote == "Now she turned the brass key in the lock."

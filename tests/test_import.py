@@ -354,6 +354,18 @@ def story_check(name):
     ("mara  quill", "The door opened.\nMara\nQuill came in.", "Mara Quill"),  # as written
     ("Ilse", "The door opened and Ilse came in.", "Ilse"),
     ("Anne of Cleves", "They sent word to Anne of Cleves at dawn.", "Anne of Cleves"),
+    # words an extractor proposed for a real book: a pronoun, a day, a title alone, a word
+    # opening quoted speech, parts of place names
+    ("She", "She came in. Later she left.", None),
+    ("Thursday", "They sailed on Thursday at dawn.", None),
+    ("Miss", "They sent for Miss Harrow at once.", None),
+    ("That", "He said, \"That was all.\"", None),
+    ("Keel", "Tobin ran down Keel Street to Keel Point.", None),
+    ("Street", "Keel Street was empty. Tobin ran down Keel Street.", None),
+    ("Point", "They walked out to Keel Point.", None),
+    ("Tobin", "Then Tobin left. The tide turned.", "Tobin"),        # "Then" is no name's
+    ("Harrow", "They sent for Miss Harrow at once.", "Harrow"),
+    ("Tomas", "Old Tomas watched from the boat.", "Tomas"),
 ])
 def test_create_cast_takes_only_names_the_piece_writes(said, body, created):
     memory = Memory()
@@ -377,6 +389,48 @@ def test_an_invented_name_is_neither_a_character_nor_the_pov(project, tmp_path):
     assert [c["name"] for c in memory.characters.values()] == ["Mara Quill"]
     scene = load_scene(project.scene_path(1))
     assert scene.pov == "Mara Quill" and scene.characters == ["Mara Quill"]
+
+
+JUNK = {"1": ["She", "His", "Beneath", "Afterwards", "That", "Tobin"],
+        "2": ["Point", "Keel", "Street", "Miss", "Thursday", "Tuesday"],
+        "3": ["Edda Lorn", "Miss Harrow", "Tobin"]}
+
+
+def junk_responder(body):
+    """The extractor of a real run: every capitalized word a character, and Tuesday dead."""
+    if stage_of(body) != "extractor":
+        return "- Edda Lorn and Tobin walk out to Keel Point."
+    piece = re.findall(r"\(piece (\d)\)", body["messages"][-1]["content"])[-1]
+    return json.dumps({"summary": ["Edda Lorn walks to Keel Point.", "Tobin says nothing.",
+                                   "Miss Harrow waits under the lamp."],
+                       "facts": [], "characters": [{"name": n, "state": "seen"}
+                                                   for n in JUNK[piece]],
+                       "loops_opened": [], "loops_resolved": [], "relationships": [],
+                       "present": JUNK[piece][-3:],
+                       "status": [{"name": "Tuesday", "status": "dead", "how": "gone"}]})
+
+
+def test_import_through_an_openai_server_makes_no_junk_characters(openai_project, tmp_path):
+    book = tmp_path / "book.md"
+    book.write_text(
+        "# One\n\nShe came down Keel Street on Thursday. His coat was wet through. "
+        "Beneath the lamp, Miss Harrow waited. Afterwards, Edda Lorn walked out to Keel "
+        "Point with Tobin. That was the last of it. (piece 1)\n\n"
+        "# Two\n\nOn Tuesday the tide came in over Keel Point. Miss Harrow said nothing to "
+        "Tobin. Tobin kept to Keel Street until Thursday. (piece 2)\n\n"
+        "# Three\n\nEdda Lorn found Miss Harrow at the harbour. \"That was Tuesday,\" said "
+        "Tobin. Tuesday was gone. (piece 3)\n", encoding="utf-8")
+    with FakeOpenAIServer(junk_responder) as server:
+        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
+                                          server.base_url], env=cli_env(), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    memory = load_memory(openai_project / "memory")
+    assert sorted(c["name"] for c in memory.characters.values()) == [
+        "Edda Lorn", "Miss Harrow", "Tobin"]
+    audit = CliRunner().invoke(cli, ["audit", "-p", "harbour", "--json"], env=cli_env(),
+                               catch_exceptions=False)
+    findings = json.loads(audit.output)["findings"]
+    assert not [f for f in findings if "Tuesday" in f["message"] + f["against"]]
 
 
 # -- the offline model on a piece with no plan POV or place ----------------------------

@@ -175,3 +175,28 @@ def test_the_premises_unnamed_people_are_named_by_its_epithet():
     assert named.pov == "Edda Lorn"
     assert named.characters == ["The Drowned Stranger", "strangers", "a sailor", "Tobin Keel"]
     assert plan.premise_epithets(p, premise).pov == "The Keeper"    # no protagonist line
+
+
+def test_no_pronoun_day_month_title_or_sentence_opener_is_a_person():
+    assert person_problem("She") == "a pronoun, not a name"
+    assert person_problem("His") == "a pronoun, not a name"
+    assert person_problem("Beneath") == "a word that opens a sentence, not a name"
+    assert person_problem("Afterwards") == "a word that opens a sentence, not a name"
+    assert person_problem("Tuesday") == "a day of the week, not a name"
+    assert person_problem("October") == "a month, not a name"
+    assert person_problem("Miss") == "a title alone, not a name"
+    assert person_problem("Mr.") == "a title alone, not a name"
+    for name in ("Miss Harrow", "June", "Tobin", "Edda Lorn"):
+        assert person_problem(name) is None, name
+
+
+def test_the_tick_extractor_makes_no_character_of_a_pronoun_a_day_or_part_of_a_place():
+    memory = memory_with_edda()
+    prose = ("She came down Keel Street on Thursday. That was when Tobin saw her. Beneath "
+             "the lamp, Miss Harrow waited for Edda.")
+    said = ["She", "Thursday", "That", "Keel", "Street", "Beneath", "Miss", "Tobin"]
+    extraction = Extraction(summary=["Edda comes down Keel Street."],
+                            characters=[{"name": n, "state": "here"} for n in said])
+    changes = extract.apply(memory, extraction, tick=2, prose=prose)
+    assert sorted(c["name"] for c in memory.characters.values()) == ["Edda Lorn", "Tobin"]
+    assert changes == ["new character Tobin: here"]

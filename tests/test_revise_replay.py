@@ -18,8 +18,9 @@ from ticking import NOW
 
 from novel_agent.history.hooks import opened
 from novel_agent.models.scripted import ScriptedModel
-from novel_agent.revision.rederive import Derived, planned, read_record, replay
+from novel_agent.revision.rederive import Derived, read_record, replay
 from novel_agent.revision.revise import REVISED, revise
+from novel_agent.story.decisions import plan_as_named
 from novel_agent.story.memory import Memory
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import reconciled
@@ -138,7 +139,7 @@ def test_revising_scene_3_is_a_book_whose_scene_3_was_the_new_text(project, tmp_
     scripted = ScriptedModel()
     for number in range(3, LAST + 1):
         record, body = later[number]
-        plan = planned(record)
+        plan = plan_as_named(record)
         scripted.add("planner", {**plan.to_dict(), "title": record["title"]})
         scripted.add("writer", NEW3 if number == 3 else body)
     tick_book(other, LAST, make=lambda source: model_for(source, scripted))

@@ -1,5 +1,6 @@
-"""Checkable knowledge: who is alive, dead or absent, where each is, what each holds,
-who witnessed each fact, the story's clock, each with the scene that established it.
+"""Checkable knowledge: who is alive, dead or absent, where each is, what each holds, how
+each looks, who witnessed each fact, the story's clock, each with the scene that
+established it.
 
 It lives in the memory files, where a hand edit fixes it:
 
@@ -8,8 +9,11 @@ It lives in the memory files, where a hand edit fixes it:
                                           place: the harbour  place_in: 14
                                           holds: [a brass key]
                                           lost: [{item: a map, in: 9, how: gave it to Tobin}]
+                                          appearance: {eye colour: {value: grey, in: 2}}
     memory/facts.yaml                     - {text: ..., scene: 3, witnesses: [Mara Quill]}
     memory/clock.yaml                     {day: 3, time: "18:00", scene: 14, text: ...}
+                                          (a date: {date: 1962-10-14, ...}, or
+                                          {date: "--10-14"} when no year is stated)
 
 Delete `status: dead` and the character lives again for the audit; add a name to a
 fact's `witnesses` and that character knows it. A fact without `witnesses` (older
@@ -47,30 +51,63 @@ _PARTS = {"dawn": 6 * 60, "sunrise": 6 * 60, "morning": 9 * 60, "noon": 12 * 60,
           "evening": 19 * 60, "night": 22 * 60, "midnight": 24 * 60 - 1}
 
 
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november "
+    "december".split())}
+_MONTHS |= {m[:3]: n for m, n in _MONTHS.items()} | {"sept": 9}
+_MONTH = r"(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DOM = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(\d{4})\b)?"
+# "14 October", "the 14th of October 1962", "October 14th", "October 14, 1962" (a weekday
+# before them changes nothing)
+_DATES = (re.compile(rf"\b{_DOM}(?:\s+of)?\s+{_MONTH}\b{_YEAR}"),
+          re.compile(rf"\b{_MONTH}\s+{_DOM}\b{_YEAR}"))
+YEAR, HALF_YEAR = 372, 186   # days of a year of 31-day months, and half of it: a date with no
+                             # year stated this far before the last is the next year's
+
+
 @dataclass(frozen=True)
 class Clock:
-    """A point of the story's time: a day (None: not stated) and minutes into it."""
+    """A point of the story's time: a day (None: not stated) and minutes into it. The day
+    is a count of the story's days ("day 3"), or, `calendar`, a date: month * 31 + day of
+    the month, in `year` when one is stated."""
 
     day: int | None
     minutes: int | None
     text: str = ""
+    calendar: bool = False
+    year: int | None = None
 
     def before(self, other: Clock) -> bool:
-        """Whether this point is surely earlier than `other` (both days stated)."""
-        if self.day is None or other.day is None:
+        """Whether this point is surely earlier than `other` (both days stated, alike: two
+        counts of days or two dates). Of two dates one of which has no year, the earlier in
+        the calendar is earlier when it is within half a year of the other."""
+        if self.day is None or other.day is None or self.calendar != other.calendar:
             return False
+        if self.calendar and None not in (self.year, other.year) and self.year != other.year:
+            return self.year < other.year     # type: ignore[operator]
         if self.day != other.day:
+            if self.calendar and None in (self.year, other.year):
+                return (other.day - self.day) % YEAR < HALF_YEAR
             return self.day < other.day
         return self.minutes is not None and other.minutes is not None and \
             self.minutes < other.minutes
 
+    def same_day(self, other: Clock) -> bool:
+        """Whether both name the same day (a date's year, when both state one, too)."""
+        return self.day is not None and (self.day, self.calendar) == (other.day, other.calendar) \
+            and (None in (self.year, other.year) or self.year == other.year)
+
     def same(self, other: Clock) -> bool:
         """Whether both name the same moment (day and time stated and equal)."""
-        return None not in (self.day, self.minutes) and \
-            (self.day, self.minutes) == (other.day, other.minutes)
+        return self.minutes is not None and self.same_day(other) and self.minutes == other.minutes
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"day": self.day}
+        if self.calendar and self.day is not None:
+            month, dom = divmod(self.day - 1, 31)
+            out = {"date": f"{self.year:04d}-{month:02d}-{dom + 1:02d}" if self.year
+                   else f"--{month:02d}-{dom + 1:02d}"}
         if self.minutes is not None:
             out["time"] = f"{self.minutes // 60:02d}:{self.minutes % 60:02d}"
         if self.text:
@@ -80,12 +117,20 @@ class Clock:
 
 def parse_clock(text: str) -> Clock | None:
     """The clock a stated time gives ("day 3, 18:00", "the evening of the third day",
-    "2031-04-07 06:30", "dawn on day 12"); None when it states neither day nor time."""
+    "dawn on day 12", a date: "2031-04-07 06:30", "Monday 14 October", "Sunday, 13 October
+    1962", "October 14th"); None when it states neither day nor time."""
     t = str(text or "").lower()
-    day = None
-    if m := re.search(r"(\d{4})-(\d{2})-(\d{2})", t):
-        day = int(m.group(1)) * 372 + int(m.group(2)) * 31 + int(m.group(3))
+    day, year, calendar = None, None, False
+    if m := re.search(r"(\d{4})-(\d{2})-(\d{2})|--(\d{2})-(\d{2})", t):
+        year = int(m.group(1)) if m.group(1) else None
+        month, dom = (int(m.group(2)), int(m.group(3))) if m.group(1) else \
+            (int(m.group(4)), int(m.group(5)))
+        day, calendar = month * 31 + dom, True
         t = t[:m.start()] + t[m.end():]
+    elif m := _date(t):
+        (month, dom, year), span = m
+        day, calendar = month * 31 + dom, True
+        t = t[:span[0]] + t[span[1]:]
     elif m := re.search(r"\bday\s+(\d+)\b", t):
         day = int(m.group(1))
     elif m := re.search(r"\b(" + "|".join(_ORDINALS) + r")\s+day\b", t):
@@ -100,16 +145,37 @@ def parse_clock(text: str) -> Clock | None:
         minutes = parts[0] if parts else None
     if day is None and minutes is None:
         return None
-    return Clock(day, minutes, " ".join(str(text).split())[:80])
+    return Clock(day, minutes, " ".join(str(text).split())[:80], calendar, year)
+
+
+def _date(t: str) -> tuple[tuple[int, int, int | None], tuple[int, int]] | None:
+    """(month, day of the month, year or None) of the first date `t` (lower case) writes
+    with the month's name, and where it stands."""
+    found = []
+    for n, pattern in enumerate(_DATES):
+        for m in pattern.finditer(t):
+            dom, month = (m.group(1), m.group(2)) if n == 0 else (m.group(2), m.group(1))
+            if 1 <= int(dom) <= 31:
+                found.append((m.start(), (_MONTHS[month], int(dom),
+                                          int(m.group(3)) if m.group(3) else None), m.span()))
+                break
+    if not found:
+        return None
+    _, date, span = min(found)
+    return date, span
 
 
 def clock_from(data: Any) -> Clock | None:
     """The clock memory/clock.yaml holds (None when empty or unreadable)."""
     if not isinstance(data, dict):
         return None
-    day = data.get("day")
-    parsed = parse_clock(f"day {day} {data.get('time') or ''}") if isinstance(day, int) else None
-    return Clock(parsed.day, parsed.minutes, str(data.get("text") or "")) if parsed else None
+    day, date = data.get("day"), data.get("date")     # a date YAML read as one: its str()
+    when = str(date) if date else f"day {day}" if isinstance(day, int) else ""
+    parsed = parse_clock(f"{when} {data.get('time') or ''}") if when else None
+    if parsed is None or parsed.day is None:
+        return None
+    return Clock(parsed.day, parsed.minutes, str(data.get("text") or ""), parsed.calendar,
+                 parsed.year)
 
 
 def read_clock(memory_dir: Path) -> tuple[Clock | None, int]:
@@ -186,7 +252,8 @@ def knows(memory: Memory, name: str, fact: dict[str, Any]) -> bool:
 def apply_knowledge(memory: Memory, extraction: Extraction, *, tick: int, location: str,
                     pov: str = "") -> list[str]:
     """Record what the scene establishes (in place), each with `tick`: status changes,
-    where the people present are, objects gained and lost, the witnesses of the facts
+    where the people present are, objects gained and lost, how someone looks (the first
+    statement of each feature), the witnesses of the facts
     the scene added (the POV and those present in person, when the extraction says who
     was; else the facts stay everyone's), the facts told. Returns what changed, one
     line each. Characters unknown to memory are left out."""
@@ -213,6 +280,8 @@ def apply_knowledge(memory: Memory, extraction: Extraction, *, tick: int, locati
             changes.append(f"{who['name']} is {status}")
     for item in extraction.items:
         changes += _object(memory, item, tick)
+    for item in extraction.appearance:
+        changes += _looks(memory, item, tick)
     return changes
 
 
@@ -256,6 +325,25 @@ def _object(memory: Memory, item: dict[str, str], tick: int) -> list[str]:
             _object(memory, {"name": receiver["name"], "item": thing, "event": "gains"}, tick)
         return [f"{who['name']} {how}: {thing}"]
     return []
+
+
+def _looks(memory: Memory, item: dict[str, str], tick: int) -> list[str]:
+    """Record how someone looks, the first time a feature is stated (what a later scene
+    states otherwise is the audit's finding, not a change; a hand edit changes it)."""
+    who, feature, value = find_person(memory, item.get("name", "")), \
+        str(item.get("feature", "")).lower(), item.get("value", "")
+    if who is None or not feature or not value or looks(who, feature) is not None:
+        return []
+    who["appearance"] = {**(who.get("appearance") if isinstance(who.get("appearance"), dict)
+                            else {}), feature: {"value": value, "in": tick}}
+    return [f"{who['name']}'s {feature}: {value}"]
+
+
+def looks(who: dict[str, Any], feature: str) -> dict[str, Any] | None:
+    """What `who`'s file says of `feature` ({value, in}), or None."""
+    known = who.get("appearance")
+    entry = known.get(feature) if isinstance(known, dict) else None
+    return entry if isinstance(entry, dict) and entry.get("value") else None
 
 
 def _tidy(who: dict[str, Any]) -> None:

@@ -12,17 +12,30 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from novel_agent.audit.findings import RULES, Finding
-from novel_agent.audit.knowledge import Clock, item_key, knows, lost_entry, match_fact, parse_clock
+from novel_agent.audit.knowledge import (
+    Clock,
+    item_key,
+    knows,
+    looks,
+    lost_entry,
+    match_fact,
+    parse_clock,
+    words_of,
+)
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.text.cleanup import sentences
-from novel_agent.text.names import normalize_name
+from novel_agent.text.names import normalize_name, person_problem
 
 # A sentence that puts a dead character in a dream, a memory or a picture is no contradiction.
 NOT_IN_PERSON = re.compile(r"\b(?:dream\w*|remember\w*|recall\w*|memor\w+|ghost\w*|portrait|"
                            r"photograph\w*|grave|funeral|mourn\w*|late|used to|once had)\b", re.I)
+# A sentence that tells again how an object was parted with is not the one that uses it.
+RETOLD = re.compile(NOT_IN_PERSON.pattern + r"|\bhad\s+(?:\w+\s+)?(?:given|lost|handed|sold|"
+                    r"dropped|left|parted)\b", re.I)
 SHINGLE = 5          # words per shingle for the repeated-passage check
 MIN_PARAGRAPH = 20   # words: shorter paragraphs are not compared
 OPENING = 12         # words of a scene that make its opening
@@ -72,27 +85,54 @@ def _finding(kind: str, severity: str, scene: SceneInput, quote: str, against: s
                    quote=quote, against=against, against_scene=against_scene, message=message)
 
 
-def quote_for(prose: str, *terms: str, avoid: re.Pattern | None = None) -> str:
-    """The first sentence of `prose` naming every term (a name by its full form or its
-    first word), else one naming the first term; "" when none does."""
-    found = sentences(prose)
+def quote_for(prose: str, *names: str, thing: str = "", avoid: re.Pattern | None = None) -> str:
+    """The first sentence of `prose` naming every one of `names` (people) and `thing` (an
+    object or a place), else one naming the first of them; "" when none does. Whole
+    names are looked for before short forms (a person's first name, a thing's last word:
+    "key" of "the brass key"); a sentence `avoid` matches is passed over."""
+    terms = [*((n, False) for n in names if n), *([(thing, True)] if thing else [])]
+    return sentence_naming(prose, terms, avoid) or sentence_naming(prose, terms[:1], avoid)
 
-    def names(sentence: str, term: str) -> bool:
-        low, t = sentence.lower(), term.lower().strip()
-        if not t or re.search(rf"\b{re.escape(t)}\b", low):
-            return True
-        first = t.split()[0]          # a person by their first name
-        if len(first) > 2 and first[0].isalpha() and first not in ("the", "a", "an") and \
-                re.search(rf"\b{re.escape(first)}\b", low):
-            return True
-        key = item_key(t).split()     # a thing or a place by its last word ("key", "quay")
-        return bool(key) and bool(re.search(rf"\b{re.escape(key[-1])}\b", low))
 
-    for wanted in (terms, terms[:1]):
+def sentence_naming(prose: str, terms: list[tuple[str, bool]],
+                    avoid: re.Pattern | None = None) -> str:
+    """The first sentence of `prose` naming every (term, is a thing) of `terms` by its whole
+    name, else by short forms too (see quote_for); "" when none does."""
+    found = [s for s in sentences(prose) if not (avoid and avoid.search(s))]
+    for short in (False, True):
         for s in found:
-            if all(names(s, t) for t in wanted) and not (avoid and avoid.search(s)):
+            if all(_names(s, t, thing, short) for t, thing in terms):
                 return s
     return ""
+
+
+def _names(sentence: str, term: str, thing: bool, short: bool) -> bool:
+    low, t = sentence.lower(), term.lower().strip()
+    whole = [t, item_key(t)] if thing else [t]
+    if not t or any(w and re.search(rf"\b{re.escape(w)}\b", low) for w in whole):
+        return True
+    if not short:
+        return False
+    if thing:                     # a thing or a place by its last word ("key", "quay")
+        key = item_key(t).split()
+        return bool(key) and bool(re.search(rf"\b{re.escape(key[-1])}\b", low))
+    first = t.split()[0]          # a person by their first name
+    return len(first) > 2 and first[0].isalpha() and first not in ("the", "a", "an") and \
+        bool(re.search(rf"\b{re.escape(first)}\b", low))
+
+
+def person(memory: Memory, name: str) -> dict[str, Any] | None:
+    """The character `name` names (find_person), unless what memory holds under it is no
+    person's name ("Tuesday", "She": made by an import before names were checked): a
+    finding about a name that is no known character's is no finding."""
+    who = find_person(memory, name)
+    return who if who is not None and not person_problem(str(who.get("name", ""))) else None
+
+
+def _key(memory: Memory, name: str) -> str:
+    """One key for every form of a known character's name (else the name's own)."""
+    who = find_person(memory, name)
+    return f"#{who.get('id')}" if who is not None else normalize_name(name)
 
 
 def _present(scene: SceneInput) -> list[str]:
@@ -109,7 +149,7 @@ def dead_or_absent(scene: SceneInput) -> list[Finding]:
     out = []
     revived = {normalize_name(s.get("name", "")) for s in scene.extraction.status}
     for name in _present(scene):
-        who = find_person(scene.memory, name)
+        who = person(scene.memory, name)
         if who is None or who.get("status") not in ("dead", "absent"):
             continue
         if normalize_name(name) in revived or normalize_name(who["name"]) in revived:
@@ -125,29 +165,47 @@ def dead_or_absent(scene: SceneInput) -> list[Finding]:
     return out
 
 
+def _stated_places(scene: SceneInput) -> dict[str, list[str]]:
+    """Every place the extraction's `where` puts each one in (by _key), in order: two
+    entries of one name are two places."""
+    stated: dict[str, list[str]] = {}
+    for w in scene.extraction.where:
+        mine = stated.setdefault(_key(scene.memory, w["name"]), [])
+        if normalize_name(w["place"]) not in map(normalize_name, mine):
+            mine.append(w["place"])
+    return stated
+
+
 def places(scene: SceneInput) -> list[Finding]:
     """In two places at once (within the scene, or at the moment memory has them
-    elsewhere), or moved since the previous scene with no travel."""
-    out = []
+    elsewhere), or moved since the previous scene with no travel. Where the scene has
+    no location (an imported one), those present are where the extraction's `where`
+    puts them."""
+    out, memory = [], scene.memory
     clock = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
-    travel = {normalize_name(n) for n in scene.extraction.travel}
-    stated = {normalize_name(w["name"]): w["place"] for w in scene.extraction.where}
-    for name in _present(scene):
-        who = find_person(scene.memory, name)
-        key = normalize_name(name)
-        moving = key in travel or (who is not None and normalize_name(who["name"]) in travel)
-        elsewhere = stated.get(key)
-        if elsewhere and scene.location and normalize_name(elsewhere) != \
-                normalize_name(scene.location) and not moving:
-            out.append(_finding("two_places", "major", scene, quote_for(scene.prose, name, elsewhere)
-                                or quote_for(scene.prose, name), f"{name} is at {scene.location}",
-                                scene.tick, f"{name} is at {scene.location} and at {elsewhere} "
-                                "in the same scene"))
+    travel = {_key(memory, n) for n in scene.extraction.travel}
+    stated = _stated_places(scene)
+    present = _present(scene)
+    seen: set[str] = set()
+    for name in dict.fromkeys([*present, *(w["name"] for w in scene.extraction.where)]):
+        key = _key(memory, name)
+        if key in seen:
             continue
-        if who is None or not who.get("place") or not scene.location or moving:
+        seen.add(key)
+        mine, moving = stated.get(key, []), key in travel
+        here = (scene.location if name in present else "") or (mine[0] if mine else "")
+        elsewhere = [p for p in mine if normalize_name(p) != normalize_name(here)]
+        if here and elsewhere and not moving:
+            out.append(_finding("two_places", "major", scene,
+                                quote_for(scene.prose, name, thing=elsewhere[0]),
+                                f"{name} is at {here}", scene.tick,
+                                f"{name} is at {here} and at {elsewhere[0]} in the same scene"))
+            continue
+        who = person(memory, name)
+        if who is None or not who.get("place") or not here or moving or name not in present:
             continue
         before, at = str(who["place"]), int(who.get("place_in") or 0)
-        if normalize_name(before) == normalize_name(scene.location) or at >= scene.tick:
+        if normalize_name(before) == normalize_name(here) or at >= scene.tick:
             continue
         quote = quote_for(scene.prose, name, avoid=NOT_IN_PERSON)
         if not quote:
@@ -156,13 +214,13 @@ def places(scene: SceneInput) -> list[Finding]:
                 and scene.clock_scene == at:
             out.append(_finding("two_places", "major", scene, quote,
                                 f"{who['name']} is at {before} at {scene.clock.text or 'that time'}",
-                                at, f"{who['name']} is at {scene.location} at the moment "
+                                at, f"{who['name']} is at {here} at the moment "
                                 f"scene {at} has them at {before}"))
         elif at == scene.tick - 1 and not (clock is not None and scene.clock is not None
                                            and scene.clock.before(clock)):
             out.append(_finding("no_travel", "minor", scene, quote,
                                 f"{who['name']} is at {before}", at,
-                                f"{who['name']} is at {scene.location} straight after "
+                                f"{who['name']} is at {here} straight after "
                                 f"{before}, with no travel"))
     return out
 
@@ -176,17 +234,28 @@ def lost_item(scene: SceneInput) -> list[Finding]:
         if item.get("event") not in ("uses", "gives", "loses") or \
                 (normalize_name(item.get("name", "")), item_key(item.get("item", ""))) in regained:
             continue
-        who = find_person(scene.memory, item.get("name", ""))
+        who = person(scene.memory, item.get("name", ""))
         entry = lost_entry(who, item.get("item", "")) if who is not None else None
         if entry is None or not isinstance(entry.get("in"), int) or entry["in"] >= scene.tick:
             continue
-        quote = quote_for(scene.prose, item["name"], item["item"]) or \
-            quote_for(scene.prose, item["item"])
-        out.append(_finding("lost_item", "major", scene, quote,
+        out.append(_finding("lost_item", "major", scene, _item_quote(scene.prose, item),
                             f"{who['name']} {entry.get('how', 'lost it')}: {entry.get('item')}",
                             entry["in"], f"{who['name']} {item['event'].rstrip('s')}s "
                             f"{item['item']} after parting with it in scene {entry['in']}"))
     return out
+
+
+def _item_quote(prose: str, item: dict[str, str]) -> str:
+    """The sentence that says what is done with the object: naming its holder and it
+    (else it alone), not a memory of it nor a retelling of how it was parted with (a use;
+    for giving or losing it again, only not a memory); else any that names it."""
+    name, thing = (item.get("name", ""), False), (item.get("item", ""), True)
+    avoid = RETOLD if item.get("event") == "uses" else NOT_IN_PERSON
+    for terms, skip in (([name, thing], avoid), ([thing], avoid), ([name, thing], None),
+                        ([thing], None)):
+        if found := sentence_naming(prose, terms, skip):
+            return found
+    return ""
 
 
 def _distance(a: str, b: str) -> int:
@@ -290,6 +359,8 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
     pools: dict[str, Known] = {}
     out, seen = [], set()
     for name, kind in named:
+        if kind == "people" and person_problem(name):
+            continue          # "Tuesday", "She": no one's name, so no one's variant
         found = find_person(memory, name) if kind == "people" else memory.find_location(name)
         known = scene.known_people if kind == "people" else scene.known_places
         if found is not None and (known is None or found.get("id") in known):
@@ -302,7 +373,9 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
             continue
         seen.add(normalize_name(name))
         first = (memory.find_character(near) or memory.find_location(near) or {})
-        out.append(_finding("nomenclature", "minor", scene, quote_for(scene.prose, name) or name,
+        quote = quote_for(scene.prose, name) if kind == "people" else \
+            quote_for(scene.prose, thing=name)
+        out.append(_finding("nomenclature", "minor", scene, quote or name,
                             near, int(first.get("first_seen") or 0),
                             f"'{name}' is a variant of '{near}'"))
     return out
@@ -330,8 +403,8 @@ def pov_knowledge(scene: SceneInput) -> list[Finding]:
     out = []
     memory, told = scene.memory, scene.extraction.told
     for use in scene.extraction.knows:
-        who = find_person(memory, use.get("name", ""))
-        pov = find_person(memory, scene.pov)
+        who = person(memory, use.get("name", ""))
+        pov = person(memory, scene.pov)
         if who is None or who is not pov:
             continue
         fact = match_fact(memory.facts, use.get("fact", ""), before=scene.tick)
@@ -353,16 +426,55 @@ def _key_words(text: str) -> list[str]:
 
 
 def clock(scene: SceneInput) -> list[Finding]:
-    """The story's clock runs backwards."""
+    """The story's clock runs backwards: the scene is dated (or timed) before the scene
+    that set the clock. The quote is the scene's own sentence that states the time; a
+    time no sentence of the scene states is the extractor's reading, and no finding."""
     stated = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
     if stated is None or scene.clock is None or not stated.before(scene.clock):
         return []
-    tokens = re.findall(r"\d+|[A-Za-z]{4,}", scene.extraction.clock)
-    quote = quote_for(scene.prose, *tokens[:2]) or quote_for(scene.prose, *tokens[:1]) or \
-        scene.extraction.clock
+    quote = time_sentence(scene.prose, stated)
+    if not quote:
+        return []
     return [_finding("clock", "major", scene, quote, scene.clock.text or str(scene.clock.to_dict()),
                      scene.clock_scene, f"the clock runs backwards: {scene.extraction.clock} "
                      f"after {scene.clock.text}")]
+
+
+def time_sentence(prose: str, stated: Clock) -> str:
+    """The first sentence of `prose` that states `stated`'s day (its time as well, when
+    `stated` has one and a sentence says it), or ""."""
+    first = ""
+    for sentence in sentences(prose):
+        own = parse_clock(sentence)
+        if own is None or not own.same_day(stated):
+            continue
+        if stated.minutes is None or own.minutes == stated.minutes:
+            return sentence
+        first = first or sentence
+    return first
+
+
+def appearance(scene: SceneInput) -> list[Finding]:
+    """Someone's eye colour, hair colour, height, build or scar stated otherwise than an
+    earlier scene stated it (no word of the two in common: "grey-blue" after "blue" is
+    no finding, "brown" after "blue" is)."""
+    out = []
+    for item in scene.extraction.appearance:
+        who = person(scene.memory, item.get("name", ""))
+        feature, value = str(item.get("feature", "")).lower(), item.get("value", "")
+        known = looks(who, feature) if who is not None else None
+        if known is None or not isinstance(known.get("in"), int) or known["in"] >= scene.tick:
+            continue
+        was = str(known["value"])
+        if not words_of(value) or not words_of(was) or words_of(value) & words_of(was):
+            continue
+        quote = sentence_naming(scene.prose, [(item["name"], False), (value, True)]) or \
+            sentence_naming(scene.prose, [(value, True)])
+        out.append(_finding("appearance", "minor", scene, quote,
+                            f"{who['name']}'s {feature}: {was}", known["in"],
+                            f"{who['name']}'s {feature} is {value}, {was} in scene "
+                            f"{known['in']}"))
+    return out
 
 
 def loop_overdue(scene: SceneInput) -> list[Finding]:
@@ -439,8 +551,8 @@ def repeated_title(scene: SceneInput) -> list[Finding]:
 
 
 RULE_CHECKS: tuple[Callable[[SceneInput], list[Finding]], ...] = (
-    dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, loop_overdue,
-    repetition, repeated_title)
+    dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, appearance,
+    loop_overdue, repetition, repeated_title)
 
 
 def rule_kinds() -> list[str]:

@@ -18,10 +18,11 @@ the piece names most (else the project's protagonist if the piece names them,
 else none), as location the known place it names most (else none), and as
 characters the known ones it names. The extractor sees "unknown" where
 there is none. Characters the extractor names are created when the name is
-plausible (`names.name_problem`) and the piece writes the whole name as a name
-(`written_name`), so a guess such as "Someone" or "The Launderer's Map" never
-becomes a person; their state is then set by `stages.extract.apply`, and the
-plan is guessed again with them known.
+plausible (`names.name_problem`, `names.person_problem`) and the piece writes the
+whole name as a name (`names.written_name`), so a guess such as "Someone", "The
+Launderer's Map", "Thursday" or the "Keel" of "Keel Street" never becomes a
+person; their state is then set by `stages.extract.apply` (which creates no one
+these checks refuse), and the plan is guessed again with them known.
 
 Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,
 split mode, max_words, pieces, done, first tick), committed with each piece.
@@ -44,15 +45,10 @@ from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, load_memory, upsert_character
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import scene_ticks
-from novel_agent.text.names import name_problem
+from novel_agent.text.names import PARTICLES, name_problem, person_problem, written_name
 from novel_agent.tick.pipeline import GivenScene, TickDraft, TickResult, land_given
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages import summarize
-
-# Words of a name that are written in lower case ("Anne of Cleves"), and so never a
-# name's first word when a full name is matched by its first word alone.
-PARTICLES = {"the", "of", "and", "de", "del", "der", "van", "von", "da", "di", "du", "la",
-             "le", "al", "bin", "ibn", "y"}
 
 
 @dataclass
@@ -145,41 +141,18 @@ def guess_plan(piece: ImportedScene, number: int, memory: Memory, story: Story) 
                 title=piece.title, characters=cast[:8])
 
 
-def written_name(name: str, body: str) -> str | None:
-    """`name` as `body` writes it as a name, or None: the whole name (case aside, any
-    spacing), its words capitalized but for particles ("of", "van"), and, for a name of
-    one capitalized word, once where a sentence does not start ("Someone went in." is
-    not a name; "said Someone" would be)."""
-    words = name.split()
-    if not words:
-        return None
-    pattern = r"(?<![\w'’])" + r"\s+".join(map(re.escape, words)) + r"(?![\w’]|'\w)"
-    for match in re.finditer(pattern, body, re.IGNORECASE):
-        found = match.group(0).split()
-        capital = [w for w in found if w.lower() not in PARTICLES or w is found[0]]
-        if not all(w[0].isupper() for w in capital):
-            continue
-        if len(capital) > 1 or not _starts_sentence(body, match.start()):
-            return " ".join(found)
-    return None
-
-
-def _starts_sentence(body: str, at: int) -> bool:
-    before = body[:at].rstrip(" \t\"'“‘(*_")
-    return not before or before[-1] in ".!?…:\n"
-
-
 def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
                 check: Callable[[str], str | None]) -> list[str]:
     """Create the characters the extractor names that memory does not know yet, when
     the piece writes the whole name as a name (`written_name`, its spelling kept) and
-    `check` finds no problem with it. Returns what changed, one line each."""
+    neither `check` nor `person_problem` finds a problem with it ("She", "Thursday" and
+    "Miss" are no one). Returns what changed, one line each."""
     created = []
     for item in extraction.characters:
         if memory.find_character(item["name"]):
             continue
         name = written_name(item["name"], body)
-        if name is None or check(name) or memory.find_character(name):
+        if name is None or check(name) or person_problem(name) or memory.find_character(name):
             continue
         _, new = upsert_character(memory, name, tick=tick, state=item.get("state", ""))
         if new:

@@ -81,7 +81,8 @@ def held_lines(project) -> list[str]:
         return []
     data, findings = held
     lines = [f"held        tick {data.get('tick')} \"{data.get('title', '')}\" by the continuity "
-             f"audit: {len(findings)} finding(s); the draft: {data.get('draft', '')}"]
+             f"audit: {len(findings)} finding(s); the draft: {data.get('draft', '')} "
+             "(`novel audit accept` lands it, `novel audit drop` discards it)"]
     lines += [f"            {f.line()}" for f in findings]
     return lines
 

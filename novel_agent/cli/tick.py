@@ -9,6 +9,7 @@ import sys
 import click
 
 from novel_agent import crashpoints
+from novel_agent.audit import held
 from novel_agent.cli.common import (
     load_config,
     model_options,
@@ -62,15 +63,19 @@ def arm_test_crash(point: str | None) -> None:
 @project_option
 @click.option("-n", "count", default=1, show_default=True, type=click.IntRange(1, None),
               help="How many ticks (scenes) to run.")
+@click.option("--drop-held", is_flag=True,
+              help="Discard a tick held by the continuity audit and write it again.")
 @wait_option
 @model_options
 @novel_errors
-def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | None,
-             model_flag: str | None, base_url: str | None) -> None:
+def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
+             provider: str | None, model_flag: str | None, base_url: str | None) -> None:
     """Write the next scene: plan, write, extract, commit.
 
     With llm.max_cost set, a tick whose estimated cost would take the project's
-    spending past it is not started (exit code 4).
+    spending past it is not started (exit code 4). A tick held by the continuity
+    audit (audit.mode hold) is not written again unasked (exit code 5): `novel
+    audit accept` lands it, `novel audit drop` or --drop-held discards it.
 
     \b
     Example:
@@ -82,6 +87,8 @@ def tick_cmd(project_spec: str | None, count: int, wait: float, provider: str | 
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     live = LiveLine(sys.stdout)
     with working_session(project, config, wait, live) as session:
+        if drop_held and (dropped := held.drop_held(project.novel_dir)) is not None:
+            click.echo(f"dropped the held tick {dropped.get('tick')}")
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")

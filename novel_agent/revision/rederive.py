@@ -19,7 +19,7 @@ the history that holds them, and a revision lays what it changes over the files
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from novel_agent.audit.knowledge import Clock, clock_file, clock_from
@@ -27,7 +27,12 @@ from novel_agent.books.importer import create_cast
 from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
-from novel_agent.story.decisions import Extraction, Plan, ToolCall, knowledge_from_json
+from novel_agent.story.decisions import (
+    Extraction,
+    knowledge_from_json,
+    plan_as_named,
+    plan_from_record,
+)
 from novel_agent.story.memory import Memory, as_read
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import load_scene
@@ -55,24 +60,6 @@ def clock_of(data: Any) -> tuple[Clock | None, int]:
     """The clock memory/clock.yaml's parsed `data` holds, and the scene that set it."""
     scene = data.get("scene") if isinstance(data, dict) else 0
     return clock_from(data), scene if isinstance(scene, int) else 0
-
-
-def plan_of(record: Mapping[str, Any]) -> Plan:
-    """The Plan a record holds."""
-    calls = [ToolCall(**{k: str(c.get(k) or "") for k in ("tool", "name", "target", "detail")})
-             for c in record.get("tool_calls") or [] if isinstance(c, dict)]
-    return Plan(intention=str(record.get("intention") or ""), pov=str(record.get("pov") or ""),
-                location=str(record.get("location") or ""), title=str(record.get("title") or ""),
-                characters=[str(c) for c in record.get("characters") or []], tool_calls=calls)
-
-
-def planned(record: Mapping[str, Any]) -> Plan:
-    """The plan as its tools ran it: with the POV and cast the planner named."""
-    plan, named = plan_of(record), record.get("cast_named")
-    if not isinstance(named, dict):
-        return plan
-    return replace(plan, pov=str(named.get("pov") or ""),
-                   characters=[str(c) for c in named.get("characters") or []])
 
 
 def extraction_of(record: Mapping[str, Any]) -> Extraction | None:
@@ -110,7 +97,7 @@ def before_extraction(memory: Memory, record: Mapping[str, Any], *, story: Story
     tools, then the cast made sure of (an imported piece: nothing); the tools' lines."""
     if record.get("imported"):
         return []
-    plan = planned(record)
+    plan = plan_as_named(record)
     return plan_step(memory, plan, int(record["tick"]), len(plan.tool_calls), name_check(story))
 
 
@@ -128,7 +115,7 @@ def apply_extraction(derived: Derived, record: Mapping[str, Any], extraction: Ex
         changes += extraction_step(memory, extraction, tick=tick, prose=body, generation=gen)
     if extracted(record) and gen.enable_entity_updates:
         known, moved = knowledge_step(memory, extraction or Extraction(summary=[]),
-                                      plan_of(record), tick, derived.clock)
+                                      plan_from_record(record), tick, derived.clock)
         changes += known
         if moved is not None:
             derived.clock, derived.clock_scene = moved, tick

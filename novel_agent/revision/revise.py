@@ -49,12 +49,11 @@ from novel_agent.revision.rederive import (
     before_extraction,
     clock_of,
     derive_range,
-    plan_of,
     read_record,
     replay,
 )
 from novel_agent.revision.repair import orphans
-from novel_agent.story.decisions import Extraction
+from novel_agent.story.decisions import Extraction, plan_from_record
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.project import Project
@@ -176,7 +175,7 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     revision said in place of the old intention); `record` gets `extraction_fallback`
     when the answer cannot be used."""
     project, tick = session.project, int(record["tick"])
-    plan = replace(plan_of(record), intention=REVISED)
+    plan = replace(plan_from_record(record), intention=REVISED)
     session.at_tick(tick)
     session.source.story, session.source.memory = project.story(), memory
     session.source.steer, session.source.plan, session.source.prose = "", plan, body

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
@@ -69,6 +70,9 @@ def _records(n: int, **fields: dict[str, Any]) -> dict[str, Any]:
         "type": "object", "properties": fields, "required": list(fields)[:2]}}
 
 
+# What an appearance the text states is of (audit/knowledge.py keeps the first of each).
+FEATURES = ("eye colour", "hair colour", "height", "build", "scar")
+
 # What the continuity audit checks (audit/knowledge.py): optional, each with a default.
 KNOWLEDGE_SCHEMA: dict[str, Any] = {
     "present": {"type": "array", "items": _s(60), "maxItems": 8},     # in person: act or speak
@@ -82,6 +86,8 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
     "told": _records(3, to=_s(60), fact=_s(160)),
     "knows": _records(3, name=_s(60), fact=_s(160)),   # facts a character acts on or names
     "clock": _s(60, 0),                                # the story's time, when the text states it
+    "appearance": _records(4, name=_s(60), feature={"type": "string", "enum": list(FEATURES)},
+                           value=_s(60)),             # how someone looks, as the text says
 }
 
 BULLET_CHARS = 160     # a summary bullet's, fact's or loop's longest string
@@ -169,6 +175,7 @@ class Extraction:
     told: list[dict[str, str]] = field(default_factory=list)
     knows: list[dict[str, str]] = field(default_factory=list)
     clock: str = ""
+    appearance: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """As the plan record keeps it: the audit's keys only when given."""
@@ -177,6 +184,25 @@ class Extraction:
                "relationships": self.relationships}
         out.update({key: getattr(self, key) for key in KNOWLEDGE_SCHEMA if getattr(self, key)})
         return out
+
+
+def plan_from_record(record: Mapping[str, Any]) -> Plan:
+    """The Plan a plan record (`plans/plan_NNN.yaml`, or held.yaml's `record`) holds."""
+    calls = [ToolCall(**{k: str(c.get(k) or "") for k in ("tool", "name", "target", "detail")})
+             for c in record.get("tool_calls") or [] if isinstance(c, dict)]
+    return Plan(intention=str(record.get("intention") or ""), pov=str(record.get("pov") or ""),
+                location=str(record.get("location") or ""), title=str(record.get("title") or ""),
+                characters=[str(c) for c in record.get("characters") or []], tool_calls=calls)
+
+
+def plan_as_named(record: Mapping[str, Any]) -> Plan:
+    """The plan a record holds as its tools ran it: with the POV and cast its planner named
+    (`cast_named`, kept when memory names them otherwise: "Mara" for Mara Quill)."""
+    plan, named = plan_from_record(record), record.get("cast_named")
+    if not isinstance(named, dict):
+        return plan
+    return replace(plan, pov=str(named.get("pov") or ""),
+                   characters=[str(c) for c in named.get("characters") or []])
 
 
 def _text(value: Any) -> str:
@@ -306,4 +332,7 @@ def knowledge_from_json(data: dict[str, Any]) -> dict[str, Any]:
                       if r.get("event") in ("gains", "loses", "gives", "uses")],
             "told": records("told", ("to", "fact"), 3),
             "knows": records("knows", ("name", "fact"), 3),
-            "clock": _text(data.get("clock"))[:60]}
+            "clock": _text(data.get("clock"))[:60],
+            "appearance": [{**r, "feature": r["feature"].lower()}
+                           for r in records("appearance", ("name", "feature", "value"), 4)
+                           if r.get("value") and r["feature"].lower() in FEATURES]}

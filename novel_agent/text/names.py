@@ -3,11 +3,13 @@
 A 135M-parameter model, asked for a new character or place, answers things like
 "you guys know what makes my job incredible", "lamp opened in scene 1" or
 "location_id: 3227718265#abc". `name_problem` says why such a string is not a name
-(or None when it is plausible), `name_head` keeps the name a description starts
-with, `normalize_name` gives the key two spellings of one name share, and
-`clean_bullets` keeps only summary bullets that are prose, `strip_markers` takes the
-prompt's own marks off an item a model copied back. Pure functions of their
-arguments: no I/O, no configuration.
+(or None when it is plausible), `person_problem` why it is no person's ("strangers",
+"She", "Thursday"), `written_name` whether a text writes it as a name (not only where
+a sentence starts, not only as the "Keel" of "Keel Street"), `name_head` keeps the
+name a description starts with, `normalize_name` gives the key two spellings of one
+name share, `clean_bullets` keeps only summary bullets that are prose, and
+`strip_markers` takes the prompt's own marks off an item a model copied back. Pure
+functions of their arguments: no I/O, no configuration.
 """
 
 from __future__ import annotations
@@ -196,22 +198,131 @@ def _bullet_problem(text: str) -> str | None:
 # common noun ("strangers", "the fishermen", "a sailor").
 _PARTICLES = {"de", "da", "di", "del", "van", "von", "der", "den", "la", "le", "du", "of",
               "the", "al", "bin", "ibn", "y", "mac"}
+# Words a text capitalises that never name a person on their own, each a kind: what an
+# extractor reading an imported book proposed as characters ("She", "His", "Beneath",
+# "Afterwards", "That", "Thursday", "Miss"). The months that are also given names (April,
+# May, June, August) are not among them.
+_NOT_PEOPLE: dict[str, frozenset[str]] = {kind: frozenset(words.split()) for kind, words in {
+    "a pronoun": "i me my mine myself you your yours he him his himself she her hers herself "
+                 "it its itself we us our ours they them their theirs one someone somebody "
+                 "something anyone anybody anything everyone everybody everything nobody "
+                 "nothing none no yes this that these those each every all both some any "
+                 "another other such what who whom whose which",
+    "a word that opens a sentence": "a an the and but or nor so yet then than as if unless "
+                 "until till because although though while whilst when where why how once "
+                 "above across after afterwards afterward against along among around at "
+                 "before behind below beneath beside besides between beyond by down during "
+                 "except for from in inside into near of off on onto out outside over past "
+                 "since through throughout to toward towards under underneath up upon with "
+                 "within without again almost already also always later meanwhile never now "
+                 "perhaps maybe still suddenly soon there here today tomorrow tonight "
+                 "yesterday together instead however finally first next last often "
+                 "sometimes somewhere nowhere everywhere anyway indeed only even just not "
+                 "well oh ah",
+    "a day of the week": "monday tuesday wednesday thursday friday saturday sunday",
+    "a month": "january february march july september october november december",
+    "a title alone": "mr mrs ms mx miss dr sir madam madame lady lord mister missus dame "
+                     "herr frau monsieur mademoiselle",
+}.items()}
 
 
 def person_problem(name: str) -> str | None:
     """Why `name` is not a person's proper name (None if it could be one): besides what
-    name_problem says, every word but particles ("van", "of") opens with a capital.
+    name_problem says, every word but particles ("van", "of") opens with a capital, and a
+    name of one word is none of the words that never name a person alone (a pronoun, a
+    word that opens a sentence, a day, a month, a title).
 
     >>> person_problem("strangers")
     'a common noun in lower case, not a name'
     >>> person_problem("Jan van Dyke") is None
     True
+    >>> person_problem("Thursday")
+    'a day of the week, not a name'
     """
     words = [w.strip("\"'“”‘’()") for w in name.split()]
     lower = [w for w in words if w and not w[0].isupper() and w.lower() not in _PARTICLES]
     if not words or lower or all(w.lower() in _PARTICLES for w in words if w):
         return "a common noun in lower case, not a name"
+    kind = not_a_name(words[0]) if len(words) == 1 else None
+    return f"{kind}, not a name" if kind else None
+
+
+def not_a_name(word: str) -> str | None:
+    """What kind of word `word` is when it never names a person alone ("a pronoun", "a
+    day of the week", "a title alone", ...), else None."""
+    key = word.strip(".,;:!?\"'“”‘’()").casefold()
+    return next((kind for kind, words in _NOT_PEOPLE.items() if key in words), None)
+
+
+# Words of a name written in lower case ("Anne of Cleves"), and so never a name's first
+# word when a full name is matched by its first word alone.
+PARTICLES = frozenset({"the", "of", "and", "de", "del", "der", "van", "von", "da", "di", "du",
+                       "la", "le", "al", "bin", "ibn", "y"})
+
+
+def written_name(name: str, text: str) -> str | None:
+    """`name` as `text` writes it as a person's name, or None: the whole name (case aside,
+    any spacing) with its words capitalized but for particles ("of", "van"), once where it
+    is not part of a longer run of capitalized words ("Keel" of "Keel Street", "Miss" of
+    "Miss Harrow"; a word that opens a sentence, such as "Then", is no part of a name),
+    and, for a name of one word, once where a sentence does not start: 'Someone went in.'
+    and 'He said, "That was all."' name no one, 'said Someone' would.
+
+    >>> written_name("tobin", "Tobin Keel came. Then Tobin left.")
+    'Tobin'
+    >>> written_name("Keel", "He ran down Keel Street.") is None
+    True
+    """
+    words = name.split()
+    if not words:
+        return None
+    pattern = r"(?<![\w'’])" + r"\s+".join(map(re.escape, words)) + r"(?![\w’]|'\w)"
+    for match in re.finditer(pattern, text, re.IGNORECASE):
+        found = match.group(0).split()
+        capital = [w for w in found if w.lower() not in PARTICLES or w is found[0]]
+        if not all(w[0].isupper() for w in capital) or _in_longer_name(text, match):
+            continue
+        if len(capital) > 1 or not _starts_sentence(text, match.start()):
+            return " ".join(found)
     return None
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    if at and text[at - 1] in "\"“‘'":       # quoted speech opens here
+        return True
+    before = text[:at].rstrip(" \t\"'“‘(*_")
+    return not before or before[-1] in ".!?…:\n"
+
+
+_WORD_BEFORE = re.compile(r"([\w'’-]+)([^\S\n]*\n?[^\S\n]*)$")
+_WORD_AFTER = re.compile(r"([^\S\n]*\n?[^\S\n]*)([\w'’-]+)")
+
+
+def _in_longer_name(text: str, match: re.Match[str]) -> bool:
+    """Whether a word that could be part of a name stands right beside the match (across
+    spaces and at most one line break, no punctuation): a capitalized word that is not
+    one of those that never name a person alone ("Miss", "Thursday") and, where a
+    sentence starts ("Old Tomas", "Keel Street was empty."), one the text also writes
+    capitalized where no sentence starts ("down Keel Street": "Keel" is a name's)."""
+    start = max(0, match.start() - 80)
+    before = _WORD_BEFORE.search(text[start:match.start()])
+    after = _WORD_AFTER.match(text, match.end())
+    if after and after.group(1) and _name_like(after.group(2)):
+        return True
+    if not (before and before.group(2) and _name_like(before.group(1))):
+        return False
+    return not _starts_sentence(text, start + before.start()) or \
+        _capitalized_within(before.group(1), text)
+
+
+def _name_like(word: str) -> bool:
+    return word[0].isupper() and not not_a_name(word)
+
+
+def _capitalized_within(word: str, text: str) -> bool:
+    """Whether `text` writes `word`, capitalized, where a sentence does not start."""
+    return any(not _starts_sentence(text, m.start())
+               for m in re.finditer(rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", text))
 
 
 _QUESTION = re.compile(r"^\W*(?:who|whom|whose|what|which|why|where|when|how|whether|will|would|"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent import crashpoints
-from novel_agent.audit.held import HELD_FILE, held_text
+from novel_agent.audit.held import HELD_FILE, held_draft, held_text, read_held
 from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.context.prompts import check_templates
 from novel_agent.context.tier3 import planner_overall, select_tier3
@@ -408,6 +408,7 @@ def draft_path(project: Any, tick: int) -> Path:
 def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> TickResult:
     """Run one tick on the session's project. The caller holds the project's lock.
     `note`: an author's note for this tick only (`novel redo --note`), after steer.md's."""
+    held_in_the_way(session.project)
     recorded = history.before_tick(session.project, session.now,     # hand edits: their entry
                                    seen=session.seen)
     draft = begin(session)
@@ -523,17 +524,58 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         path = draft_path(session.project, d.tick)
         atomic_write(path, d.prose + "\n")
         atomic_write(session.project.novel_dir / HELD_FILE,
-                     held_text(d.tick, d.plan.title, result.findings, str(path)))
+                     held_text(d.tick, d.plan.title, result.findings, str(path),
+                               record=plan_record(d), prose=d.prose))
         lines = [f.line() for f in result.findings]
         raise AuditHoldError(f"tick {d.tick} is held by the continuity audit (audit.mode: "
                              f"hold): {len(lines)} finding(s); nothing is committed, the draft "
-                             f"is kept in {path}; fix the story (or its memory) and tick again:"
+                             f"is kept in {path}; {HELD_CHOICES}:"
                              + "".join(f"\n  {line}" for line in lines),
                              tick=d.tick, findings=lines, draft_path=str(path))
+    _record_knowledge(session, d)
+
+
+HELD_CHOICES = ("`novel audit accept` lands it as it is; `novel audit drop` discards it "
+                "(fix the story or its memory, and the next tick writes it again); "
+                "`novel tick --drop-held` discards it and writes the tick again")
+
+
+def _record_knowledge(session: Session, d: TickDraft) -> None:
     if session.config.generation.enable_entity_updates:
         changes, d.clock_text = audit_stage.record_knowledge(d.memory,
                                                              session.project.memory_dir, d)
         d.changes += changes
+
+
+def held_in_the_way(project: Any) -> None:
+    """Raise AuditHoldError when the next tick is held (audit.mode hold): a tick would
+    write it again over the held draft; the author says what becomes of it."""
+    held = read_held(project.novel_dir)
+    if held is None or held[0].get("tick") != project.tick() + 1:
+        return        # none, or a tick the story has moved past (its commit removes it)
+    data, findings = held
+    lines = [f.line() for f in findings]
+    raise AuditHoldError(f"tick {data['tick']} is held by the continuity audit ({len(lines)} "
+                         f"finding(s); the draft: {data.get('draft', '')}): {HELD_CHOICES}:"
+                         + "".join(f"\n  {line}" for line in lines),
+                         tick=data["tick"], findings=lines, draft_path=str(data.get("draft", "")))
+
+
+def land_held(session: Session, on_stage: OnStage | None = None) -> TickResult:
+    """`novel audit accept`: land the tick `audit.mode: hold` stopped, as it was held, with
+    no model called: its plan's tools run again and its extraction is applied to memory
+    as it stands (a hand edit made since counts), its findings are recorded with it;
+    then the commit, the history entry and the summaries owed, as any tick's. A
+    ProjectError says why it cannot be (held_draft). The caller holds the lock."""
+    project = session.project
+    held = held_draft(project.novel_dir, project.tick() + 1)
+    recorded = history.before_tick(project, session.now, seen=session.seen)
+    draft = begin(session, tick=held.tick)
+    draft.notices[:0] = [*recorded, f"tick {held.tick} was {audit_stage.ACCEPTED}"]
+    audit_stage.apply_held(session, draft, held)
+    session.source.plan, session.source.prose = draft.plan, draft.prose
+    _record_knowledge(session, draft)
+    return _land(session, draft, (), on_stage)
 
 
 def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction, list[StageCall]]:

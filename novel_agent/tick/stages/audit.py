@@ -6,7 +6,8 @@ draft (those it cannot quote are discarded and counted; a malformed answer,
 twice, is a note and never a lost tick). Then `audit.mode` decides: report, revise
 (one more draft through `rewrite`, kept by audit/policy.verdict) or hold. Finally
 `record_knowledge` writes what the scene establishes (status, places, objects,
-witnesses, the clock) into memory.
+looks, witnesses, the clock) into memory. `apply_held` makes a begun draft the tick
+the audit held, for `novel audit accept`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from novel_agent.audit.book import BookAudit, audit_book
 from novel_agent.audit.findings import Finding
+from novel_agent.audit.held import HeldDraft
 from novel_agent.audit.knowledge import Clock, clock_file, read_clock
 from novel_agent.audit.llm import AUDIT_SCHEMA, findings_from_json, verify
 from novel_agent.audit.policy import acted_on, revise_request, verdict
@@ -29,7 +31,7 @@ from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.scenes import SceneReader
-from novel_agent.tick.scene_memory import knowledge_step
+from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
 from novel_agent.tick.stage_prompts import fit_briefing
 
 Rewrite = Callable[[str], tuple[str, Extraction, list[StageCall]]]
@@ -124,7 +126,7 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
                             "checks' findings stand")
         return []
     result.calls.append(call)
-    verified = verify(raw, prose, tick=d.tick)
+    verified = verify(raw, prose, tick=d.tick, facts=facts, scenes=scenes)
     result.discarded += verified.discarded
     if verified.discarded:
         result.notes.append(f"{verified.discarded} of the auditor's findings had no quote from "
@@ -168,6 +170,23 @@ def run(session: Any, d: Any, rewrite: Rewrite | None = None) -> AuditResult:
             result.findings = again
     result.held = mode == "hold" and bool(acted)
     return result
+
+
+ACCEPTED = "held by the continuity audit, then accepted as it was (novel audit accept)"
+
+
+def apply_held(session: Any, d: Any, held: HeldDraft) -> None:
+    """Make begun draft `d` the tick `held` was when the audit held it, with no model:
+    its plan, prose and extraction; the plan's tools run again and the cast made sure
+    of, the extraction applied (to memory as it stands now), as the tick did before its
+    audit; its findings are the audit's, accepted."""
+    d.plan, d.prose, d.extraction = held.plan, held.prose, held.extraction
+    d.tool_results, d.warnings = held.tool_results, held.warnings
+    plan_step(d.memory, held.named, d.tick, len(d.plan.tool_calls), name_check(d.story))
+    d.cast_named = held.cast_named
+    d.changes = extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
+                                generation=session.config.generation)
+    d.audit = AuditResult("hold", findings=held.findings, notes=[ACCEPTED])
 
 
 def record_knowledge(memory: Memory, memory_dir: Any, d: Any) -> tuple[list[str], str]:

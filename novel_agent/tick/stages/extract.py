@@ -29,6 +29,7 @@ from novel_agent.text.names import (
     loop_problem,
     name_problem,
     person_problem,
+    written_name,
 )
 
 
@@ -62,7 +63,8 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
 
     Only what memory can use is recorded: a fact or a loop copied word for word from the
     scene (`prose`) or cut off at its length limit is not, nor a loop that is not asked
-    as a question; characters are updated only when known (by name or alias)."""
+    as a question; characters are updated when known (by name or alias), created when
+    the scene writes a new one's name as a name (`new_name`)."""
     changes = []
     if facts:
         for fact in extraction.facts:
@@ -71,9 +73,10 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
     if not entities:
         return changes
     for item in extraction.characters:      # known ones, or a name the scene writes as one
-        known = find_person(memory, item["name"]) is not None
-        if known or written_name(item["name"], prose):
-            who, created = upsert_character(memory, item["name"], tick=tick,
+        name = item["name"] if find_person(memory, item["name"]) is not None else \
+            new_name(item["name"], prose)
+        if name:
+            who, created = upsert_character(memory, name, tick=tick,
                                             state=item.get("state", ""))
             changes.append(f"{'new character ' if created else ''}{who['name']}: "
                            f"{item.get('state', '')}")
@@ -101,10 +104,12 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
     return changes
 
 
-def written_name(name: str, prose: str) -> bool:
-    """Whether the scene writes `name` as a person's name: capitalised, a name (not a
-    sentence or a marker), and there in the prose as written ("Edda Lorn", not "the
-    strangers")."""
+def new_name(name: str, prose: str) -> str | None:
+    """`name` as the scene writes it, when it is a new person's name: a name (not a
+    sentence or a marker), a person's (not "strangers", "She" or "Thursday"), and written
+    in the prose as a name (`names.written_name`: not only where a sentence starts, not
+    only as part of a longer name such as "Keel Street"); else None."""
     name = " ".join(name.split())
-    return bool(prose and name and name_problem(name) is None and person_problem(name) is None
-                and re.search(rf"\b{re.escape(name)}\b", prose))
+    if not prose or not name or name_problem(name) or person_problem(name):
+        return None
+    return written_name(name, prose)
