@@ -31,6 +31,7 @@ from audit_book import KINDS, BookModel, book, score  # noqa: E402
 
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.recovery import reconciled  # noqa: E402
 from novel_agent.tick import pipeline  # noqa: E402
 from novel_agent.tick.pipeline import tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
@@ -53,7 +54,7 @@ def run(project, model, n: int) -> tuple[list, list[float], list[float]]:
     """n ticks; (results, tick seconds, audit seconds)."""
     AUDIT_SECONDS.clear()
     results, seconds = [], []
-    with project, Session.open(project, project.config(), make_model=lambda source: model(source)
+    with reconciled(project), Session.open(project, project.config(), make_model=lambda source: model(source)
                                ) as session:
         for _ in range(n):
             started = time.perf_counter()
@@ -125,7 +126,7 @@ def interleaved(audited, baseline, n: int) -> tuple[list[float], list[float], li
     baseline tick seconds, audit step seconds)."""
     make = lambda source: OfflineModel(seed=0, source=source)  # noqa: E731
     times: dict[str, list[float]] = {"a": [], "b": [], "audit": []}
-    with audited, baseline, \
+    with reconciled(audited), reconciled(baseline), \
             Session.open(audited, audited.config(), make_model=make) as a, \
             Session.open(baseline, baseline.config(), make_model=make) as b:
         for i in range(n):      # which goes first alternates: the first of a pair runs slower

@@ -27,6 +27,7 @@ from pathlib import Path
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.project import Project, create_project
+from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 
@@ -38,7 +39,7 @@ def grown(root: Path, ticks: int) -> Project:
     project = create_project(root, {"name": "bench", "premise": "A keeper finds a map.",
                                     "protagonist": "Mara Quill"},
                              config={"llm": {"provider": "offline"}})
-    with project, Session.open(project, project.config(),
+    with reconciled(project), Session.open(project, project.config(),
                                make_model=lambda s: OfflineModel(seed=0, source=s)) as session:
         for _ in range(min(ticks, 10)):
             tick(session)
