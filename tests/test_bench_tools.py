@@ -36,3 +36,10 @@ def test_tick_pair_times_a_new_book_and_a_grown_one_in_turn():
             if line.startswith("  ") and not line.startswith("  ratio")}
     assert {"tick", "commit", "after_tick"} <= rows.keys(), out
     assert float(rows["tick"][0]) > 0 and float(rows["tick"][1]) > 0 and "ratio" in out
+
+
+def test_the_audit_bench_and_the_history_cost_bench_run_on_a_few_ticks():
+    out = bench("bench/audit.py", "--scenes", "30", "--offline", "4")
+    assert "controls reported:" in out and "offline ticks (4, the two books in turn)" in out, out
+    out = bench("bench/history_cost.py", "--at", "12")
+    assert out.splitlines()[1].split()[0] == "12", out
