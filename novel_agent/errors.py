@@ -4,7 +4,9 @@
     ├── ConfigError                 a bad configuration value (file, key, line)
     ├── ProjectError                a missing, broken or locked project (path)
     │   ├── LockError               another process is ticking this project (pid, since)
-    │   └── OverwriteError          a commit would replace a file it did not write (path)
+    │   ├── OverwriteError          a commit would replace a file it did not write (path)
+    │   └── DamagedBookError        the next tick cannot start: a scene missing mid-book or
+    │                               damaged, a plan past the last scene (path)
     ├── FileFormatError             a project file that cannot be read (file, line)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
@@ -65,6 +67,12 @@ class LockError(ProjectError):
 
 class OverwriteError(ProjectError):
     """A commit found a scene, plan or summary it did not write where it meant to write one."""
+
+
+class DamagedBookError(ProjectError):
+    """The book's files are not whole (a scene missing in the middle of the book or that cannot
+    be read, a plan or summary past the last scene): the next tick stops before it costs
+    anything, naming the file and `novel doctor --fix`."""
 
 
 class FileFormatError(NovelError):

@@ -57,8 +57,32 @@ def test_killed_inside_a_redo_the_project_is_before_or_after(project, cli, point
         if point != "before_journal":
             assert "the redo of tick 3 was interrupted before its tick landed: the project " \
                    "is back at tick 4" in status.output
+        else:
+            assert "note: the rewind that begins the redo of tick 3 was interrupted before it " \
+                   "changed anything: the project is as it was before it (run it again)" \
+                   in status.output
     assert not (project.novel_dir / "redo.yaml").exists()
     assert cli("doctor", "-p", "harbour").exit_code == 0
+
+
+@pytest.mark.parametrize("point", ["mid_commit", "after_plan", "after_write"])
+def test_a_redo_put_back_leaves_no_tag_and_the_undo_as_it_was(project, cli, point):
+    """mid_commit: inside the rewind the redo begins with (finished, then put back); the
+    others inside its tick."""
+    run_ticks(project, 5)
+    cli("rewind", "4", "-p", "harbour")           # the undo point: tick 5
+    tags = History(project).git.text("tag")
+    assert forked(project, ["redo", "4"], point) == -signal.SIGKILL
+    status = cli("status", "-p", "harbour").output
+    assert "the redo of tick 4 was interrupted before its tick landed" in status
+    assert History(project).git.text("tag") == tags and project.tick() == 4
+    assert "undone: main: tick 4 → tick 5" in cli("rewind", "--undo", "-p", "harbour").output
+
+
+def test_a_redo_that_lands_keeps_the_old_scene_under_its_tag(project, cli):
+    run_ticks(project, 3)
+    cli("redo", "-p", "harbour")
+    assert History(project).git.text("tag") == "kept/main-3"
 
 
 def test_two_branches_from_tick_20_each_export_their_own_book(project, cli, tmp_path):
@@ -126,6 +150,9 @@ def test_killed_inside_a_switch_the_project_is_before_or_after(project, cli, poi
     on_b = story_files(project)
     assert forked(project, ["branch", "switch", "main"], point) == -signal.SIGKILL
     status = cli("status", "-p", "harbour").output
+    assert ("recovered: the switch to branch 'main' was interrupted and has been finished"
+            if after else "the switch to branch 'main' was interrupted before it changed "
+            "anything") in status
     if after:
         assert "branch      main  (" in status and project.tick() == 3
     else:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 import clirunner
 import pytest
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 
@@ -180,3 +184,26 @@ def test_status_lists_the_overdue_loops_reading_the_tick_once(project, monkeypat
     status = project_status(project, overdue_after=1)
     assert {"old_0", "old_39"} <= {l["id"] for l in status.overdue}
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize("args", [["status"], ["scenes", "list"], ["log"]])
+def test_a_reader_that_stops_early_ends_the_command_quietly(project, args):
+    """`novel status | head -1`: the pipe closed before the command writes (the reader gone
+    before the interpreter is up) gives exit 1 and no "Error: Broken pipe"."""
+    run_ticks(project, 2)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.Popen([sys.executable, "-c", "from novel_agent.cli import main; main()",
+                              *args, "-p", str(project.root)], cwd=root, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 1 and stderr.decode() == ""
+
+
+def test_status_names_only_the_pov_and_place_a_scene_has(project):
+    run_ticks(project, 1)
+    project.scene_path(2).write_text("---\ntitle: Imported\n---\nMara climbed the tower.\n")
+    assert 'last scene  2: "Imported"\n' in invoke("status", "-p", "harbour").output
+    project.scene_path(3).write_text("---\ntitle: Hers\npov: Mara\n---\nThe lamp was out.\n")
+    assert 'last scene  3: "Hers"  (pov Mara)\n' in invoke("status", "-p", "harbour").output

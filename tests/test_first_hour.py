@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from ticking import run_ticks
 
 from novel_agent.cli import cli as novel
 from novel_agent.config.settings import load_config, load_yaml_layer
-from novel_agent.errors import ConfigError
+from novel_agent.errors import ConfigError, ProjectError
 from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats
 from novel_agent.reports.usage import project_rows
+from novel_agent.story.project import create_project, find_project
 
 
 def invoke(*args: str, env: dict | None = None):
@@ -79,6 +81,25 @@ def test_a_typo_gets_did_you_mean_and_no_project_mentions_p(projects_dir):
     (projects_dir / "harbour" / "project.yaml").unlink()
     result = invoke("status")
     assert "or name one with -p PATH" in result.output
+
+
+def test_p_inside_the_projects_folder_or_a_project_looks_there(tmp_path, monkeypatch):
+    """No $NOVEL_PROJECTS_DIR: run inside projects/ the projects folder would be
+    projects/projects, and inside projects/harbour, projects/harbour/projects."""
+    monkeypatch.delenv("NOVEL_PROJECTS_DIR", raising=False)
+    base = tmp_path / "projects"
+    for name in ("harbour", "mill"):
+        create_project(base / name, {"name": name, "premise": "A keeper."})
+    monkeypatch.chdir(base)
+    assert find_project("harbour", base, {}).root == base / "harbour"
+    with pytest.raises(ProjectError, match=f"nor a name under {base}; did you mean 'harbour'"):
+        find_project("harbor", base, {})
+    inside = base / "harbour" / "scenes"
+    monkeypatch.chdir(inside)
+    assert find_project("harbour", inside, {}).root == base / "harbour"
+    assert find_project("mill", inside, {}).root == base / "mill"
+    with pytest.raises(ProjectError, match=f"nor a name under {base}; did you mean 'mill'"):
+        find_project("mil", inside, {})
 
 
 def test_new_with_openai_and_no_key_says_what_is_missing(projects_dir, monkeypatch):

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import LockError
@@ -57,10 +58,18 @@ def commands(tmp_path) -> dict[str, list[str]]:
             "summarize": ["summarize", "-p", "harbour"],
             "import": ["import", str(manuscript(tmp_path)), "-p", "harbour", "--no-extract"],
             "reindex": ["reindex", "-p", "harbour"],
-            "doctor": ["doctor", "-p", "harbour", "--fix"]}
+            "doctor": ["doctor", "-p", "harbour", "--fix"],
+            "rewind": ["rewind", "0", "-p", "harbour"],
+            "redo": ["redo", "1", "-p", "harbour"],
+            "revise": ["revise", "1", "-p", "harbour"],
+            "branch new": ["branch", "new", "b", "-p", "harbour"],
+            "branch switch": ["branch", "switch", "b", "-p", "harbour"],
+            "branch delete": ["branch", "delete", "b", "-p", "harbour"]}
 
 
-@pytest.mark.parametrize("command", ["tick", "summarize", "import", "reindex", "doctor"])
+@pytest.mark.parametrize("command", ["tick", "summarize", "import", "reindex", "doctor", "rewind",
+                                     "redo", "revise", "branch new", "branch switch",
+                                     "branch delete"])
 def test_a_busy_project_is_waited_for_then_named(project, tmp_path, command):
     args = commands(tmp_path)[command]
     with project.locked():
@@ -76,6 +85,17 @@ def test_a_busy_project_is_waited_for_then_named(project, tmp_path, command):
     assert no_wait.exit_code == 1
     assert no_wait.output == result.output.replace(" (waited 0.3s)", "")
     assert project.tick() == 0
+
+
+def test_a_rewind_waits_for_the_tick_in_flight(project):
+    run_ticks(project, 3)
+    holder = Project(project.root)
+    holder.acquire_lock()
+    threading.Timer(0.3, holder.release_lock).start()       # the daemon's tick ends
+    result = CliRunner().invoke(cli, ["rewind", "1", "-p", "harbour", "--wait", "30"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("rewound main: tick 3 → tick 1;")
 
 
 @pytest.mark.parametrize("command", ["summarize", "import"])

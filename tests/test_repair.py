@@ -24,7 +24,7 @@ def test_deleting_later_scenes_then_doctor_fix_is_a_fresh_run_stopped_there(proj
     delete_scenes(project, (8, 9, 10))
     tick = cli("tick", "-p", "harbour", ok=False)
     assert tick.exit_code == 1
-    assert "plans/plan_008.yaml exists and this commit did not write it" in tick.output
+    assert "tick 8 cannot start: plans/plan_008.yaml is there without its scene" in tick.output
     assert "novel doctor --fix" in tick.output
     revise = cli("revise", "3", "-p", "harbour", ok=False).output
     assert "reach past the last scene (tick 7), deleted by hand?: run `novel doctor --fix` " \
@@ -84,4 +84,4 @@ def test_the_daemon_trips_on_it_and_says_doctor_fix(project, cli):
     run_ticks(project, 3)
     delete_scenes(project, (3,))
     run = cli("run", "--ticks", "1", "-p", "harbour", ok=False).output
-    assert "plans/plan_003.yaml exists" in run and "novel doctor --fix" in run
+    assert "plans/plan_003.yaml is there without its scene" in run and "novel doctor --fix" in run

@@ -86,6 +86,17 @@ def test_rewind_and_undo_round_trip_byte_for_byte(project):
     assert project.tick() == 4
 
 
+def test_a_rewind_to_where_the_book_is_leaves_the_undo_as_it_was(project, snapshot):
+    run_ticks(project, 6)
+    rewind(project, "4")
+    before, tags = snapshot(project.root), History(project).git.text("tag")
+    again = rewind(project, "4")
+    assert again.output == "rewound main: already at tick 4; nothing changed\n"
+    assert snapshot(project.root) == before and History(project).git.text("tag") == tags
+    assert "undone: main: tick 4 → tick 6" in rewind(project, "--undo").output
+    assert project.tick() == 6
+
+
 def test_nothing_is_lost_hand_edits_and_all(project):
     run_ticks(project, 5)
     scene = project.scene_path(5)
@@ -162,7 +173,10 @@ def test_killed_inside_a_rewind_the_project_is_before_or_after(project, cli, poi
     run_ticks(project, 6)
     before = story_files(project)
     assert forked(project, ["rewind", "2"], point) == -signal.SIGKILL
-    cli("status", "-p", "harbour")            # the first command recovers
+    status = cli("status", "-p", "harbour").output    # the first command recovers, and says so
+    assert ("note: recovered: the rewind to tick 2 was interrupted and has been finished\n"
+            if after else "note: the rewind to tick 2 was interrupted before it changed "
+            "anything: the project is as it was before it (run it again)\n") in status
     if after:
         other = fresh(project.root.parent.parent / "fresh")
         run_ticks(other, 2)

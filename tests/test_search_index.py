@@ -140,9 +140,13 @@ def test_a_broken_scene_is_left_out_of_the_index_without_stopping_it(project):
     project.scene_path(1).write_text("---\ntitle: [unclosed\n---\nText.\n")
     index, line = open_index(project)
     try:
-        assert "re-read 1 changed file (scenes/scene_001.md)" in line
+        assert line == ("index.db: left out 1 scene that cannot be read (`novel doctor` says "
+                        "why) (scenes/scene_001.md)")
         assert [h.key for h in search(index, "text", "scene")] != ["scene:1"]
         assert index.db.execute("SELECT COUNT(*) FROM docs WHERE kind='scene'").fetchone() == (1,)
+        again = sync(project, index)       # not kept as read: every sync reads it again
+        assert list(again.unread) == ["scenes/scene_001.md"] and not again.read
+        assert "title: [unclosed" not in again.unread["scenes/scene_001.md"]
     finally:
         index.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ticking import run_ticks
 
-from novel_agent.errors import FileFormatError, ModelError, TickError
+from novel_agent.errors import DamagedBookError, ModelError, TickError
 from novel_agent.models.scripted import ScriptedModel
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
@@ -83,11 +83,11 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
     path = project.scene_path(1)
     path.write_text("---\ntick: [1\n---\nprose\n")
     before = snapshot(project.root)
-    with pytest.raises(FileFormatError) as info:
+    with pytest.raises(DamagedBookError) as info:
         run(project)
     # the unclosed list runs into the closing "---": named where it opened, on line 2
-    assert info.value.file == str(path) and info.value.line == 2
-    assert "scene_001.md" in str(info.value)
+    assert f"tick 2 cannot start: {path}:2: " in str(info.value)
+    assert "run `novel doctor --fix`" in str(info.value)
     assert snapshot(project.root) == before
 
 

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from novel_agent.cli.common import novel_errors, open_project, project_option
+from novel_agent.cli.common import novel_errors, open_project, project_option, wait_option
 from novel_agent.cli.tick import arm_test_crash
 from novel_agent.history import branches
 from novel_agent.history.hooks import opened
@@ -46,8 +46,9 @@ def list_cmd(project_spec: str | None) -> None:
 @click.argument("name")
 @click.option("--at", "at", type=click.IntRange(0, None), default=None, metavar="N",
               help="Start from the project as it was after tick N (default: as it is).")
+@wait_option
 @novel_errors
-def new_cmd(project_spec: str | None, name: str, at: int | None) -> None:
+def new_cmd(project_spec: str | None, name: str, at: int | None, wait: float) -> None:
     """Make branch NAME (from after tick N with --at) and switch to it.
 
     \b
@@ -56,7 +57,7 @@ def new_cmd(project_spec: str | None, name: str, at: int | None) -> None:
     """
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
-    with opened(project):
+    with opened(project, wait):
         made, _ = branches.new(project, name, at)
     click.echo(f"on new branch {made.name}, at tick {made.head.tick}")
 
@@ -64,8 +65,9 @@ def new_cmd(project_spec: str | None, name: str, at: int | None) -> None:
 @branch_group.command("switch")
 @project_option
 @click.argument("name")
+@wait_option
 @novel_errors
-def switch_cmd(project_spec: str | None, name: str) -> None:
+def switch_cmd(project_spec: str | None, name: str, wait: float) -> None:
     """Put the project on branch NAME: its scenes, memory, summaries and state.
 
     \b
@@ -74,7 +76,7 @@ def switch_cmd(project_spec: str | None, name: str) -> None:
     """
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
-    with opened(project):
+    with opened(project, wait):
         now_on, changed = branches.switch(project, name)
     click.echo(f"on branch {now_on.name}, at tick {now_on.head.tick} "
                f"({len(changed)} files changed)")
@@ -83,8 +85,9 @@ def switch_cmd(project_spec: str | None, name: str) -> None:
 @branch_group.command("delete")
 @project_option
 @click.argument("name")
+@wait_option
 @novel_errors
-def delete_cmd(project_spec: str | None, name: str) -> None:
+def delete_cmd(project_spec: str | None, name: str, wait: float) -> None:
     """Delete branch NAME (not the one the project is on); it is kept as a tag.
 
     \b
@@ -92,6 +95,6 @@ def delete_cmd(project_spec: str | None, name: str) -> None:
       novel branch delete darker -p harbour
     """
     project = open_project(project_spec)
-    with opened(project):
+    with opened(project, wait):
         tag = branches.delete(project, name)
     click.echo(f"deleted branch {name}; its entries are kept as the tag {tag}")

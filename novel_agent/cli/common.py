@@ -81,12 +81,15 @@ def working_session(project: Project, config: Config, wait: float, live: LiveLin
 def novel_errors(fn: Callable) -> Callable:
     """Turn a NovelError (or what the disk said, see storage.explain) into a one-line
     ClickException, exiting with the error's `exit_code` (1, or 4 for a cost ceiling);
-    no traceback."""
+    no traceback. A reader that went away (`novel status | head -1`) is not the disk:
+    the BrokenPipeError goes on to cli.main."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise
         except NovelError as exc:
             error = click.ClickException(str(exc))
             error.exit_code = exc.exit_code

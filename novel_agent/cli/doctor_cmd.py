@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from novel_agent.cli.common import novel_errors, project_option, wait_option
-from novel_agent.reports.doctor import diagnose, fix
-from novel_agent.story.project import find_project
+from novel_agent.reports.doctor import diagnose, find_for_doctor, fix
 
 
 @click.command("doctor")
@@ -27,12 +26,12 @@ def doctor_cmd(project_spec: str | None, apply: bool, wait: float) -> None:
       novel doctor -p harbour
       novel doctor -p harbour --fix
     """
-    project = find_project(project_spec, Path.cwd(), os.environ)
+    project = find_for_doctor(project_spec, Path.cwd(), os.environ)
     problems = diagnose(project)
     if apply:
         fixed, problems = fix(project, wait)
         for problem in fixed:
-            click.echo(f"fixed    {problem.what}: {problem.fix}")
+            click.echo(f"fixed    {problem.what}: {problem.done}")
     for problem in problems:
         tag = "problem " if problem.safe or not apply else "left    "
         click.echo(f"{tag} {problem.what}\n         fix: {problem.fix}"

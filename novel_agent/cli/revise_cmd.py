@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 import novel_agent.tick.pipeline as pipeline
-from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
+from novel_agent.cli.common import (
+    load_config,
+    model_options,
+    novel_errors,
+    open_project,
+    project_option,
+    wait_option,
+)
 from novel_agent.cli.tick import arm_test_crash
 from novel_agent.history.hooks import opened
 from novel_agent.revision.revise import Revision, new_text, revise, take_away_after
@@ -23,10 +30,12 @@ from novel_agent.tick.session import Session
 @click.option("--rewrite-after", is_flag=True,
               help="Then take the later scenes away (kept in the history) and write them "
                    "again from the revised scene.")
+@wait_option
 @model_options
 @novel_errors
 def revise_cmd(project_spec: str | None, tick: int, file: Path | None, rewrite_after: bool,
-               provider: str | None, model_flag: str | None, base_url: str | None) -> None:
+               wait: float, provider: str | None, model_flag: str | None,
+               base_url: str | None) -> None:
     """Make memory follow scene TICK's new text: the extractor reads it again, what the
     scene added to memory is replaced, later ticks' recorded extractions are replayed on
     top, the summaries over it are remade, and later scenes that rely on what it no
@@ -42,7 +51,7 @@ def revise_cmd(project_spec: str | None, tick: int, file: Path | None, rewrite_a
     text = new_text(file) if file is not None else None
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with opened(project):
+    with opened(project, wait):
         with Session.open(project, config, os.environ) as session:
             result = revise(session, tick, text)
             kept = take_away_after(session, result) if rewrite_after else ""

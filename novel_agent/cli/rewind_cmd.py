@@ -7,7 +7,14 @@ import os
 import click
 
 import novel_agent.tick.pipeline as pipeline
-from novel_agent.cli.common import load_config, model_options, novel_errors, open_project, project_option
+from novel_agent.cli.common import (
+    load_config,
+    model_options,
+    novel_errors,
+    open_project,
+    project_option,
+    wait_option,
+)
 from novel_agent.cli.tick import arm_test_crash, stage_line
 from novel_agent.history import redo
 from novel_agent.history.hooks import opened
@@ -20,8 +27,9 @@ from novel_agent.tick.session import Session
 @click.argument("tick", type=click.IntRange(0, None), required=False)
 @click.option("--undo", "undo_flag", is_flag=True,
               help="Bring back what the last rewind took away.")
+@wait_option
 @novel_errors
-def rewind_cmd(project_spec: str | None, tick: int | None, undo_flag: bool) -> None:
+def rewind_cmd(project_spec: str | None, tick: int | None, undo_flag: bool, wait: float) -> None:
     """Put the project back exactly as it was after tick TICK: scenes, plans, memory,
     summaries, lore, the note, state. What it takes away is kept (a tag named in the
     message) and `novel rewind --undo` brings it back. Refused while a daemon runs.
@@ -35,7 +43,7 @@ def rewind_cmd(project_spec: str | None, tick: int | None, undo_flag: bool) -> N
         raise click.UsageError("give a tick to rewind to, or --undo")
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
-    with opened(project):
+    with opened(project, wait):
         moved = undo(project) if undo_flag else rewind(project, tick)
     click.echo(("undone: " if undo_flag else "rewound ") + moved.line())
 
@@ -45,10 +53,11 @@ def rewind_cmd(project_spec: str | None, tick: int | None, undo_flag: bool) -> N
 @click.argument("tick", type=click.IntRange(1, None), required=False)
 @click.option("--note", default="", metavar="TEXT",
               help="An author's note for the planner and the writer, for this tick only.")
+@wait_option
 @model_options
 @novel_errors
-def redo_cmd(project_spec: str | None, tick: int | None, note: str, provider: str | None,
-             model_flag: str | None, base_url: str | None) -> None:
+def redo_cmd(project_spec: str | None, tick: int | None, note: str, wait: float,
+             provider: str | None, model_flag: str | None, base_url: str | None) -> None:
     """Write tick TICK again (default: the last): rewind to TICK−1, then tick, with
     --note as a one-tick author's note. The old scene stays in the history (a tag
     named in the message; `novel rewind --undo` brings it back).
@@ -60,7 +69,7 @@ def redo_cmd(project_spec: str | None, tick: int | None, note: str, provider: st
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
-    with opened(project):
+    with opened(project, wait):
         moved = redo.begin(project, tick or project.tick())
         click.echo(f"rewound {moved.line()}")
         with Session.open(project, config, os.environ) as session:

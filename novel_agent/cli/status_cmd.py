@@ -56,8 +56,10 @@ def status_cmd(project_spec: str | None) -> None:
         if len(s.overdue) > 5:
             click.echo(f"            … and {len(s.overdue) - 5} more")
     if s.last_scene:
-        click.echo(f"last scene  {s.last_scene.tick}: \"{s.last_scene.title}\"  "
-                   f"(pov {s.last_scene.pov}, at {s.last_scene.location})")
+        last = s.last_scene
+        where = ", ".join([*([f"pov {last.pov}"] if last.pov else []),
+                           *([f"at {last.location}"] if last.location else [])])
+        click.echo(f"last scene  {last.tick}: \"{last.title}\"" + (f"  ({where})" if where else ""))
     if broken is None:
         click.echo(f"model       {describe_provider(config)}  (preset {config.preset})")
     for line in status_lines(read_heartbeat(project)):

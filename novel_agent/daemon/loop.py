@@ -14,7 +14,10 @@ finished first. Failures: a model or stage failure is retried after
 row the run ends with exit 3. A tick that cannot start because a file the user
 edits is broken (a ConfigError or FileFormatError naming it) is not a failure of
 the daemon: it waits for the file to change, retrying now and then. A tick held by the continuity audit
-(`audit.mode: hold`, AuditHoldError) ends the run with exit 5, for the author.
+(`audit.mode: hold`, AuditHoldError) ends the run with exit 5, for the author. A
+book that is not whole (DamagedBookError: a scene missing mid-book or damaged, a
+plan past the last scene) ends it with exit 1 and the error: `novel doctor --fix`
+needs the project's lock, which the run holds.
 
 `before_tick` hooks (a cost guard, say) are called before every tick with the
 Daemon; one that returns a reason ends the run with it, exit 0; one that raises a
@@ -39,7 +42,7 @@ from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
 from novel_agent.daemon.watch import ChangeSet
-from novel_agent.errors import AuditHoldError, NovelError
+from novel_agent.errors import AuditHoldError, DamagedBookError, NovelError
 from novel_agent.models.base import OnProgress
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
@@ -93,8 +96,16 @@ BeforeTick = Callable[["Daemon"], "str | None"]
 
 
 def book_words(project: Project) -> int:
-    """Words in the book's scenes as their files hold them now."""
-    return sum(scene_words(project.scene_path(t)) for t in scene_ticks(project.scenes_dir))
+    """Words in the book's scenes as their files hold them now (one that cannot be read
+    counts none: the first tick stops on it, naming it and `novel doctor --fix`)."""
+    return sum(_words(project.scene_path(t)) for t in scene_ticks(project.scenes_dir))
+
+
+def _words(path: Path) -> int:
+    try:
+        return scene_words(path)
+    except (NovelError, OSError):
+        return 0
 
 
 @dataclass
@@ -195,6 +206,12 @@ class Daemon:
         except AuditHoldError as exc:     # audit.mode hold: the author decides, not a retry
             self.summary.exit_code, self.summary.reason = exc.exit_code, str(exc)
             self.on_event(Event("held", str(exc), logging.WARNING, exc))
+            return 0.0, False
+        except DamagedBookError as exc:   # no retry mends it, and the fix needs the lock
+            self.summary.exit_code, self.summary.reason = exc.exit_code, str(exc)
+            self.summary.last_error = str(exc)
+            self._error(str(exc), "tick")
+            self.on_event(Event("failure", str(exc), logging.ERROR, exc))
             return 0.0, False
         except NovelError as exc:
             return self._failed(exc)

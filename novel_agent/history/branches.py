@@ -75,7 +75,8 @@ def new(project: Project, name: str, at: int | None = None,
                            f"`novel branch switch {name}`", path=str(history.git.git_dir))
     start = history.entry_at(at) if at is not None else history.head()
     changed = move_to(history, start.sha, {f"refs/heads/{name}": start.sha,
-                                           "HEAD": f"ref: refs/heads/{name}"})
+                                           "HEAD": f"ref: refs/heads/{name}"},
+                      label=f"the making of branch '{name}'")
     return Branch(name, start, True), changed
 
 
@@ -86,7 +87,8 @@ def switch(project: Project, name: str,
     if name == history.git.branch():
         raise HistoryError(f"already on branch '{name}'", path=str(history.git.git_dir))
     sha = _sha(history, _check_name(name, history))
-    changed = move_to(history, sha, {"HEAD": f"ref: refs/heads/{name}"})
+    changed = move_to(history, sha, {"HEAD": f"ref: refs/heads/{name}"},
+                      label=f"the switch to branch '{name}'")
     return Branch(name, history.head(sha), True), changed
 
 

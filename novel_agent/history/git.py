@@ -129,6 +129,28 @@ class Git:
             at = header_end + 1 + size + 1
         return blobs
 
+    def contents(self, revs: Sequence[str]) -> list[bytes | None]:
+        """What each of `revs` ("<commit>:<path>") holds, in order; None for one that names
+        nothing (the file was not in that entry). One `cat-file --batch`."""
+        if not revs:
+            return []
+        out = self.run("cat-file", "--batch", input="".join(f"{r}\n" for r in revs).encode())
+        found: list[bytes | None] = []
+        at = 0
+        for _ in revs:
+            header_end = out.index(b"\n", at)
+            line = out[at:header_end]
+            header = line.split()
+            if line.endswith((b" missing", b" ambiguous")):     # no content follows
+                found.append(None)
+                at = header_end + 1
+                continue
+            size = int(header[2])
+            found.append(out[header_end + 1:header_end + 1 + size] if header[1] == b"blob"
+                         else None)
+            at = header_end + 1 + size + 1
+        return found
+
     def clear_stale_locks(self) -> list[Path]:
         """Remove the *.lock files a killed git left (the caller holds the project's
         lock, so no git of ours is running)."""

@@ -29,6 +29,7 @@ def settle_revise(project: Project) -> list[str]:
         return []
     current = history.stage()
     move_to(history, sha, {f"refs/heads/{history.git.branch()}": sha}, {path: None},
-            current=current)
+            current=current, label=f"putting back the interrupted revise of scene "
+                                   f"{marker.get('tick')}")
     return [f"the revise of scene {marker.get('tick')} was interrupted: the project is back "
             "as it was before it (run it again)"]

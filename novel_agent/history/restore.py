@@ -32,17 +32,19 @@ def differences(history: History, a: str, b: str,
     return found
 
 
-def move_to(history: History, target: str, refs: dict[str, str],
+def move_to(history: History, target: str, refs: dict[str, str | None],
             files: dict[Path, str | None] | None = None,
-            current: str = "HEAD") -> list[tuple[str, str]]:
+            current: str = "HEAD", label: str = "") -> list[tuple[str, str]]:
     """Put the files of entry `target` in place of the last entry's, and set `refs`
-    (paths under the git dir, e.g. refs/heads/main or HEAD, to their new text), in one
+    (paths under the git dir, e.g. refs/heads/main or HEAD, to their new text; None
+    removes one, as the loose ref file it is when this process made it), in one
     transaction, with `files` (a path to its text, or None to remove it: files outside
     the history, such as redo's marker). `current`: the entry or tree the files on disk
-    are (the last entry unless told). Returns (status, path) of each file changed."""
+    are (the last entry unless told). `label`: what the move is, for the note a kill's
+    recovery gives ("the rewind to tick 4"). Returns (status, path) of each file changed."""
     git, project = history.git, history.project
     changes = differences(history, current, target)
-    txn = project.transaction()
+    txn = project.transaction(label)
     written = [(path, sha) for status, path, sha in changes if status != "D"]
     for (path, _), data in zip(written, git.blobs([sha for _, sha in written])):
         try:
@@ -55,7 +57,10 @@ def move_to(history: History, target: str, refs: dict[str, str],
         if status == "D":
             txn.remove(project.root / path)
     for ref, text in refs.items():
-        txn.stage(git.git_dir / ref, text.rstrip("\n") + "\n")
+        if text is None:
+            txn.remove(git.git_dir / ref)
+        else:
+            txn.stage(git.git_dir / ref, text.rstrip("\n") + "\n")
     for path, content in (files or {}).items():
         if content is None:
             txn.remove(path)

@@ -34,6 +34,8 @@ class Moved:
     changed: list[tuple[str, str]]
 
     def line(self) -> str:
+        if self.after.sha == self.before.sha:
+            return f"{self.branch}: already at tick {self.after.tick}; nothing changed"
         removed = sum(1 for status, path in self.changed
                       if status == "D" and path.startswith("scenes/"))
         gone = f"; {removed} scene{'s' if removed != 1 else ''} taken away" if removed else ""
@@ -63,14 +65,16 @@ def keep_tag(history: History, branch: str, head: Entry) -> str:
 
 
 def move_branch(history: History, target: Entry,
-                files: dict[Path, str | None] | None = None) -> Moved:
-    """Move the current branch (and the files) to `target`, keeping where it was; `files`
-    land in the same transaction (see restore.move_to)."""
+                files: dict[Path, str | None] | None = None, label: str = "",
+                kept: str = "") -> Moved:
+    """Move the current branch (and the files) to `target`, keeping where it was under the
+    tag `kept` (default: keep_tag's); `files` land in the same transaction (see
+    restore.move_to, and `label`)."""
     branch, head = history.git.branch(), history.head()
-    kept = keep_tag(history, branch, head)
-    refs = {f"refs/tags/{kept}": head.sha, f"{UNDO}/{branch}": head.sha,
-            f"refs/heads/{branch}": target.sha}
-    changed = move_to(history, target.sha, refs, files)
+    kept = kept or keep_tag(history, branch, head)
+    refs: dict[str, str | None] = {f"refs/tags/{kept}": head.sha, f"{UNDO}/{branch}": head.sha,
+                                   f"refs/heads/{branch}": target.sha}
+    changed = move_to(history, target.sha, refs, files, label=label)
     return Moved(branch, head, target, kept, changed)
 
 
@@ -83,7 +87,10 @@ def rewind(project: Project, tick: int, now: Callable[[], datetime] | None = Non
                            path=str(project.scenes_dir))
     if tick < 0:
         raise HistoryError(f"no tick {tick}", path=str(project.scenes_dir))
-    return move_branch(history, history.entry_at(tick))
+    target = history.entry_at(tick)
+    if target.sha == head.sha:      # where the book is: nothing moves, the undo stays
+        return Moved(history.git.branch(), head, head, "", [])
+    return move_branch(history, target, label=f"the rewind to tick {tick}")
 
 
 def undo(project: Project, now: Callable[[], datetime] | None = None) -> Moved:
@@ -94,4 +101,4 @@ def undo(project: Project, now: Callable[[], datetime] | None = None) -> Moved:
     if sha is None:
         raise HistoryError(f"nothing to undo: branch '{branch}' was never rewound",
                            path=str(history.git.git_dir))
-    return move_branch(history, history.head(sha))
+    return move_branch(history, history.head(sha), label="the undo of the last rewind")

@@ -13,7 +13,9 @@ the `files` table about the files whose stat moved since, not about all of
 them. After its commit a tick syncs only the files it wrote (`paths`), with
 the memory it just wrote, so nothing is parsed twice. A file that cannot be
 read is left out of the index (the command that needs it reports it
-properly); it never stops a sync.
+properly); it never stops a sync. A scene that cannot be read (or holds no
+prose) is not remembered as read: every sync reads it again and names it in
+`unread`, and the tick stops on it before it asks a model anything.
 
 `rebuild` is `novel reindex`: a new index.db from the files, with the usage
 rows restored from `.novel/usage.jsonl`.
@@ -45,12 +47,13 @@ from novel_agent.index.documents import (
 )
 from novel_agent.index.ledger import restore_usage
 from novel_agent.index.seen import LIST_FILES, Looked, keep_up, look, stat_of
+from novel_agent.story.damage import read_scene
 from novel_agent.story.lookup import loop_index
 from novel_agent.story.lore import read_lore_file
 from novel_agent.story.memory import Listed, Memory, load_list
 from novel_agent.story.memory_schema import check_entity
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import SCENE_RE, load_scene
+from novel_agent.story.scenes import SCENE_RE
 from novel_agent.story.summaries import load_doc
 
 DOCS_OF = {"loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}
@@ -64,6 +67,7 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)    # files gone since the last sync
     written: int = 0                                    # docs inserted or replaced
     skipped: list[str] = field(default_factory=list)    # files that could not be read
+    unread: dict[str, str] = field(default_factory=dict)   # of them, scenes: path -> why
     counts: dict[str, int] = field(default_factory=dict)  # docs per kind (doc_counts)
     seconds: float = 0.0
 
@@ -83,16 +87,19 @@ class SyncReport:
                          if self.counts.get(k))
 
     def changes_line(self) -> str:
-        """One line for files changed outside a tick ("" when none)."""
-        if not self.changed:
+        """One line for files changed outside a tick, and scenes that cannot be read ("" when
+        none)."""
+        if not self.changed and not self.unread:
             return ""
-        names = self.read + self.removed
+        names = self.read + self.removed + sorted(self.unread)
         shown = ", ".join(names[:3]) + (f", … ({len(names)} in all)" if len(names) > 3 else "")
         what = (f"re-read {len(self.read)} changed file{'s' * (len(self.read) != 1)}"
                 if self.read else "")
         gone = (f"dropped {len(self.removed)} removed file{'s' * (len(self.removed) != 1)}"
                 if self.removed else "")
-        return f"index.db: {' and '.join(w for w in (what, gone) if w)} ({shown})"
+        unread = (f"left out {len(self.unread)} scene{'s' * (len(self.unread) != 1)} that "
+                  "cannot be read (`novel doctor` says why)" if self.unread else "")
+        return f"index.db: {' and '.join(w for w in (what, gone, unread) if w)} ({shown})"
 
 
 def docs_of(project: Project, rel: str, memory: Memory | None = None) -> list[Doc]:
@@ -100,7 +107,7 @@ def docs_of(project: Project, rel: str, memory: Memory | None = None) -> list[Do
     path = project.root / rel
     parts = Path(rel).parts
     if parts[0] == "scenes":
-        scene = load_scene(path)
+        scene = read_scene(path)
         return [scene_doc(scene, rel, pinned=scene.pinned)]
     if parts[0] == "summaries":
         doc = load_doc(path)
@@ -185,10 +192,13 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
             except (FileFormatError, OSError, UnicodeDecodeError) as exc:
                 report.skipped.append(f"{rel}: {exc}")
                 docs = []
+                if rel.startswith(SCENES):
+                    report.unread[rel] = str(exc)
             report.written += _replace_source(db, rel, docs)
-            report.read.append(rel)
+            if rel not in report.unread:
+                report.read.append(rel)
         db.executemany("INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
-                       [(p, *now[p]) for p in changed])
+                       [(p, *now[p]) for p in changed if p not in report.unread])
     if last is not None:
         keep_up(last, looked, now, report.removed)
     report.seconds = clock() - started
@@ -196,6 +206,8 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
 
 
 FACTS = os.path.join("memory", "facts.yaml")
+SCENES = "scenes" + os.sep      # a scene that cannot be read is not kept as read: every sync
+                                # reads it again, and the next tick stops on it (pipeline)
 
 
 def _added_facts(rel: str, memory: Memory | None,

@@ -2,17 +2,22 @@
 
 `diagnose(project)` lists Problems (what is wrong, the fix in words, and for the
 safe ones a function that applies it): an unfinished commit journal, temp files
-of killed writes, the tick counter against the scenes, gaps and duplicate
-ticks, front matter against file names, files in scenes/ that are no scene
-(a chapter1.md of the writer's own), plans without scenes, memory in the old
-layout (memory/loops.yaml, relationships.yaml), memory files that do not parse
-or validate (ids against file names included), summaries beyond the last
-scene, lore files and entries the loader skips, the index's health (a read-only
-one is read as it is, not called damaged), a project that cannot be written,
-a stale lock, a project.yaml that does not load (the error with its line), and
-committed scenes that hold the prompt's scaffolding or are under half of
-generation.scene_min_words. `fix(project)` applies the safe fixes and checks again. Reads
-everything, changes nothing unless asked.
+of killed writes, the tick counter against the scenes, duplicate ticks, front
+matter against file names, files in scenes/ that are no scene (a chapter1.md of
+the writer's own), plans without scenes, memory in the old layout
+(memory/loops.yaml, relationships.yaml), summaries beyond the last scene, lore
+files and entries the loader skips, the index's health (a read-only one is read
+as it is, not called damaged), a project that cannot be written, a stale lock,
+a project.yaml that does not load (the error with its line), and committed
+scenes that hold the prompt's scaffolding or are under half of
+generation.scene_min_words. Every file of the book is read on its own
+(story.damage): each scene, plan, memory file, summary and lore file that
+cannot be read is listed, as is each one missing (a scene in the middle of the
+book, the plan of a scene there, a summary an arc covers, memory/facts.yaml,
+project.yaml: find_for_doctor finds the folder by its history when it is gone).
+Such a file's fix is its last good copy from the history (history.mend), the
+entry named; what the history cannot give back is said. `fix(project)` applies
+the safe fixes and checks again. Reads everything, changes nothing unless asked.
 """
 
 from __future__ import annotations
@@ -21,20 +26,30 @@ import fcntl
 import os
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent.errors import NovelError
+from novel_agent.errors import NovelError, ProjectError
 from novel_agent.files import temp_files
+from novel_agent.history.git import GIT_DIR
+from novel_agent.history.mend import Copy, bring_back, last_good
+from novel_agent.history.store import History
 from novel_agent.index.db import quick_check
 from novel_agent.revision.repair import repair
-from novel_agent.story.lore import load_lorebook
-from novel_agent.story.memory import LEGACY, load_memory
-from novel_agent.story.project import Project, journal_tick
+from novel_agent.story.damage import damage, sound
+from novel_agent.story.lore import load_lorebook, lore_files
+from novel_agent.story.memory import FOLDERS, LEGACY, LIST_KEYS
+from novel_agent.story.project import (
+    PROJECT_FILE,
+    Project,
+    find_project,
+    journal_tick,
+    projects_dir,
+)
 from novel_agent.story.recovery import migrate_memory, temp_folders
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
-from novel_agent.story.summaries import load_tree
+from novel_agent.story.summaries import DOC_RE, load_doc, load_tree
 from novel_agent.text.cleanup import scaffold_lines
 
 PLAN_RE = re.compile(r"^plan_(\d+)\.yaml$")
@@ -49,10 +64,42 @@ class Problem:
     what: str
     fix: str
     apply: Callable[[], object] | None = None
+    copy: Copy | None = None        # a file's last good copy, brought back from the history
 
     @property
     def safe(self) -> bool:
-        return self.apply is not None
+        return self.apply is not None or self.copy is not None
+
+    @property
+    def done(self) -> str:
+        """What applying the fix did, in words."""
+        return f"brought back from the history, {self.copy.source()}" if self.copy else self.fix
+
+
+def _from_history(p: Project, rel: str, what: str, otherwise: str, *,
+                  damaged: bool) -> Problem:
+    """File `rel`, damaged or (`damaged` False) gone, and its fix: its last good copy in the
+    history, the entry named; without one, `otherwise`, saying why."""
+    history = History(p)
+    if not history.available:
+        return Problem(what, "the history is off (git is not on PATH) and cannot bring it "
+                       f"back: {otherwise}")
+    copy = last_good(history, rel, sound)
+    if copy is None:
+        return Problem(what, f"the history holds no good copy of it: {otherwise}")
+    kept = " (this one stays in the history)" if damaged else ""
+    return Problem(what, f"bring back its last good copy from the history, {copy.source()}"
+                   f"{kept}", copy=copy)
+
+
+def _damaged(p: Project, rel: str, otherwise: str) -> list[Problem]:
+    """The problem of file `rel`, if it cannot be read."""
+    what = damage(p.root, rel)
+    return [_from_history(p, rel, what, otherwise, damaged=True)] if what else []
+
+
+def _missing(p: Project, rel: str, what: str, otherwise: str) -> Problem:
+    return _from_history(p, rel, what, otherwise, damaged=False)
 
 
 def _journal(p: Project) -> list[Problem]:
@@ -82,19 +129,29 @@ def _counter(p: Project) -> list[Problem]:
 
 
 def _scenes(p: Project) -> list[Problem]:
+    """Duplicate ticks, scenes missing in the middle of the book (each brought back from the
+    history; those it has no copy of, in one line), every scene that cannot be read."""
     problems, ticks = [], scene_ticks(p.scenes_dir)
     for tick in sorted({t for t in ticks if ticks.count(t) > 1}):
         problems.append(Problem(f"tick {tick} has more than one scene file",
                                 "keep one: rename or move the others away"))
-    missing = sorted(set(range(1, ticks[-1] + 1)) - set(ticks)) if ticks else []
-    if missing:
-        problems.append(Problem(f"scenes missing for ticks {_ranges(missing)}",
-                                "restore them, or renumber the scenes after them"))
+    last = ticks[-1] if ticks else 0
+    lost = []
+    for tick in sorted(set(range(1, last)) - set(ticks)):
+        rel = f"scenes/scene_{tick:03d}.md"
+        found = _missing(p, rel, f"{rel} is missing (the scenes go on to tick {last})", "")
+        if found.safe:
+            problems.append(found)
+        else:
+            lost.append(tick)
+    if lost:
+        why = ("the history is off (git is not on PATH)" if not History(p).available
+               else "the history holds none of them")
+        problems.append(Problem(f"scenes missing for ticks {_ranges(lost)}",
+                                f"{why}: restore them from a copy of your own, or renumber "
+                                "the scenes after them"))
     for path in scene_files(p.scenes_dir):
-        try:
-            load_scene(path)
-        except (NovelError, OSError) as exc:
-            problems.append(Problem(str(exc), "fix the file by hand"))
+        problems += _damaged(p, f"scenes/{path.name}", "fix the file by hand")
     return problems
 
 
@@ -111,13 +168,23 @@ def _strays(p: Project) -> list[Problem]:
 
 
 def _plans(p: Project) -> list[Problem]:
+    """Plans after the last scene (scenes deleted by hand: the repair), plans that cannot be
+    read, and the plans of scenes there that are missing (revise replays each record)."""
     last = p.tick()
     names = os.listdir(p.plans_dir) if p.plans_dir.is_dir() else []
-    orphans = sorted(int(m.group(1)) for n in names if (m := PLAN_RE.match(n)))
-    return [Problem(f"plans/plan_{t:03d}.yaml has no scene after it (the last is tick {last}): "
-                    "the next tick would stop there", _BACK.format(last=last),
-                    lambda: repair(p, p.config()))
-            for t in orphans if t > last]
+    ticks = sorted(int(m.group(1)) for n in names if (m := PLAN_RE.match(n)))
+    problems = [Problem(f"plans/plan_{t:03d}.yaml has no scene after it (the last is tick "
+                        f"{last}): the next tick would stop there", _BACK.format(last=last),
+                        lambda: repair(p, p.config()))
+                for t in ticks if t > last]
+    for name in sorted(n for n in names if PLAN_RE.match(n)):
+        problems += _damaged(p, f"plans/{name}", "fix it by hand (`novel revise` reads it)")
+    have = set(ticks)
+    for tick in sorted(set(scene_ticks(p.scenes_dir)) - have):
+        rel = f"plans/plan_{tick:03d}.yaml"
+        problems.append(_missing(p, rel, f"{rel} is missing (scene {tick} is there)",
+                                 "`novel revise` of a scene before it will stop there"))
+    return problems
 
 
 def _layout(p: Project) -> list[Problem]:
@@ -128,20 +195,54 @@ def _layout(p: Project) -> list[Problem]:
 
 
 def _memory(p: Project) -> list[Problem]:
-    try:
-        load_memory(p.memory_dir)
-    except NovelError as exc:
-        return [Problem(str(exc), "fix the value (the file name is the id)")]
-    return []
+    """Every memory file that cannot be read (each on its own: not only the first), and a
+    missing facts.yaml (a project always has one)."""
+    memory, problems = p.memory_dir, []
+    rels = [f"memory/{kind}/{name}" for kind in FOLDERS
+            for name in sorted(os.listdir(memory / kind) if (memory / kind).is_dir() else [])
+            if name.endswith(".yaml") and not name.startswith(".")]
+    rels += [f"memory/{name}" for name in (*LIST_KEYS, "clock.yaml") if (memory / name).is_file()]
+    for rel in rels:
+        hint = " (the file name is the id)" if rel.count("/") == 2 else ""
+        problems += _damaged(p, rel, f"fix the file by hand{hint}")
+    if memory.is_dir() and not (memory / "facts.yaml").is_file():
+        problems.append(_missing(p, "memory/facts.yaml", "memory/facts.yaml is missing: the "
+                                 "story's facts are gone", "write `facts: []` in it to start "
+                                 "the facts again"))
+    return problems
 
 
 def _lore(p: Project) -> list[Problem]:
-    """Lore files and entries the loader skips (each problem names its file and line)."""
-    return [Problem(problem, "fix the file (`novel lore check` shows what is read)")
+    """Lore files and entries the loader skips (each problem names its file and line); a
+    file skipped whole comes back from the history when it holds a good copy."""
+    by_hand = "fix the file (`novel lore check` shows what is read)"
+    whole: dict[str, Problem] = {}
+    for path in lore_files(p.lore_dir):
+        found = _damaged(p, f"lore/{path.name}", by_hand)
+        if found and found[0].safe:
+            whole[found[0].what] = found[0]
+    return [whole.get(problem) or Problem(problem, by_hand)
             for problem in load_lorebook(p.lore_dir).problems]
 
 
 def _summaries(p: Project) -> list[Problem]:
+    """Summary files that cannot be read, those an arc covers that are gone, then the tree
+    itself (overlaps, cycles) and summaries past the last scene."""
+    names = sorted(n for n in (os.listdir(p.summaries_dir) if p.summaries_dir.is_dir() else [])
+                   if n.endswith(".md") and not n.startswith("."))
+    problems = []
+    for name in names:
+        problems += _damaged(p, f"summaries/{name}",
+                             "fix the file, or remove it and run `novel summarize`")
+    for name in names:
+        if DOC_RE.match(name) and name.startswith("arc_") and not damage(p.root, f"summaries/{name}"):
+            for covered in load_doc(p.summaries_dir / name).covers:
+                if f"{covered}.md" not in names:
+                    rel = f"summaries/{covered}.md"
+                    problems.append(_missing(p, rel, f"{rel} is missing ({name} covers it)",
+                                             f"remove {name} and run `novel summarize`"))
+    if problems:
+        return problems
     try:
         tree = load_tree(p.summaries_dir)
     except (NovelError, OSError) as exc:
@@ -200,12 +301,28 @@ def _lock(p: Project) -> list[Problem]:
                     "empty the lock file", lambda: path.write_text(""))]
 
 
+def _project_file(p: Project) -> list[Problem]:
+    """A project.yaml deleted (the folder found by its history: find_for_doctor)."""
+    if p.project_file.is_file():
+        return []
+    return [_missing(p, PROJECT_FILE, f"{PROJECT_FILE} is missing: the story bible and the "
+                     "project's settings are gone", f"write {PROJECT_FILE} again (name, "
+                     "premise, preset)")]
+
+
 def _config(p: Project) -> list[Problem]:
-    """project.yaml and the preset it names, as `tick` and `run` load them."""
+    """project.yaml and the preset it names, as `tick` and `run` load them; a project.yaml
+    that does not parse comes back from the history when it holds a good copy."""
+    if not p.project_file.is_file():
+        return []           # _project_file reports it
+    by_hand = "fix project.yaml (tick, run and status stop on it)"
+    broken = _damaged(p, "project.yaml", by_hand)
+    if broken:
+        return broken
     try:
         p.config(env={})
     except NovelError as exc:
-        return [Problem(str(exc), "fix project.yaml (tick, run and status stop on it)")]
+        return [Problem(str(exc), by_hand)]
     return []
 
 
@@ -223,6 +340,8 @@ def _prose(p: Project) -> list[Problem]:
         except (NovelError, OSError):
             continue            # _scenes reports it
         where = f"scenes/{path.name}"
+        if not scene.body.strip():
+            continue            # _scenes reports it
         junk = scaffold_lines(scene.body)
         if junk:
             problems.append(Problem(
@@ -237,8 +356,26 @@ def _prose(p: Project) -> list[Problem]:
     return problems
 
 
-CHECKS = (_config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
+CHECKS = (_project_file, _config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
           _lore, _summaries, _index, _lock, _prose)
+
+
+FIRST = (_journal, _temps)    # fixed before the rest is looked at: a journal lands files
+
+
+def find_for_doctor(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project:
+    """The project `-p` names (story.project.find_project), or a folder it names (or the
+    one the command runs in) whose project.yaml is gone but whose history is there: the
+    doctor can bring it back."""
+    try:
+        return find_project(spec, cwd, env)
+    except ProjectError:
+        folders = ([Path(spec).expanduser(), Path(cwd) / spec, projects_dir(cwd, env) / spec]
+                   if spec else [Path(cwd), *Path(cwd).parents])
+        for folder in folders:
+            if (folder / ".novel" / GIT_DIR / "HEAD").is_file():
+                return Project(folder)
+        raise
 
 
 def diagnose(project: Project) -> list[Problem]:
@@ -247,16 +384,24 @@ def diagnose(project: Project) -> list[Problem]:
 
 
 def fix(project: Project, wait: float = 0.0) -> tuple[list[Problem], list[Problem]]:
-    """Apply the safe fixes (under the lock, waited for up to `wait` s); (what was fixed,
-    what is still wrong)."""
-    fixed = [problem for problem in diagnose(project) if problem.safe]
+    """Apply the safe fixes (under the lock, waited for up to `wait` s): an interrupted
+    commit and temp files first, then the files brought back from the history, in one
+    transaction, then the rest; (what was fixed, what is still wrong)."""
     project.acquire_lock(wait)
     try:
-        for problem in fixed:
-            problem.apply()
+        fixed = _apply(project, [p for check in FIRST for p in check(project) if p.safe])
+        fixed += _apply(project, [p for p in diagnose(project) if p.safe])
     finally:
         project.release_lock()
     return fixed, diagnose(project)
+
+
+def _apply(project: Project, problems: list[Problem]) -> list[Problem]:
+    bring_back(project, [p.copy for p in problems if p.copy is not None])
+    for problem in problems:
+        if problem.copy is None and problem.apply is not None:
+            problem.apply()
+    return problems
 
 
 def _ranges(ticks: list[int]) -> str:

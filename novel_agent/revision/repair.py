@@ -9,7 +9,7 @@ history's entry after tick 7, made before tick 8 (hand edits of memory made
 before tick 8 included). Everything else stays as it is: the scenes, the plans
 and summaries up to tick 7, lore, the note, project.yaml. What goes is in the
 history (the deletion's own entry). Without that entry, memory is re-derived
-from the records of ticks 1..7 (rederive.replay_range). A revise of a scene up
+from the records of ticks 1..7 (rederive.derive_range, the clock too). A revise of a scene up
 to 7 made after tick 8 was written is not re-applied to memory: run it again.
 """
 
@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 import re
 
+from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.config.settings import Config
 from novel_agent.history.restore import differences
 from novel_agent.history.store import Entry, History
-from novel_agent.revision.rederive import replay_range
+from novel_agent.revision.rederive import Derived, derive_range
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.project import Project
@@ -70,7 +71,7 @@ def repair(project: Project, config: Config) -> str:
     if history.available:
         history.record_pending()
         entry = entry_before_later(history, last)
-    txn = project.transaction()
+    txn = project.transaction(f"doctor's repair back to tick {last}")
     for tick in plans:
         txn.remove(project.plan_path(tick))
     for name in summaries:
@@ -105,8 +106,13 @@ def _from_history(history: History, entry: Entry, txn) -> None:
 
 
 def _rederived(project: Project, config: Config, last: int, txn) -> None:
-    memory = replay_range(project, Memory(), 1, last, config)
-    stage_memory(txn, memory, project.memory_dir, load_memory(project.memory_dir))
+    derived = derive_range(project, Derived(Memory()), 1, last, config)
+    stage_memory(txn, derived.memory, project.memory_dir, load_memory(project.memory_dir))
+    clock = derived.clock_text()
+    if clock:
+        txn.stage(project.memory_dir / CLOCK_FILE, clock)
+    else:
+        txn.remove(project.memory_dir / CLOCK_FILE)
     state = project.state()
     state.update(tick=last)
     for key in ("writer_tiers", "pending_checkpoints"):

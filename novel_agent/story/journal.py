@@ -15,6 +15,9 @@ its few bytes are written in the journal itself, not staged.
 
 A crash before step 2 leaves the project as it was (`recover` drops the
 staging files); after it, `recover` applies the journal again from the top.
+A transaction may say what it is (`label`: "the rewind to tick 4"), written
+before anything is staged, so the note its recovery gives names it, whether it
+was finished or dropped (`interrupted`).
 Every operation gives the same result applied twice: a rename whose staging
 file is gone was done; an append first truncates the file to the size the
 journal recorded before it (a cut, to the size it keeps); removing a removed
@@ -36,6 +39,7 @@ from novel_agent.errors import FileFormatError, OverwriteError
 from novel_agent.files import atomic_write, dump_yaml, fsync_dir, temp_files, write_synced
 
 JOURNAL = "journal.json"
+LABEL = "what.txt"       # what the transaction is, for the note its recovery gives
 
 
 class Cut(NamedTuple):
@@ -50,9 +54,10 @@ class Transaction:
     path: a later one replaces an earlier one (an append to a file staged whole is
     added to the staged text)."""
 
-    def __init__(self, root: Path, work_dir: Path):
+    def __init__(self, root: Path, work_dir: Path, label: str = ""):
         self.root = Path(root)
         self.work_dir = Path(work_dir)
+        self.label = label
         self.ops: dict[Path, tuple[str, str]] = {}  # path -> ("write"|"append"|"cut"|"remove", text)
         self.new: set[Path] = set()
         self.kept: dict[Path, int] = {}     # the bytes a cut keeps
@@ -95,6 +100,8 @@ class Transaction:
                                      "did not write it: nothing was changed; move the file "
                                      "away (or run `novel doctor --fix`)", path=str(path))
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        if self.label:
+            (self.work_dir / LABEL).write_text(self.label, encoding="utf-8")
         entries = [self._entry(number, path, kind, text)
                    for number, (path, (kind, text)) in enumerate(self.ops.items())]
         fsync_dir(self.work_dir)
@@ -138,6 +145,24 @@ def journal_targets(work_dir: Path) -> list[str]:
         return [str(e["target"]) for e in _entries(Path(work_dir) / JOURNAL)]
     except (OSError, FileFormatError):
         return []
+
+
+def interrupted(work_dir: Path) -> tuple[str, bool] | None:
+    """An interrupted transaction under `work_dir`: (its label, "" when it gave none; whether
+    it reached its journal: `recover` finishes it, else drops it), or None when there is
+    none."""
+    work_dir = Path(work_dir)
+    if not work_dir.is_dir():
+        return None
+    label_file = work_dir / LABEL
+    try:
+        label = label_file.read_text(encoding="utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        label = ""
+    journaled = (work_dir / JOURNAL).is_file()
+    if not (journaled or label or any(work_dir.glob("*.staged"))):
+        return None
+    return label, journaled
 
 
 def _apply(entry: dict[str, Any], work_dir: Path, target: Path) -> bool:
@@ -201,4 +226,5 @@ def recover(root: Path, work_dir: Path, midway: Callable[[], None] | None = None
         rolled = True
     for leftover in [*work_dir.glob("*.staged"), *temp_files(root, [work_dir])]:
         leftover.unlink(missing_ok=True)
+    (work_dir / LABEL).unlink(missing_ok=True)
     return rolled

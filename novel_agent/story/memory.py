@@ -424,6 +424,20 @@ def read_memory(memory_dir: Path, listed: Listed | None = None) -> tuple[Memory,
     return files.copy(), files
 
 
+LIST_KEYS = {"facts.yaml": "facts", "loops.yaml": "loops", "relationships.yaml": "relationships"}
+
+
+def check_memory_file(path: Path) -> None:
+    """Read one file of memory/ as loading memory reads it, bypassing the parse cache: an
+    item's file under memory/<kind>/, or a list file (facts.yaml, an old loops.yaml or
+    relationships.yaml). A FileFormatError says what is wrong; other files pass."""
+    path = Path(path)
+    if path.parent.name in FOLDERS:
+        _parse_entity(path.parent, path)
+    elif path.name in LIST_KEYS:
+        _load_list(path, LIST_KEYS[path.name])
+
+
 def unique_id(base: str, taken: set[str]) -> str:
     """`base`, or `base_2`, `base_3`, ... whichever is not taken (case-insensitively)."""
     wanted, n = base, 2

@@ -138,9 +138,10 @@ class Project:
     def plan_path(self, tick: int) -> Path:
         return self.plans_dir / f"plan_{tick:03d}.yaml"
 
-    def transaction(self) -> Transaction:
-        """A Transaction rooted at this project (see journal.Transaction)."""
-        return Transaction(self.root, self.novel_dir / "txn")
+    def transaction(self, label: str = "") -> Transaction:
+        """A Transaction rooted at this project (see journal.Transaction); `label` says what
+        it is in the note a kill's recovery gives ("the rewind to tick 4")."""
+        return Transaction(self.root, self.novel_dir / "txn", label)
 
     # -- reading -----------------------------------------------------------
     def exists(self) -> bool:
@@ -320,19 +321,24 @@ def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project
     (`remember_project`). A project chosen without `-p` from several says why in
     `project.chosen`; a `-p` that names nothing suggests the nearest names."""
     base = projects_dir(cwd, env)
+    here = enclosing_project(cwd)
     if spec:
-        for candidate in (Path(spec).expanduser(), Path(cwd) / spec, base / spec):
+        # a name is looked for under the projects folder, and beside the project the command
+        # runs in (inside projects/book, `-p book` is that one, `-p other` its neighbour)
+        bases = [base, *([here.parent] if here is not None else []), Path(cwd)]
+        for candidate in (Path(spec).expanduser(), Path(cwd) / spec, *(b / spec for b in bases)):
             if (candidate / PROJECT_FILE).is_file():
                 return Project(candidate)
-        names = project_names(base)
+        where = next((b for b in bases if project_names(b)), base)
+        names = project_names(where)
         close = difflib.get_close_matches(spec, names, n=3, cutoff=0.5)
+        shown = ", ".join(names[:10]) + (f", … ({len(names)} in all)" if len(names) > 10 else "")
         hint = (f"; did you mean {' or '.join(repr(n) for n in close)}?" if close
-                else f" (projects there: {', '.join(names)})" if names else "")
+                else f" (projects there: {shown})" if names else "")
         raise ProjectError(f"no project '{spec}': neither a folder with {PROJECT_FILE} nor a "
-                           f"name under {base}{hint}", path=spec)
-    for folder in (Path(cwd), *Path(cwd).parents):
-        if (folder / PROJECT_FILE).is_file():
-            return Project(folder)
+                           f"name under {where}{hint}", path=spec)
+    if here is not None:
+        return Project(here)
     names = project_names(base)
     if len(names) == 1:
         return Project(base / names[0])
@@ -347,6 +353,15 @@ def find_project(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project
         return project
     raise ProjectError(f"several projects under {base} ({', '.join(names)}): choose one with "
                        "-p NAME", path=str(base))
+
+
+def enclosing_project(cwd: Path) -> Path | None:
+    """The project folder `cwd` is in (itself or a folder above it, as git finds its
+    repository), or None."""
+    for folder in (Path(cwd), *Path(cwd).parents):
+        if (folder / PROJECT_FILE).is_file():
+            return folder
+    return None
 
 
 def project_names(base: Path) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import temp_files
+from novel_agent.story.journal import interrupted
 from novel_agent.story.memory import FOLDERS
 from novel_agent.story.memory_files import stage_migration
 from novel_agent.story.project import Project, journal_tick
@@ -32,11 +33,17 @@ def temp_folders(project: Project) -> list[Path]:
 
 
 def finish_commit(project: Project) -> list[str]:
-    """Roll a journaled commit forward; a notice when there was one."""
+    """Roll a journaled commit forward, or drop one a kill cut before its journal; a
+    notice when there was one (naming it when it said what it was: a rewind, a switch)."""
     pending = journal_tick(project.novel_dir)
-    if not project.recover():
+    found = interrupted(project.novel_dir / "txn")
+    if found is None:
         return []
-    what = f"the commit of tick {pending}" if pending else "a commit"
+    label, _ = found
+    if not project.recover():
+        return [f"{label or 'a commit'} was interrupted before it changed anything: the project "
+                f"is as it was before it{' (run it again)' if label else ''}"]
+    what = label or (f"the commit of tick {pending}" if pending else "a commit")
     return [f"recovered: {what} was interrupted and has been finished"]
 
 

@@ -32,6 +32,7 @@ from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import (
     AuditHoldError,
     CommittedError,
+    DamagedBookError,
     ModelError,
     ModelResponseError,
     NovelError,
@@ -41,6 +42,7 @@ from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
+from novel_agent.story.damage import check_next_tick, check_read
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
@@ -93,6 +95,7 @@ class TickDraft:
     cast_named: dict | None = None   # the POV and cast as the planner named them, when memory
                                      # names them otherwise (the tools ran with these)
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
+    unread: dict[str, str] = field(default_factory=dict)  # scenes that cannot be read: why
 
 
 @dataclass
@@ -159,7 +162,8 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
                       steer_mark=note.mark(tick_no, state),
                       notices=list(project.notices))
     project.notices.clear()
-    changed = session.sync_index(memory, listed=listed, moved=moved).changes_line()  # by hand
+    synced = session.sync_index(memory, listed=listed, moved=moved)   # edits by hand
+    changed, draft.unread = synced.changes_line(), synced.unread
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
@@ -407,11 +411,14 @@ def draft_path(project: Any, tick: int) -> Path:
 
 def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> TickResult:
     """Run one tick on the session's project. The caller holds the project's lock.
-    `note`: an author's note for this tick only (`novel redo --note`), after steer.md's."""
+    `note`: an author's note for this tick only (`novel redo --note`), after steer.md's.
+    A book that is not whole, or a held next tick, stops it before any model call."""
+    check_next_tick(session.project)
     held_in_the_way(session.project)
     recorded = history.before_tick(session.project, session.now,     # hand edits: their entry
                                    seen=session.seen)
     draft = begin(session)
+    _check_read(session, draft)
     draft.notices[:0] = recorded
     if note:
         draft.note = note.strip()
@@ -427,8 +434,10 @@ def land_given(session: Session, given: GivenScene,
     begin -> the extractor step (with its fallback; none if `given.extract` is off) ->
     commit (prompt logs past `context.keep_prompt_logs` stripped) -> summaries. The
     author's note is not read: no writer sees it. The caller holds the project's lock."""
+    check_next_tick(session.project, given.tick)
     recorded = history.before_tick(session.project, session.now, seen=session.seen)
     draft = begin(session, tick=given.tick)
+    _check_read(session, draft)
     draft.notices[:0] = recorded
     draft.given, draft.prose = given, given.prose
     draft.plan = given.plan(draft.memory, draft.story)
@@ -439,6 +448,15 @@ def land_given(session: Session, given: GivenScene,
         draft.extraction = Extraction(summary=[draft.plan.title])
     return _land(session, draft, GIVEN_STEPS if given.extract else (), on_stage,
                  summaries=given.extract)
+
+
+def _check_read(session: Session, draft: TickDraft) -> None:
+    """Stop the tick on a scene that cannot be read, or summaries past the last scene."""
+    try:
+        check_read(draft.tick, draft.unread, draft.tree.last_tick())
+    except DamagedBookError:
+        session.begun_at = None      # the next try syncs every file again, and sees it again
+        raise
 
 
 def _kept_mark(state: dict[str, Any]) -> dict | None:
