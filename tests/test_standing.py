@@ -1,6 +1,6 @@
 """What memory knows of who is dead or absent, where each was last and what each holds
-reaches every prompt that shows the character, in every form of its item (issue 37,
-item 3)."""
+reaches every prompt that shows the character, in every form of its item; and the
+planner cannot make the dead tell a scene or be in one (issue 37, item 3)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from novel_agent.context.engine import fit
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import Focus, character_items
 from novel_agent.context.writer import WriterInputs, propose_writer
+from novel_agent.files import read_yaml
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import find_person, load_memory
@@ -175,13 +176,40 @@ def test_the_auditor_sees_where_the_scenes_people_stand():
            "in scene 9; holds a brass key)" in text
 
 
+# -- the plan ------------------------------------------------------------------------
+
+def test_the_dead_and_the_absent_tell_no_scene_and_the_dead_are_in_none():
+    from novel_agent.tick.stages.plan import among_the_living
+    m = memory(**DROWNED)
+    m.characters["ilse"] = {"id": "ilse", "name": "Ilse Varga", "status": "absent"}
+    find = m.find_character
+    plan = Plan(intention="x", pov="Tobin Keel", location="The harbour",
+                characters=["Tobin Keel", "Ilse Varga"])
+    settled, warnings = among_the_living(plan, find, ["", "Mara Quill"])   # (no last scene)
+    assert (settled.pov, settled.characters) == ("Mara Quill", ["Mara Quill", "Ilse Varga"])
+    assert warnings == ["the planner's POV Tobin Keel is dead since scene 5; Mara Quill tells "
+                        "the scene instead"]
+    absent = Plan(intention="x", pov="Ilse Varga", location="The harbour",
+                  characters=["Tobin Keel", "Ilse Varga"])
+    settled, warnings = among_the_living(absent, find, ["Tobin Keel"])
+    assert (settled.pov, settled.characters) == ("Ilse Varga", ["Ilse Varga"])
+    assert warnings == ["the planner's POV Ilse Varga is absent, and no one living can tell "
+                        "the scene instead",
+                        "Tobin Keel is dead since scene 5: left out of the scene's characters"]
+    m.characters["mara_quill"]["status"] = "dead"
+    settled, warnings = among_the_living(plan, find, ["Mara Quill"])
+    assert (settled.pov, settled.characters) == ("Tobin Keel", ["Tobin Keel", "Ilse Varga"])
+    assert warnings == ["the planner's POV Tobin Keel is dead since scene 5, and no one living "
+                        "can tell the scene instead"]
+
+
 # -- through the tick -----------------------------------------------------------------
 
 PLAN1 = {"title": "The Weir", "intention": "Tobin drowns while Mara watches.",
          "pov": "Mara Quill", "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"],
          "tool_calls": []}
-PLAN2 = {"title": "Alone", "intention": "Mara walks the quay at dawn.",
-         "pov": "Mara Quill", "location": "the quay", "characters": ["Mara Quill"],
+PLAN2 = {"title": "Tobin Again", "intention": "Tobin walks the quay at dawn.",
+         "pov": "Tobin", "location": "the quay", "characters": ["Tobin Keel", "Mara Quill"],
          "tool_calls": []}
 
 
@@ -214,6 +242,21 @@ def test_a_death_the_extractor_records_reaches_every_stage_of_the_next_tick(proj
     assert "Tobin Keel (dead)" in extractor
     assert "Tobin Keel (dead since scene 1: drowned at the weir)\nMara Quill (last at the " \
            "weir in scene 1; holds a brass key)" in auditor
+    record = read_yaml(project.plan_path(2))
+    assert (record["pov"], record["characters"]) == ("Mara Quill", ["Mara Quill"])
+    assert "the planner's POV Tobin Keel is dead since scene 1; Mara Quill tells the scene " \
+           "instead" in record["warnings"]
+    assert "Tobin Keel" not in read_yaml(project.plan_path(2))["characters"]
+
+
+def test_a_dead_character_the_planner_puts_in_the_scene_is_taken_out(project):
+    plan = {**PLAN2, "pov": "Mara Quill"}
+    model = (ScriptedModel().add("planner", PLAN1).add("writer", "Tobin drowned. " * 30)
+             .add("extractor", DIES).add("planner", plan))
+    _, second = run_ticks(project, 2, model, offline_seed=0)
+    assert second.plan.characters == ["Mara Quill"]
+    assert "Tobin Keel is dead since scene 1: left out of the scene's characters" in \
+        second.warnings
 
 
 def test_novel_context_shows_a_death_written_by_hand(project):
