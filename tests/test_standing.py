@@ -162,7 +162,7 @@ def test_the_extractor_knows_who_is_dead_where_and_holding_what():
     fitted = fit(propose_briefing(briefing, COUNTER, 8_000), render_stage, COUNTER, 8_000,
                  CONFIG.context.compaction_thresholds)
     assert fitted.context.text("characters") == \
-        "Mara Quill (at The harbour; holds a brass key), Tobin Keel (dead)"
+        "Mara Quill (last at The harbour; holds a brass key), Tobin Keel (dead)"
 
 
 def test_the_auditor_sees_where_the_scenes_people_stand():

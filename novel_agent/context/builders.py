@@ -280,7 +280,7 @@ def _first_seen(entity: dict) -> tuple[int, str]:
 def cast_section(memory: Memory, ensemble: Sequence[str] = (),
                  places: Sequence[str] = (), tick: int = 0, bare: bool = False) -> Section:
     """Profiles of the characters and places of the given (anchor) scenes, up to `tick`
-    (with `bare`, their names alone, a dead one's marked so).
+    (with `bare`, their names alone, "(dead)" or "(absent)" after a name when so).
 
     Stable on purpose, for prefix caching: profiles without current states, where
     each is or what each holds, dead or absent only if so by `tick`; ordered by first

@@ -112,9 +112,9 @@ def settled_card(c: dict[str, Any], tick: int) -> dict[str, Any]:
 
 def known_as(c: dict[str, Any]) -> str:
     """The extractor's form of a known character: the name, then whether dead or absent,
-    where last and what they hold ("Mara Quill (at the harbour; holds a brass key)")."""
+    where last and what they hold ("Mara Quill (last at the harbour; holds a brass key)")."""
     place = " ".join(str(c.get("place") or "").split())
-    parts = [gone(c), f"at {place}" if place and gone(c) != "dead" else "", holds_text(c)]
+    parts = [gone(c), f"last at {place}" if place and gone(c) != "dead" else "", holds_text(c)]
     said = "; ".join(p for p in parts if p)
     return f"{c.get('name', c.get('id', '?'))} ({said})" if said else called(c)
 
