@@ -63,6 +63,12 @@ def random_memory(rng: random.Random, tick: int, size: int, plain: bool = False)
             c["pinned"] = rng.choice([True, "yes"])
         if rng.random() < 0.05:
             del c["name"]
+        if rng.random() < 0.2:      # what the audit records: dead or absent (since when)
+            c.update(status=rng.choice(["dead", "absent", "alive"]),
+                     status_in=tick_value(rng, tick, plain), status_how="drowned")
+        if rng.random() < 0.3:      # ... where, holding what
+            c.update(place=rng.choice(PLACES), place_in=tick_value(rng, tick, plain),
+                     holds=rng.sample(["a key", "a map"], rng.randint(0, 2)))
         people[f"c{n}"] = c
     places = {f"p{n}": {"id": f"p{n}", "name": rng.choice(PLACES) + rng.choice(["", " 2"]),
                         "first_seen": tick_value(rng, tick), "last_seen": tick_value(rng, tick),

@@ -30,6 +30,7 @@ from novel_agent.context.scene_pools import scene_loops, scene_names
 from novel_agent.context.sections import Section, describe_character, describe_location, story_bible
 from novel_agent.context.shortlist import (
     OpenLoops,
+    column,
     in_view_at,
     person_then,
     place_then,
@@ -39,6 +40,17 @@ from novel_agent.context.shortlist import (
     settled_pairs,
     settled_people,
     settled_places,
+    where,
+)
+from novel_agent.context.standing import (
+    GONE,
+    called,
+    gone,
+    gone_sentences,
+    settled_card,
+    status_since,
+    status_text,
+    whereabouts,
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
@@ -216,7 +228,7 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
     and relationships that existed then, without states, each last seen when `scenes`
     (those up to `tick`) last show it; so what later scenes do cannot move them."""
     seen = seen_at(scenes)
-    people = {key: person_then(c, seen) for key, c in memory.characters.items()
+    people = {key: person_then(c, seen, tick) for key, c in memory.characters.items()
               if first_seen(c) <= tick}
     places = {key: place_then(loc, seen) for key, loc in memory.locations.items()
               if first_seen(loc) <= tick}
@@ -226,18 +238,25 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
 
 
 def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
-    """Who is in the last scenes, with their state now, then the characters and places
-    new since `anchor_tick` (the settled sections do not have them yet)."""
+    """Who is in the last scenes, with their state now (where they were last, what they
+    hold), then who died or left since `anchor_tick` and the characters and places new
+    since then (the settled sections do not have them yet). The dead are never dropped."""
     items = []
     people = list(memory.characters.values())    # (each asked by a pass over a column)
     in_view = in_view_at(people, focus.names)
-    for n in sorted(in_view.union(seen_after(people, anchor_tick))):
+    news = gone_since(people, anchor_tick)
+    for n in sorted(in_view.union(seen_after(people, anchor_tick), news)):
         c, seen = people[n], n in in_view
+        if n not in news and "status_how" in c:    # (the settled card says how)
+            c = {k: v for k, v in c.items() if k != "status_how"}
         items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
-                                                 str(c.get("name"))),
-                          (3.0 if seen else 1.0) + recency(focus.tick, c.get("last_seen")),
-                          (first_seen(c), str(c.get("id"))), why="in the last scenes" if seen
-                          else f"new since tick {anchor_tick}"))
+                                                 called(c)),
+                          (3.0 if seen else 2.0 if n in news else 1.0)
+                          + recency(focus.tick, c.get("last_seen")),
+                          (first_seen(c), str(c.get("id"))), keep=gone(c) == "dead",
+                          why="in the last scenes" if seen else
+                          f"{gone(c)} since tick {anchor_tick}" if n in news else
+                          f"new since tick {anchor_tick}"))
     places = list(memory.locations.values())
     for loc in map(places.__getitem__, seen_after(places, anchor_tick)):
         items.append(Item(f"now:{loc.get('id')}", ("Place: " + describe_location(loc),
@@ -247,18 +266,26 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
     return items
 
 
+def gone_since(people: list[dict[str, Any]], tick: int) -> set[int]:
+    """The positions of the `people` dead or absent since after `tick` (the planner's
+    settled cards, as of `tick`, do not say so)."""
+    return {n for n in where(GONE.__contains__, column(people, "status"))
+            if status_since(people[n]) > tick}
+
+
 def _first_seen(entity: dict) -> tuple[int, str]:
     return (int(entity.get("first_seen") or 0), str(entity.get("id", "")))
 
 
 def cast_section(memory: Memory, ensemble: Sequence[str] = (),
-                 places: Sequence[str] = ()) -> Section:
-    """Profiles of the characters and places of the given (anchor) scenes.
+                 places: Sequence[str] = (), tick: int = 0, bare: bool = False) -> Section:
+    """Profiles of the characters and places of the given (anchor) scenes, up to `tick`
+    (with `bare`, their names alone, "(dead)" or "(absent)" after a name when so).
 
-    Stable on purpose, for prefix caching: profiles without current states,
-    ordered by first appearance. Who is POV, where the scene is, everyone's
-    state now, and anyone not profiled here go in the volatile tail
-    (`intention_text`).
+    Stable on purpose, for prefix caching: profiles without current states, where
+    each is or what each holds, dead or absent only if so by `tick`; ordered by first
+    appearance. Who is POV, where the scene is, everyone's state now, and anyone not
+    profiled here go in the volatile tail (`intention_text`).
     """
     people = {}
     for name in ensemble:
@@ -271,15 +298,24 @@ def cast_section(memory: Memory, ensemble: Sequence[str] = (),
         if loc is not None:
             locations[loc.get("id")] = loc
     ordered = sorted(people.values(), key=_first_seen)
-    lines = [describe_character({k: v for k, v in c.items() if k != "state"}) for c in ordered]
+    # (how one died or left is the brief's to say: intention_text, gone_sentences)
+    cards = [settled_card({k: v for k, v in c.items() if k not in ("state", "status_how")}, tick)
+             for c in ordered]
+    names = tuple(str(c.get("name")) for c in ordered) \
+        + tuple(str(l.get("name")) for l in locations.values())
+    if bare:
+        return Section("cast", "Who and where", ", ".join(
+            [*map(called, cards), *names[len(cards):]]), items=names)
+    lines = [*map(describe_character, cards)]
     lines += [f"Place: {describe_location(l)}" for l in sorted(locations.values(), key=_first_seen)]
-    return Section("cast", "Who and where", "\n".join(lines),
-                   items=tuple(str(c.get("name")) for c in ordered)
-                   + tuple(str(l.get("name")) for l in locations.values()))
+    return Section("cast", "Who and where", "\n".join(lines), items=names)
 
 
-def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence[str] = ()) -> str:
-    """The scene to write: title, intention, POV, place, who is present and their state now.
+def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence[str] = (),
+                   around: Sequence[str] = ()) -> str:
+    """The scene to write: title, intention, POV, place, who is present and their state now
+    (where each was last, what each holds), then who of them and of `around` (the
+    people of the scenes the prompt tells) is dead or away (standing.gone_sentences).
 
     Characters and the place not already profiled in `described` get their profile here.
     """
@@ -291,7 +327,10 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
             return name
         if str(c.get("name", "")).lower() not in known:
             return describe_character(c)        # its state now among the rest, one bracket
-        return str(c.get("name")) + (f" (now: {c['state']})" if c.get("state") else "")
+        marks = [status_text(c, how=False)] if gone(c) else []
+        marks += [f"now: {c['state']}"] if c.get("state") and gone(c) != "dead" else []
+        marks += whereabouts(c)
+        return str(c.get("name")) + (f" ({'; '.join(marks)})" if marks else "")
 
     lines = [f"Scene intention: {plan.intention}", f"POV: {who(plan.pov)}"]
     loc = memory.find_location(plan.location) if memory is not None else None
@@ -300,6 +339,11 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
     others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
     if others:
         lines.append("Also present: " + "; ".join(who(n) for n in others))
+    if memory is not None:
+        people = [memory.find_character(n) for n in dict.fromkeys([plan.pov, *plan.characters,
+                                                                   *around])]
+        lines += gone_sentences([c for c in people if c is not None],
+                                [plan.pov, *plan.characters])
     if plan.title:
         lines.insert(0, f"Title: {plan.title}")
     return "\n".join(lines)

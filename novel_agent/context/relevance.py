@@ -26,6 +26,7 @@ from novel_agent.context.sections import (
     describe_loop,
     describe_relationship,
 )
+from novel_agent.context.standing import called, gone, known_as, status_text, whereabouts
 from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
@@ -103,12 +104,13 @@ def name_entry(c: dict[str, Any], focus: Focus) -> Entry:
     score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
         + _pin(c)
     rank = (first_seen(c), str(c.get("id")))
-    name = str(c.get("name", c.get("id", "?")))     # its one form
-    return Entry(score, rank, functools.partial(_name_item, name, c, score, rank), least=name)
+    name = str(c.get("name", c.get("id", "?")))     # no form is shorter
+    return Entry(score, rank, functools.partial(_name_item, c, score, rank), least=name)
 
 
-def _name_item(name: str, c: dict[str, Any], score: float, rank: tuple) -> Item:
-    return Item(f"character:{c.get('id')}", (name,), score, rank)
+def _name_item(c: dict[str, Any], score: float, rank: tuple) -> Item:
+    forms = dict.fromkeys((known_as(c), called(c)))   # where and what they hold -> bare
+    return Item(f"character:{c.get('id')}", tuple(forms), score, rank)
 
 
 def character_items(memory: Memory, focus: Focus) -> list[Item]:
@@ -131,9 +133,10 @@ def character_entry(c: dict[str, Any], focus: Focus) -> Entry:
 
 
 def _character_item(c: dict[str, Any], score: float, rank: tuple, in_focus: bool) -> Item:
-    name = str(c.get("name", c.get("id", "?")))
-    return Item(f"character:{c.get('id')}", (describe_character(c), character_line(c), name),
-                score, rank, why="in the scene" if in_focus else "seen recently")
+    dead = gone(c) == "dead"     # never dropped: the planner must know not to bring them on
+    return Item(f"character:{c.get('id')}", (describe_character(c), character_line(c), called(c)),
+                score, rank, keep=dead, why=("in the scene" if in_focus else "seen recently")
+                + ("; dead: never left out" if dead else ""))
 
 
 def in_view(focus: Focus, character: dict[str, Any]) -> bool:
@@ -149,15 +152,19 @@ def in_view(focus: Focus, character: dict[str, Any]) -> bool:
 
 
 def character_line(c: dict[str, Any], state_words: int = 10) -> str:
-    """A character in one line: name, role, and state now if it has one (its first
-    `state_words` words; 0: all of it)."""
+    """A character in one line: name, role, whether dead or absent, and state now if it
+    has one (its first `state_words` words; 0: all of it, with how they died or left,
+    where they were last and what they hold)."""
     name = str(c.get("name", c.get("id", "?")))
     role = _first_words(c.get("description") or "", 6)
-    state = str(c.get("state") or "")
+    state = str(c.get("state") or "") if gone(c) != "dead" else ""
     state = _first_words(state, state_words) if state_words else " ".join(state.split())
-    if not role and not state and c.get("first_seen"):
+    marks = [status_text(c, how=not state_words)] if gone(c) else []
+    marks += [f"now: {state}"] if state else []
+    marks += whereabouts(c) if not state_words else []
+    if not role and not marks and c.get("first_seen"):
         return f"{name} (first seen in scene {c['first_seen']})"    # not a bare name
-    return name + (f" — {role}" if role else "") + (f" (now: {state})" if state else "")
+    return name + (f" — {role}" if role else "") + (f" ({'; '.join(marks)})" if marks else "")
 
 
 def first_seen(entity: dict[str, Any]) -> int:

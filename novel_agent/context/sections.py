@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from novel_agent.context.standing import gone, status_text, whereabouts
+
 
 @dataclass(frozen=True)
 class Section:
@@ -50,18 +52,21 @@ def bullets(lines: Iterable[str]) -> str:
 
 
 def describe_character(c: dict[str, Any]) -> str:
-    """One paragraph about a character, from its memory file."""
+    """One paragraph about a character, from its memory file: who, whether dead or absent
+    (a dead one's last state is not told), traits, goals, state now, where last, what
+    they hold (context/standing.py)."""
     parts = [str(c.get("name", c.get("id", "?")))]
     if c.get("description"):
         parts.append(f"— {c['description']}")
     line = " ".join(parts)
-    extra = []
+    extra = [status_text(c)] if gone(c) else []
     if c.get("traits"):
         extra.append("traits: " + ", ".join(map(str, c["traits"])))
     if c.get("goals"):
         extra.append("goals: " + ", ".join(map(str, c["goals"])))
-    if c.get("state"):
+    if c.get("state") and gone(c) != "dead":
         extra.append(f"now: {c['state']}")
+    extra += whereabouts(c)
     if not extra and not c.get("description") and c.get("first_seen"):
         extra.append(f"first seen in scene {c['first_seen']}")   # not a bare name
     return line + (f" ({'; '.join(extra)})" if extra else "")

@@ -47,6 +47,7 @@ from novel_agent.context.relevance import (
     since,
 )
 from novel_agent.context.relevance import _any_of as naming_pattern
+from novel_agent.context.standing import unsettled
 from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
@@ -78,10 +79,12 @@ def seen_then(entity: dict[str, Any], last_seen: int, *without: str) -> dict[str
     return copied
 
 
-def person_then(c: dict[str, Any], seen: dict[str, int]) -> dict[str, Any]:
-    """A character as `as_of` shows it: last seen as `seen` says, without its state."""
+def person_then(c: dict[str, Any], seen: dict[str, int], tick: int) -> dict[str, Any]:
+    """A character as `as_of` shows it at `tick`: last seen as `seen` says, without its
+    state, where it is and what it holds; dead or absent if it was by `tick`
+    (standing.unsettled)."""
     return seen_then(c, last_seen_then(seen, c, c.get("name"), *(c.get("aliases") or [])),
-                     "state")
+                     "state", *unsettled(c, tick))
 
 
 def place_then(loc: dict[str, Any], seen: dict[str, int]) -> dict[str, Any]:
@@ -271,8 +274,8 @@ def _rank(entity: dict[str, Any]) -> tuple[int, str]:
     return first_seen(entity), str(entity.get("id"))
 
 
-def _person(c: dict[str, Any], seen: dict[str, int], focus: Focus) -> Entry:
-    return character_entry(person_then(c, seen), focus)
+def _person(c: dict[str, Any], seen: dict[str, int], tick: int, focus: Focus) -> Entry:
+    return character_entry(person_then(c, seen, tick), focus)
 
 
 def _place(loc: dict[str, Any], seen: dict[str, int], focus: Focus) -> Entry:
@@ -331,7 +334,7 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
         if type(name) is str and name and not c.get("aliases"):    # most: one name, read
             said = normalize_name(name)                             # alike by both
             if first >= edge or said in hot or c.get("pinned") is True:
-                _file(_person(c, seen, focus), floor, strong, under)
+                _file(_person(c, seen, tick, focus), floor, strong, under)
                 continue
             last = seen_in(said, 0)
             last = first if first > last else last
@@ -339,7 +342,7 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
             looked, names = _names(c)
             if first >= edge or c.get("pinned") is True or not (
                     hot.isdisjoint(looked) and hot.isdisjoint(names)):
-                _file(_person(c, seen, focus), floor, strong, under)
+                _file(_person(c, seen, tick, focus), floor, strong, under)
                 continue
             last = max([seen_in(n, 0) for n in names] + [first])
         # all its score, recency(focus.tick, last): it was last seen before `edge`
@@ -348,7 +351,7 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
             under.count += 1
         else:
             under.offer(score, functools.partial(_rank, c),
-                        functools.partial(_person, c, seen, focus))
+                        functools.partial(_person, c, seen, tick, focus))
     return _chosen(strong, under)
 
 

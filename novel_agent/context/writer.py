@@ -35,6 +35,7 @@ from typing import Any
 
 from novel_agent.context.builders import (
     cast_section,
+    gone_since,
     intention_text,
     scene_ending,
     scene_full,
@@ -182,13 +183,22 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
                if _fact_tick(i.key) not in recent.full
                and not (i.key.startswith("scene_") and key_tick(i.key) in in_tiers)]
     summary = sum(summary_tokens(s.tick) for s in window) // max(1, len(window))
+    # who the prompt tells of (the cast's scenes, the recent tiers', the plan's) and who
+    # died or left in the scenes of the recent tiers: the brief names the dead and the
+    # absent among them (standing.gone_sentences)
+    ticks = [*recent.summarized, *recent.full]
+    told = [*window, *(s for s in map(inputs.scene, ticks) if s)]
+    around = [n for s in told for n in (s.pov, *s.characters) if n]
+    if ticks:
+        people = list(inputs.memory.characters.values())
+        around += [str(people[n].get("name")) for n in sorted(gone_since(people, min(ticks) - 1))]
     # the recent tiers halfway between tier 3's moves: the settled block is sized so the
     # prompt meets the target fill there (under it just after a move, over it before one)
     expected = limits.tier1_low + (gen.checkpoint_summary_interval // 2 - 1) * summary
 
     def propose(level: int) -> Proposal:
         return _proposal(inputs, counter, budget, ctx, gen, recent, level, retrieved,
-                         (window, settled, expected))
+                         (window, settled, expected), around)
 
     return propose
 
@@ -201,7 +211,8 @@ LEVEL_NOTES = {1: "compaction level 1: shown as its summary",
 
 def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any, gen: Any,
               recent: RecentSelection, level: int, retrieved_items: Sequence[Item],
-              stable: tuple[Sequence[Scene], Sequence[Item], int]) -> Proposal:
+              stable: tuple[Sequence[Scene], Sequence[Item], int],
+              around: Sequence[str] = ()) -> Proposal:
     """The writer's draft at one compaction level: each section chosen in turn."""
     notes: list[ItemNote] = []
     full, summarized, lined = _recent_at_level(recent, level, notes, inputs.ending)
@@ -230,7 +241,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     settled: list[Piece] = []
     if on["retrieved"] and settled_items:
         head = sum(counter.count(s.text) + HEADING_TOKENS for s in _sections(
-            inputs, tier3, cast, [], [], [], [], described)
+            inputs, tier3, cast, [], [], [], [], described, around=around)
             if s.text and s.name not in ("tools", "intention", "steer"))
         room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
                 - expected - caps["retrieved"])
@@ -239,7 +250,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                ("settled", SETTLED_TITLE))
     shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
-                     settled)
+                     settled, around)
     cap = caps["retrieved"]
     if cap:        # the room the rest leaves under the target fill flows to retrieval; but
         # while the settled block has items waiting, only half of the room the recent
@@ -255,7 +266,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
             and (i.key not in shown or i.key.startswith("fact:") and i.forms[0] != shown[i.key])]
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full, described, lined, settled),
+                                          scenes_full, described, lined, settled, around),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
                        "goes_on": inputs.ending and bool(scenes_full)})
@@ -400,13 +411,14 @@ def _window(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> list[Sce
 
 
 def _cast(inputs: WriterInputs, window: Sequence[Scene], level: int) -> Section:
-    """Who and where: those of the scenes of the settled window (`_window`), so it
-    changes only with tier 3, once every checkpoint interval, and stays a stable
-    prefix; whoever else is in this scene is described in the tail. At level 3 only
-    their names (the tail then describes everyone in the scene)."""
-    cast = cast_section(inputs.memory, ensemble=[n for s in window for n in (s.pov, *s.characters)],
-                        places=[s.location for s in window])
-    return replace(cast, text=", ".join(cast.items)) if level >= 3 else cast
+    """Who and where: those of the scenes of the settled window (`_window`), as of its
+    last scene, so it changes only with tier 3, once every checkpoint interval, and
+    stays a stable prefix; whoever else is in this scene is described in the tail. At
+    level 3 only their names, a dead one's marked (the tail then describes everyone in
+    the scene)."""
+    return cast_section(inputs.memory, ensemble=[n for s in window for n in (s.pov, *s.characters)],
+                        places=[s.location for s in window],
+                        tick=window[-1].tick if window else 0, bare=level >= 3)
 
 
 def settled_at(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> int:
@@ -419,8 +431,9 @@ def settled_at(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> int:
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
               described: Sequence[str], lined: Collection[int] = frozenset(),
-              settled: Sequence[Piece] = ()) -> tuple[Section, ...]:
-    """The writer's sections in WRITER_ORDER (`described`: who the cast profiles)."""
+              settled: Sequence[Piece] = (), around: Sequence[str] = ()) -> tuple[Section, ...]:
+    """The writer's sections in WRITER_ORDER (`described`: who the cast profiles;
+    `around`: the names of the scenes the prompt tells)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
@@ -442,7 +455,8 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",
-                intention_text(inputs.plan, inputs.memory, described=described), pinned=True),
+                intention_text(inputs.plan, inputs.memory, described=described, around=around),
+                pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )
 

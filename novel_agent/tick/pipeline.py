@@ -205,9 +205,12 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.warnings += [warning] if warning else []
     d.plan = plan_stage.name_heads(plan_stage.premise_epithets(
         d.plan, d.story.premise, d.story.protagonist), check)
-    d.plan, warning = plan_stage.settle_pov(d.plan, check, [last.pov if last else "",
-                                                            d.story.protagonist.split(",")[0]])
+    fallbacks = [last.pov if last else "", d.story.protagonist.split(",")[0]]
+    d.plan, warning = plan_stage.settle_pov(d.plan, check, fallbacks)
     d.warnings += [warning] if warning else []
+    d.plan, gone = plan_stage.among_the_living(d.plan, lambda name: find_person(d.memory, name),
+                                               fallbacks)
+    d.warnings += gone
     d.plan, warning = plan_stage.distinct_title(
         d.plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
     d.warnings += [warning] if warning else []

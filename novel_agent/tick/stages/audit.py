@@ -112,8 +112,12 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
     scenes = [(s.tick, " ".join(s.summary) or s.title)
               for s in d.scenes.recent(d.tick - 1, 30)
               if {s.pov, *s.characters, s.location} & set(names)][::-1][:10]
-    built = fit_briefing(session, auditor_briefing(prose, facts, scenes, tick=d.tick), d.tick,
-                         compare=False)
+    said = getattr(d, "extraction", None)      # who the draft has in person or in memory
+    people = [find_person(d.memory, n) for n in dict.fromkeys(
+        [d.plan.pov, *d.plan.characters, *(said.present + said.recalled if said else [])])]
+    built = fit_briefing(session, auditor_briefing(prose, facts, scenes, tick=d.tick,
+                                                   people=[c for c in people if c]),
+                         d.tick, compare=False)
     d.built["auditor"] = built
     try:
         raw, call = ask_json(session.model, "auditor", built.messages,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from novel_agent.context.standing import gone, status_text
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
@@ -59,6 +60,36 @@ def settle_pov(plan: Plan, check: Callable[[str], str | None],
                     f"the planner's POV {plan.pov[:60]!r} is not a name ({why}); {name} "
                     "tells the scene instead")
     return plan, f"the planner's POV {plan.pov[:60]!r} is not a name ({why})"
+
+
+def among_the_living(plan: Plan, find: Callable[[str], dict | None],
+                     fallbacks: Sequence[str]) -> tuple[Plan, list[str]]:
+    """A plan that no dead or absent character tells and no dead one is present in, as
+    memory has them (`find`: the character a name names): the first living one of the
+    `fallbacks` (the last scene's POV, the protagonist), then of the plan's characters,
+    tells the scene instead of a dead or absent POV, and the dead are taken out of its
+    characters. Returns (plan, a warning for each change)."""
+    warnings = []
+    teller = find(plan.pov) if plan.pov else None
+    if teller is not None and gone(teller):
+        said = f"the planner's POV {teller['name']} is {status_text(teller, how=False)}"
+        other = next((c for c in map(find, [*fallbacks, *plan.characters])
+                      if c is not None and c is not teller and not gone(c)), None)
+        if other is None:
+            warnings.append(f"{said}, and no one living can tell the scene instead")
+        else:
+            warnings.append(f"{said}; {other['name']} tells the scene instead")
+            plan = replace(plan, pov=str(other["name"]), characters=[str(other["name"]), *(
+                n for n in plan.characters if find(n) is not other)])
+    cast = []
+    for name in plan.characters:
+        who = find(name)
+        if who is None or gone(who) != "dead" or who is find(plan.pov):
+            cast.append(name)
+        elif who is not teller:         # (a dead POV replaced: said above)
+            warnings.append(f"{who['name']} is {status_text(who, how=False)}: left out of "
+                            "the scene's characters")
+    return replace(plan, characters=cast), list(dict.fromkeys(warnings))
 
 
 def premise_epithets(plan: Plan, premise: str, protagonist: str = "") -> Plan:
