@@ -29,7 +29,7 @@ from novel_agent.context.auditor import auditor_briefing
 from novel_agent.errors import ModelError
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.scenes import SceneReader
 from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
 from novel_agent.tick.stage_prompts import fit_briefing
