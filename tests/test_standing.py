@@ -247,6 +247,12 @@ def test_a_death_the_extractor_records_reaches_every_stage_of_the_next_tick(proj
     assert "the planner's POV Tobin Keel is dead since scene 1; Mara Quill tells the scene " \
            "instead" in record["warnings"]
     assert "Tobin Keel" not in read_yaml(project.plan_path(2))["characters"]
+    # the intention still has him walk: the writer is told he is only remembered
+    assert record["intention"] == ("Tobin walks the quay at dawn. (Tobin Keel is dead since "
+                                   "scene 1: only remembered in this scene.)")
+    assert record["intention"] in user(model.calls("writer")[1].messages)
+    assert "the planner's intention names Tobin Keel, who is dead since scene 1: the writer " \
+           "is told they are only remembered" in record["warnings"]
 
 
 def test_a_dead_character_the_planner_puts_in_the_scene_is_taken_out(project):

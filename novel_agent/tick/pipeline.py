@@ -211,6 +211,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.plan, gone = plan_stage.among_the_living(d.plan, lambda name: find_person(d.memory, name),
                                                fallbacks)
     d.warnings += gone
+    d.plan, gone = plan_stage.remembered_only(d.plan, lambda name: find_person(d.memory, name))
+    d.warnings += gone
     d.plan, warning = plan_stage.distinct_title(
         d.plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
     d.warnings += [warning] if warning else []

@@ -92,6 +92,29 @@ def among_the_living(plan: Plan, find: Callable[[str], dict | None],
     return replace(plan, characters=cast), list(dict.fromkeys(warnings))
 
 
+_NAMED = re.compile(r"\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
+
+
+def remembered_only(plan: Plan, find: Callable[[str], dict | None]) -> tuple[Plan, list[str]]:
+    """A plan whose intention names a dead character (as memory has them, `find`) says so
+    after it, so that the writer, who reads the intention, does not make them act or
+    speak: "Tobin walks the quay at dawn. (Tobin Keel is dead since scene 1: only
+    remembered in this scene.)". Returns (plan, a warning for each)."""
+    dead: list[dict] = []
+    for found in _NAMED.finditer(plan.intention):
+        who = find(found.group())
+        if who is not None and gone(who) == "dead" and all(who is not d for d in dead):
+            dead.append(who)
+    if not dead:
+        return plan, []
+    notes = " ".join(f"({who['name']} is {status_text(who, how=False)}: only remembered in "
+                     "this scene.)" for who in dead)
+    return (replace(plan, intention=f"{plan.intention.rstrip()} {notes}"),
+            [f"the planner's intention names {who['name']}, who is "
+             f"{status_text(who, how=False)}: the writer is told they are only remembered"
+             for who in dead])
+
+
 def premise_epithets(plan: Plan, premise: str, protagonist: str = "") -> Plan:
     """The plan with each POV or character that is the premise's own epithet in lower case
     ("the drowned stranger", of "…finds a drowned stranger carrying a map…") named by it
