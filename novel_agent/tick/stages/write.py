@@ -22,10 +22,13 @@ fails the tick (nothing committed) if it is so again.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import NamedTuple
 
-from novel_agent.errors import ModelResponseError
+from novel_agent.config.budget import Budget
+from novel_agent.config.settings import WRITER_TOKENS_PER_WORD
+from novel_agent.errors import ContextOverflowError, ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
 from novel_agent.models.base import WORDS, ChatModel, Completion, Request
 from novel_agent.text.cleanup import (
@@ -156,6 +159,29 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
                                   grammar=PROSE_GRAMMAR, stop=STOP, max_words=max_words))
     call.note(more)
     return _continue(model, again, call, more.text, max_tokens, min_words, room, short)
+
+
+def revision(prompt: list[dict[str, str]], draft: str, ask: str) -> list[dict[str, str]]:
+    """The audit's revise request: the writer's prompt, its draft, and what to change."""
+    return [*prompt, {"role": "assistant", "content": draft}, {"role": "user", "content": ask}]
+
+
+def revision_limit(tokens: int, budget: Budget, min_words: int) -> int:
+    """The answer's limit for a revise request of `tokens` prompt tokens: the writer's
+    max_output, or what the window leaves after the request (and the margin) if less; a
+    ContextOverflowError, sizes named, when that is less than a scene of `min_words` needs."""
+    left = min(budget.max_output, budget.left_after(tokens))
+    least = min(budget.max_output, max(MIN_CONTINUATION,
+                                       math.ceil(min_words * WRITER_TOKENS_PER_WORD)))
+    if left < least:
+        raise ContextOverflowError(
+            f"writer: the revise request (the scene's prompt at its leanest, the draft and the "
+            f"findings) is {tokens:,} tokens, which leaves {max(left, 0):,} of the "
+            f"{budget.window:,}-token window (margin {budget.margin:,}) for the answer, under "
+            f"the {least:,} a scene of {min_words} words needs",
+            section="revision", tokens=tokens, budget=budget.window - budget.margin - least,
+            need=tokens)
+    return left
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
