@@ -238,7 +238,8 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                               title=d.plan.title, room=room_in(session, budget),
                               earlier="\n\n".join(s.body for s in d.scenes.recent(
                                   d.tick - 1, COPY_SOURCES)),
-                              short=session.lean)   # the 1.5B ends scenes early
+                              short=session.lean,   # the 1.5B ends scenes early, strays
+                              cast=[d.plan.pov, *d.plan.characters])
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
