@@ -108,10 +108,12 @@ class ModelResponseError(ModelError):
 
 
 class ContextOverflowError(NovelError):
-    """The pinned parts of a prompt alone do not fit the stage's budget."""
+    """The pinned parts of a prompt alone do not fit the stage's budget (`tokens`: the
+    largest section's; `need`: the whole prompt's, when known, else 0)."""
 
-    def __init__(self, message: str, *, section: str, tokens: int, budget: int):
-        self.section, self.tokens, self.budget = section, tokens, budget
+    def __init__(self, message: str, *, section: str, tokens: int, budget: int,
+                 need: int = 0):
+        self.section, self.tokens, self.budget, self.need = section, tokens, budget, need
         super().__init__(message)
 
 

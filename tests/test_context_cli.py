@@ -84,3 +84,19 @@ def test_context_warns_of_a_malformed_lore_file_as_the_tick_does(project):
     (project.root / "lore" / "broken.yaml").write_text("keys: [unclosed\n")
     out = invoke("context", "-p", "harbour", "--stage", "planner")
     assert "warning: " in out and "broken.yaml" in out and "the file is skipped" in out
+
+
+def test_an_unscored_item_shown_leaner_says_why_instead_of_a_score(project):
+    # issue 37: a book grown at a large window, shown at a small one: its recent scenes are
+    # compacted to a line and tier 3 told in short, neither chosen by a score (None)
+    run_ticks(project, 20, offline_seed=5)
+    project.project_file.write_text(project.project_file.read_text()
+                                    + "context:\n  window: 3000\n")
+    report = json.loads(invoke("context", "-p", "harbour", "--json"))
+    unscored = [i for i in report["items"] if i["included"] and i["form"] == "line"
+                and i["score"] is None]
+    assert unscored
+    lines = invoke("context", "-p", "harbour").splitlines()
+    leaner = lines[lines.index("shown leaner:") + 1:]
+    for item in unscored[:3]:
+        assert f"  {item['key']}: as its line ({item['reason']})" in leaner

@@ -3,6 +3,8 @@ malformed files are named and skipped; `novel lore add|list|show|check`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +62,12 @@ def test_always_fires_without_keys_and_priority_orders_what_fired():
     ("keys: [x\ncontent: 3\n", 1, "invalid YAML: the '[' opened here is never closed"),
     ("- keys: [a]\n  content: fine\n- keys: [b]\n  contnt: typo\n", 4, "unknown field 'contnt'"),
     ("keys: [a]\ncontent: ok\npriority: high\n", 3, "'priority' must be a whole number"),
-    ("keys: ['(']\ncontent: ok\nregex: true\n", 1, "not a valid regular expression"),
+    ("keys: ['(']\ncontent: ok\nregex: true\n", 1, "key '(' is not a valid regular expression"),
+    ("keys: [ok, '(a)\\1']\ncontent: ok\nregex: true\n", 1,
+     "key '(a)\\1' is not supported (invalid escape sequence: \\1): use a plain key or a "
+     "simpler pattern"),
+    ("content: ok\nregex: true\nkeys:\n  - '(?<!Mr )Quill'\n", 3,
+     "key '(?<!Mr )Quill' is not supported (invalid perl operator: (?<!)"),
     ("content: no keys\n", 1, "would never fire"),
     ("keys: [a]\ncontent: ''\n", 2, "'content' must be"),
     ("just a sentence\n", 1, "expected a mapping"),
@@ -147,3 +154,22 @@ def test_lore_add_list_show_check(project, cli):
     bad = cli("lore", "check", "-p", p, ok=False)
     assert bad.exit_code == 1
     assert "worse.yaml:3: 'always' must be true or false, not 'maybe'" in bad.output
+
+
+HANGS = "(\\w+\\s?)+$"      # catastrophic backtracking under Python's re on one sentence
+
+
+def test_a_regex_key_cannot_hang_a_tick(project, cli):
+    # issue 37: such a key passed `lore check`, then every tick spun at 100% CPU
+    write(project.lore_dir, "names.yaml", f"keys: ['{HANGS}']\ncontent: Names end lines.\n"
+                                          "regex: true\n")
+    assert cli("lore", "check", "-p", str(project.root)).output == "1 lore entry, valid\n"
+    (entry,) = load_lorebook(project.lore_dir).entries
+    assert entry.fires(["Mara Quill"]) == f"key '{HANGS}'"                 # it still matches
+    project.steer_file.write_text("Mara Quill climbs the lamp room stairs at dusk.\n")
+    # a tick in a process of its own, so that a hang fails the test instead of the suite
+    done = subprocess.run([sys.executable, "-c", "from novel_agent.cli import main; main()",
+                           "tick", "-p", str(project.root)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "tick 1" in done.stdout

@@ -171,7 +171,7 @@ def test_a_lore_entry_added_on_the_page_is_in_novel_lore_list(book, projects_dir
     out = CliRunner().invoke(cli, ["lore", "list", "-p", "harbour"], catch_exceptions=False)
     assert "   5  the_brass_locket     The brass locket               locket, brass locket" \
         in out.output
-    assert bad_regex.status == 422 and "key is not a valid regular expression" in bad_regex.text
+    assert bad_regex.status == 422 and "is not a valid regular expression" in bad_regex.text
     assert 'name="keys" value="ship("' in bad_regex.text           # what was typed stays
     assert '<input type="checkbox" name="regex" checked>' in bad_regex.text
     assert no_keys.status == 422 and "no &#39;keys&#39;: the entry would never fire" in \

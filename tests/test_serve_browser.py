@@ -202,7 +202,7 @@ def run_the_story(page, url: str, project, shots) -> None:
     error = page.locator(".message.error")
     error.wait_for()
     assert "not added: " in error.inner_text()
-    assert "key is not a valid regular expression" in error.inner_text()
+    assert "key 'ship(' is not a valid regular expression" in error.inner_text()
     assert sorted(p.name for p in project.lore_dir.iterdir()) == before
     assert page.input_value("input[name=keys]") == "ship("      # kept, to fix and send again
     assert page.is_checked("input[name=regex]")

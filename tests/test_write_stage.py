@@ -261,3 +261,49 @@ def test_a_scene_asked_for_again_that_stops_short_is_continued():
     assert more.messages[-1]["content"] == write.CONTINUE
     assert more.messages[0]["content"].endswith(write.ANEW)
     assert "Mr. Smith wrote several pages in a neat hand." in prose and len(prose.split()) > 150
+
+
+JOHNSON = "Mr. Johnson counted the money twice and locked the drawer of his desk. " * 20
+LIGHTHOUSE = PLAN | {"pov": "Mara Quill", "characters": ["Mara Quill", "The Drowned Man"]}
+
+
+def test_on_a_local_model_a_scene_with_none_of_its_people_is_written_again(project):
+    """Issue 37: in one of two fresh demo runs scene 3 was about "Mr. Johnson", in none
+    of the plan. On a local model a scene that names neither its POV nor a planned
+    character is asked for once more, as a copied one is, and the tick says so."""
+    from novel_agent.models.offline import OfflineModel
+    from novel_agent.story.recovery import reconciled
+    from novel_agent.tick.pipeline import tick
+    from novel_agent.tick.session import Session
+
+    model = (ScriptedModel().add("planner", LIGHTHOUSE).add("writer", JOHNSON)
+             .add("writer", SENTENCE * 20))
+
+    def make(source):
+        model.otherwise = OfflineModel(seed=0, source=source)     # the extractor's answers
+        return model
+
+    with reconciled(project), Session.open(project, project.config(),
+                                           make_model=make) as session:
+        session.model.provider = "local"          # as an embedded model's session says
+        result = tick(session)
+    asked, again = model.calls("writer")
+    assert again.messages[-1]["content"] == (
+        f"{asked.messages[-1]['content']}\n\n" + write.STRAYED.format(
+            cast="Mara Quill, The Drowned Man"))
+    assert result.scene_path.read_text().split("---\n", 2)[2].strip() == (SENTENCE * 20).strip()
+    assert ("the writer's scene named none of its people (Mara Quill, The Drowned Man): asked "
+            "once more for the planned scene") in result.notices
+
+
+def test_a_scene_with_none_of_its_people_twice_keeps_the_first_and_elsewhere_is_kept():
+    cast = ["Mara Quill", "The Drowned Man"]
+    model = ScriptedModel().add("writer", JOHNSON).add("writer", JOHNSON.replace("money", "coins"))
+    prose, call = write.run(model, MESSAGES, max_tokens=700, short=True, cast=cast)
+    assert prose == JOHNSON.strip() and len(model.calls("writer")) == 2
+    assert call.warning.endswith("the second did not name them either, and the first stands")
+    other = ScriptedModel().add("writer", JOHNSON)               # not a local model: as written
+    assert write.run(other, MESSAGES, max_tokens=700, cast=cast)[0] == JOHNSON.strip()
+    named = ScriptedModel().add("writer", "The drowned man's boots dried by the stove. " * 20)
+    write.run(named, MESSAGES, max_tokens=700, short=True, cast=cast)    # a word of his name
+    assert len(named.calls("writer")) == 1 and not write.strays("Quill sat.", cast)

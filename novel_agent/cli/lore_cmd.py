@@ -23,7 +23,8 @@ def lore_group() -> None:
 @click.option("--priority", type=int, default=0, show_default=True,
               help="Higher goes in first when space is short.")
 @click.option("--always", is_flag=True, help="In every scene, keys or not.")
-@click.option("--regex", is_flag=True, help="Keys are regular expressions.")
+@click.option("--regex", is_flag=True,
+              help="Keys are regular expressions (RE2: no backreferences or lookarounds).")
 @click.option("--case-sensitive", is_flag=True, help="Keys match only in the same case.")
 @project_option
 @novel_errors

@@ -6,7 +6,7 @@ table and resolving the provider happen at the edge (windows.limits_for).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from novel_agent.config.settings import Config
 
@@ -39,6 +39,17 @@ class Budget:
     def tokens(self) -> int:
         """The prompt budget (may be <= 0 when the settings leave no room)."""
         return min(self.window, self.cap) - self.max_output - self.margin
+
+    def left_after(self, prompt_tokens: int) -> int:
+        """Tokens the window leaves for an answer after a request of `prompt_tokens` (the
+        margin kept): a repair, a continuation or a revision is longer than the fitted
+        prompt, so its answer may be given less."""
+        return self.window - self.margin - prompt_tokens
+
+    def leaving(self, tokens: int) -> Budget:
+        """This budget with `tokens` more kept free after the prompt: the budget of a
+        prompt that a request adds `tokens` to (the audit's revision adds the draft)."""
+        return replace(self, max_output=self.max_output + tokens)
 
 
 def stage_budget(config: Config, stage: str, limits: ModelLimits) -> Budget:

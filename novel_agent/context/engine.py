@@ -90,7 +90,8 @@ def check_pinned(context: Context, render: Render, counter: TokenCounter, budget
     raise ContextOverflowError(
         f"the pinned parts of the {context.stage} prompt need {tokens:,} tokens but the budget "
         f"is {budget:,}: the largest is '{name}' ({size:,} tokens); shorten it or raise "
-        f"context.max_prompt_tokens / context.window", section=name, tokens=size, budget=budget)
+        f"context.max_prompt_tokens / context.window", section=name, tokens=size, budget=budget,
+        need=tokens)
 
 
 def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounter, budget: int,
@@ -129,7 +130,7 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
     if tokens > budget:
         raise ContextOverflowError(
             f"the {context.stage} prompt needs {tokens:,} tokens and cannot be cut to the "
-            f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget)
+            f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget, need=tokens)
     return Fitted(messages, context, tokens, level, notes, sorted(set(truncated)),
                   proposal.state, proposal.events, dropped)
 

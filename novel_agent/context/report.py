@@ -110,6 +110,13 @@ def _recall_lines(recall: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _why_leaner(item: dict[str, Any]) -> str:
+    """Why an item is shown leaner: its score when it was chosen by one, else the reason
+    (a recent scene compacted, a tier-3 summary told in short: neither is scored)."""
+    score = item.get("score")
+    return f"score {score:.2f}" if score is not None else item["reason"]
+
+
 def render_report(report: dict[str, Any], *, items: bool = True) -> list[str]:
     """The report as lines of a readable table."""
     r = report
@@ -150,7 +157,7 @@ def render_report(report: dict[str, Any], *, items: bool = True) -> list[str]:
         lines.append("")
         lines.append("shown leaner:")
         for item in leaner[:10]:
-            lines.append(f"  {item['key']}: as its {item['form']} (score {item['score']:.2f})")
+            lines.append(f"  {item['key']}: as its {item['form']} ({_why_leaner(item)})")
         if len(leaner) > 10:
             lines.append(f"  … {len(leaner) - 10} more")
     for event in r.get("events", []):

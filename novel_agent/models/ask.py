@@ -84,6 +84,10 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
         if completion.finish_reason == "length":
             problem += " (the answer was cut off: keep every string short)"
     repair, left = _repair(messages, completion.text, problem, max_tokens, room)
+    if left < 1:
+        raise ModelResponseError(f"{problem} (no repair was asked: the window leaves no room "
+                                 "for its answer)", stage=stage, raw=completion.text,
+                                 call=_done(call))
     completion = model.complete(Request(stage=stage, messages=repair, max_tokens=left,
                                         json_schema=schema, schema_name=stage))
     call.note(completion)
@@ -100,7 +104,8 @@ def ask_json(model: ChatModel, stage: str, messages: list[dict[str, str]], max_t
 def _repair(messages: list[dict[str, str]], bad: str, problem: str, max_tokens: int,
             room: Room | None) -> tuple[list[dict[str, str]], int]:
     """The repair request and its answer's limit: the bad answer quoted in full when the
-    window leaves room for a whole answer after it, else in part, else not at all."""
+    window leaves room for a whole answer after it, else in part, else not at all (the
+    limit is under 1 when even then the window leaves no room)."""
     ask = (f"That answer could not be used: {problem}. Answer again with one valid JSON "
            "object only, following the keys asked for.")
     for keep in EXCERPTS:
@@ -108,7 +113,7 @@ def _repair(messages: list[dict[str, str]], bad: str, problem: str, max_tokens: 
         repair = [*messages, *quoted, {"role": "user", "content": ask}]
         left = room(repair) if room else max_tokens
         if left >= max_tokens or not keep:
-            return repair, max(1, min(max_tokens, left))
+            return repair, min(max_tokens, left)
     raise AssertionError("unreachable")
 
 

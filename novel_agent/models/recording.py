@@ -5,7 +5,9 @@ prompt, cached and completion tokens, latency, the requests the client made,
 the finish reason, the JSON format that worked, when it was made, and what it
 cost at the session's price (None when the price is unknown, never 0). A
 failed call (a ModelError after the client's retries) is a row too, with its
-error and the tokens the server reported, if it reported any.
+error and the tokens the server reported, if it reported any. A request that
+`refuse` finds fault with (the session's: over the model's window) is not sent
+and leaves no row: it is a ModelError that says why.
 
 The session writes the rows to `.novel/index.db` and `.novel/usage.jsonl`
 after each tick (see ledger.py), failed ones included. Whoever drives the
@@ -34,8 +36,10 @@ class RecordingModel:
     def __init__(self, inner: ChatModel, tick: int = 0, *, model: str = "",
                  provider: str = "", price: Price | None = None,
                  now: Callable[[], datetime] = utc_now,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 refuse: Callable[[Request], str] | None = None):
         self.inner = inner
+        self.refuse = refuse
         self.tick = tick
         self.model, self.provider, self.price = model, provider, price
         self.now, self.clock = now, clock
@@ -45,6 +49,9 @@ class RecordingModel:
         return self.inner.describe()
 
     def complete(self, request: Request) -> Completion:
+        problem = self.refuse(request) if self.refuse else ""
+        if problem:
+            raise ModelError(problem, stage=request.stage, attempts=0)
         started = self.clock()
         try:
             completion = self.inner.complete(request)

@@ -1,4 +1,4 @@
-"""The lorebook: `lore/*.yaml` entries the writer gets when one of their keys comes up.
+r"""The lorebook: `lore/*.yaml` entries the writer gets when one of their keys comes up.
 
 An entry (one per file, or a list of them, or `entries:` with a list):
 
@@ -8,13 +8,19 @@ An entry (one per file, or a list of them, or `entries:` with a list):
     priority: 10                      # higher goes in first when space is short
     always: false                     # true: in every prompt, keys or not
     case_sensitive: false
-    regex: false                      # true: each key is a Python regular expression
+    regex: false                      # true: each key is a regular expression (RE2)
 
 It fires when a key appears (as a whole word or phrase, or a regex match) in
 what the scene is about: the intention, the steer note, the names of the
 scene's characters and place, the last full-text scene. A malformed entry is
 named with its file and line and skipped; it never stops a tick. Reading the
 files is `load_lorebook`'s; everything else here is pure.
+
+A regex key is a user's pattern run against every prompt's texts, so it is matched
+by RE2 (google-re2), whose time is linear in the text: under Python's backtracking
+`re` a key such as `(\w+\s?)+$` spins for ever on one sentence. RE2 takes Python's
+syntax but for backreferences and lookarounds (and `\Z`, written `\z`); a key it
+cannot take is a problem of its entry, named with the file and line.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import re2
 import yaml
 
 from novel_agent.errors import FileFormatError
@@ -32,6 +39,36 @@ from novel_agent.files import read_text, yaml_problem
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
 SUFFIXES = (".yaml", ".yml")
+
+
+class Matcher(Protocol):
+    """A compiled key: Python's `re.Pattern` (a plain key) or RE2's (a regex key)."""
+
+    def search(self, text: str) -> Any: ...
+
+
+def compile_regex(key: str, *, case_sensitive: bool) -> Matcher:
+    """A regex key compiled by RE2 (linear time); re2.error if RE2 cannot take it."""
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.log_errors = False         # the error is ours to report, not absl's on stderr
+    return re2.compile(key, options)
+
+
+def regex_problem(key: str) -> str:
+    """What is wrong with `key` as a regex key, or "" when RE2 takes it."""
+    try:
+        compile_regex(key, case_sensitive=True)
+        return ""
+    except re2.error as exc:
+        said = exc.args[0] if exc.args else ""          # RE2 says it in bytes
+        why = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    try:
+        re.compile(key)
+    except re.error as exc:
+        return f"key '{key}' is not a valid regular expression: {exc}"
+    return (f"key '{key}' is not supported ({why}): use a plain key or a simpler pattern "
+            "(regex keys run on RE2: no backreferences or lookarounds)")
 
 
 @dataclass(frozen=True)
@@ -49,11 +86,11 @@ class LoreEntry:
     source: str = ""                 # the file
     line: int = 1
 
-    def patterns(self) -> list[re.Pattern[str]]:
-        """One compiled pattern per key."""
-        flags = 0 if self.case_sensitive else re.IGNORECASE
+    def patterns(self) -> list[Matcher]:
+        """One compiled pattern per key (a regex key by RE2: see the module's docstring)."""
         if self.regex:
-            return [re.compile(k, flags) for k in self.keys]
+            return [compile_regex(k, case_sensitive=self.case_sensitive) for k in self.keys]
+        flags = 0 if self.case_sensitive else re.IGNORECASE
         return [re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, k.split())) + r"(?!\w)", flags)
                 for k in self.keys]
 
@@ -190,10 +227,9 @@ def check_entry(item: Any, *, key: str, source: str, line: int, lines: Any = Non
     entry = LoreEntry(key=key, name=str(item.get("name") or key).strip(),
                       keys=tuple(str(k).strip() for k in keys), content=content.strip(),
                       priority=priority, source=source, line=line, **flags)
-    try:
-        entry.patterns()
-    except re.error as exc:
-        raise fail(f"key is not a valid regular expression: {exc}", "keys") from None
+    problem = next(filter(None, map(regex_problem, entry.keys)), "") if entry.regex else ""
+    if problem:
+        raise fail(problem, "keys")
     return entry
 
 

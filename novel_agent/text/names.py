@@ -332,6 +332,19 @@ COPIED_WORDS = 6      # this many words found word for word in the scene: a copi
 _ENDS = re.compile(r"[.!?…\"”’')\]]\s*$")
 
 
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def named_in(text: str, name: str) -> bool:
+    """Whether `text` names `name`: by the whole of it, or by any of its words of three
+    letters or more that is not a particle or a title ("Mara" or "Quill" of "Mara Quill",
+    "Stranger" of "The Stranger"), in any case, as a whole word."""
+    words = [w for w in _NAME_WORD.findall(name) if len(w) > 2
+             and w.lower() not in _PARTICLES and not _TITLES.match(w + ".")]
+    return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text, re.IGNORECASE)
+               for w in dict.fromkeys([name.strip(), *words]) if w)
+
+
 def copied_from(text: str, prose: str, min_words: int = COPIED_WORDS) -> bool:
     """Whether most of `text` stands word for word in `prose`: a run of at least
     `min_words` of its words, covering more than half of them ("What room in her own

@@ -26,12 +26,14 @@ from typing import Any
 from novel_agent import crashpoints
 from novel_agent.audit.held import HELD_FILE, held_draft, held_text, read_held
 from novel_agent.audit.knowledge import CLOCK_FILE
+from novel_agent.config.budget import Budget
 from novel_agent.context.prompts import check_templates
 from novel_agent.context.tier3 import planner_overall, select_tier3
 from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import (
     AuditHoldError,
     CommittedError,
+    ContextOverflowError,
     DamagedBookError,
     ModelError,
     ModelResponseError,
@@ -175,11 +177,10 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     return draft
 
 
-def room_in(session: Session, budget: Any) -> Callable[[list[dict[str, str]]], int]:
+def room_in(session: Session, budget: Budget) -> Callable[[list[dict[str, str]]], int]:
     """Tokens the window leaves for an answer after `messages` (for a continuation or a
     repair, which are longer than the fitted prompt)."""
-    return lambda messages: (budget.window - budget.margin
-                             - session.counter.count_messages(messages))
+    return lambda messages: budget.left_after(session.counter.count_messages(messages))
 
 
 def _build_plan(session: Session, d: TickDraft) -> Built:
@@ -227,7 +228,7 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     return call
 
 
-def _build_write(session: Session, d: TickDraft) -> Built:
+def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -> Built:
     tree = d.tree
     tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
                                   for doc in select_tier3(tree, budget, session.counter.count,
@@ -236,7 +237,7 @@ def _build_write(session: Session, d: TickDraft) -> Built:
     return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
-                        lore=d.lore)
+                        lore=d.lore, budget=budget)
 
 
 COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy
@@ -251,7 +252,8 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                               title=d.plan.title, room=room_in(session, budget),
                               earlier="\n\n".join(s.body for s in d.scenes.recent(
                                   d.tick - 1, COPY_SOURCES)),
-                              short=session.lean)   # the 1.5B ends scenes early
+                              short=session.lean,   # the 1.5B ends scenes early, strays
+                              cast=[d.plan.pov, *d.plan.characters])
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
@@ -601,13 +603,18 @@ def land_held(session: Session, on_stage: OnStage | None = None) -> TickResult:
     return _land(session, draft, (), on_stage)
 
 
+LEANER_TRIES = 3      # fits of the writer's prompt to leave room for the audit's revision
+
+
 def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction, list[StageCall]]:
-    """audit.mode revise: the writer once more with the findings listed, and its draft
-    extracted again (not applied: the audit decides whether it is kept)."""
+    """audit.mode revise: the writer once more, shown its draft with the findings listed
+    (its prompt leaner when they would take the answer's room: `_revision`), and its
+    draft extracted again (not applied: the audit decides whether it is kept)."""
     budget = session.budget("writer")
-    messages = [*d.built["writer"].messages, {"role": "assistant", "content": d.prose},
-                {"role": "user", "content": ask}]
-    prose, wrote = write.run(session.model, messages, max_tokens=budget.max_output,
+    messages = _revision(session, d, ask, budget)
+    limit = write.revision_limit(session.counter.count_messages(messages), budget,
+                                 session.config.generation.scene_min_words)
+    prose, wrote = write.run(session.model, messages, max_tokens=limit,
                              min_words=session.config.generation.scene_min_words,
                              max_words=session.config.generation.scene_max_words,
                              title=d.plan.title, room=room_in(session, budget))
@@ -621,6 +628,24 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
                                         room=room_in(session, budget),
                                         knowledge=session.knowledge)
     return prose, extraction, [wrote, extracted]
+
+
+def _revision(session: Session, d: TickDraft, ask: str, budget: Budget) -> list[dict[str, str]]:
+    """The revise request: the writer's prompt, its draft and the findings. When the
+    draft and the findings take the room the answer needs, the writer's prompt is fitted
+    anew to leave it (or, if its pinned parts alone take that room, to them alone)."""
+    count, prompt = session.counter.count_messages, d.built["writer"].messages
+    messages = write.revision(prompt, d.prose, ask)
+    if budget.left_after(count(messages)) >= budget.max_output:
+        return messages
+    added = count(messages) - count(prompt)
+    for _ in range(LEANER_TRIES):
+        try:
+            return write.revision(_build_write(session, d, budget.leaving(added)).messages,
+                                  d.prose, ask)
+        except ContextOverflowError as exc:    # the pinned parts need more: them alone
+            added = budget.tokens - exc.need   # (which can move with the budget: again)
+    return messages       # write.revision_limit says whether it can be sent as it is
 
 
 def _flush_quietly(session: Session) -> None:

@@ -6,7 +6,9 @@ a tick needs are made in exactly one place:
 
 - the model, built by `models.get_model` and wrapped in a RecordingModel that
   keeps one usage row per call, told which tick it is working for, and priced
-  at `price` (models.prices.price_for: None when unknown);
+  at `price` (models.prices.price_for: None when unknown), and that sends no
+  request over the model's window (`over_window`: the last guard behind each
+  stage's own fitting of its prompts, repairs, continuations and revisions);
 - the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory), its counts
   persisted in `.novel/index.db`; a local GGUF model counts with its own
@@ -50,7 +52,7 @@ from novel_agent.index.ledger import record
 from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
 from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
-from novel_agent.models.base import ChatModel, OnProgress
+from novel_agent.models.base import ChatModel, OnProgress, Request
 from novel_agent.models.limits import limits_for
 from novel_agent.models.offline import OfflineModel, StorySource
 from novel_agent.models.prices import Price, model_price, price_for
@@ -94,7 +96,7 @@ class Session:
         self.project, self.config, self.source = project, config, source
         self.price = price
         self.model = RecordingModel(model, model=limits.model, provider=provider, price=price,
-                                    now=now, clock=clock)
+                                    now=now, clock=clock, refuse=self.over_window)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
@@ -163,6 +165,17 @@ class Session:
         (context.full_text; auto: on an embedded local model, which copies whole scenes)."""
         wanted = self.config.context.full_text
         return wanted == "ending" or (wanted == "auto" and self.model.provider == "local")
+
+    def over_window(self, request: Request) -> str:
+        """Why `request` may not be sent: its prompt and its answer's limit are over the
+        model's window ("" when they fit). Every stage fits what it sends; this is the
+        guard behind them, so that nothing is sent over the window, ever."""
+        tokens, window = self.counter.count_messages(request.messages), self.limits.window
+        if tokens + request.max_tokens <= window:
+            return ""
+        return (f"{request.stage}: the request was not sent: {tokens:,} prompt tokens and "
+                f"{request.max_tokens:,} for the answer are over the model's {window:,}-token "
+                "window")
 
     def budget(self, stage: str) -> Budget:
         """The prompt budget of `stage` for this session's model."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from novel_agent.config.budget import Budget
 from novel_agent.context.briefing import Briefing, propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing
 from novel_agent.context.engine import Proposal, fit
@@ -67,10 +68,11 @@ class Built:
 
 
 def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int], Proposal],
-               *, compare: bool = True) -> Built:
-    """Fit `propose`'s drafts to the stage's budget and report it. With `compare`, the
-    report measures the prefix shared with the same stage's prompt at the previous tick."""
-    budget = session.budget(stage)
+               *, compare: bool = True, budget: Budget | None = None) -> Built:
+    """Fit `propose`'s drafts to the stage's budget (or `budget`) and report it. With
+    `compare`, the report measures the prefix shared with the same stage's prompt at the
+    previous tick."""
+    budget = budget or session.budget(stage)
     render = lambda ctx: render_stage(ctx, session.project.templates_dir)  # noqa: E731
     fitted = fit(propose, render, session.counter, budget.tokens,
                  session.config.context.compaction_thresholds)
@@ -162,11 +164,14 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = (),
-                 tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None) -> Built:
+                 tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None,
+                 budget: Budget | None = None) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
-    probe in its report."""
+    probe in its report. `budget`: a smaller one than the stage's (a request that adds to
+    the prompt: the audit's revision)."""
     config = session.config
+    budget = budget or session.budget("writer")
     gen = config.generation
     last = scenes(tick - 1)
     fired = lore_items(lore, [plan.title, plan.intention, steer, plan.pov, *plan.characters,
@@ -185,9 +190,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words,
                           ending=session.ending)
-    propose = propose_writer(inputs, session.counter, session.budget("writer").tokens,
-                             config.context, gen)
-    built = fit_prompt(session, "writer", tick, propose)
+    propose = propose_writer(inputs, session.counter, budget.tokens, config.context, gen)
+    built = fit_prompt(session, "writer", tick, propose, budget=budget)
     if retrieval is not None:
         built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
         full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),

@@ -26,7 +26,7 @@ from novel_agent.audit.policy import acted_on, revise_request, verdict
 from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.config.settings import Config
 from novel_agent.context.auditor import auditor_briefing
-from novel_agent.errors import ModelError
+from novel_agent.errors import ContextOverflowError, ModelError
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, find_person, load_memory
@@ -119,10 +119,11 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
                                                    people=[c for c in people if c]),
                          d.tick, compare=False)
     d.built["auditor"] = built
+    budget = session.budget("auditor")
+    room = lambda messages: budget.left_after(session.counter.count_messages(messages))  # noqa: E731
     try:
-        raw, call = ask_json(session.model, "auditor", built.messages,
-                             session.budget("auditor").max_output, AUDIT_SCHEMA,
-                             findings_from_json)
+        raw, call = ask_json(session.model, "auditor", built.messages, budget.max_output,
+                             AUDIT_SCHEMA, findings_from_json, room)
     except ModelError as exc:
         if isinstance(getattr(exc, "call", None), StageCall):
             result.calls.append(exc.call)
@@ -162,7 +163,7 @@ def run(session: Any, d: Any, rewrite: Rewrite | None = None) -> AuditResult:
     if mode == "revise" and acted and rewrite is not None:
         try:
             prose, extraction, calls = rewrite(revise_request(acted))
-        except ModelError as exc:
+        except (ModelError, ContextOverflowError) as exc:   # not answered, or not askable
             result.notes.append(f"the revision failed ({exc}); the first draft stands")
             return result
         result.calls += calls

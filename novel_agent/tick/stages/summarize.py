@@ -162,7 +162,7 @@ class Summarizer:
         built = build_summary(self.session, context, self.tick)
         self._log(built, name)
         _, call = ask_text(self.session.model, "summarizer", built.messages,
-                           self.config.max_tokens("summarizer"))
+                           self.session.budget("summarizer").max_output)   # as fitted
         r = self.report
         r.calls += len(call.completions)
         r.prompt_tokens += call.prompt_tokens

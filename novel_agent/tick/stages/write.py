@@ -17,15 +17,22 @@ again) are split where the prompt has the two words side by side (text.cleanup.u
 On a local model the prose is generated under PROSE_GRAMMAR, so the prompt's
 scaffolding (a "Title:" line, a planner's note, a list) cannot be written at all; on
 any model a draft that is mostly scaffolding or copies is asked for once more, and
-fails the tick (nothing committed) if it is so again.
+fails the tick (nothing committed) if it is so again. On a local model a draft that
+names none of the scene's people (its POV and planned characters) is asked for once
+more too: a small model may wander into a story of its own ("Mr. Johnson", in none of
+the plan); the second is kept if it names them, else the first stands.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
-from novel_agent.errors import ModelResponseError
+from novel_agent.config.budget import Budget
+from novel_agent.config.settings import WRITER_TOKENS_PER_WORD
+from novel_agent.errors import ContextOverflowError, ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
 from novel_agent.models.base import WORDS, ChatModel, Completion, Request
 from novel_agent.text.cleanup import (
@@ -35,6 +42,7 @@ from novel_agent.text.cleanup import (
     prompt_words,
     unglue,
 )
+from novel_agent.text.names import named_in
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
 # providers ignore it): paragraphs of prose separated by one blank line, each opening
@@ -71,6 +79,8 @@ CONTINUE = ("Your answer stopped before the scene was done. Continue the scene e
             "end within a few sentences.")
 ANEW = ("Your last answer copied earlier scenes or the notes above. Write this scene anew: "
         "only the story's paragraphs, new events in new sentences, no titles, labels or lists.")
+STRAYED = ("Your last answer told another story: none of this scene's people ({cast}) was in "
+           "it. Write the scene the notes above ask for, with them in it, from its point of view.")
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]*_]*$")
 
 
@@ -143,12 +153,20 @@ def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: 
                  tuple(unglued))
 
 
+def strays(text: str, cast: Sequence[str]) -> bool:
+    """Whether `text` names none of `cast` (the scene's POV and planned characters; false
+    when the plan names no one)."""
+    people = [name for name in cast if name.strip()]
+    return bool(people) and not any(named_in(text, name) for name in people)
+
+
 def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max_tokens: int,
-          min_words: int, room: Room | None, max_words: int, short: bool) -> str | None:
-    """The scene asked for once more, told not to copy, and continued like the first
-    answer if it stops short (None without room for it)."""
+          min_words: int, room: Room | None, max_words: int, short: bool,
+          why: str = ANEW) -> str | None:
+    """The scene asked for once more, told `why` (not to copy), and continued like the
+    first answer if it stops short (None without room for it)."""
     again = [*messages[:-1], {"role": messages[-1]["role"],
-                              "content": f"{messages[-1]['content']}\n\n{ANEW}"}]
+                              "content": f"{messages[-1]['content']}\n\n{why}"}]
     left = min(max_tokens, room(again)) if room else max_tokens
     if left < MIN_CONTINUATION:
         return None
@@ -158,10 +176,33 @@ def _anew(model: ChatModel, messages: list[dict[str, str]], call: StageCall, max
     return _continue(model, again, call, more.text, max_tokens, min_words, room, short)
 
 
+def revision(prompt: list[dict[str, str]], draft: str, ask: str) -> list[dict[str, str]]:
+    """The audit's revise request: the writer's prompt, its draft, and what to change."""
+    return [*prompt, {"role": "assistant", "content": draft}, {"role": "user", "content": ask}]
+
+
+def revision_limit(tokens: int, budget: Budget, min_words: int) -> int:
+    """The answer's limit for a revise request of `tokens` prompt tokens: the writer's
+    max_output, or what the window leaves after the request (and the margin) if less; a
+    ContextOverflowError, sizes named, when that is less than a scene of `min_words` needs."""
+    left = min(budget.max_output, budget.left_after(tokens))
+    least = min(budget.max_output, max(MIN_CONTINUATION,
+                                       math.ceil(min_words * WRITER_TOKENS_PER_WORD)))
+    if left < least:
+        raise ContextOverflowError(
+            f"writer: the revise request (the scene's prompt at its leanest, the draft and the "
+            f"findings) is {tokens:,} tokens, which leaves {max(left, 0):,} of the "
+            f"{budget.window:,}-token window (margin {budget.margin:,}) for the answer, under "
+            f"the {least:,} a scene of {min_words} words needs",
+            section="revision", tokens=tokens, budget=budget.window - budget.margin - least,
+            need=tokens)
+    return left
+
+
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None, earlier: str = "",
-        short: bool = False) -> tuple[str, StageCall]:
+        short: bool = False, cast: Sequence[str] = ()) -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt (held to PROSE_GRAMMAR on a model
     that takes one, ended at STOP), without scaffolding (`title` restated at the top goes
     too) or paragraphs copied from the prompt. Cut off by the token limit, it is
@@ -170,23 +211,37 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     that ends scenes early). When scaffolding and copies were most of it, or copies left it under
     `min_words`, it is asked for once more, told not to copy, and the answer with more
     new words is kept; one that is still mostly scaffolding or copies is a
-    ModelResponseError (the tick fails; nothing is committed). Over `max_words` it is cut
-    at a sentence within them (`call.warning` says what was done)."""
+    ModelResponseError (the tick fails; nothing is committed). On a `short` model, one
+    that names none of `cast` (the POV and the planned characters) is asked for once
+    more, told so, and the second kept if it names them. Over `max_words` it is cut at a
+    sentence within them (`call.warning` says what was done)."""
     prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
     _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
                        max_words=max_words)
     answer = _continue(model, messages, call, call.completions[-1].text, max_tokens, min_words,
                        room, short)
     draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
-    if draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1)):
+    copies = draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1))
+    strayed = not copies and short and strays(draft.text, cast)
+    if copies or strayed:
         first = len(call.completions)
-        more = _anew(model, messages, call, max_tokens, min_words, room, max_words, short)
+        people = ", ".join(dict.fromkeys(name.strip() for name in cast if name.strip()))
+        more = _anew(model, messages, call, max_tokens, min_words, room, max_words, short,
+                     ANEW if copies else STRAYED.format(cast=people))
         if more is not None:
-            call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
-                        "once more not to")
             fresh = _draft(more, call.completions[-1], len(call.completions) - first, prompt,
                            title)
-            draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
+            if copies:
+                call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
+                          "once more not to")
+                draft = fresh if len(fresh.text.split()) > len(draft.text.split()) else draft
+            else:
+                kept = not fresh.mostly_junk() and not strays(fresh.text, cast)
+                call.warn(f"the writer's scene named none of its people ({people}): asked "
+                          "once more for the planned scene"
+                          + ("" if kept else "; the second did not name them either, and "
+                             "the first stands"))
+                draft = fresh if kept else draft
     if draft.mostly_junk():
         raise ModelResponseError(
             f"writer: the answer is mostly scaffolding or copies of its prompt ({draft.dropped} "
