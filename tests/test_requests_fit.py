@@ -16,6 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from fake_openai import FakeOpenAIServer
+from test_audit_policy import DIES, extraction
 from test_tick_openai import stage_of
 from ticking import run_ticks
 
@@ -57,14 +58,6 @@ GOOD = ("The fog lifted from the weir at dawn. Mara poured the tea alone and tho
         + MORNING * 12)
 
 
-def extraction(present, **more):
-    return {"summary": ["Mara is at the weir.", "The fog lifts slowly.", "The tea goes cold."],
-            "facts": [], "characters": [], "loops_opened": [], "loops_resolved": [],
-            "relationships": [], "present": present, "travel": present, **more}
-
-
-DIES = extraction(["Mara Quill", "Tobin Keel"],
-                  status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned at the weir"}])
 NOT_JSON = "Here is what I found: " + "the scene is long and full of water. " * 60
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import clirunner
 import story_factory as sf
+from test_audit_policy import extraction
 from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
@@ -211,12 +212,6 @@ PLAN1 = {"title": "The Weir", "intention": "Tobin drowns while Mara watches.",
 PLAN2 = {"title": "Tobin Again", "intention": "Tobin walks the quay at dawn.",
          "pov": "Tobin", "location": "the quay", "characters": ["Tobin Keel", "Mara Quill"],
          "tool_calls": []}
-
-
-def extraction(present, **more):
-    return {"summary": ["Mara is at the weir.", "The fog lifts slowly.", "The tea goes cold."],
-            "facts": [], "characters": [], "loops_opened": [], "loops_resolved": [],
-            "relationships": [], "present": present, **more}
 
 
 DIES = extraction(["Mara Quill", "Tobin Keel"],
