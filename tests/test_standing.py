@@ -95,6 +95,14 @@ def test_the_planner_is_told_who_is_dead_and_where_the_living_are():
            "brass key)" in now
 
 
+def test_the_planners_rule_about_the_dead_is_there_only_when_someone_is_gone():
+    rule = "never one marked dead or absent"
+    told = planner_prompt(memory(**DROWNED), 13, 20_000)
+    assert rule in told.messages[0]["content"]
+    untold = planner_prompt(memory(), 13, 20_000)      # the same book, no one dead or away
+    assert rule not in untold.messages[0]["content"]
+
+
 def test_a_death_after_the_settled_tick_is_told_where_things_stand():
     fitted = planner_prompt(memory(status="dead", status_in=12, status_how="drowned"), 13,
                             20_000)

@@ -219,7 +219,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     # every pool fills its share whatever the compaction thresholds say: the shares, not
     # the thresholds (which steer the writer's recent tiers), bound the planner's prompt
     return Briefing("planner", fixed, pools, PLANNER_LAYOUT,
-                    {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1},
+                    {"tick": tick, "max_tools": max_tools, "first_scene": tick == 1,
+                     "anyone_gone": any(map(gone, memory.characters.values()))},
                     truncatable=("overall",), elastic=tuple(p.name for p in pools))
 
 
