@@ -112,3 +112,26 @@ def test_clean_bullets_keeps_prose_only():
         "The lamp goes out at midnight.",
     ]
     assert clean_bullets([]) == []
+
+
+def test_a_name_with_a_description_in_parentheses_is_cut_to_the_name_and_never_learned():
+    from novel_agent.story.decisions import extraction_from_json, plan_from_json
+    from novel_agent.story.memory import Memory, upsert_character
+    from novel_agent.text.names import name_head, name_problem
+
+    described = "Edda Lorn (the lighthouse keeper)"       # the embedded 1.5B's answer
+    assert name_problem(described) == "a description in parentheses, not a name"
+    assert name_head(described, name_problem) == "Edda Lorn"
+    plan = plan_from_json({"intention": "Edda finds the map.", "pov": "Edda",
+                           "location": "Skerry Light", "characters": ["Edda", described],
+                           "tool_calls": []}, max_tools=3)
+    assert plan.characters == ["Edda", "Edda Lorn"]
+    extraction = extraction_from_json({"summary": ["Edda finds the map at last."],
+                                       "characters": [{"name": described, "state": "alone"}]})
+    assert extraction.characters == [{"name": "Edda Lorn", "state": "alone"}]
+    memory = Memory()
+    upsert_character(memory, "Edda", tick=1)
+    upsert_character(memory, described, tick=2)
+    assert memory.characters["edda"]["name"] == "Edda"          # not renamed to the description
+    upsert_character(memory, "Edda Lorn", tick=3)
+    assert memory.characters["edda"]["name"] == "Edda Lorn"

@@ -279,7 +279,8 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
     return Extraction(
         summary=summary[:6],
         facts=[f for f in facts if not f.endswith(" …")][:6],   # a fact cut off: not known
-        characters=[{**c, "state": uncut_at(c["state"], (STATE_CHARS,))}
+        characters=[{**c, "name": name_head(c["name"], name_problem),
+                     "state": uncut_at(c["state"], (STATE_CHARS,))}
                     for c in records("characters", ("name", "state"))][:6],
         loops_opened=_text_list(data.get("loops_opened"))[:3],
         loops_resolved=_text_list(data.get("loops_resolved"))[:3],

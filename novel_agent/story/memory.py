@@ -34,7 +34,7 @@ from novel_agent.story.lookup import (
 )
 from novel_agent.story.lookup import loop_words as _loop_words
 from novel_agent.story.memory_schema import check_entity, check_items
-from novel_agent.text.names import normalize_name, strip_markers
+from novel_agent.text.names import name_problem, normalize_name, strip_markers
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 
@@ -493,8 +493,8 @@ def _learn_name(entity: dict[str, Any], name: str) -> None:
     """A new form of an entity's name: a fuller one becomes the name (the old one an
     alias); a shorter or other one becomes an alias."""
     current = str(entity.get("name", ""))
-    if not name or normalize_name(name) in names_of(entity):
-        return
+    if not name or normalize_name(name) in names_of(entity) or name_problem(name):
+        return          # (a description is no form of a name: "Edda (the keeper)")
     aliases = list(entity.get("aliases") or [])
     if len(name.split()) > len(current.split()):
         entity["name"], name = name, current

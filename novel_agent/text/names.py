@@ -111,6 +111,8 @@ def _script(text: str) -> str | None:
 
 def _shape(text: str) -> str | None:
     words = text.split()
+    if "(" in text or ")" in text:     # "Edda Lorn (the lighthouse keeper)": name_head cuts it
+        return "a description in parentheses, not a name"
     if len(words) > MAX_NAME_WORDS:
         return f"more than {MAX_NAME_WORDS} words"
     if _SENTENCE_END.search(text) and not _TITLES.match(words[-1]) and not (
