@@ -8,9 +8,11 @@ nothing at all: what it cannot use becomes a problem line, the rest are entries.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -43,8 +45,21 @@ documents = (known.map(lambda d: yaml.safe_dump(d, allow_unicode=True))
 raw = documents.map(lambda t: t.encode("utf-8")) | st.binary(max_size=200)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fuzz_folder(tmp_path_factory):
+    """One folder for every example's files, removed with the module's tests (each
+    example wrote a folder of its own under /tmp, and none was ever removed)."""
+    global FOLDER
+    FOLDER = tmp_path_factory.mktemp("fuzz")
+    yield FOLDER
+    shutil.rmtree(FOLDER, ignore_errors=True)
+
+
+FOLDER: Path | None = None
+
+
 def written(data: bytes, name: str) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="fuzz"))
+    folder = Path(tempfile.mkdtemp(prefix="fuzz", dir=FOLDER))
     path = folder / name
     path.write_bytes(data)
     return path
@@ -81,7 +96,7 @@ def test_front_matter_and_scene_loader(head, body):
                         "relationships/mara--tobin.yaml", "loops.yaml", "relationships.yaml",
                         "facts.yaml"]), raw)
 def test_memory_loaders(name, data):
-    folder = Path(tempfile.mkdtemp(prefix="fuzz"))
+    folder = Path(tempfile.mkdtemp(prefix="fuzz", dir=FOLDER))
     (folder / name).parent.mkdir(parents=True, exist_ok=True)
     (folder / name).write_bytes(data)
     only_novel_errors(load_memory, folder)
