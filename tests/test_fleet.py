@@ -345,3 +345,16 @@ def test_the_live_view_redraws_in_place_on_a_terminal(capsys):
     assert first.count("\033[2K") == second.count("\033[2K") == 3
     assert "\033[2Ka     tick    0" in first and "\033[2Ka     tick    1" in second
     assert "ticking" in second and second.splitlines()[-1].startswith("\033[2Kfleet  2 books")
+
+
+def test_a_book_that_waits_for_its_author_is_parked_at_once_and_the_rest_finish(projects_dir,
+                                                                              cli):
+    from ticking import run_ticks
+    books = offline_books(projects_dir, 2)
+    run_ticks(books[0], 3)
+    books[0].scene_path(2).unlink()          # a scene deleted mid-book: doctor --fix's to mend
+    run = cli("fleet", "run", "--ticks", "4", "--max-failures", "3", ok=False)
+    assert "book-01: parked: waits for the author: " in run.output
+    assert "novel doctor --fix" in run.output and "tick failed" not in run.output
+    assert scene_ticks(books[0].scenes_dir) == [1, 3]
+    assert scene_ticks(books[1].scenes_dir) == [1, 2, 3, 4]

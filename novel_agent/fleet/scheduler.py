@@ -39,7 +39,15 @@ from typing import Any
 
 import novel_agent.tick.pipeline as pipeline
 from novel_agent.daemon.loop import book_words
-from novel_agent.errors import ConfigError, CostCeilingError, LockError, NovelError, ProjectError
+from novel_agent.errors import (
+    AuditHoldError,
+    ConfigError,
+    CostCeilingError,
+    DamagedBookError,
+    LockError,
+    NovelError,
+    ProjectError,
+)
 from novel_agent.fleet.bridge import Clients, retry_after
 from novel_agent.fleet.gate import Gate
 from novel_agent.fleet.local import SharedLocal
@@ -214,6 +222,10 @@ class Fleet:
         started = self.clock()
         try:
             result = self.tick(session)
+        except (AuditHoldError, DamagedBookError) as exc:     # the author's to settle: no retry
+            row.tick = book.project.tick()
+            self._end(book, "parked", f"waits for the author: {explain(exc)}")
+            return 0.0
         except (NovelError, OSError, sqlite3.Error) as exc:
             row.tick = book.project.tick()     # a CommittedError's tick did land
             return self._failed(book, str(explain(exc)))

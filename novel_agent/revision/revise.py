@@ -328,7 +328,7 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     summary = list((new or extract.from_prose(body)).summary)
     revised = replace(scene, body=body, summary=summary, words=word_count(body),
                       tokens=session.counter.count(body))
-    txn = project.transaction()
+    txn = project.transaction(f"the revise of scene {tick}")
     txn.stage(project.scene_path(tick), revised.render())
     txn.stage(project.plan_path(tick), dump_yaml(new_record))
     stage_memory(txn, memory, project.memory_dir, ours)
@@ -364,7 +364,7 @@ def take_away_after(session: Session, revision: Revision) -> str:
     kept = keep_tag(history, history.git.branch(), head)
     history.git.run("update-ref", f"refs/tags/{kept}", head.sha)
     state = history.git.run("show", f"{history.entry_at(tick).sha}:.novel/state.yaml")
-    txn = project.transaction()
+    txn = project.transaction(f"the taking away of ticks {tick + 1}–{last}")
     for later in range(tick + 1, last + 1):
         txn.remove(project.scene_path(later))
         txn.remove(project.plan_path(later))
