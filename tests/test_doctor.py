@@ -229,3 +229,15 @@ def test_a_deleted_project_yaml_is_found_by_the_history_and_brought_back(project
                           "the history, entry "), out
     fixed = doctor(project, "--fix")
     assert fixed.exit_code == 0 and project.project_file.read_bytes() == before
+
+
+def test_a_command_that_meets_a_damaged_file_of_the_book_says_where_the_remedy_is(project, cli):
+    run_ticks(project, 3)
+    project.scene_path(2).write_bytes(b"\xff\xfe\x00 binary")
+    out = cli("status", "-p", "harbour", ok=False).output
+    assert out == (f"Error: {project.scene_path(2)}:1: not UTF-8 text (byte 0xff): re-save the "
+                   "file as UTF-8 (`novel doctor` lists what is damaged; `--fix` brings back a "
+                   "good copy)\n")
+    cli("doctor", "--fix", "-p", "harbour")
+    assert "binary" not in project.scene_path(2).read_text()
+    assert cli("status", "-p", "harbour").exit_code == 0

@@ -14,7 +14,7 @@ import click
 
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.settings import Config
-from novel_agent.errors import NovelError, ProjectError
+from novel_agent.errors import FileFormatError, NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
 from novel_agent.story.project import Project, find_project, projects_dir, remember_project
@@ -78,6 +78,19 @@ def working_session(project: Project, config: Config, wait: float, live: LiveLin
         yield session
 
 
+BOOK_FOLDERS = {"scenes", "plans", "memory", "summaries", "lore"}   # what the history keeps
+
+
+def with_doctor(exc: NovelError) -> str:
+    """The error's line; for a file of a book that cannot be read, with where the remedy
+    is (`novel doctor --fix` brings back its last good copy from the history)."""
+    text, file = str(exc), getattr(exc, "file", None)
+    if isinstance(exc, FileFormatError) and file and "doctor" not in text and \
+            BOOK_FOLDERS & set(Path(file).parts[-3:-1]):
+        text += " (`novel doctor` lists what is damaged; `--fix` brings back a good copy)"
+    return text
+
+
 def novel_errors(fn: Callable) -> Callable:
     """Turn a NovelError (or what the disk said, see storage.explain) into a one-line
     ClickException, exiting with the error's `exit_code` (1, or 4 for a cost ceiling);
@@ -91,7 +104,7 @@ def novel_errors(fn: Callable) -> Callable:
         except BrokenPipeError:
             raise
         except NovelError as exc:
-            error = click.ClickException(str(exc))
+            error = click.ClickException(with_doctor(exc))
             error.exit_code = exc.exit_code
             raise error from None
         except (OSError, sqlite3.Error) as exc:   # the disk: full, read-only, ...
