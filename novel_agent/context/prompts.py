@@ -152,9 +152,12 @@ def _where(template_name: str, project_templates: Path | None) -> str:
 # What each stage's template is given, in shapes the real data has: the values of every
 # variant a stage renders, and sections of every kind (sample text).
 SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
-    "planner": [{"tick": 1, "max_tools": 3, "first_scene": True, "lean": False},
-                {"tick": 12, "max_tools": 3, "first_scene": False, "lean": False},
-                {"tick": 12, "max_tools": 1, "first_scene": False, "lean": True}],
+    "planner": [{"tick": 1, "max_tools": 3, "first_scene": True, "lean": False,
+                 "anyone_gone": False},
+                {"tick": 12, "max_tools": 3, "first_scene": False, "lean": False,
+                 "anyone_gone": True},
+                {"tick": 12, "max_tools": 1, "first_scene": False, "lean": True,
+                 "anyone_gone": False}],
     "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door",
                 "goes_on": goes_on} for goes_on in (False, True)],
     "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False}],
