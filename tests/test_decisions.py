@@ -157,3 +157,18 @@ def test_any_prefix_of_an_object_closes_to_an_object_or_nothing(data, draw):
     closed = close_truncated(text[:cut])
     if closed is not None:
         assert isinstance(json.loads(closed), dict)
+
+
+def test_a_pov_the_tools_would_reject_gives_way_before_they_run(project):
+    from ticking import run_ticks
+
+    from novel_agent.models.scripted import ScriptedModel
+    from novel_agent.story.memory import load_memory
+    plan = {"title": "HM The Lighthouse Keeper", "intention": "The keeper walks the shore.",
+            "pov": "In the past", "location": "the shore", "characters": ["In the past"],
+            "tool_calls": []}                     # SmolLM2-135M's answer, near enough
+    (result,) = run_ticks(project, 1, ScriptedModel().add("planner", plan), offline_seed=0)
+    assert result.plan.pov == "Mara Quill"
+    assert load_memory(project.memory_dir).find_character("In the past") is None
+    assert any(w.startswith("the planner's POV 'In the past' is not a name (a common noun")
+               for w in result.warnings), result.warnings

@@ -53,10 +53,9 @@ from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
-from novel_agent.text.names import name_problem
 from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
-from novel_agent.tick.scene_memory import extraction_step, plan_step
+from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
@@ -199,15 +198,14 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
                                   lean=session.lean)
-    check = lambda name: name_problem(name, title=d.story.title or d.story.name,  # noqa: E731
-                                      premise=d.story.premise)
+    check = name_check(d.story)
     last = d.scenes(d.tick - 1)
     d.plan, warning = plan_stage.own_words(d.plan, d.built["planner"].instructions)
     d.warnings += [warning] if warning else []
     d.plan = plan_stage.name_heads(plan_stage.premise_epithets(
         d.plan, d.story.premise, d.story.protagonist), check)
     fallbacks = [last.pov if last else "", d.story.protagonist.split(",")[0]]
-    d.plan, warning = plan_stage.settle_pov(d.plan, check, fallbacks)
+    d.plan, warning = plan_stage.settle_pov(d.plan, person_check(d.memory, check), fallbacks)
     d.warnings += [warning] if warning else []
     d.plan, gone = plan_stage.among_the_living(d.plan, lambda name: find_person(d.memory, name),
                                                fallbacks)

@@ -17,7 +17,7 @@ from novel_agent.config.settings import GenerationConfig
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.story.project import Story
-from novel_agent.text.names import name_problem
+from novel_agent.text.names import name_problem, person_problem
 from novel_agent.tick.stages import extract
 from novel_agent.tick.stages.tools import ensure_cast, run_tools
 
@@ -26,6 +26,14 @@ def name_check(story: Story) -> Callable[[str], str | None]:
     """Why a name is not one for this book (its title, its premise's words: names.py)."""
     return lambda name: name_problem(name, title=story.title or story.name,
                                      premise=story.premise)
+
+
+def person_check(memory: Memory, check: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """Why a name is not a person's (None for a character memory knows): `check`, then
+    what ensure_cast asks of a newcomer (names.person_problem: "In the past" is a common
+    noun, not a name), so a POV the tools would reject gives way before they run."""
+    return lambda name: None if find_person(memory, name) is not None else \
+        check(name) or person_problem(name)
 
 
 def plan_step(memory: Memory, plan: Plan, tick: int, limit: int,
