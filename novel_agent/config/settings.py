@@ -60,13 +60,13 @@ class LLMConfig:
     local_model: str = "auto"
     local_context: int = 0          # local provider: llama.cpp's n_ctx; 0 = the model's
     timeout: float = 120.0          # seconds; local: without a token (an idle timeout)
-    max_retries: int = 3
-    temperature: float = 0.8
-    seed: int = 0
-    planner_max_tokens: int = 600
-    writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD x generation.scene_max_words
-    extractor_max_tokens: int = 800
-    summarizer_max_tokens: int = 400
+    max_retries: int = 3            # tries again after a 429, a 5xx or a timeout, backing off
+    temperature: float = 0.8        # the model's sampling temperature
+    seed: int = 0                   # the model's seed (the offline model's story too)
+    planner_max_tokens: int = 600   # the planner's answer, at most
+    writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD (1.75) x generation.scene_max_words
+    extractor_max_tokens: int = 800   # the extractor's answer, at most
+    summarizer_max_tokens: int = 400  # a summary, at most
     # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
     prices: dict[str, float] = field(default_factory=dict)
     max_cost: float = 0.0           # dollars this project may spend in all; 0 = no ceiling
@@ -76,16 +76,16 @@ class LLMConfig:
 class GenerationConfig:
     """What a tick produces and what it looks back on."""
 
-    max_tools_per_tick: int = 3
-    recent_scenes_count: int = 3
-    full_text_scenes_count: int = 2
-    summary_scenes_count: int = 3
-    checkpoint_summary_interval: int = 10
-    include_overall_summary: bool = True
-    enable_fact_extraction: bool = True
-    enable_entity_updates: bool = True
-    scene_min_words: int = 200
-    scene_max_words: int = 400
+    max_tools_per_tick: int = 3     # memory changes the planner may make a tick
+    recent_scenes_count: int = 3    # scene summaries the planner sees
+    full_text_scenes_count: int = 2   # the writer's last scenes in full text (typical length)
+    summary_scenes_count: int = 3   # the writer's recent scene summaries (typical length)
+    checkpoint_summary_interval: int = 10   # ticks between checkpoint summaries
+    include_overall_summary: bool = True    # the planner sees the story so far
+    enable_fact_extraction: bool = True     # the extractor's facts go to memory
+    enable_entity_updates: bool = True      # its characters, loops, relationships, standing too
+    scene_min_words: int = 200      # a scene under this is a notice (and doctor's problem at half)
+    scene_max_words: int = 400      # the writer is asked for this at most, and cut there
     loop_overdue_after: int = 30    # a loop open longer than this many ticks is overdue
 
 
@@ -95,30 +95,33 @@ class ContextConfig:
 
     window: int = 0                 # 0 = from configs/models.yaml
     max_prompt_tokens: int = 32000  # a cap below the window, for cost
-    margin: int = 256
+    margin: int = 256               # tokens kept free below the window, for counting slack
     encoding: str = ""              # "" = chosen by model name
+    # Usage shares of the recent tiers and tier 3 that raise compaction to level 1, 2, 3.
     compaction_thresholds: list[float] = field(default_factory=lambda: [0.50, 0.65, 0.80])
     # How full a prompt may be filled with relevant memory (the thresholds above steer
     # only the recent tiers' compaction): room under it flows to what is waiting.
     target_fill: float = 0.80
     # Shares of the writer's budget each tier may fill before compaction starts.
-    tier3_share: float = 0.12       # arc + checkpoint summaries, the story so far
-    cast_share: float = 0.06        # POV character, location, characters present, lore
-    retrieved_share: float = 0.05   # older scenes chosen by relevance
-    tier2_share: float = 0.08       # recent scene summaries
-    tier1_share: float = 0.20       # the last scenes in full text
+    tier3_share: float = 0.12       # tier 3: arc + checkpoint summaries, the story so far
+    cast_share: float = 0.06        # the writer's share for the cast: POV, place, people, lore
+    retrieved_share: float = 0.05   # the writer's share for older scenes chosen by relevance
+    tier2_share: float = 0.08       # the writer's share for tier 2, the recent scene summaries
+    tier1_share: float = 0.20       # the writer's share for tier 1, the last scenes in full text
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     # What tier 1 shows the writer: "scenes", the last scenes whole; "ending", the newest
     # scene's last paragraphs only, the scenes before it as summaries (a small model shown
     # whole scenes writes them again); "auto": ending on an embedded local model.
     full_text: str = "auto"
     low_water: float = 0.5          # after a compaction a tier refills from this share of its cap
-    summary_min_coverage: float = 0.8
+    summary_min_coverage: float = 0.8   # a summary naming less of its range is asked again
     # Shares of the other stages' budgets for their memory sections, filled item by item
     # (best first); what a section leaves unused flows to the next (in this order).
     planner_shares: dict[str, float] = field(default_factory=lambda: dict(PLANNER_SHARES))
-    extractor_shares: dict[str, float] = field(default_factory=lambda: dict(EXTRACTOR_SHARES))
-    summarizer_shares: dict[str, float] = field(default_factory=lambda: dict(SUMMARIZER_SHARES))
+    extractor_shares: dict[str, float] = field(   # the extractor's: merged key by key
+        default_factory=lambda: dict(EXTRACTOR_SHARES))
+    summarizer_shares: dict[str, float] = field(  # the summarizer's: merged key by key
+        default_factory=lambda: dict(SUMMARIZER_SHARES))
     keep_prompt_logs: int = 50      # ticks whose prompt logs keep the messages sent
     prompt_log_ticks: int = 200     # ticks whose prompt logs are kept at all (a total cap)
     # Weights of retrieval's signals (older scenes and facts for the writer, facts for
