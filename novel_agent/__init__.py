@@ -1,3 +1,3 @@
 """novel_agent: a story daemon that writes a novel one scene per tick."""
 
-__version__ = "0.1.0"
+__version__ = "0.6.0"
