@@ -108,7 +108,9 @@ def naive_build(project, config, memory, n, counter):
                 Section("recent_full", "Last scenes", "\n\n".join(scene_full(s) for s in full)),
                 Section("intention", "This scene", sf.plan(n + 1).intention, pinned=True))
     messages = render_stage(Context("writer", sections, {"tick": n + 1, "min_words": 200,
-                                                          "max_words": 400}))
+                                                          "max_words": 400,
+                                                          "title": sf.plan(n + 1).title,
+                                                          "goes_on": False}))
     return counter.count_messages(messages)
 
 
