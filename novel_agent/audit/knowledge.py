@@ -84,8 +84,9 @@ class Clock:
         the calendar is earlier when it is within half a year of the other."""
         if self.day is None or other.day is None or self.calendar != other.calendar:
             return False
-        if self.calendar and None not in (self.year, other.year) and self.year != other.year:
-            return self.year < other.year     # type: ignore[operator]
+        if self.calendar and self.year is not None and other.year is not None \
+                and self.year != other.year:
+            return self.year < other.year
         if self.day != other.day:
             if self.calendar and None in (self.year, other.year):
                 return (other.day - self.day) % YEAR < HALF_YEAR
@@ -127,8 +128,8 @@ def parse_clock(text: str) -> Clock | None:
             (int(m.group(4)), int(m.group(5)))
         day, calendar = month * 31 + dom, True
         t = t[:m.start()] + t[m.end():]
-    elif m := _date(t):
-        (month, dom, year), span = m
+    elif found := _date(t):
+        (month, dom, year), span = found
         day, calendar = month * 31 + dom, True
         t = t[:span[0]] + t[span[1]:]
     elif m := re.search(r"\bday\s+(\d+)\b", t):
@@ -263,11 +264,11 @@ def apply_knowledge(memory: Memory, extraction: Extraction, *, tick: int, locati
         if fact.get("scene") == tick and "witnesses" not in fact:   # else everyone's
             fact["witnesses"] = _names(memory, present)
     for told in extraction.told:
-        fact = match_fact(memory.facts, told.get("fact", ""), before=tick + 1)
+        heard = match_fact(memory.facts, told.get("fact", ""), before=tick + 1)
         who = find_person(memory, told.get("to", ""))
-        if fact is not None and who is not None and not knows(memory, who["name"], fact):
-            fact.setdefault("witnesses", []).append(who["name"])
-            changes.append(f"{who['name']} is told: {fact.get('text')}")
+        if heard is not None and who is not None and not knows(memory, who["name"], heard):
+            heard.setdefault("witnesses", []).append(who["name"])
+            changes.append(f"{who['name']} is told: {heard.get('text')}")
     for name in present:
         _place(memory, name, location, tick)
     for item in extraction.where:
@@ -334,8 +335,9 @@ def _looks(memory: Memory, item: dict[str, str], tick: int) -> list[str]:
         str(item.get("feature", "")).lower(), item.get("value", "")
     if who is None or not feature or not value or looks(who, feature) is not None:
         return []
-    who["appearance"] = {**(who.get("appearance") if isinstance(who.get("appearance"), dict)
-                            else {}), feature: {"value": value, "in": tick}}
+    known = who.get("appearance")
+    who["appearance"] = {**(known if isinstance(known, dict) else {}),
+                         feature: {"value": value, "in": tick}}
     return [f"{who['name']}'s {feature}: {value}"]
 
 

@@ -80,10 +80,10 @@ def verify(raw: list[dict[str, str]], draft: str, *, tick: int,
         if len(_even(quote)) < 8 or _even(quote) not in text or not against.strip():
             dropped += 1
             continue
-        subtype = item.get("subtype", "")
+        subtype, severity = item.get("subtype", ""), item.get("severity", "")
         kept.append(Finding(kind="llm", subtype=subtype if subtype in SUBTYPES else "style",
-                            severity=item.get("severity") if item.get("severity") in SEVERITIES
-                            else "minor", scene=tick, quote=quote, against=against,
+                            severity=severity if severity in SEVERITIES else "minor",
+                            scene=tick, quote=quote, against=against,
                             against_scene=against_scene(item, tick, facts, scenes),
                             message=item.get("message", "") or subtype, source="llm"))
     return Verified(kept, dropped)

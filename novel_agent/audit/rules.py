@@ -236,7 +236,8 @@ def lost_item(scene: SceneInput) -> list[Finding]:
             continue
         who = person(scene.memory, item.get("name", ""))
         entry = lost_entry(who, item.get("item", "")) if who is not None else None
-        if entry is None or not isinstance(entry.get("in"), int) or entry["in"] >= scene.tick:
+        if who is None or entry is None or not isinstance(entry.get("in"), int) \
+                or entry["in"] >= scene.tick:
             continue
         out.append(_finding("lost_item", "major", scene, _item_quote(scene.prose, item),
                             f"{who['name']} {entry.get('how', 'lost it')}: {entry.get('item')}",
@@ -463,7 +464,8 @@ def appearance(scene: SceneInput) -> list[Finding]:
         who = person(scene.memory, item.get("name", ""))
         feature, value = str(item.get("feature", "")).lower(), item.get("value", "")
         known = looks(who, feature) if who is not None else None
-        if known is None or not isinstance(known.get("in"), int) or known["in"] >= scene.tick:
+        if who is None or known is None or not isinstance(known.get("in"), int) \
+                or known["in"] >= scene.tick:
             continue
         was = str(known["value"])
         if not words_of(value) or not words_of(was) or words_of(value) & words_of(was):

@@ -37,7 +37,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from novel_agent.books.split import ImportedScene, Manuscript, split_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError, TickError
@@ -86,7 +86,7 @@ def next_tick(project: Project) -> int:
     return max([project.tick(), *scene_ticks(project.scenes_dir)]) + 1
 
 
-def same_import(record: Any, m: Manuscript) -> bool:
+def same_import(record: Any, m: Manuscript) -> TypeGuard[dict[str, Any]]:
     """Is the state's `import:` record this manuscript, split the same way?"""
     return (isinstance(record, dict) and record.get("source") == m.source
             and record.get("sha256") == m.sha256 and record.get("split") == m.split)
@@ -181,7 +181,7 @@ def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
         story = draft.story
         check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
                                           premise=story.premise)
-        changes = create_cast(draft.memory, draft.extraction, piece.body, draft.tick, check) \
+        changes = create_cast(draft.memory, draft.extracted, piece.body, draft.tick, check) \
             if entities else []
         draft.plan = plan(draft.memory, story)
         return changes
@@ -203,7 +203,8 @@ def import_manuscript(session: Session, manuscript: Manuscript, *, extract: bool
     project = session.project
     m, done = resume(project, manuscript)
     record = project.state().get("import")
-    first = int(record.get("first_tick") or 0) if done else next_tick(project)
+    first = int(record.get("first_tick") or 0) if done and isinstance(record, dict) \
+        else next_tick(project)        # (done: `record` is this import's, see resume)
     result = ImportResult(total=len(m.pieces), skipped=done)
     emit = on_progress or (lambda progress: None)
     emit(ImportProgress(done, len(m.pieces)))

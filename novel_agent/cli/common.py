@@ -104,9 +104,10 @@ def novel_errors(fn: Callable) -> Callable:
         except BrokenPipeError:
             raise
         except NovelError as exc:
-            error = click.ClickException(with_doctor(exc))
-            error.exit_code = exc.exit_code
-            raise error from None
+            class Failed(click.ClickException):
+                exit_code = exc.exit_code      # Click reads it from the class (a ClassVar)
+
+            raise Failed(with_doctor(exc)) from None
         except (OSError, sqlite3.Error) as exc:   # the disk: full, read-only, ...
             raise click.ClickException(str(explain(exc))) from None
 

@@ -44,7 +44,7 @@ def rewind_cmd(project_spec: str | None, tick: int | None, undo_flag: bool, wait
     arm_test_crash(os.environ.get("NOVEL_TEST_CRASH_AT"))
     project = open_project(project_spec)
     with opened(project, wait):
-        moved = undo(project) if undo_flag else rewind(project, tick)
+        moved = undo(project) if tick is None else rewind(project, tick)   # (None: --undo)
     click.echo(("undone: " if undo_flag else "rewound ") + moved.line())
 
 

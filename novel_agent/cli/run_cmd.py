@@ -24,6 +24,7 @@ from novel_agent.daemon.log import close_log, open_log
 from novel_agent.daemon.loop import Event, book_words, serve
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import signal_name
+from novel_agent.models.base import Progress
 from novel_agent.reports.costs import ceiling_hook, run_terms
 
 
@@ -122,11 +123,15 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
         console = Console(shown, by_words, LiveLine(sys.stdout, enabled=False if quiet else None))
         shared = ProgressFile(project, time.monotonic)      # for novel serve's live page
         log = open_log(project, console.echo, verbose=verbose, quiet=quiet)
+
+        def on_progress(update: Progress) -> None:
+            console.live.update(update)
+            shared.update(update)
+
         try:
             summary = serve(project, reloader, os.environ, wait=wait, notify=notify,
                             on_event=lambda e: _report(log, console, e),
-                            before_tick=[ceiling_hook(max_cost)],
-                            on_progress=lambda p: (console.live.update(p), shared.update(p)))
+                            before_tick=[ceiling_hook(max_cost)], on_progress=on_progress)
             log.info(summary.line())
         finally:
             close_log(log)

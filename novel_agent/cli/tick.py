@@ -118,8 +118,12 @@ def _tick_again_if_unusable(session: Session, live: LiveLine) -> TickResult:
     model's scene that was mostly copies, twice), nothing was committed, and it is run
     once more, said in a note: the next attempt usually lands. Any other failure, or a
     second one, stops the command as before."""
+    def on_stage(event: StageEvent) -> None:
+        live.clear()
+        click.echo(stage_line(event))
+
     def run() -> TickResult:
-        return tick(session, on_stage=lambda r: (live.clear(), click.echo(stage_line(r))))
+        return tick(session, on_stage=on_stage)
     try:
         return run()
     except TickError as exc:

@@ -87,7 +87,7 @@ def keys() -> list[Key]:
         hints = typing.get_type_hints(cls)
         meanings = comments(cls)
         for f in dataclasses.fields(cls):
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+            default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
             name = f"{section}.{f.name}"
             out.append(Key(name, type_name(hints[f.name]), default,
                            {p: presets[p][name] for p in PRESETS if name in presets[p]},

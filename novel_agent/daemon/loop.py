@@ -130,7 +130,6 @@ class Daemon:
     session: Session | None = None
 
     def __post_init__(self) -> None:
-        self.sleep = self.sleep or self.stop.sleep
         self.beat = Heartbeat(pid=os.getpid(), started=self._stamp())
         self._started = self.clock()
         self._blocked = 0       # ticks in a row that could not start for a broken file
@@ -275,13 +274,17 @@ class Daemon:
             if waiting and self.changes.pending():
                 return
             left = deadline - self.clock()
-            self.sleep(min(WAIT_STEP, left) if waiting else left)
+            self._pause(min(WAIT_STEP, left) if waiting else left)
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep `seconds` by `sleep`, else by the stop flag (a stop request wakes it)."""
+        (self.sleep or self.stop.sleep)(seconds)
 
     def _take_edits(self) -> None:
         """Apply the edits that have settled; rebuild the session when the model may differ."""
         paths, left = self.changes.take()
         if left > 0:
-            self.sleep(left)
+            self._pause(left)
             paths, _ = self.changes.take()
         if not paths:
             return

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from novel_agent.story.lore import SUFFIXES as LORE_SUFFIXES
 from novel_agent.story.project import Project
@@ -116,7 +117,7 @@ class Watcher:
 
     def __init__(self, watched: Watched, changes: ChangeSet):
         self.watched, self.changes = watched, changes
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
 
     def saw(self, path: Path) -> None:
         if self.watched.kind(path) is not None:

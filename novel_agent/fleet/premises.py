@@ -70,10 +70,11 @@ def read_premises(path: Path) -> list[Premise]:
 
 
 def create_books(folder: Path, premises: list[Premise], *, preset: str,
-                 llm: dict[str, str], check_preset: Callable[[str], None],
+                 llm: dict[str, str], check_preset: Callable[[str], object],
                  source: Path) -> list[Project]:
     """Make a project per entry under `folder` (the entry's preset and model over
-    `preset` and `llm`), after checking every preset and that no folder is taken."""
+    `preset` and `llm`), after checking every preset (`check_preset` raises at one it
+    cannot load; what it returns is not used) and that no folder is taken."""
     for p in premises:
         check_preset(p.preset or preset)
         root = Path(folder) / p.name
@@ -123,24 +124,26 @@ def _yaml(path: Path, text: str) -> list[tuple[Any, int]]:
 
 
 def _entry(path: Path, data: Any, line: int, n: int) -> Premise:
-    where = {"file": str(path), "line": line}
+    def problem(message: str, key: str | None = None) -> ConfigError:
+        return ConfigError(f"premise {n}: {message}", file=str(path), key=key, line=line)
+
     if not isinstance(data, dict):
-        raise ConfigError(f"premise {n}: expected a mapping with at least 'premise'", **where)
+        raise problem("expected a mapping with at least 'premise'")
     unknown = [k for k in data if k not in ENTRY_KEYS]
     if unknown:
-        raise ConfigError(f"premise {n}: unknown key '{unknown[0]}' (expected: "
-                          f"{', '.join(ENTRY_KEYS)})", key=str(unknown[0]), **where)
+        raise problem(f"unknown key '{unknown[0]}' (expected: {', '.join(ENTRY_KEYS)})",
+                      key=str(unknown[0]))
     values = {k: str(v).strip() for k, v in data.items() if v is not None}
     if not values.get("premise"):
-        raise ConfigError(f"premise {n}: a 'premise' is needed", key="premise", **where)
+        raise problem("a 'premise' is needed", key="premise")
     name = values.pop("name", "") or slug(values.get("title", "")) or f"{path.stem}-{n:03d}"
     if not NAME_RE.match(name) or len(name) > MAX_NAME:
-        raise ConfigError(f"premise {n}: name '{name}' is not a folder name (use up to "
-                          f"{MAX_NAME} letters, digits, '.', '_' or '-')", key="name", **where)
+        raise problem(f"name '{name}' is not a folder name (use up to {MAX_NAME} letters, "
+                      "digits, '.', '_' or '-')", key="name")
     provider = values.pop("provider", "")
     if provider and provider not in PROVIDERS:
-        raise ConfigError(f"premise {n}: provider '{provider}' is not one of "
-                          f"{', '.join(PROVIDERS)}", key="provider", **where)
+        raise problem(f"provider '{provider}' is not one of {', '.join(PROVIDERS)}",
+                      key="provider")
     llm = {k: v for k, v in (("provider", provider), ("model", values.pop("model", ""))) if v}
     preset = values.pop("preset", "")
     return Premise(name=name, story=values, line=line, preset=preset, llm=llm)

@@ -97,6 +97,12 @@ class _Book:
         self.locked = False
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"book-{row.name}")
 
+    @property
+    def opened(self) -> Session:
+        """The session `Fleet._open` opened (every step after it runs on it)."""
+        assert self.session is not None, f"{self.row.name}: the session is not open"
+        return self.session
+
 
 class Fleet:
     """One fleet run over `projects` (see the module docstring)."""
@@ -182,15 +188,15 @@ class Fleet:
             book.locked = True
             reconcile(project)
             config = project.config(env=self.env, flags=self.flags)
-            book.session = self.open_session(project, config, self.env,
-                                             make_model=self._model_factory(config, clients),
-                                             now=self.now, clock=self.clock)
-            book.start_id = book.session.index.last_usage_id() or 0
-            book.guard = cost_guard(book.session, self.options.book_max_cost,
+            book.session = session = self.open_session(
+                project, config, self.env, make_model=self._model_factory(config, clients),
+                now=self.now, clock=self.clock)
+            book.start_id = session.live_index.last_usage_id() or 0
+            book.guard = cost_guard(session, self.options.book_max_cost,
                                     run_start=book.start_id, run_label="--book-max-cost")
-            if self.options.max_cost and book.session.price is None:
+            if self.options.max_cost and session.price is None:
                 raise ConfigError("--max-cost is set, but the price of "
-                                  f"{book.session.limits.model} is unknown (set llm.prices)",
+                                  f"{session.limits.model} is unknown (set llm.prices)",
                                   key="llm.prices")
         except LockError as exc:
             return self._end(book, "busy", str(exc))
@@ -214,7 +220,7 @@ class Fleet:
     def _tick(self, book: _Book) -> float:
         """One tick of the book (bounds and ceilings checked first); seconds to rest
         before the next try after a failure, else 0."""
-        row, session = book.row, book.session
+        row, session = book.row, book.opened
         if self._over(book) or not self._affordable(book):
             return 0.0
         row.state = "ticking"
@@ -242,7 +248,7 @@ class Fleet:
         ceiling = self.options.max_cost
         if not ceiling:
             return True
-        estimate = estimate_next_tick(book.session.index.usage_rows()) or 0.0
+        estimate = estimate_next_tick(book.opened.live_index.usage_rows()) or 0.0
         if round(self.state.spent + estimate, 9) <= ceiling:
             return True
         self._end(book, "ceiling", f"fleet cost ceiling: {money(self.state.spent)} spent of "
@@ -260,7 +266,7 @@ class Fleet:
         row.completion_tokens += tokens_out
         row.failures = 0
         if self.options.max_cost or self.options.book_max_cost:
-            rows = book.session.index.usage_rows()
+            rows = book.opened.live_index.usage_rows()
             row.spent = totals(r for r in rows if r["id"] > book.start_id).known_cost
         self.on_event(FleetEvent("tick", row.name, f"tick {result.tick} \"{result.title}\"  "
                                  f"{result.words} words  {tokens_in:,} → {tokens_out:,} tokens"
@@ -275,7 +281,7 @@ class Fleet:
             self._end(book, "parked", f"parked after {row.failures} failed ticks in a row "
                                       f"(the last: {error})")
             return 0.0
-        rest = min(MAX_REST, book.session.config.daemon.failure_backoff
+        rest = min(MAX_REST, book.opened.config.daemon.failure_backoff
                    * 2 ** (row.failures - 1))
         row.state = "resting"
         self.on_event(FleetEvent("failure", row.name, f"tick failed ({row.failures} of "
@@ -315,6 +321,7 @@ class Fleet:
 
     async def _rest(self, book: _Book, seconds: float) -> None:
         """Wait `seconds` after a failure; a stop request ends the wait."""
+        assert self._wake is not None     # run_async made it before any book ran
         try:
             await asyncio.wait_for(self._wake.wait(), timeout=seconds)
         except TimeoutError:

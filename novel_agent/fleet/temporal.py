@@ -28,11 +28,14 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, TemporalError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TASK_QUEUE = "novel-ticks"
 HEARTBEAT_EVERY = 1.0      # seconds between an activity's heartbeats (while its tick runs)
@@ -73,6 +76,14 @@ class BookAt:
     words: int
 
 
+class _ActivityOptions(TypedDict):
+    """How the workflow runs each of its activities."""
+
+    start_to_close_timeout: timedelta
+    heartbeat_timeout: timedelta
+    retry_policy: RetryPolicy
+
+
 def workflow_id(root: str) -> str:
     """The workflow of the book at `root` (one per book: a second submission joins it)."""
     digest = hashlib.sha1(root.encode("utf-8")).hexdigest()[:12]
@@ -87,11 +98,12 @@ class BookWorkflow:
 
     @workflow.run
     async def run(self, job: BookJob) -> list[int]:
-        options = dict(start_to_close_timeout=timedelta(hours=2),
-                       heartbeat_timeout=timedelta(seconds=job.heartbeat_timeout),
-                       retry_policy=RetryPolicy(maximum_attempts=job.max_attempts,
-                                                initial_interval=timedelta(seconds=1),
-                                                non_retryable_error_types=["BookMoved"]))
+        options = _ActivityOptions(
+            start_to_close_timeout=timedelta(hours=2),
+            heartbeat_timeout=timedelta(seconds=job.heartbeat_timeout),
+            retry_policy=RetryPolicy(maximum_attempts=job.max_attempts,
+                                     initial_interval=timedelta(seconds=1),
+                                     non_retryable_error_types=["BookMoved"]))
         at: BookAt = await workflow.execute_activity("book_status", job.root,
                                                      result_type=BookAt, **options)
         landed: list[int] = []
@@ -185,14 +197,14 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
         project.release_lock()
 
 
-def _existing(root: str) -> str:
+def _existing(root: str) -> Path:
     from pathlib import Path
 
     if not (Path(root) / "project.yaml").is_file():
         raise ApplicationError(f"no project at {root} on this worker (the workers need the "
                                "projects on a shared filesystem, at the same path)",
                                type="NoProject", non_retryable=True)
-    return root
+    return Path(root)
 
 
 # -- the worker and the submitter ---------------------------------------------------
@@ -235,6 +247,6 @@ async def submit(address: str, jobs: list[BookJob], *, task_queue: str = TASK_QU
 
 def _reason(exc: BaseException) -> str:
     cause = exc
-    while getattr(cause, "cause", None) is not None:
+    while isinstance(cause, TemporalError) and cause.cause is not None:
         cause = cause.cause
     return str(cause) or type(cause).__name__

@@ -20,7 +20,7 @@ import os
 import signal
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from novel_agent.daemon.heartbeat import is_novel_process
 from novel_agent.errors import ProjectError
@@ -131,7 +131,7 @@ def read_state(folder: Path) -> FleetState | None:
         return None
 
 
-def running(state: FleetState | None) -> bool:
+def running(state: FleetState | None) -> TypeGuard[FleetState]:
     """Whether the state file's fleet is still running."""
     return state is not None and state.state not in ENDED and is_novel_process(state.pid)
 

@@ -61,10 +61,10 @@ def move_to(history: History, target: str, refs: dict[str, str | None],
             txn.remove(git.git_dir / ref)
         else:
             txn.stage(git.git_dir / ref, text.rstrip("\n") + "\n")
-    for path, content in (files or {}).items():
+    for file, content in (files or {}).items():
         if content is None:
-            txn.remove(path)
+            txn.remove(file)
         else:
-            txn.stage(path, content)
+            txn.stage(file, content)
     txn.commit()
     return [(status, path) for status, path, _ in changes]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +53,14 @@ class _Reader:
         self.pos += struct.calcsize("<" + fmt)
         return value
 
+    def count(self, fmt: str) -> int:
+        """Read one unsigned integer (a size, a count or a value type)."""
+        value = self.unpack(fmt)
+        assert isinstance(value, int), fmt
+        return value
+
     def string(self) -> str:
-        size = int(self.unpack("Q"))  # type: ignore[arg-type]
+        size = self.count("Q")
         if size > len(self.data) - self.pos:
             raise ValueError("a string runs past the end of the file")
         raw = self.data[self.pos:self.pos + size]
@@ -67,7 +74,7 @@ class _Reader:
         if kind == _STRING:
             return self.string()
         if kind == _ARRAY:
-            item, count = int(self.unpack("I")), int(self.unpack("Q"))  # type: ignore[arg-type]
+            item, count = self.count("I"), self.count("Q")
             if item in _SCALARS:
                 self.pos += struct.calcsize("<" + _SCALARS[item]) * count
             else:
@@ -94,13 +101,13 @@ def _parse(reader: _Reader) -> tuple[dict[str, object], str]:
     if version not in (2, 3):
         raise ValueError(f"GGUF version {version} is not supported")
     reader.unpack("Q")                                   # tensor count
-    count = int(reader.unpack("Q"))  # type: ignore[arg-type]
+    count = reader.count("Q")
     values: dict[str, object] = {}
     tokenizer = hashlib.sha256()
     for _ in range(count):
         start = reader.pos
         key = reader.string()
-        value = reader.value(int(reader.unpack("I")))  # type: ignore[arg-type]
+        value = reader.value(reader.count("I"))
         if key.startswith("tokenizer.") and key != "tokenizer.chat_template":
             tokenizer.update(bytes(reader.data[start:reader.pos]))
         if value is not None:
@@ -127,7 +134,7 @@ def read_info(path: Path) -> GGUFInfo:
                     has_chat_template="tokenizer.chat_template" in values)
 
 
-def write_gguf(path: Path, values: dict[str, object]) -> None:
+def write_gguf(path: Path, values: Mapping[str, str | int | float | Sequence[str]]) -> None:
     """Write a GGUF holding only `values` (str, int, float, bool, or lists of str) and no
     tensors: a fixture for tests, and a way to see what `read_info` reads."""
     out = [MAGIC, struct.pack("<IQQ", 3, 0, len(values))]
@@ -147,7 +154,7 @@ def write_gguf(path: Path, values: dict[str, object]) -> None:
         elif isinstance(value, str):
             out.append(struct.pack("<I", _STRING) + string(value))
         else:
-            items = [str(v) for v in value]  # type: ignore[union-attr]
+            items = [str(v) for v in value]
             out.append(struct.pack("<IIQ", _ARRAY, _STRING, len(items)))
             out += [string(item) for item in items]
     Path(path).write_bytes(b"".join(out))

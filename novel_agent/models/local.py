@@ -22,7 +22,7 @@ import importlib.metadata
 import re
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Completion, OnProgress, Progress, Request
@@ -173,6 +173,16 @@ class Pace:
         return slow
 
 
+class _ClientOptions(TypedDict):
+    """What LocalModel passes on to each OpenAICompatModel it builds."""
+
+    timeout: float
+    max_retries: int
+    temperature: float
+    seed: int | None
+    on_progress: OnProgress
+
+
 class LocalModel:
     """A ChatModel served by the in-process llama.cpp server, through the openai SDK.
 
@@ -203,8 +213,8 @@ class LocalModel:
             if on_progress is not None:
                 on_progress(update)
 
-        self._options = dict(timeout=timeout, max_retries=max_retries,
-                             temperature=temperature, seed=seed, on_progress=progress)
+        self._options = _ClientOptions(timeout=timeout, max_retries=max_retries,
+                                       temperature=temperature, seed=seed, on_progress=progress)
         self._connect()
 
     def _connect(self) -> None:
@@ -261,7 +271,8 @@ class LazyServer:
     """A llama.cpp server for tokenizing only, started on the first `address()` call."""
 
     def __init__(self, model_path: Path):
-        self.model_path, self.server = model_path, None
+        self.model_path = model_path
+        self.server: LocalServer | None = None
 
     def address(self) -> str:
         """The server's address, starting it if need be."""

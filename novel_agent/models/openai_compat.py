@@ -243,7 +243,8 @@ class OpenAICompatModel:
                   ) -> tuple[str, Usage, str, str]:
         parts: list[str] = []
         usage, finish, model = Usage(), "", ""
-        tokens, first, prompt = 0, 0.0, {}
+        tokens, first = 0, 0.0
+        prompt: dict[str, Any] = {}     # llama.cpp's prompt_progress: processed, total, cache
         for chunk in stream:
             model = chunk.model or model
             if chunk.usage is not None:

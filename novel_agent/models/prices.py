@@ -71,16 +71,19 @@ def _price(path: Path, lines: dict, name: str, entry: object) -> Price:
         if key not in (*PRICE_KEYS, "checked"):
             raise fail(f"unknown key '{key}' in '{name}' (expected {', '.join(PRICE_KEYS)}, "
                        "checked)", str(key))
-    values = [entry.get(key) for key in PRICE_KEYS]
-    for key, value in zip(PRICE_KEYS, values):
+    dollars = []
+    for key in PRICE_KEYS:
+        value = entry.get(key)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
             raise fail(f"'{name}.{key}' must be a number of dollars (0 or more), not {value!r}",
                        key)
+        dollars.append(float(value))
+    given, cached, out = dollars
     checked = entry.get("checked")
     if not isinstance(checked, dt.date):
         raise fail(f"'{name}.checked' must be the date the price was checked (YYYY-MM-DD), "
                    f"not {checked!r}", "checked")
-    return Price(*map(float, values), checked=checked.isoformat(),
+    return Price(given, cached, out, checked=checked.isoformat(),
                  source=f"configs/models.yaml: {name}")
 
 

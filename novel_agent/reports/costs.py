@@ -186,7 +186,7 @@ def cost_guard(session: Session, run_limit: float = 0.0, *,
 
     A ceiling on a model whose price is unknown is a ConfigError here, at the start.
     """
-    start = session.index.last_usage_id() if run_start is None else run_start
+    start = session.live_index.last_usage_id() if run_start is None else run_start
     ceilings = [(c, label, after) for c, label, after in (
         (session.config.llm.max_cost, "llm.max_cost", None),
         (run_limit, run_label, start)) if c > 0]
@@ -199,7 +199,7 @@ def cost_guard(session: Session, run_limit: float = 0.0, *,
         if not ceilings:
             return
         session.flush()
-        rows = session.index.usage_rows()
+        rows = session.live_index.usage_rows()
         for ceiling, label, after in ceilings:
             check_ceiling(rows, ceiling, label=label, spent_after=after,
                           next_tick=session.project.tick() + 1)
@@ -217,7 +217,7 @@ def ceiling_hook(run_limit: float = 0.0) -> Callable[[Any], str]:
     def hook(daemon: Any) -> str:
         session = daemon.session
         if not start:
-            start.append(session.index.last_usage_id() or 0)
+            start.append(session.live_index.last_usage_id() or 0)
         if id(session) not in guards:
             guards.clear()
             guards[id(session)] = cost_guard(session, run_limit, run_start=start[0])

@@ -28,6 +28,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from novel_agent.errors import NovelError, ProjectError
@@ -113,15 +114,18 @@ def _journal(p: Project) -> list[Problem]:
 def _temps(p: Project) -> list[Problem]:
     found = temp_files(p.root, temp_folders(p))
     return [Problem(f"{f.relative_to(p.root)}: a temp file of a killed write",
-                    "delete it", lambda f=f: f.unlink(missing_ok=True)) for f in found]
+                    "delete it", partial(f.unlink, missing_ok=True)) for f in found]
 
 
 def _counter(p: Project) -> list[Problem]:
     try:
         said = p.state().get("tick") if p.state_file.is_file() else None
     except NovelError as exc:
-        return [Problem(str(exc), "rebuild state.yaml from the scenes",
-                        lambda: (p.state_file.unlink(), p.update_state(tick=p.tick())))]
+        def rebuild() -> None:
+            p.state_file.unlink()
+            p.update_state(tick=p.tick())
+
+        return [Problem(str(exc), "rebuild state.yaml from the scenes", rebuild)]
     if said == p.tick():
         return []
     return [Problem(f".novel/state.yaml says tick {said}, the scenes end at tick {p.tick()}",
@@ -281,9 +285,13 @@ def _index(p: Project) -> list[Problem]:
             continue
     if ok:
         return []
+
+    def delete() -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{p.index_db}{suffix}").unlink(missing_ok=True)
+
     return [Problem(".novel/index.db is damaged", "delete it: it is a cache, rebuilt on use",
-                    lambda: [Path(f"{p.index_db}{s}").unlink(missing_ok=True)
-                             for s in ("", "-wal", "-shm")])]
+                    delete)]
 
 
 def _lock(p: Project) -> list[Problem]:
@@ -406,7 +414,7 @@ def _apply(project: Project, problems: list[Problem]) -> list[Problem]:
 
 def _ranges(ticks: list[int]) -> str:
     out, start = [], ticks[0]
-    for a, b in zip(ticks, ticks[1:] + [None]):
+    for a, b in zip(ticks, [*ticks[1:], ticks[-1] + 2]):     # (past the last: ends its range)
         if b != a + 1:
             out.append(str(start) if start == a else f"{start}–{a}")
             start = b

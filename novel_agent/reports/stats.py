@@ -86,7 +86,7 @@ def tick_logs(project: Project) -> dict[int, dict[str, list[dict[str, Any]]]]:
     for path in sorted(project.log_dir.glob("tick_*.json")):
         match = _LOG.match(path.name)
         report = read_log(path) if match else None
-        if report is not None:
+        if match is not None and report is not None:
             tick, stage = int(match.group(1)), match.group(2)
             logs.setdefault(tick, {}).setdefault(stage, []).append(report)
     return logs
@@ -96,9 +96,9 @@ def _apply_logs(stats: TickStats, stages: dict[str, list[dict[str, Any]]]) -> No
     """Fill a tick's prompt numbers from its logs."""
     for stage, reports in stages.items():
         stats.prompt[stage] = sum(int(r.get("tokens") or 0) for r in reports)
-    writer = (stages.get("writer") or [None])[-1]
-    if writer is None:
+    if not stages.get("writer"):
         return
+    writer = stages["writer"][-1]
     stats.sections = {str(s.get("name")): int(s.get("tokens") or 0)
                       for s in writer.get("sections") or [] if isinstance(s, dict)}
     stats.budget, stats.compaction = writer.get("budget"), writer.get("compaction_level")

@@ -283,8 +283,8 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     """Revise scene `tick` (its text as on disk, or `text`) and what follows from it (see
     the module docstring). The caller holds the project's lock."""
     project, config = session.project, session.config
-    history = History(project, now=session.now)
-    history = history if history.available else None
+    found = History(project, now=session.now)
+    history = found if found.available else None
     old_body = None
     if history is not None:
         if history.git.exists() and project.scene_path(tick).is_file():
@@ -370,7 +370,7 @@ def take_away_after(session: Session, revision: Revision) -> str:
         txn.remove(project.plan_path(later))
     tree = load_tree(project.summaries_dir)
     for doc in [*tree.docs.values(), *([tree.overall] if tree.overall else [])]:
-        if doc.last > tick:
+        if doc.last > tick and doc.path is not None:     # (a loaded doc has its path)
             txn.remove(doc.path)
     stage_memory(txn, revision.memory_at, project.memory_dir, load_memory(project.memory_dir))
     clock = project.memory_dir / CLOCK_FILE

@@ -53,7 +53,7 @@ from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
-from novel_agent.tick.events import OnStage, StageEvent
+from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
 from novel_agent.tick.session import Session
@@ -97,6 +97,18 @@ class TickDraft:
                                      # names them otherwise (the tools ran with these)
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
     unread: dict[str, str] = field(default_factory=dict)  # scenes that cannot be read: why
+
+    @property
+    def planned(self) -> Plan:
+        """The plan, once the planner made it (or a given or held scene brought it)."""
+        assert self.plan is not None, f"tick {self.tick} has no plan yet"
+        return self.plan
+
+    @property
+    def extracted(self) -> Extraction:
+        """The extraction, once the extractor (or its fallback) made it."""
+        assert self.extraction is not None, f"tick {self.tick} has no extraction yet"
+        return self.extraction
 
 
 @dataclass
@@ -232,7 +244,7 @@ def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -
                                   for doc in select_tier3(tree, budget, session.counter.count,
                                                           upto=upto,
                                                           stretch=TIER3_STRETCH * budget)]
-    return build_writer(session, story=d.story, memory=d.memory, plan=d.plan, tick=d.tick,
+    return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
                         lore=d.lore, budget=budget)
@@ -247,11 +259,11 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                               max_tokens=budget.max_output,
                               min_words=session.config.generation.scene_min_words,
                               max_words=session.config.generation.scene_max_words,
-                              title=d.plan.title, room=room_in(session, budget),
+                              title=d.planned.title, room=room_in(session, budget),
                               earlier="\n\n".join(s.body for s in d.scenes.recent(
                                   d.tick - 1, COPY_SOURCES)),
                               short=session.lean,   # the 1.5B ends scenes early, strays
-                              cast=[d.plan.pov, *d.plan.characters])
+                              cast=[d.planned.pov, *d.planned.characters])
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
@@ -264,7 +276,8 @@ UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or
 
 
 def _build_extract(session: Session, d: TickDraft) -> Built:
-    plan = replace(d.plan, pov=d.plan.pov or UNKNOWN, location=d.plan.location or UNKNOWN)
+    plan = replace(d.planned, pov=d.planned.pov or UNKNOWN,
+                   location=d.planned.location or UNKNOWN)
     return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
                            tick=d.tick)
 
@@ -297,7 +310,7 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
 class Step:
     """One model stage of the tick: build its prompt, then ask and apply the answer."""
 
-    stage: str
+    stage: Stage
     build: Callable[[Session, TickDraft], Built]
     answer: Callable[[Session, TickDraft], StageCall]
 
@@ -345,13 +358,13 @@ def _answer(session: Session, draft: TickDraft, step: Step) -> StageCall:
 def plan_record(draft: TickDraft) -> dict[str, Any]:
     """plans/plan_NNN.yaml: what the planner decided, the tools' results, what the
     extractor found and changed (and, for a given scene, where it came from)."""
-    record = {"tick": draft.tick, **draft.plan.to_dict(), "tool_results": draft.tool_results,
+    record = {"tick": draft.tick, **draft.planned.to_dict(), "tool_results": draft.tool_results,
               "warnings": draft.warnings}
     if draft.cast_named:
         record["cast_named"] = draft.cast_named
     if draft.fallback:
         record["extraction_fallback"] = draft.fallback
-    record |= {"extraction": draft.extraction.to_dict(), "memory_changes": draft.changes}
+    record |= {"extraction": draft.extracted.to_dict(), "memory_changes": draft.changes}
     if draft.audit and draft.audit.mode != "off":
         record["audit"] = draft.audit.record()
     return record | (draft.given.record if draft.given else {})
@@ -373,7 +386,7 @@ def tick_state(before: dict[str, Any], draft: TickDraft) -> dict[str, Any]:
 
 def commit(session: Session, draft: TickDraft) -> Scene:
     """Land the scene, its plan, memory, the tier state and the prompt logs together."""
-    plan, extraction, project = draft.plan, draft.extraction, session.project
+    plan, extraction, project = draft.planned, draft.extracted, session.project
     scene = Scene(tick=draft.tick, body=draft.prose, title=plan.title or f"Scene {draft.tick}",
                   pov=plan.pov, location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(draft.prose),
@@ -514,7 +527,7 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
     project = session.project
     return TickResult(tick=draft.tick, scene_path=project.scene_path(draft.tick),
                       plan_path=project.plan_path(draft.tick), title=scene.title,
-                      words=scene.words, plan=draft.plan, extraction=draft.extraction,
+                      words=scene.words, plan=draft.planned, extraction=draft.extracted,
                       tool_results=draft.tool_results, memory_changes=draft.changes,
                       stages=events, summary=summary,
                       reports={stage: b.report for stage, b in draft.built.items()},
@@ -531,11 +544,13 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
     d.audit = result = audit_stage.run(session, d, lambda ask: _rewrite(session, d, ask))
     d.notices += result.notes
     if result.revised:
+        # audit.mode revise: _extract kept memory as it was, the audit the new extraction
+        assert d.pre_extract is not None and result.extraction is not None
         memory, kept = d.pre_extract
         d.memory, d.changes = memory, d.changes[:kept]
         d.prose, d.extraction = result.prose, result.extraction
         session.source.prose = d.prose
-        d.changes += extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
+        d.changes += extraction_step(d.memory, result.extraction, tick=d.tick, prose=d.prose,
                                      generation=session.config.generation)
     if result.calls:       # the rule checks alone take no time worth a line
         emit(StageEvent("auditor", session.clock() - started,
@@ -547,7 +562,7 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         path = draft_path(session.project, d.tick)
         atomic_write(path, d.prose + "\n")
         atomic_write(session.project.novel_dir / HELD_FILE,
-                     held_text(d.tick, d.plan.title, result.findings, str(path),
+                     held_text(d.tick, d.planned.title, result.findings, str(path),
                                record=plan_record(d), prose=d.prose))
         lines = [f.line() for f in result.findings]
         raise AuditHoldError(f"tick {d.tick} is held by the continuity audit (audit.mode: "
@@ -615,8 +630,9 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     prose, wrote = write.run(session.model, messages, max_tokens=limit,
                              min_words=session.config.generation.scene_min_words,
                              max_words=session.config.generation.scene_max_words,
-                             title=d.plan.title, room=room_in(session, budget))
-    plan = replace(d.plan, pov=d.plan.pov or UNKNOWN, location=d.plan.location or UNKNOWN)
+                             title=d.planned.title, room=room_in(session, budget))
+    plan = replace(d.planned, pov=d.planned.pov or UNKNOWN,
+                   location=d.planned.location or UNKNOWN)
     session.source.prose = prose
     built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
                             tick=d.tick)

@@ -154,6 +154,13 @@ class Session:
         return self.model.provider == "local"
 
     @property
+    def live_index(self) -> Index:
+        """The index of an open session (`Session.open` makes one; `close` lets it go):
+        its usage rows are what the cost ceilings count."""
+        assert self.index is not None, "the session is closed"
+        return self.index
+
+    @property
     def knowledge(self) -> bool:
         """Whether the extractor is asked for the continuity audit's keys: not of an
         embedded local model (a 1.5B fills them with sentences, a third of its answer)."""
@@ -181,7 +188,7 @@ class Session:
         """The prompt budget of `stage` for this session's model."""
         return stage_budget(self.config, stage, self.limits)
 
-    def sync_index(self, memory: Any = None, paths: Iterable[Path] | None = None,
+    def sync_index(self, memory: Any = None, paths: Iterable[Path | str] | None = None,
                    listed: Any = None, moved: Iterable[str] | None = None) -> SyncReport:
         """Bring the search index in step with the files (see index.sync.sync): all of
         them (memory's folders as reading `memory` saw them, when `listed`; only the

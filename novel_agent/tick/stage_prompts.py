@@ -163,7 +163,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
 
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
-                 tier3: Sequence[Piece] | Callable[[int, int], Sequence[Piece]] = (),
+                 tier3: Sequence[Piece] | Callable[[int, int | None], Sequence[Piece]] = (),
                  tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None,
                  budget: Budget | None = None) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
@@ -194,9 +194,9 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
     built = fit_prompt(session, "writer", tick, propose, budget=budget)
     if retrieval is not None:
         built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
-        full = next((s["items"] for s in built.report["sections"] if s["name"] == "recent_full"),
-                    [])
-        probe = recall_probe(relevant_facts(session.index, plan, memory, tick, loops=touched,
+        full: list[str] = next((s["items"] for s in built.report["sections"]
+                                if s["name"] == "recent_full"), [])
+        probe = recall_probe(relevant_facts(retrieval.index, plan, memory, tick, loops=touched,
                                             shared=shared),
                              flatten(built.messages), [key_tick(k) for k in full])
         built.report["recall"] = probe.to_dict()

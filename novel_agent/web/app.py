@@ -252,16 +252,18 @@ async def steer(request: Request) -> Response:
 
 async def lore(request: Request) -> Response:
     project = project_of(request)
-    message, status, values = "", 200, {}
+    message, status = "", 200
+    values: dict[str, str | bool] = {}       # the form as sent, shown again if refused
     if request.method == "POST":
         form = await form_of(request)
-        values = {k: str(form.get(k) or "") for k in ("name", "keys", "content", "priority")}
-        values.update({flag: flag in form for flag in ("always", "regex", "case_sensitive")})
-        keys = values["keys"].replace(",", "\n").splitlines()
+        text = {k: str(form.get(k) or "") for k in ("name", "keys", "content", "priority")}
+        ticked = {flag: flag in form for flag in ("always", "regex", "case_sensitive")}
+        values = {**text, **ticked}
+        keys = text["keys"].replace(",", "\n").splitlines()
         try:
-            path = add_lore(project, values["name"], keys, values["content"],
-                            priority=values["priority"], always=values["always"],
-                            regex=values["regex"], case_sensitive=values["case_sensitive"])
+            path = add_lore(project, text["name"], keys, text["content"],
+                            priority=text["priority"], always=ticked["always"],
+                            regex=ticked["regex"], case_sensitive=ticked["case_sensitive"])
             message, values = f"wrote lore/{path.name}", {}
         except NovelError as exc:
             message, status = f"not added: {exc}", 422

@@ -192,6 +192,6 @@ async def feed(project: Project, *, since_tick: int, log_offset: int, poll: floa
             except (OSError, ValueError, NovelError):
                 continue
         lines, log_offset = read_log(project, log_offset)
-        for line in lines:
-            yield sse("log", render_log(line))
+        for logged in lines:
+            yield sse("log", render_log(logged))
         await asyncio.sleep(poll)

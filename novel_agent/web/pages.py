@@ -222,7 +222,8 @@ def steer_page(project: Project) -> dict[str, Any]:
         return {"text": "", "until": "", "ticks": "", "status": f"unreadable: {exc}",
                 "since": None}
     state = project.state()
-    mark = state.get("steer") if isinstance(state.get("steer"), dict) else {}
+    kept = state.get("steer")
+    mark = kept if isinstance(kept, dict) else {}
     since = mark.get("since") if mark.get("sha1") == note.sha1 else None
     return {"text": note.text, "until": note.until or "", "ticks": note.ticks or "",
             "status": steer_status(project), "since": since, "next_tick": project.tick() + 1,

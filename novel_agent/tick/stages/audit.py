@@ -125,8 +125,9 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
         raw, call = ask_json(session.model, "auditor", built.messages, budget.max_output,
                              AUDIT_SCHEMA, findings_from_json, room)
     except ModelError as exc:
-        if isinstance(getattr(exc, "call", None), StageCall):
-            result.calls.append(exc.call)
+        made = getattr(exc, "call", None)       # a ModelResponseError's: what was asked
+        if isinstance(made, StageCall):
+            result.calls.append(made)
         result.notes.append(f"the auditor's answer could not be used ({exc}); the rule "
                             "checks' findings stand")
         return []

@@ -88,9 +88,9 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if created:
             changes.append(f"loop opened: {loop['id']}")
     for ref in extraction.loops_resolved:
-        loop = resolve_loop(memory, ref, tick=tick)
-        if loop is not None:
-            changes.append(f"loop resolved: {loop['id']}")
+        resolved = resolve_loop(memory, ref, tick=tick)
+        if resolved is not None:
+            changes.append(f"loop resolved: {resolved['id']}")
     for rel in extraction.relationships:
         a, b = find_person(memory, rel["a"]), find_person(memory, rel["b"])
         if a is not None and b is not None and a is not b:

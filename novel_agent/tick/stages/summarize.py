@@ -150,10 +150,9 @@ class Summarizer:
 
         text, _ = continued(text, lambda _: call.completions[-1].finish_reason == "length",
                             more, MAX_CONTINUATIONS)
-        more = asked
         cut = call.completions[-1].finish_reason == "length"
-        if more or cut:
-            self.report.warnings.append(self._cut_note(name, more, cut))
+        if asked or cut:
+            self.report.warnings.append(self._cut_note(name, asked, cut))
         text = trim_summary(text, name) if cut else text
         return unwrap(text), call.completions[-1].model or self.session.limits.model
 
