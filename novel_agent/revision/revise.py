@@ -59,7 +59,7 @@ from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.story.summaries import load_tree
-from novel_agent.tick.pipeline import UNKNOWN, room_in
+from novel_agent.tick.pipeline import as_told, room_in
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
 from novel_agent.tick.stages import extract, summarize
@@ -180,8 +180,7 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     session.source.story, session.source.memory = project.story(), memory
     session.source.steer, session.source.plan, session.source.prose = "", plan, body
     built = build_extractor(session, story=project.story(), memory=memory,
-                            plan=replace(plan, pov=plan.pov or UNKNOWN,
-                                         location=plan.location or UNKNOWN),
+                            plan=as_told(plan),
                             prose=body, tick=tick)
     budget = session.budget("extractor")
     try:

@@ -275,9 +275,13 @@ def _write(session: Session, d: TickDraft) -> StageCall:
 UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
 
 
+def as_told(plan: Plan) -> Plan:
+    """The plan as the extractor is told it: "unknown" where it names no POV or place."""
+    return replace(plan, pov=plan.pov or UNKNOWN, location=plan.location or UNKNOWN)
+
+
 def _build_extract(session: Session, d: TickDraft) -> Built:
-    plan = replace(d.planned, pov=d.planned.pov or UNKNOWN,
-                   location=d.planned.location or UNKNOWN)
+    plan = as_told(d.planned)
     return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
                            tick=d.tick)
 
@@ -631,8 +635,7 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
                              min_words=session.config.generation.scene_min_words,
                              max_words=session.config.generation.scene_max_words,
                              title=d.planned.title, room=room_in(session, budget))
-    plan = replace(d.planned, pov=d.planned.pov or UNKNOWN,
-                   location=d.planned.location or UNKNOWN)
+    plan = as_told(d.planned)
     session.source.prose = prose
     built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
                             tick=d.tick)
