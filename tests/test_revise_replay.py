@@ -10,6 +10,7 @@ ticks wrote, their recorded changes and the clock."""
 from __future__ import annotations
 
 import yaml
+from conftest import files_of
 from fake_openai import API_KEY, FakeOpenAIServer
 from reading_model import ReadingModel
 from story_server import StoryServer
@@ -206,3 +207,14 @@ def test_through_the_test_server_and_the_cli_a_revise_with_no_edit_changes_no_me
     assert memory_bytes(project) == before
     assert yaml.safe_load(before["memory/characters/anselm_vey.yaml"])["status"] == "dead"
     assert any(r["path"].endswith("/chat/completions") for r in server.requests[-3:])
+
+
+def test_on_the_offline_model_a_revise_with_no_edit_changes_no_scene_plan_or_memory(project,
+                                                                                     cli):
+    from ticking import run_ticks
+    run_ticks(project, 12)
+    kept = ("scenes/", "plans/", "memory/")
+    before = {p: b for p, b in files_of(project.root).items() if p.startswith(kept)}
+    out = cli("revise", "5", "-p", "harbour").output
+    assert "revised scene 5: 0 changes to memory no longer made, 0 new" in out
+    assert {p: b for p, b in files_of(project.root).items() if p.startswith(kept)} == before

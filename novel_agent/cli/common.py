@@ -78,7 +78,7 @@ def working_session(project: Project, config: Config, wait: float, live: LiveLin
         yield session
 
 
-BOOK_FOLDERS = {"scenes", "plans", "memory", "summaries", "lore"}   # what the history keeps
+BOOK_FOLDERS = {"scenes", "plans", "memory", "summaries"}   # (lore: its commands say their own)
 
 
 def with_doctor(exc: NovelError) -> str:

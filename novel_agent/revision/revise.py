@@ -175,10 +175,13 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     revision said in place of the old intention); `record` gets `extraction_fallback`
     when the answer cannot be used."""
     project, tick = session.project, int(record["tick"])
-    plan = replace(plan_from_record(record), intention=REVISED)
+    planned = plan_from_record(record)
+    plan = replace(planned, intention=REVISED)
     session.at_tick(tick)
     session.source.story, session.source.memory = project.story(), memory
-    session.source.steer, session.source.plan, session.source.prose = "", plan, body
+    # the offline model draws its answer from the tick's plan (its side channel), as the
+    # tick's own extraction was drawn: a revise that changes nothing, changes nothing
+    session.source.steer, session.source.plan, session.source.prose = "", planned, body
     built = build_extractor(session, story=project.story(), memory=memory,
                             plan=as_told(plan),
                             prose=body, tick=tick)
