@@ -6,7 +6,8 @@
 For each window it runs the offline model and prints, per stage, the prompt's
 tokens at the chosen ticks, its compaction level, the ratio last/first, and
 over the whole run: sections emptied although they had items (goal 0), ticks
-whose planner prompt lacked the story so far or the open loops (goal 0), and
+whose planner prompt lacked the story so far (no summary of it, and its recent scenes
+not reaching back to scene 1) or the open loops (goal 0), and
 the median share of each prompt that is a prefix of the same stage's previous
 one (goal >= 75% for planner and writer). Ratios, measured in one run.
 """
@@ -74,7 +75,10 @@ def run(ticks: int, at: list[int], window: int | None) -> dict:
                     if stage in shares and result.tick > 1:
                         shares[stage].append(report["prefix_share"])
                 planner = {s["name"]: s["tokens"] for s in reports["planner"]["sections"]}
-                if result.tick > 10 and not (planner.get("overall") and planner.get("loops")):
+                told = planner.get("overall") or any(   # the recent scenes reach back to 1
+                    i["key"] == "scene_001" and i["included"]
+                    for i in reports["planner"]["items"])
+                if result.tick > 10 and not (told and planner.get("loops")):
                     missing.append(result.tick)
                 if summaries:   # summarizer rows: the last checkpoint at or before each mark
                     for mark in at:
