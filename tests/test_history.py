@@ -192,3 +192,21 @@ def test_the_history_index_is_split_and_an_older_history_is_split_at_its_next_en
     status = subprocess.run([*git, "status", "--porcelain"], cwd=project.root,
                             capture_output=True, text=True, check=True).stdout
     assert status == ""
+
+
+def test_the_daemons_log_and_the_exports_are_no_entry_of_the_story(project, cli):
+    cli("run", "-p", "harbour", "--ticks", "2", "-q")
+    cli("export", "-p", "harbour")
+    cli("status", "-p", "harbour")
+    history = History(project)
+    subjects = [e.subject for e in history.entries()]
+    assert not [s for s in subjects if "daemon.log" in s or "export/" in s], subjects
+    tracked = history.git.text("ls-files").splitlines()
+    assert not [p for p in tracked if "daemon.log" in p or p.startswith("export/")]
+    # a history that recorded them (before) forgets them at its next entry
+    (project.root / "export" / "old.md").write_text("an old export\n")
+    history.git.run("add", "-f", "--", "export/old.md", ".novel/log/daemon.log")
+    history.git.run("commit", "-q", "-m", "as an older version recorded them")
+    run_ticks(project, 1)
+    tracked = history.git.text("ls-files").splitlines()
+    assert not [p for p in tracked if "daemon.log" in p or p.startswith("export/")], tracked

@@ -3,8 +3,9 @@ and hand edit, in `.novel/history.git` with the project folder as work tree.
 
 What an entry holds: every file of the project except what is not the story's
 (`.novel/` holds only state.yaml and the prompt logs in it: the index, the lock,
-the journal's staging, drafts, the usage ledger and the daemon's files stay
-out; money spent stays spent). Each entry's message is a subject line and
+the journal's staging, drafts, the usage ledger and the daemon's files, its log
+in `.novel/log/` included, stay out; money spent stays spent; and `export/`, which
+`novel export` makes again at will, stays out too). Each entry's message is a subject line and
 trailers a program can read (`Novel-Kind`, `Novel-Tick`, `Novel-Words`), so
 plain `git log` reads it too.
 
@@ -26,6 +27,10 @@ from novel_agent.history.git import Git, HistoryError, git_date
 from novel_agent.story.project import Project
 
 KEPT_IN_NOVEL = ("state.yaml", "log")     # what of .novel/ is the story's
+NOT_STORY_FOLDERS = ("export",)           # what `novel export` makes: made again at will
+DAEMON_LOG = ".novel/log/daemon.log"      # and its rotations: the daemon's, not the story's
+NOT_STORY_EXCLUDED = (f":(exclude,glob){DAEMON_LOG}*",)
+NOT_STORY_RECORDED = (f":(glob){DAEMON_LOG}*", *(f":(literal){f}" for f in NOT_STORY_FOLDERS))
 GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objects pile up)
 KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
@@ -115,14 +120,16 @@ class History:
         # grow with the book: at tick 300 the walk took 0.7 s), then what of it is the
         # story is added by name (a name git cannot match fails `add`, so one gone from
         # the disk is taken out of the index instead).
-        self.git.run("add", "-A", "-f", "--", ".", ":(exclude,literal).novel")
+        self.git.run("add", "-A", "-f", "--", ".", ":(exclude,literal).novel",
+                     *(f":(exclude,literal){folder}" for folder in NOT_STORY_FOLDERS))
         novel = self.project.novel_dir
         kept = [f".novel/{n}" for n in KEPT_IN_NOVEL if (novel / n).exists()]
         gone = [f".novel/{n}" for n in KEPT_IN_NOVEL if not (novel / n).exists()]
         if kept:
-            self.git.run("add", "-A", "-f", "--", *kept)
-        if gone:
-            self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone)
+            self.git.run("add", "-A", "-f", "--", *kept, *NOT_STORY_EXCLUDED)
+        # what is not the story's and an older version recorded (the daemon's log, exports)
+        self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone,
+                     *NOT_STORY_RECORDED)
         return self.write_tree()
 
     def write_tree(self) -> str:
@@ -225,6 +232,8 @@ class History:
 
 def is_story(path: str) -> bool:
     """Whether a file (relative to the project) is one the history keeps."""
+    if path.startswith(DAEMON_LOG) or path.split("/")[0] in NOT_STORY_FOLDERS:
+        return False
     if not path.startswith(".novel/"):
         return True
     return path.split("/")[1] in KEPT_IN_NOVEL
