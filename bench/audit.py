@@ -3,7 +3,7 @@
     python bench/audit.py              # 200 scripted scenes, 60 planted, 60 controls
     python bench/audit.py --scenes 100
 
-A scripted book (tests/audit_book.py: the ScriptedModel writes the plans, the
+A scripted book (tests/support/audit_book.py: the ScriptedModel writes the plans, the
 prose and the extractions) of 200 scenes with 60 planted contradictions (6 of
 each rule kind) and 60 near-miss controls (a character dead only in a dream, a
 character who travels, a fact told to the POV in dialogue, ...), run through the
@@ -27,8 +27,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from audit_book import KINDS, BookModel, book, score  # noqa: E402
-
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import create_project  # noqa: E402
 from novel_agent.story.recovery import reconciled  # noqa: E402
@@ -36,6 +34,7 @@ from novel_agent.tick import pipeline  # noqa: E402
 from novel_agent.tick.pipeline import tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
 from novel_agent.tick.stages.audit import audit_project  # noqa: E402
+from tests.support.audit_book import KINDS, BookModel, book, score  # noqa: E402
 
 AUDIT_SECONDS: list[float] = []
 

@@ -24,8 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import story_factory as sf  # noqa: E402
-
 from novel_agent.config.settings import load_config  # noqa: E402
 from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
 from novel_agent.context.prompts import render_stage  # noqa: E402
@@ -45,6 +43,7 @@ from novel_agent.story.scenes import (
 from novel_agent.text.tokens import TokenCounter  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
 from novel_agent.tick.stage_prompts import build_writer  # noqa: E402
+from tests.support import story_factory as sf  # noqa: E402
 
 REPEATS = 15
 

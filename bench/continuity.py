@@ -3,7 +3,7 @@
     python bench/continuity.py               # 500 scenes, 50 planted facts; index at 10,000
     python bench/continuity.py --quick       # 300 scenes, 20 facts; index at 2,000
 
-A synthetic story on disk (tests/planted.py): scenes with a cast of twelve and
+A synthetic story on disk (tests/support/planted.py): scenes with a cast of twelve and
 twenty-five places, one or two ordinary facts per scene, and facts planted in
 the first half, each needed again by the next scene's intention (which names the
 fact's person and place). At a writer budget of 3,000 tokens, prints the share of
@@ -30,8 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from planted import plan_answer, plant, write_planted  # noqa: E402
-
 from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
 from novel_agent.index.recall import WriterRecall  # noqa: E402
 from novel_agent.index.sync import rebuild  # noqa: E402
@@ -42,6 +40,7 @@ from novel_agent.story.scenes import SceneReader  # noqa: E402
 from novel_agent.text.tokens import TokenCounter  # noqa: E402
 from novel_agent.tick.pipeline import preview  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
+from tests.support.planted import plan_answer, plant, write_planted  # noqa: E402
 
 BUDGET = 3000
 OUTPUT, MARGIN = 700, 256

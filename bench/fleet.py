@@ -3,8 +3,8 @@
     .venv/bin/python bench/fleet.py                      # K=8 slots, 1 s a request
     .venv/bin/python bench/fleet.py --slots 4 --latency 0.25 --books 1,4,16
 
-The server is the OpenAI-compatible test server (tests/fake_openai.py) made a
-batching server (tests/batching.py): K parallel slots, a fixed latency per
+The server is the OpenAI-compatible test server (tests/support/fake_openai.py) made a
+batching server (tests/support/batching.py): K parallel slots, a fixed latency per
 request, so one book alone (one request at a time) uses 1/K of it and its
 capacity is K / latency requests/s. It runs in this process; each measured run is
 a child process, so its CPU and memory are the client's alone:
@@ -37,12 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import fake_openai  # noqa: E402
-from batching import Batching  # noqa: E402
-from fake_openai import API_KEY, FakeOpenAIServer  # noqa: E402
-from test_tick_openai import story_responder  # noqa: E402
-
 from novel_agent.story.project import create_project  # noqa: E402
+from tests.support import fake_openai  # noqa: E402
+from tests.support.batching import Batching  # noqa: E402
+from tests.support.fake_openai import API_KEY, FakeOpenAIServer  # noqa: E402
+from tests.support.responders import story_responder  # noqa: E402
 
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
 

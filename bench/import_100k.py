@@ -25,14 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import story_factory as sf  # noqa: E402
-
 from novel_agent.books.importer import import_manuscript  # noqa: E402
 from novel_agent.books.split import load_manuscript  # noqa: E402
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import create_project  # noqa: E402
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.session import Session  # noqa: E402
+from tests.support import story_factory as sf  # noqa: E402
 
 
 def manuscript(path: Path, words: int, per_scene: int = 400, per_chapter: int = 10) -> Path:

@@ -22,14 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from web_server import make_site, serving  # noqa: E402
-
 import novel_agent.web.pages as pages  # noqa: E402
 from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel  # noqa: E402
 from novel_agent.story.project import Project, create_project  # noqa: E402
 from novel_agent.tick.pipeline import tick  # noqa: E402
 from novel_agent.tick.session import Session  # noqa: E402
+from tests.support.web_server import make_site, serving  # noqa: E402
 
 REPEATS = 5
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 
-from audit_book import BookModel, book, score
-from test_audit_policy import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
-from ticking import NOW, run_ticks
-
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.audit import audit_project
+from tests.support.audit_book import BookModel, book, score
+from tests.support.audit_cases import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
+from tests.support.ticking import NOW, run_ticks
 
 
 def three_scenes(project):
@@ -86,7 +85,7 @@ def test_the_planted_book_every_plant_found_no_control_reported(project):
 
 
 def test_novel_audit_after_an_import(project, cli, tmp_path):
-    from test_import import write_book
+    from tests.support.manuscripts import write_book
 
     book = write_book(tmp_path / "book.md", chapters=2, scenes=2)
     assert "imported 4 scenes" in cli("import", str(book), "-p", "harbour").output

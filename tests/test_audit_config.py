@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from test_audit_policy import BAD, configured, extraction
-from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import AuditHoldError, ConfigError
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages.audit import rules_of
+from tests.support.audit_cases import BAD, configured, extraction
+from tests.support.ticking import run_ticks
 
 
 def test_the_presets_set_the_audit_policy_and_its_window():
@@ -47,7 +47,7 @@ LEAVES = extraction(["Mara Quill", "Tobin Keel"],
 
 def absent_then_back(model: ScriptedModel) -> ScriptedModel:
     """Tobin sails away in scene 1 and pours the tea in scene 2: a major finding."""
-    from test_audit_policy import PLAN1, PLAN2, PROSE1
+    from tests.support.audit_cases import PLAN1, PLAN2, PROSE1
     return (model.add("planner", PLAN1).add("writer", PROSE1).add("extractor", LEAVES)
             .add("planner", PLAN2).add("writer", BAD)
             .add("extractor", extraction(["Mara Quill", "Tobin Keel"])))

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import story_responder
-from ticking import run_ticks
 
 from novel_agent.audit.llm import findings_from_json, verify
 from novel_agent.cli import cli
 from novel_agent.files import read_yaml
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import story_responder
+from tests.support.ticking import run_ticks
 
 PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
          "light and found her own stairs drawn on it, and a door she had never seen.")
@@ -96,7 +96,7 @@ def test_verify_evens_out_typography_and_unknown_labels():
 
 
 def test_an_auditor_finding_carries_the_scene_it_contradicts(project):
-    from test_audit_policy import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
+    from tests.support.audit_cases import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
 
     text = project.project_file.read_text()
     project.project_file.write_text(text + "audit:\n  llm: true\n")

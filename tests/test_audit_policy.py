@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from ticking import run_ticks
 
 from novel_agent.audit.held import read_held
 from novel_agent.audit.policy import verdict
@@ -11,37 +10,8 @@ from novel_agent.errors import AuditHoldError, ModelError
 from novel_agent.files import read_yaml
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory
-
-PLAN1 = {"title": "The Weir", "intention": "Tobin drowns while Mara watches.", "pov": "Mara Quill",
-         "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"], "tool_calls": []}
-PLAN2 = {"title": "Tea", "intention": "Mara takes tea at the quay.", "pov": "Mara Quill",
-         "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"], "tool_calls": []}
-PROSE1 = "Tobin Keel drowned at the weir while Mara watched. " * 3
-BAD = "The fog lifted at the weir. Tobin laughed and poured the tea for Mara. " * 3
-GOOD = "The fog lifted at the weir. Mara poured the tea alone and thought of Tobin. " * 3
-
-
-def extraction(present, **more):
-    return {"summary": ["Mara is at the weir.", "The fog lifts slowly.", "The tea goes cold."],
-            "facts": [], "characters": [], "loops_opened": [], "loops_resolved": [],
-            "relationships": [], "present": present, "travel": present, **more}
-
-
-DIES = extraction(["Mara Quill", "Tobin Keel"],
-                  status=[{"name": "Tobin Keel", "status": "dead", "how": "drowned at the weir"}])
-
-
-def book(model: ScriptedModel) -> ScriptedModel:
-    """Scene 1: Tobin drowns. Scene 2's plan (its prose and extraction are the test's)."""
-    return (model.add("planner", PLAN1).add("writer", PROSE1).add("extractor", DIES)
-            .add("planner", PLAN2))
-
-
-def configured(project, **audit):
-    text = project.project_file.read_text()
-    project.project_file.write_text(text + "audit:\n" + "".join(
-        f"  {k}: {v}\n" for k, v in audit.items()))
-    return project.config()
+from tests.support.audit_cases import BAD, GOOD, PLAN2, book, configured, extraction
+from tests.support.ticking import run_ticks
 
 
 def test_report_lands_the_scene_and_saves_the_findings_with_the_tick(project):
@@ -163,7 +133,7 @@ def test_a_tick_in_the_cli_shows_its_findings(project, cli, monkeypatch):
 
 
 def test_the_daemon_stops_on_a_hold_with_exit_5(project):
-    from test_daemon_loop import make
+    from tests.support.daemon_script import make
 
     hold = AuditHoldError("tick 1 is held", tick=1, findings=["x"])
     daemon, _, _, events = make(project, [hold])
@@ -173,11 +143,9 @@ def test_the_daemon_stops_on_a_hold_with_exit_5(project):
 
 
 def test_the_writer_is_told_what_the_pov_does_not_know(tmp_path, projects_dir):
-    from planted import plant, write_planted
-    from test_retrieval import writer_prompt
-
     from novel_agent.files import dump_yaml
     from novel_agent.story.project import create_project
+    from tests.support.planted import plant, write_planted, writer_prompt
 
     project = create_project(projects_dir / "isle", {"name": "isle", "premise": "An island.",
                                                      "protagonist": "Mara Quill"},

@@ -6,11 +6,12 @@ from __future__ import annotations
 import signal
 
 import pytest
-from test_rewind import forked, fresh, story_files
-from ticking import run_ticks
 
 from novel_agent.history.store import History
 from novel_agent.story.scenes import load_scene
+from tests.support.crashes import forked
+from tests.support.projects import fresh, story_files
+from tests.support.ticking import run_ticks
 
 
 def test_redo_writes_the_tick_again_with_the_note(project, cli):

@@ -5,16 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import click
-import clirunner
 import pytest
-from ticking import run_ticks
 
 from novel_agent.cli import cli
-
-README = Path(__file__).resolve().parents[1] / "README.md"
+from tests.support import clirunner
+from tests.support.repo import README, ROOT
+from tests.support.ticking import run_ticks
 
 
 def invoke(*args, ok=True):
@@ -169,11 +167,10 @@ def test_a_command_on_an_offline_book_never_imports_the_openai_sdk(projects_dir)
 
 def test_status_lists_the_overdue_loops_reading_the_tick_once(project, monkeypatch):
     """`novel status` on a long book listed its scenes again for every open loop."""
-    from ticking import run_ticks
-
     from novel_agent.files import dump_yaml
     from novel_agent.reports.status import project_status
     from novel_agent.story.project import Project
+    from tests.support.ticking import run_ticks
     run_ticks(project, 3)
     for n in range(40):
         (project.memory_dir / "loops" / f"old_{n}.yaml").write_text(dump_yaml({
@@ -191,10 +188,9 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(project, args):
     """`novel status | head -1`: the pipe closed before the command writes (the reader gone
     before the interpreter is up) gives exit 1 and no "Error: Broken pipe"."""
     run_ticks(project, 2)
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, "-c", "from novel_agent.cli import main; main()",
-                              *args, "-p", str(project.root)], cwd=root, env=env,
+                              *args, "-p", str(project.root)], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     child.stdout.close()
     _, stderr = child.communicate(timeout=120)

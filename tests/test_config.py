@@ -121,10 +121,11 @@ def test_unknown_preset_lists_the_known_ones():
 def test_the_readme_project_yaml_is_a_valid_configuration(tmp_path):
     """Every key the README's project.yaml example shows is one the loader knows."""
     import re
-    from pathlib import Path
 
     from novel_agent.story.project import Project
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    from tests.support.repo import README
+
+    readme = README.read_text()
     block = re.search(r"```yaml\n# project.yaml\n(.*?)```", readme, re.S).group(1)
     (tmp_path / "project.yaml").write_text(block.replace("premise: ...", "premise: x"))
     config = Project(tmp_path).config()

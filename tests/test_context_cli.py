@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 
-import clirunner
-import story_factory as sf
-from ticking import run_ticks
-
 from novel_agent.story.memory import load_memory
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
+from tests.support import clirunner
+from tests.support import story_factory as sf
+from tests.support.ticking import run_ticks
 
 
 def invoke(*args):

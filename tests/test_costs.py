@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_usage import README, priced, set_llm
 
 from novel_agent.cli import cli
 from novel_agent.config.settings import load_config, load_yaml_layer
@@ -16,6 +14,10 @@ from novel_agent.models.prices import Price, load_price_table, match_price, pric
 from novel_agent.paths import config_dir
 from novel_agent.reports.costs import check_ceiling, estimate_next_tick, forecast, tick_costs
 from novel_agent.story.project import Project
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.projects import set_llm
+from tests.support.repo import README
+from tests.support.responders import priced
 
 
 def rows(*costs_per_tick, stage="writer"):

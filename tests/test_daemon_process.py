@@ -4,60 +4,17 @@ one ticker per project, `novel stop`, and giving up after K failures."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
-import pytest
 import yaml
-from fake_openai import FakeOpenAIServer
 
 from novel_agent.files import read_front_matter
 from novel_agent.story.project import create_project
 from novel_agent.tick.prompt_log import log_path
-
-ROOT = Path(__file__).resolve().parents[1]
-NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
-
-
-def until(condition, timeout: float = 30.0, what: str = "condition"):
-    """Poll `condition` until it is truthy (and return it), or fail after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def novel(tmp_path, projects_dir):
-    """novel(*args) starts `novel ARGS` in the background; novel.run(*args) runs it to the
-    end. No process outlives the test."""
-    procs: list[subprocess.Popen] = []
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def start(*args, extra_env=None):
-        proc = subprocess.Popen([*NOVEL, *args], cwd=tmp_path, env={**env, **(extra_env or {})},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        procs.append(proc)
-        return proc
-
-    def run(*args, timeout=60, extra_env=None):
-        proc = start(*args, extra_env=extra_env)
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err
-
-    start.run = run
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=10)
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.processes import novel, until  # noqa: F401 - novel is a fixture
 
 
 def scenes(project) -> list[int]:

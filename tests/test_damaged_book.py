@@ -6,11 +6,11 @@ After the fix the book goes on."""
 from __future__ import annotations
 
 import pytest
-from fake_openai import API_KEY, FakeOpenAIServer
-from ticking import run_ticks
 
 from novel_agent.errors import DamagedBookError
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.fake_openai import API_KEY, FakeOpenAIServer
+from tests.support.ticking import run_ticks
 
 CASES = {
     "a scene deleted mid-book": (lambda p: p.scene_path(3).unlink(),

@@ -9,14 +9,14 @@ import stat
 
 import pytest
 from click.testing import CliRunner
-from conftest import files_of
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.history.store import History
 from novel_agent.reports.doctor import diagnose
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.projects import files_of
+from tests.support.ticking import run_ticks
 
 
 def doctor(project, *flags):

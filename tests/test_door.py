@@ -9,11 +9,11 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.ticking import run_ticks
 
 
 def novel(*args):

@@ -9,12 +9,12 @@ import re
 import socket
 
 import pytest
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import PROSE, stage_of, story_responder
-from ticking import run_ticks
 
 from novel_agent.errors import TickError
 from novel_agent.models.openai_compat import OpenAICompatModel
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import PROSE, stage_of, story_responder
+from tests.support.ticking import run_ticks
 
 PLAN = json.loads(story_responder({"messages": [{"content": "planner"}]}))
 

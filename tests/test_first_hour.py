@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent.cli import cli as novel
 from novel_agent.config.settings import load_config, load_yaml_layer
@@ -13,6 +12,8 @@ from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats
 from novel_agent.reports.usage import project_rows
 from novel_agent.story.project import create_project, find_project
+from tests.support.repo import ROOT
+from tests.support.ticking import run_ticks
 
 
 def invoke(*args: str, env: dict | None = None):
@@ -143,6 +144,5 @@ def test_stats_and_usage_count_the_same_prompt_tokens(project):
 
 
 def test_the_demo_installs_quietly():
-    from pathlib import Path
-    demo = (Path(__file__).parent.parent / "scripts" / "demo").read_text()
+    demo = (ROOT / "scripts" / "demo").read_text()
     assert "novel models install --quiet" in demo

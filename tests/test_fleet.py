@@ -11,10 +11,6 @@ import sys
 import time
 
 import pytest
-from batching import Batching
-from fake_openai import API_KEY, FakeOpenAIServer
-from test_daemon_process import until
-from test_tick_openai import story_responder
 
 from novel_agent.fleet.premises import read_premises
 from novel_agent.fleet.scheduler import Fleet, FleetOptions, fleet_projects
@@ -22,6 +18,10 @@ from novel_agent.fleet.view import read_state
 from novel_agent.models.local import default_gguf_path
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.scenes import scene_ticks
+from tests.support.batching import Batching
+from tests.support.fake_openai import API_KEY, FakeOpenAIServer
+from tests.support.processes import until
+from tests.support.responders import story_responder
 
 
 def offline_books(folder, n: int) -> list[Project]:
@@ -349,7 +349,7 @@ def test_the_live_view_redraws_in_place_on_a_terminal(capsys):
 
 def test_a_book_that_waits_for_its_author_is_parked_at_once_and_the_rest_finish(projects_dir,
                                                                               cli):
-    from ticking import run_ticks
+    from tests.support.ticking import run_ticks
     books = offline_books(projects_dir, 2)
     run_ticks(books[0], 3)
     books[0].scene_path(2).unlink()          # a scene deleted mid-book: doctor --fix's to mend

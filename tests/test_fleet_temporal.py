@@ -16,14 +16,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from test_crash_matrix import assert_sound
 
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import scene_ticks
+from tests.support.crashes import assert_sound
+from tests.support.repo import ROOT
 
 testing = pytest.importorskip("temporalio.testing", reason="the temporal extra is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
 BOOKS, TICKS = 5, 3
 

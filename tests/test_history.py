@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 
-from test_crash_matrix import forked_tick
-from ticking import run_ticks
-
 from novel_agent.history.store import History, describe
 from novel_agent.models.offline import OfflineModel
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.crashes import forked_tick
+from tests.support.ticking import run_ticks
 
 
 def subjects(project) -> list[str]:

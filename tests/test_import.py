@@ -9,10 +9,6 @@ import re
 import pytest
 import yaml
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from story_factory import prose
-from test_tick_openai import KEY, stage_of
-from ticking import run_ticks
 
 from novel_agent.books.importer import create_cast, import_manuscript
 from novel_agent.books.split import load_manuscript
@@ -28,25 +24,11 @@ from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.text.names import name_problem
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session
-
-PEOPLE = ("Mara Quill", "Tobin Keel", "Ilse Varga")
-
-
-def scene_text(chapter: int, scene: int) -> str:
-    """~120 words that name one of PEOPLE and end with a marker sentence."""
-    who = PEOPLE[(chapter + scene) % 3]
-    return (f"{who} came down to the harbour in chapter {chapter}. "
-            + prose(110, chapter * 10 + scene) + f"\n\nThis is scene {chapter}.{scene}.")
-
-
-def write_book(path, chapters: int = 3, scenes: int = 3):
-    """A manuscript of `chapters` chapters of `scenes` scenes between `* * *` breaks."""
-    parts = []
-    for c in range(1, chapters + 1):
-        parts.append(f"# Chapter {c}")
-        parts.append("\n\n* * *\n\n".join(scene_text(c, s) for s in range(1, scenes + 1)))
-    path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
-    return path
+from tests.support.fake_openai import API_KEY as KEY
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.manuscripts import PEOPLE, write_book
+from tests.support.responders import stage_of
+from tests.support.ticking import run_ticks
 
 
 def import_responder(body):

@@ -3,14 +3,13 @@ its best item's barest form is over the section's share; items marked `keep` sta
 
 from __future__ import annotations
 
-import story_factory as sf
-
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
 from novel_agent.context.items import Entry, Item, Pool, Tail, bounded, choose, select
 from novel_agent.context.prompts import render_stage
 from novel_agent.text.tokens import TokenCounter
+from tests.support import story_factory as sf
 
 COUNTER = TokenCounter("gpt-4o")
 count = COUNTER.count

@@ -4,8 +4,6 @@ newest scene's ending; and summary bullets a grammar stopped in mid-word, ended.
 
 from __future__ import annotations
 
-from ticking import run_ticks
-
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import (
     BULLET_CHARS,
@@ -20,6 +18,7 @@ from novel_agent.story.decisions import (
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.ticking import run_ticks
 
 
 class Heard(OfflineModel):

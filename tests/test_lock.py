@@ -8,11 +8,11 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import LockError
 from novel_agent.story.project import Project
+from tests.support.ticking import run_ticks
 
 
 def test_a_second_holder_waits_then_is_told_who_holds_it(project):

@@ -13,8 +13,6 @@ import json
 import statistics
 
 import pytest
-from long_checks import LongRun
-from stress_model import StressModel
 
 from novel_agent.context.builders import intention_text
 from novel_agent.context.relevance import Focus, character_line, loop_items
@@ -25,6 +23,8 @@ from novel_agent.story.recovery import reconciled
 from novel_agent.story.summaries import load_tree, tree_depth
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.long_checks import LongRun
+from tests.support.stress_model import StressModel
 
 
 def test_a_loop_is_touched_by_what_tells_it_apart_not_by_common_words():

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from planted import plan_answer
-from ticking import run_ticks
 
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import load_lorebook, parse_lore
+from tests.support.planted import plan_answer
+from tests.support.ticking import run_ticks
 
 
 def write(folder: Path, name: str, text: str) -> Path:

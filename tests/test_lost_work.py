@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from ticking import run_ticks
 
 from novel_agent.errors import DamagedBookError, FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
@@ -14,6 +13,7 @@ from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.stages.commit import commit_tick
+from tests.support.ticking import run_ticks
 
 
 @pytest.fixture

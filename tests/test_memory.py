@@ -26,9 +26,8 @@ def test_a_broken_memory_list_names_its_file_and_line(tmp_path, name, text, line
 
 
 def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
-    from ticking import run_ticks
-
     from novel_agent.models.scripted import ScriptedModel
+    from tests.support.ticking import run_ticks
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  max_tools_per_tick: 5\n")
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
@@ -81,9 +80,8 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
 # -- bug A: the extractor finds characters as the planner's tools do ----------------------
 
 def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
-    from ticking import run_ticks
-
     from novel_agent.models.scripted import ScriptedModel
+    from tests.support.ticking import run_ticks
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
              for n in ("Mara Voss", "Tobin Keel")]
     plan = {"title": "The Map", "intention": "Mara Voss finds the map.", "pov": "Mara Voss",
@@ -138,7 +136,7 @@ def test_a_question_asked_again_after_its_loop_was_resolved_opens_a_new_loop():
 # -- the layout: one file per loop and per relationship, the file name is the id ---------
 
 def test_each_loop_and_relationship_is_a_file_named_by_its_id(project):
-    from ticking import run_ticks
+    from tests.support.ticking import run_ticks
     run_ticks(project, 12)
     memory = load_memory(project.memory_dir)
     assert memory.loops and memory.relationships

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent import crashpoints
 from novel_agent.cli import cli
@@ -23,6 +22,7 @@ from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.recovery import migrate_memory
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.ticking import run_ticks
 
 
 def novel(*args):

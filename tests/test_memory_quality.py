@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ticking import run_ticks
-
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
 from novel_agent.story.memory import Memory, upsert_character
 from novel_agent.text.names import fact_problem, loop_problem, person_problem
 from novel_agent.tick.stages import extract, plan, tools
+from tests.support.ticking import run_ticks
 
 PROSE = ("Edda Lorn dragged the drowned man up the shingle. The sailor had a map sewn into "
          "his coat, and on it was a room in her own lighthouse that she had never seen. "

@@ -6,11 +6,11 @@ import json
 
 import openai
 import pytest
-from fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
 
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import ChatModel, Request
 from novel_agent.models.openai_compat import OpenAICompatModel
+from tests.support.fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
 
 SCHEMA = {"type": "object", "properties": {"title": {"type": "string", "maxLength": 40}},
           "required": ["title"]}

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-from story_factory import story
-
 from novel_agent.context.builders import as_of, planner_briefing
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.prompt_log import log_path
+from tests.support.story_factory import story
 
 
 def messages(project, tick: int, stage: str) -> str:
@@ -82,12 +81,11 @@ def test_the_planners_recent_scenes_and_facts_do_not_move_with_the_loops():
     """Recent scenes and "What is known" are filled before the loops (which change every
     tick), so the room they get, and their text, does not depend on how many loops are
     open: with the recent scenes over their share, 3 loops or 12 leave them the same."""
-    import story_factory as sf
-
     from novel_agent.context.briefing import propose_briefing
     from novel_agent.context.builders import planner_briefing
     from novel_agent.context.items import Item
     from novel_agent.text.tokens import TokenCounter
+    from tests.support import story_factory as sf
 
     counter = TokenCounter("gpt-4o-mini")
     recent = [Scene(tick=t, body="x", title=f"The crossing {t}", pov="Mara",

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from ticking import run_ticks
+
+from tests.support.ticking import run_ticks
 
 NOVEL = str(Path(sys.executable).with_name("novel"))
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2

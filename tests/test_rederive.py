@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-from test_import import write_book
-from ticking import run_ticks
-
 from novel_agent.books.importer import import_manuscript
 from novel_agent.books.split import load_manuscript
 from novel_agent.history.hooks import opened
@@ -14,6 +11,8 @@ from novel_agent.revision.rederive import replay_range
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import memory_files
 from novel_agent.tick.session import Session
+from tests.support.manuscripts import write_book
+from tests.support.ticking import run_ticks
 
 
 def files(memory, project):

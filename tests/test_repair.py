@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import shutil
 
-from test_rewind import fresh, story_files
-from ticking import run_ticks
-
 from novel_agent.history.store import History
 from novel_agent.story.memory import load_memory
 from novel_agent.story.memory_files import memory_files
+from tests.support.projects import fresh, story_files
+from tests.support.ticking import run_ticks
 
 
 def delete_scenes(project, ticks):

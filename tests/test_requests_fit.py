@@ -15,10 +15,6 @@ import json
 import pytest
 import yaml
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_audit_policy import DIES, extraction
-from test_tick_openai import stage_of
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import ModelError, ModelResponseError
@@ -27,6 +23,10 @@ from novel_agent.models.base import Request
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.tick.session import Session, counter_for
+from tests.support.audit_cases import DIES, extraction
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import stage_of
+from tests.support.ticking import run_ticks
 
 WINDOW = 1200
 SMALL = {"preset": "aggressive",       # revise on a major finding; every prompt filled to 95%

@@ -4,28 +4,18 @@ the recall probe, and optional embeddings through the OpenAI-compatible test ser
 from __future__ import annotations
 
 import pytest
-from fake_openai import FakeOpenAIServer
-from planted import plan_answer, plant, write_planted
-from ticking import run_ticks
 
 from novel_agent.context.retrieval import Candidate, Need, retrieval_items, score
 from novel_agent.index.documents import short_hash
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.planted import plant, write_planted, writer_prompt
+from tests.support.ticking import run_ticks
 
 WEIGHTS = {"bm25": 3.0, "pov": 0.5, "character": 1.0, "location": 1.0, "loop": 2.0,
            "recency": 0.5, "pin": 5.0, "embedding": 3.0}
-
-
-def writer_prompt(project, plan: Plan, config=None, *, make=None) -> tuple[str, dict]:
-    """The writer's prompt (as one string) and report for the next tick, planned as `plan`."""
-    model = ScriptedModel().add("planner", plan_answer(plan))
-    config = config or project.config()
-    with Session.open(project, config, make_model=make or (lambda source: model)) as session:
-        built = preview(session, "writer")
-    return "\n".join(m["content"] for m in built.messages), built.report
 
 
 # ---------------------------------------------------------------- scoring (pure)

@@ -11,9 +11,6 @@ from __future__ import annotations
 import signal
 
 import yaml
-from story_factory import prose
-from test_rewind import forked, fresh, story_files
-from ticking import NOW, run_ticks
 
 from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
@@ -24,6 +21,10 @@ from novel_agent.story.memory import load_memory
 from novel_agent.story.memory_files import memory_files
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.session import Session
+from tests.support.crashes import forked
+from tests.support.projects import fresh, story_files
+from tests.support.story_factory import prose
+from tests.support.ticking import NOW, run_ticks
 
 OLD5 = (prose(150, 5) + "\n\nThe Zanzibar clockwork ticked in the mill. Mara pushed the ivory astrolabe "
         "deep beneath the stone where the wheel turns, and Tobin Keel waited at the Old "

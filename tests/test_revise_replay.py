@@ -1,4 +1,4 @@
-"""Revise is a replay: a book whose extractor reads the prose (tests/reading_model.py:
+"""Revise is a replay: a book whose extractor reads the prose (tests/support/reading_model.py:
 deaths, places, objects, new people, the clock, a first name for a POV) and an edit by
 hand made after the revised scene.
 
@@ -10,11 +10,6 @@ ticks wrote, their recorded changes and the clock."""
 from __future__ import annotations
 
 import yaml
-from fake_openai import API_KEY, FakeOpenAIServer
-from reading_model import ReadingModel
-from story_server import StoryServer
-from test_rewind import fresh
-from ticking import NOW
 
 from novel_agent.history.hooks import opened
 from novel_agent.models.scripted import ScriptedModel
@@ -27,6 +22,11 @@ from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.fake_openai import API_KEY, FakeOpenAIServer
+from tests.support.projects import fresh
+from tests.support.reading_model import ReadingModel
+from tests.support.story_server import StoryServer
+from tests.support.ticking import NOW
 
 EVENTS = {
     2: ["Anselm Vey came in from the rain.", "Anselm Vey picked up the brass key.",

@@ -4,14 +4,10 @@ process holds the project, and a kill -9 at each step leaves it before or after.
 
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest
 from click.testing import CliRunner
-from conftest import files_of
-from test_import import write_book
-from ticking import run_ticks
 
 from novel_agent.books.importer import import_manuscript
 from novel_agent.books.split import load_manuscript
@@ -19,20 +15,11 @@ from novel_agent.cli import cli as novel
 from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import create_project
 from novel_agent.tick.session import Session
-
-STORY = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
-         "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}
-
-
-def fresh(folder):
-    """A project like the `project` fixture's, in another folder."""
-    return create_project(folder / "harbour", STORY, config={"llm": {"provider": "offline"}})
-
-
-def story_files(project) -> dict[str, bytes]:
-    return files_of(project.root)
+from tests.support.crashes import forked
+from tests.support.manuscripts import write_book
+from tests.support.projects import fresh, story_files
+from tests.support.ticking import run_ticks
 
 
 def rewind(project, *args, ok=True):
@@ -151,21 +138,6 @@ def test_bad_requests_are_one_line_and_change_nothing(project, snapshot, args, m
     result = rewind(project, *args, ok=False)
     assert result.exit_code != 0 and message in result.output
     assert snapshot(project.root) == before
-
-
-def forked(project, args, point):
-    """`novel ARGS -p project` in a forked child killed at crash point `point`."""
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.environ["NOVEL_TEST_CRASH_AT"] = point
-            novel.main([*args, "-p", str(project.root)], standalone_mode=False)
-        except BaseException:
-            code = 3
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 @pytest.mark.parametrize("point, after", [("before_journal", False), ("mid_commit", True)])

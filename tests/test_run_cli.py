@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from clirunner import invoke
-
 from novel_agent.daemon import log as daemon_log
+from tests.support.clirunner import invoke
 
 
 def run(*args):

@@ -4,8 +4,6 @@ what an embedded small model gets, since it writes whole scenes it is shown agai
 from __future__ import annotations
 
 import pytest
-import story_factory as sf
-from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
 from novel_agent.context.builders import ENDING_WORDS, scene_ending
@@ -17,6 +15,8 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.session import Session
+from tests.support import story_factory as sf
+from tests.support.ticking import run_ticks
 
 COUNTER = TokenCounter("gpt-4o")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from ticking import run_ticks
 
 from novel_agent.index.db import Index
 from novel_agent.index.search import match_query, search
 from novel_agent.index.sync import open_index, sync
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.memory import load_memory
+from tests.support.ticking import run_ticks
 
 
 def kinds(project) -> dict[str, int]:

@@ -7,18 +7,18 @@ from __future__ import annotations
 import http.client
 import re
 import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import files_of
-from ticking import run_ticks
-from web_server import make_site, serving
 
 import novel_agent.web.pages as pages
 from novel_agent.cli import cli
 from novel_agent.daemon.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
 from novel_agent.files import dump_yaml, read_yaml
+from tests.support.projects import files_of
+from tests.support.repo import README, ROOT
+from tests.support.ticking import run_ticks
+from tests.support.web_server import make_site, serving
 
 SECRET = "test-secret"
 
@@ -444,11 +444,10 @@ def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, t
 
 
 def test_the_readme_shows_the_browser_s_screenshots():
-    readme = Path(__file__).resolve().parents[1] / "README.md"
-    text = readme.read_text()
+    text = README.read_text()
     for name in ("library", "scene", "live", "context"):
         assert f"](docs/serve_{name}.png)" in text
-        assert (readme.parent / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
+        assert (ROOT / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
             b"\x89PNG\r\n\x1a\n"
     assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/test_serve_browser.py" in text
 

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.daemon.heartbeat import read_heartbeat, running
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.ticking import run_ticks
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import story_factory as sf
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +16,7 @@ from novel_agent.context.writer import Piece, WriterInputs, propose_writer
 from novel_agent.errors import ContextOverflowError
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.text.vocabulary import load_encoding
+from tests.support import story_factory as sf
 
 COUNTER = TokenCounter("gpt-4o")
 ENC = load_encoding("o200k_base")

@@ -4,11 +4,6 @@ planner cannot make the dead tell a scene or be in one (issue 37, item 3)."""
 
 from __future__ import annotations
 
-import clirunner
-import story_factory as sf
-from test_audit_policy import extraction
-from ticking import run_ticks
-
 from novel_agent.config.settings import load_config
 from novel_agent.context.auditor import auditor_briefing
 from novel_agent.context.briefing import propose_briefing
@@ -23,6 +18,10 @@ from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import find_person, load_memory
 from novel_agent.story.scenes import Scene, SceneReader
 from novel_agent.text.tokens import TokenCounter
+from tests.support import clirunner
+from tests.support import story_factory as sf
+from tests.support.audit_cases import extraction
+from tests.support.ticking import run_ticks
 
 COUNTER = TokenCounter("gpt-4o")
 CONFIG = load_config()

@@ -9,13 +9,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
-from test_usage import README, set_llm
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
 from novel_agent.reports.usage import project_rows
 from novel_agent.tick.prompt_log import log_path
+from tests.support.projects import set_llm
+from tests.support.repo import README
+from tests.support.ticking import run_ticks
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import FileFormatError
 from novel_agent.models.offline import first_sentence
 from novel_agent.story.steer import read_steer
+from tests.support.ticking import run_ticks
 
 
 def prompt(project, tick: int, stage: str) -> str:

@@ -4,12 +4,12 @@ progress callbacks, the idle timeout (silence, not the clock), llama.cpp's optio
 from __future__ import annotations
 
 import pytest
-from fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
 
 from novel_agent.errors import ModelError
 from novel_agent.models.base import WORDS, Progress, Request
 from novel_agent.models.local import CACHE_OPTIONS
 from novel_agent.models.openai_compat import OpenAICompatModel
+from tests.support.fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
 
 TEXT = "The lamp burned low while the sea climbed the rocks below the gallery."
 PIECES = 14    # the fake server streams 5 characters a piece

@@ -8,8 +8,6 @@ import sqlite3
 
 import yaml
 from click.testing import CliRunner
-from clirunner import invoke
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.context.tier3 import select_tier3, tier3_budget
@@ -22,6 +20,8 @@ from novel_agent.story.scenes import load_scenes
 from novel_agent.story.summaries import DocCache, SummaryDoc, SummaryTree, load_tree
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import fits
+from tests.support.clirunner import invoke
+from tests.support.ticking import run_ticks
 
 
 def configure(project, **sections):

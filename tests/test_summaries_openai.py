@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import yaml
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import story_responder
 
 from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import story_responder
 
 SUMMARY = ("- Mara Quill studies the drowned man's map: it shows a door she has never seen.\n"
            "- The question of what lies behind the drawn door opens.\n"

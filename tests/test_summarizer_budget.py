@@ -6,12 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import story_factory as sf
 import yaml
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import stage_of, story_responder
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.config.budget import stage_budget
@@ -21,6 +17,10 @@ from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import trim_summary
+from tests.support import story_factory as sf
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import stage_of, story_responder
+from tests.support.ticking import run_ticks
 
 SMALL = {"llm": {"summarizer_max_tokens": 300, "planner_max_tokens": 200,
                  "writer_max_tokens": 300, "extractor_max_tokens": 200},

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import story_responder
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.context.prompts import SAMPLE_VALUES, check_templates, render_stage, sample_context
 from novel_agent.errors import ConfigError
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.paths import TEMPLATES_DIR
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import story_responder
+from tests.support.ticking import run_ticks
 
 WRITE = (TEMPLATES_DIR / "write.j2").read_text()
 BROKEN = [

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from ticking import run_ticks
 
 from novel_agent.errors import DamagedBookError, ModelError, TickError
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.ticking import run_ticks
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}

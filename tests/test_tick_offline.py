@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import yaml
-from ticking import run_ticks
 
 from novel_agent.files import read_front_matter
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory, slug
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.tick.prompt_log import log_path
+from tests.support.ticking import run_ticks
 
 
 def test_three_ticks_write_scenes_plans_memory(project):

@@ -2,60 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import re
-
 from click.testing import CliRunner
-from fake_openai import API_KEY as KEY
-from fake_openai import FakeOpenAIServer
 
 from novel_agent.cli import cli
 from novel_agent.story.memory import load_memory
 from novel_agent.story.scenes import load_scene
-
-PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
-         "light and found her own stairs drawn on it, and a door she had never seen.")
-
-
-def stage_of(body) -> str:
-    """Which stage sent `body`, told by the opening words of its system prompt (the
-    summarizer's names 'the writer' too, so it is asked first)."""
-    system = body["messages"][0]["content"]
-    if "condense part of a novel" in system:
-        return "summarizer"
-    if "planner" in system:
-        return "planner"
-    if "writer" in system:
-        return "writer"
-    if "record what it establishes" in system:
-        return "extractor"
-    return "other"
-
-
-def story_responder(body):
-    stage = stage_of(body)
-    if stage == "planner":
-        return json.dumps({
-            "title": "The Drawn Door", "intention": "Mara studies the map and finds a door.",
-            "pov": "Mara Quill", "location": "Skerry Light", "characters": ["Mara Quill"],
-            "tool_calls": [{"tool": "open_loop", "name": "door",
-                            "detail": "what lies behind the drawn door"},
-                           {"tool": "create_character", "name": "The Stranger",
-                            "detail": "drowned, carried the map"}]})
-    if stage == "writer":      # a scene after the first says something new: copies go
-        found = re.search(r"Write scene (\d+) now", body["messages"][-1]["content"])
-        n = int(found.group(1)) if found else 1
-        return PROSE if n == 1 else f"{PROSE} The bell rang {n} times."
-    if stage == "summarizer":                  # the prose names all a summary must
-        return PROSE
-    if stage == "extractor":
-        return json.dumps({
-            "summary": ["Mara studies the map.", "She finds a door drawn on it.",
-                        "The door is not in her lighthouse."],
-            "facts": ["The map shows a door Mara has never seen"],
-            "characters": [{"name": "Mara Quill", "state": "unsettled"}],
-            "loops_opened": [], "loops_resolved": [], "relationships": []})
-    return "- summary"
+from tests.support.fake_openai import API_KEY as KEY
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.responders import PROSE, stage_of, story_responder
 
 
 def tick(server, *extra):

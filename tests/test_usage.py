@@ -4,15 +4,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
-from clirunner import invoke
-from fake_openai import FakeOpenAIServer
-from test_tick_openai import story_responder
-from ticking import run_ticks
 
 from novel_agent.cli import cli
 from novel_agent.errors import FileFormatError, ModelError
@@ -23,27 +17,15 @@ from novel_agent.models.openai_compat import OpenAICompatModel
 from novel_agent.models.prices import Price
 from novel_agent.models.recording import RecordingModel
 from novel_agent.story.project import Project
+from tests.support.clirunner import invoke
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.projects import set_llm
+from tests.support.repo import README
+from tests.support.responders import USAGE, priced
+from tests.support.ticking import run_ticks
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-USAGE = {"prompt_tokens": 1000, "completion_tokens": 100,
-         "prompt_tokens_details": {"cached_tokens": 400}}
 # gpt-4o-mini: (600 × $0.15 + 400 × $0.075 + 100 × $0.60) / 1M = $0.00018 a call
 CALL_COST = (600 * 0.15 + 400 * 0.075 + 100 * 0.60) / 1_000_000
-
-
-def priced(body):
-    """The story's answers, each reporting 1,000 prompt tokens (400 cached) and 100 out."""
-    return {"content": story_responder(body), "usage": USAGE}
-
-
-def set_llm(root, **values) -> None:
-    """Merge `values` into the project's llm and generation settings."""
-    path = root / "project.yaml"
-    data = yaml.safe_load(path.read_text())
-    for dotted, value in values.items():
-        section, key = dotted.split("__")
-        data.setdefault(section, {})[key] = value
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def usage_json(*extra) -> dict:

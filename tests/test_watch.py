@@ -16,11 +16,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from test_daemon_process import until
 
 from novel_agent import paths
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.watch import ChangeSet, Watched, Watcher
+from tests.support.processes import until
 
 
 class Recording(Watcher):

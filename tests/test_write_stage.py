@@ -4,13 +4,13 @@ over it is cut at a sentence, continued only when short; scaffolding comes off."
 from __future__ import annotations
 
 import pytest
-from ticking import run_ticks
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
 from novel_agent.models.base import WORDS, Completion
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages import write
+from tests.support.ticking import run_ticks
 
 PLAN = {"title": "The Lamp Room", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}

@@ -1,5 +1,5 @@
 """A story server: an OpenAI-compatible test server's responder that answers like the
-offline model (or a kind of one: tests/stress_model.py, tests/reading_model.py), from the
+offline model (or a kind of one: stress_model.py, reading_model.py), from the
 project's files, through the real openai SDK.
 
     with FakeOpenAIServer(StoryServer(project, model=ReadingModel(source=None))) as server:
@@ -38,7 +38,7 @@ class StoryServer:
     """A responder that answers like the offline model, from the project's files."""
 
     def __init__(self, project: Project, model: OfflineModel | None = None):
-        """`model`: an OfflineModel (or a kind of one, tests/stress_model.py) to answer with."""
+        """`model`: an OfflineModel (or a kind of one, stress_model.py) to answer with."""
         self.project, self.source = project, StorySource()
         self.model = model or OfflineModel(seed=0)
         self.model.source = self.source

@@ -21,9 +21,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from story_factory import prose as filler
-
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.story_factory import prose as filler
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga", "Corin Lisle", "Petra Holm", "Anselm Thorne",
         "Nell Brandt", "Oskar Fenn")

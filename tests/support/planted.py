@@ -5,7 +5,9 @@ writes `scenes` scene files (a cast of twelve, twenty-five places, realistic
 summaries), memory files (the cast, the places, facts: one or two ordinary
 facts per scene, like the extractor's, plus the planted ones), and state.yaml.
 Each `Probe` is a fact planted in the story's first half and needed by the plan of
-the next scene (`scenes + 1`), whose intention names the fact's place and person.
+the next scene (`scenes + 1`), whose intention names the fact's place and person;
+`plan_answer(plan)` is a planner's answer for it, and `writer_prompt(project, plan)` the
+writer's prompt the next tick would send.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from story_factory import prose
-
 from novel_agent.files import atomic_write, dump_yaml
+from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import slug
 from novel_agent.story.scenes import Scene
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
+from tests.support.story_factory import prose
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga", "Corin Lisle", "Petra Quell", "Anselm Thorne",
         "Nell Brandt", "Oskar Fenn", "Hedda Vale", "Jonah Reed", "Signe Holm", "Bram Ostrow")
@@ -111,3 +115,12 @@ def plan_answer(plan: Plan) -> dict:
     """The planner's JSON answer for `plan` (for a ScriptedModel)."""
     return {"title": plan.title, "intention": plan.intention, "pov": plan.pov,
             "location": plan.location, "characters": list(plan.characters), "tool_calls": []}
+
+
+def writer_prompt(project, plan: Plan, config=None, *, make=None) -> tuple[str, dict]:
+    """The writer's prompt (as one string) and report for the next tick, planned as `plan`."""
+    model = ScriptedModel().add("planner", plan_answer(plan))
+    config = config or project.config()
+    with Session.open(project, config, make_model=make or (lambda source: model)) as session:
+        built = preview(session, "writer")
+    return "\n".join(m["content"] for m in built.messages), built.report

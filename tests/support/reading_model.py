@@ -20,7 +20,7 @@ answers depends on the prose only (never on the plan or memory), so a scene writ
 is extracted twice alike, in-process or through the test server. Every fourth plan names
 its POV by first name only (as a model does), so the tools learn an alias. Used in-process
 (`make_model=lambda source: ReadingModel(source=source, events=...)`) and behind the test
-server (tests/story_server.py, which reads the prose back from the prompt).
+server (story_server.py, which reads the prose back from the prompt).
 """
 
 from __future__ import annotations
