@@ -84,16 +84,12 @@ def ticked(tmp_path_factory):
 @pytest.fixture
 def openai_project(projects_dir, monkeypatch) -> Path:
     """A new project on the openai provider (OPENAI_API_KEY set to the test key)."""
-    from click.testing import CliRunner
-
-    from novel_agent.cli import cli as novel
+    from tests.support.clirunner import invoke
     from tests.support.fake_openai import API_KEY
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    result = CliRunner().invoke(novel, ["new", "harbour", "--premise",
-                                        "A lighthouse keeper finds a drowned man's map.",
-                                        "--provider", "openai"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    invoke("new", "harbour", "--premise", "A lighthouse keeper finds a drowned man's map.",
+           "--provider", "openai", ok=True)
     return projects_dir / "harbour"
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
 from novel_agent.audit.llm import findings_from_json, verify
-from novel_agent.cli import cli
 from novel_agent.files import read_yaml
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import story_responder
 from tests.support.ticking import run_ticks
@@ -38,8 +36,8 @@ def enable(project_dir):
 
 
 def tick(server):
-    return CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", server.base_url,
-                                    "--model", "gpt-4o-mini"], catch_exceptions=False)
+    return invoke("tick", "-p", "harbour", "--base-url", server.base_url,
+                  "--model", "gpt-4o-mini")
 
 
 def test_findings_are_kept_only_with_a_quote_from_the_draft(openai_project):

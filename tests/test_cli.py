@@ -9,17 +9,12 @@ import sys
 import click
 import pytest
 
-from novel_agent.cli import cli
-from tests.support import clirunner
+from novel_agent.cli import cli as novel
 from tests.support.repo import README, ROOT
 from tests.support.ticking import run_ticks
 
 
-def invoke(*args, ok=True):
-    return clirunner.invoke(*args, ok=True if ok else None)
-
-
-def all_commands(group=cli, prefix=()):
+def all_commands(group=novel, prefix=()):
     for name, command in group.commands.items():
         path = prefix + (name,)
         yield path, command
@@ -27,59 +22,59 @@ def all_commands(group=cli, prefix=()):
             yield from all_commands(command, path)
 
 
-def test_new_tick_status_scenes(projects_dir):
-    out = invoke("new", "harbour", "--premise", "A keeper finds a map.", "--provider",
-                 "offline").output
+def test_new_tick_status_scenes(projects_dir, cli):
+    out = cli("new", "harbour", "--premise", "A keeper finds a map.", "--provider",
+              "offline").output
     assert f"Created project 'harbour' at {projects_dir / 'harbour'}" in out
-    out = invoke("tick", "-n", "2").output
+    out = cli("tick", "-n", "2").output
     assert out.startswith("model: offline model")
     assert "tick 1 of harbour" in out and "tick 2 of harbour" in out
     for stage in ("plan", "write", "extract", "commit"):
         assert f"  {stage}" in out
     assert "harbour/scenes/scene_002.md" in out
-    status = invoke("status", "-p", "harbour").output
+    status = cli("status", "-p", "harbour").output
     assert "ticks       2  (2 scenes" in status
     assert "offline" in status
-    listing = invoke("scenes", "list").output.splitlines()
+    listing = cli("scenes", "list").output.splitlines()
     assert [line.split()[0] for line in listing] == ["1", "2"]
-    shown = invoke("scenes", "show", "2").output
+    shown = cli("scenes", "show", "2").output
     assert shown.startswith("# ") and "(scene 2," in shown
-    tree = invoke("inspect").output
+    tree = cli("inspect").output
     assert "scenes/  (2 files)" in tree and "plans/  (2 files)" in tree
 
 
-def test_new_from_a_foundation_file(projects_dir, tmp_path):
+def test_new_from_a_foundation_file(projects_dir, tmp_path, cli):
     foundation = tmp_path / "f.yaml"
     foundation.write_text("premise: Two sisters run a ferry.\ngenre: literary\n"
                           "tone: quiet\nsetting: a river delta\nprotagonist: Ada\n")
-    invoke("new", "ferry", "--foundation", str(foundation), "--model", "gpt-4o")
+    cli("new", "ferry", "--foundation", str(foundation), "--model", "gpt-4o")
     text = (projects_dir / "ferry" / "project.yaml").read_text()
     assert "Two sisters run a ferry." in text and "protagonist: Ada" in text
     assert "model: gpt-4o" in text
 
 
-def test_bad_foundation_names_the_file(projects_dir, tmp_path):
+def test_bad_foundation_names_the_file(projects_dir, tmp_path, cli):
     foundation = tmp_path / "f.yaml"
     foundation.write_text("premis: typo\n")
-    result = invoke("new", "x", "--foundation", str(foundation), ok=False)
+    result = cli("new", "x", "--foundation", str(foundation), ok=False)
     assert result.exit_code == 1 and "f.yaml" in result.output and "premis" in result.output
     assert not (projects_dir / "x").exists()
 
 
-def test_new_refuses_an_existing_project(projects_dir):
-    invoke("new", "a")
-    result = invoke("new", "a", ok=False)
+def test_new_refuses_an_existing_project(projects_dir, cli):
+    cli("new", "a")
+    result = cli("new", "a", ok=False)
     assert result.exit_code == 1 and "already holds a project" in result.output
 
 
-def test_unknown_preset_writes_nothing(projects_dir):
-    result = invoke("new", "a", "--preset", "turbo", ok=False)
+def test_unknown_preset_writes_nothing(projects_dir, cli):
+    result = cli("new", "a", "--preset", "turbo", ok=False)
     assert "unknown preset 'turbo'" in result.output
     assert not (projects_dir / "a").exists()
 
 
-def test_missing_project_is_one_clear_line(projects_dir):
-    result = invoke("tick", "-p", "nowhere", ok=False)
+def test_missing_project_is_one_clear_line(projects_dir, cli):
+    result = cli("tick", "-p", "nowhere", ok=False)
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
         f"Error: no project 'nowhere': neither a folder with project.yaml nor a name under "
@@ -98,42 +93,42 @@ def test_project_errors_carry_the_path(projects_dir):
     assert info.value.path == str(projects_dir / "one")
 
 
-def test_several_projects_need_a_choice(projects_dir):
-    invoke("new", "a")
-    invoke("new", "b")
+def test_several_projects_need_a_choice(projects_dir, cli):
+    cli("new", "a")
+    cli("new", "b")
     (projects_dir / ".novel-last").unlink()          # none remembered (see test_first_hour)
-    result = invoke("status", ok=False)
+    result = cli("status", ok=False)
     assert "several projects" in result.output and "-p NAME" in result.output
 
 
-def test_project_in_current_directory_is_found(projects_dir, monkeypatch):
-    invoke("new", "a", "--provider", "offline")
-    invoke("new", "b", "--provider", "offline")
+def test_project_in_current_directory_is_found(projects_dir, monkeypatch, cli):
+    cli("new", "a", "--provider", "offline")
+    cli("new", "b", "--provider", "offline")
     monkeypatch.chdir(projects_dir / "b" / "scenes")
-    assert "tick 1 of b" in invoke("tick").output
+    assert "tick 1 of b" in cli("tick").output
 
 
-def test_scene_that_does_not_exist(projects_dir):
-    invoke("new", "a")
-    result = invoke("scenes", "show", "4", ok=False)
+def test_scene_that_does_not_exist(projects_dir, cli):
+    cli("new", "a")
+    result = cli("scenes", "show", "4", ok=False)
     assert "no scene 4 in a" in result.output
 
 
 @pytest.mark.parametrize("path", [p for p, _ in all_commands()], ids=" ".join)
-def test_every_command_has_help_and_is_in_readme(path):
-    command = cli
+def test_every_command_has_help_and_is_in_readme(path, cli):
+    command = novel
     for name in path:
         command = command.commands[name]
     assert command.help and len(command.help.strip()) > 20
-    out = invoke(*path, "--help").output
+    out = cli(*path, "--help").output
     assert out.startswith("Usage: ")
     assert f"novel {' '.join(path)}" in README.read_text()
 
 
-def test_every_model_call_is_logged_in_the_index(projects_dir):
+def test_every_model_call_is_logged_in_the_index(projects_dir, cli):
     import sqlite3
-    invoke("new", "harbour", "--provider", "offline")
-    invoke("tick", "-n", "2")
+    cli("new", "harbour", "--provider", "offline")
+    cli("tick", "-n", "2")
     db = sqlite3.connect(projects_dir / "harbour" / ".novel" / "index.db")
     rows = db.execute("SELECT tick, stage, prompt_tokens > 0, completion_tokens > 0 "
                       "FROM usage ORDER BY id").fetchall()
@@ -141,10 +136,10 @@ def test_every_model_call_is_logged_in_the_index(projects_dir):
                     (2, "planner", 1, 1), (2, "writer", 1, 1), (2, "extractor", 1, 1)]
 
 
-def test_scenes_show_leaves_out_what_a_scene_does_not_say(project):
+def test_scenes_show_leaves_out_what_a_scene_does_not_say(project, cli):
     from novel_agent.files import atomic_write
     atomic_write(project.scene_path(1), "---\ntitle: Chapter One\n---\n\nIt rained.\n")
-    shown = invoke("scenes", "show", "1", "-p", str(project.root))
+    shown = cli("scenes", "show", "1", "-p", str(project.root))
     assert shown.stdout.splitlines()[0] == "# Chapter One  (scene 1)"
 
 
@@ -197,9 +192,9 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(project, args):
     assert child.returncode == 1 and stderr.decode() == ""
 
 
-def test_status_names_only_the_pov_and_place_a_scene_has(project):
+def test_status_names_only_the_pov_and_place_a_scene_has(project, cli):
     run_ticks(project, 1)
     project.scene_path(2).write_text("---\ntitle: Imported\n---\nMara climbed the tower.\n")
-    assert 'last scene  2: "Imported"\n' in invoke("status", "-p", "harbour").output
+    assert 'last scene  2: "Imported"\n' in cli("status", "-p", "harbour").output
     project.scene_path(3).write_text("---\ntitle: Hers\npov: Mara\n---\nThe lamp was out.\n")
-    assert 'last scene  3: "Hers"  (pov Mara)\n' in invoke("status", "-p", "harbour").output
+    assert 'last scene  3: "Hers"  (pov Mara)\n' in cli("status", "-p", "harbour").output

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.config.settings import list_presets, load_config, load_preset
 from novel_agent.errors import ConfigError
+from tests.support.clirunner import invoke
 
 
 def test_presets_carry_the_seed_strategy_values():
@@ -86,7 +85,7 @@ def test_range_errors_point_at_their_layer():
 def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_dir, snapshot):
     project.project_file.write_text(project.project_file.read_text() + "generation: [1, 2\n")
     before = snapshot(project.root)
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    result = invoke("tick", "-p", "harbour")
     assert result.exit_code == 1
     assert "project.yaml" in result.output and "invalid YAML" in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -96,7 +95,7 @@ def test_invalid_yaml_gives_a_clear_error_and_changes_nothing(project, projects_
 def test_unknown_key_via_cli_changes_nothing(project, snapshot):
     project.project_file.write_text(project.project_file.read_text() + "  temprature: 1\n")
     before = snapshot(project.root)
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    result = invoke("tick", "-p", "harbour")
     assert result.exit_code == 1
     assert "llm.temprature" in result.output and "project.yaml:" in result.output
     assert snapshot(project.root) == before
@@ -150,7 +149,7 @@ def test_a_key_given_twice_names_the_file_and_the_second_line(project, snapshot)
     line = len(project.project_file.read_text().splitlines()) - 1
     first = text.splitlines().index("llm:") + 1
     before = snapshot(project.root)
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"])
+    result = invoke("tick", "-p", "harbour")
     assert result.exit_code == 1
     assert result.output == (f"Error: {project.project_file}:{line}: duplicate key 'llm' "
                              f"(first on line {first}): keep one, merged by hand\n")

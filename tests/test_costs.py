@@ -4,9 +4,7 @@ stops before the tick that would pass it."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.config.settings import load_config, load_yaml_layer
 from novel_agent.errors import ConfigError, CostCeilingError
 from novel_agent.index.ledger import ledger_path
@@ -14,6 +12,7 @@ from novel_agent.models.prices import Price, load_price_table, match_price, pric
 from novel_agent.paths import config_dir
 from novel_agent.reports.costs import check_ceiling, estimate_next_tick, forecast, tick_costs
 from novel_agent.story.project import Project
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.projects import set_llm
 from tests.support.repo import README
@@ -81,8 +80,8 @@ def test_a_run_stops_before_the_tick_that_would_pass_the_ceiling(openai_project,
     set_llm(openai_project, llm__prices={"input": 1, "cached_input": 0.5, "output": 2},
             llm__max_cost=0.008)
     with FakeOpenAIServer(priced) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "-n", "5", "--base-url",
-                                          server.base_url])
+        result = invoke("tick", "-p", "harbour", "-n", "5", "--base-url",
+                        server.base_url)
         assert result.exit_code == 4, result.output
         assert result.output.splitlines()[-1] == (
             "Error: cost ceiling: $0.0060 spent of llm.max_cost $0.0080, and tick 3 would cost "
@@ -93,7 +92,7 @@ def test_a_run_stops_before_the_tick_that_would_pass_the_ceiling(openai_project,
         assert project.tick() == 2 and not project.scene_path(3).exists()
         assert not project.drafts_dir.exists() or not any(project.drafts_dir.iterdir())
         before, ledger = snapshot(openai_project), ledger_path(project).read_bytes()
-        again = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", server.base_url])
+        again = invoke("tick", "-p", "harbour", "--base-url", server.base_url)
         assert again.exit_code == 4 and "tick 3 would cost" in again.output
         assert len(server.requests) == 6                        # no call was made
     assert snapshot(openai_project) == before and ledger_path(project).read_bytes() == ledger
@@ -102,8 +101,8 @@ def test_a_run_stops_before_the_tick_that_would_pass_the_ceiling(openai_project,
 def test_a_ceiling_on_an_unknown_price_is_an_error_at_start(openai_project):  # noqa: F811
     set_llm(openai_project, llm__model="my-finetune", llm__max_cost=1.0)
     with FakeOpenAIServer(priced) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
-                                          server.base_url])
+        result = invoke("tick", "-p", "harbour", "--base-url",
+                        server.base_url)
     assert result.exit_code == 1
     assert ("llm.max_cost is set, but the price of my-finetune: unknown (add llm.prices"
             in result.output)
@@ -112,7 +111,7 @@ def test_a_ceiling_on_an_unknown_price_is_an_error_at_start(openai_project):  # 
 
 def test_offline_never_reaches_a_ceiling(project):
     set_llm(project.root, llm__max_cost=0.000001)
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "-n", "2"])
+    result = invoke("tick", "-p", "harbour", "-n", "2")
     assert result.exit_code == 0 and project.tick() == 2
 
 
@@ -189,8 +188,8 @@ def test_a_negative_ceiling_is_refused(tmp_path):
 def test_usage_shows_the_ceiling(openai_project):  # noqa: F811
     set_llm(openai_project, llm__max_cost=2)
     with FakeOpenAIServer(priced) as s:
-        CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", s.base_url])
-    result = CliRunner().invoke(cli, ["usage", "-p", "harbour"])
+        invoke("tick", "-p", "harbour", "--base-url", s.base_url)
+    result = invoke("usage", "-p", "harbour")
     assert "ceiling         llm.max_cost $2.00: $0.0005 spent, $2.00 left" in result.output
 
 
@@ -199,9 +198,9 @@ def test_novel_run_max_cost_stops_the_run_before_the_tick_that_would_pass_it(
     # $0.003 a tick (see above): --max-cost 0.007 lets 2 ticks run; the third would pass it
     set_llm(openai_project, llm__prices={"input": 1, "cached_input": 0.5, "output": 2})
     with FakeOpenAIServer(priced) as server:
-        result = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "5", "--quiet",
-                                          "--max-cost", "0.007", "--base-url",
-                                          server.base_url])
+        result = invoke("run", "-p", "harbour", "--ticks", "5", "--quiet",
+                        "--max-cost", "0.007", "--base-url",
+                        server.base_url)
         calls = len([r for r in server.requests if r["path"].endswith("/chat/completions")])
     assert result.exit_code == 4, result.output
     assert ("cost ceiling: $0.0060 spent of --max-cost $0.0070, and tick 3 would cost about "
@@ -212,8 +211,8 @@ def test_novel_run_max_cost_stops_the_run_before_the_tick_that_would_pass_it(
 def test_novel_run_with_a_ceiling_on_an_unknown_price_stops_before_any_call(openai_project):  # noqa: F811,E501
     set_llm(openai_project, llm__model="my-finetune")
     with FakeOpenAIServer(priced) as server:
-        result = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "2", "--quiet",
-                                          "--max-cost", "1", "--base-url", server.base_url])
+        result = invoke("run", "-p", "harbour", "--ticks", "2", "--quiet",
+                        "--max-cost", "1", "--base-url", server.base_url)
     assert result.exit_code == 1 and "--max-cost is set, but the price of my-finetune" in (
         result.output)
     assert server.requests == [] and Project(openai_project).tick() == 0

@@ -8,13 +8,12 @@ import signal
 from datetime import UTC, datetime
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
 from novel_agent.daemon.reload import Reloader
 from novel_agent.errors import FileFormatError, ModelError, TickError
 from novel_agent.tick.events import StageEvent
+from tests.support.clirunner import invoke
 from tests.support.daemon_script import make, result
 
 
@@ -266,7 +265,7 @@ def test_novel_status_shows_the_daemon_and_its_last_error(project):
     assert daemon.run().exit_code == 3
 
     def daemon_lines() -> list[str]:
-        result = CliRunner().invoke(cli, ["status", "-p", "harbour"], catch_exceptions=False)
+        result = invoke("status", "-p", "harbour")
         lines = result.output.splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith("daemon"))
         return lines[start:next(i for i, line in enumerate(lines) if line.startswith("steer"))]

@@ -8,20 +8,18 @@ import shutil
 import stat
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.history.store import History
 from novel_agent.reports.doctor import diagnose
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.clirunner import invoke
 from tests.support.projects import files_of
 from tests.support.ticking import run_ticks
 
 
 def doctor(project, *flags):
-    return CliRunner().invoke(cli, ["doctor", "-p", str(project.root), *flags],
-                              catch_exceptions=False)
+    return invoke("doctor", "-p", str(project.root), *flags)
 
 
 def test_a_clean_project_is_clean(project):

@@ -8,16 +8,11 @@ import re
 import sqlite3
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.scripted import ScriptedModel
+from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
-
-
-def novel(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def one_line_error(result, *parts):
@@ -39,9 +34,10 @@ def ticked(project):
 
 # -- defect 5: raw tracebacks become one line --------------------------------------------
 
+
 def test_a_garbage_index_is_rebuilt_with_a_notice(ticked):
     ticked.index_db.write_bytes(b"this is not a database at all" * 100)
-    result = novel("tick", "-p", "harbour")
+    result = invoke("tick", "-p", "harbour")
     assert result.exit_code == 0, result.output
     assert "index.db was unreadable" in result.output and "rebuilt" in result.output
     assert ticked.tick() == 3
@@ -76,7 +72,7 @@ def test_wrong_typed_memory_values_name_file_and_line(ticked, snapshot, file, ol
         path = ticked.memory_dir / file
         path.write_text(new)
     before = snapshot(ticked.root)
-    one_line_error(novel("tick", "-p", "harbour"), f"{path}:{where}:", what)
+    one_line_error(invoke("tick", "-p", "harbour"), f"{path}:{where}:", what)
     assert snapshot(ticked.root) == before
 
 
@@ -88,7 +84,7 @@ def test_wrong_typed_memory_values_name_file_and_line(ticked, snapshot, file, ol
 def test_wrong_typed_state_yaml_says_how_to_rebuild_it(ticked, snapshot, text, line, what):
     ticked.state_file.write_text(text)
     before = snapshot(ticked.root)
-    one_line_error(novel("tick", "-p", "harbour"), f"state.yaml:{line}:", what,
+    one_line_error(invoke("tick", "-p", "harbour"), f"state.yaml:{line}:", what,
                    "novel doctor --fix")
     assert snapshot(ticked.root) == before
 
@@ -97,7 +93,7 @@ def test_wrong_typed_state_yaml_says_how_to_rebuild_it(ticked, snapshot, text, l
 def test_a_file_that_is_not_utf8_is_named(ticked, snapshot, name):
     (ticked.root / name).write_bytes(b"tick: 2\n# caf\xe9 au lait\n")
     before = snapshot(ticked.root)
-    one_line_error(novel("tick", "-p", "harbour"), f"{name}:2: not UTF-8 text (byte 0xe9)",
+    one_line_error(invoke("tick", "-p", "harbour"), f"{name}:2: not UTF-8 text (byte 0xe9)",
                    "re-save the file as UTF-8")
     assert snapshot(ticked.root) == before
 
@@ -113,7 +109,7 @@ def test_disk_full_is_blamed_on_the_disk(ticked, snapshot, monkeypatch):
     monkeypatch.setattr(files.os, "fsync", full)
     monkeypatch.setattr("novel_agent.index.db.Index.flush", lambda self: (_ for _ in ()).throw(
         sqlite3.OperationalError("database or disk is full")))
-    line = one_line_error(novel("tick", "-p", "harbour"), "the disk is full")
+    line = one_line_error(invoke("tick", "-p", "harbour"), "the disk is full")
     assert "sqlite" not in line
     monkeypatch.setattr(files.os, "fsync", real)
     after = snapshot(ticked.root)
@@ -128,12 +124,12 @@ def test_a_read_only_project_as_the_disk_says_it(ticked, monkeypatch):
         raise PermissionError(errno.EACCES, "Permission denied", str(ticked.scenes_dir))
 
     monkeypatch.setattr(files, "new_temp", refuse)
-    one_line_error(novel("tick", "-p", "harbour"), f"{ticked.scenes_dir}: permission denied",
+    one_line_error(invoke("tick", "-p", "harbour"), f"{ticked.scenes_dir}: permission denied",
                    "make the project writable")
 
 
 def test_a_300_character_name_is_refused(projects_dir):
-    result = novel("new", "x" * 300)
+    result = invoke("new", "x" * 300)
     assert result.exit_code == 2 and "up to 100 letters" in result.output
     assert list(projects_dir.iterdir()) == []
 
@@ -156,18 +152,20 @@ def test_a_template_that_overflows_stops_before_any_call(ticked, snapshot, body,
 
 # -- defect 6: a failure after the commit ----------------------------------------------
 
+
 def test_disk_full_after_the_commit_says_the_tick_landed(ticked, monkeypatch):
     def full(self):
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr("novel_agent.index.db.Index.flush", full)
-    line = one_line_error(novel("tick", "-p", "harbour"), "tick 3 is committed (scenes/"
+    line = one_line_error(invoke("tick", "-p", "harbour"), "tick 3 is committed (scenes/"
                           "scene_003.md); what failed after it:", "the disk is full")
     assert "index.db" in line
     assert ticked.scene_path(3).is_file() and ticked.tick() == 3
 
 
 # -- defect 7: silence where the user must be told -------------------------------------
+
 
 def test_a_summarizer_failure_says_the_checkpoint_is_pending(project):
     project.project_file.write_text(project.project_file.read_text()
@@ -187,7 +185,7 @@ def test_temp_files_of_killed_writes_are_removed_and_said(ticked):
     for path in leftovers:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half")
-    result = novel("status", "-p", "harbour")
+    result = invoke("status", "-p", "harbour")
     assert "note: removed 3 temporary files left by an interrupted write" in result.output
     assert not any(p.exists() for p in leftovers)
 
@@ -201,7 +199,7 @@ def test_status_reports_an_interrupted_commit_and_counts_right(ticked):
     atomic_write(txn_dir / "0000.staged", "---\ntitle: Three\n---\n\nThe third.\n")
     atomic_write(txn_dir / "journal.json", json.dumps(
         [{"staged": "0000.staged", "target": "scenes/scene_003.md"}]))
-    result = novel("status", "-p", "harbour")
+    result = invoke("status", "-p", "harbour")
     assert "note: recovered: the commit of tick 3 was interrupted and has been finished" \
         in result.output
     assert "ticks       3  (3 scenes" in result.output
@@ -209,8 +207,9 @@ def test_status_reports_an_interrupted_commit_and_counts_right(ticked):
 
 # -- defect 8: input checked at the door -----------------------------------------------
 
+
 def test_a_preset_is_a_name_never_a_path(projects_dir):
-    result = novel("new", "a", "--preset", "../configs/balanced")
+    result = invoke("new", "a", "--preset", "../configs/balanced")
     one_line_error(result, "'../configs/balanced' is not a preset name")
     assert list(projects_dir.iterdir()) == []
 
@@ -220,7 +219,7 @@ def test_new_refuses_a_preset_whose_values_are_invalid(projects_dir, tmp_path, m
     presets.mkdir()
     (presets / "broken.yaml").write_text("generation:\n  checkpoint_summary_interval: 0\n")
     monkeypatch.setattr("novel_agent.config.settings.config_dir", lambda: presets)
-    one_line_error(novel("new", "a", "--preset", "broken"), "broken.yaml:2:",
+    one_line_error(invoke("new", "a", "--preset", "broken"), "broken.yaml:2:",
                    "checkpoint_summary_interval")
     assert list(projects_dir.iterdir()) == []
 
@@ -231,7 +230,7 @@ def test_a_story_key_of_the_wrong_type_names_its_line(ticked, snapshot):
     text = ticked.project_file.read_text()
     line = next(n for n, l in enumerate(text.splitlines(), 1) if l.startswith("premise"))
     before = snapshot(ticked.root)
-    one_line_error(novel("tick", "-p", "harbour"), f"project.yaml:{line}:",
+    one_line_error(invoke("tick", "-p", "harbour"), f"project.yaml:{line}:",
                    "'premise' must be text")
     assert snapshot(ticked.root) == before
 
@@ -240,5 +239,5 @@ def test_an_unknown_preset_in_project_yaml_names_the_file_and_line(ticked):
     text = ticked.project_file.read_text().replace("preset: balanced", "preset: balancd")
     ticked.project_file.write_text(text)
     line = next(n for n, l in enumerate(text.splitlines(), 1) if l.startswith("preset"))
-    one_line_error(novel("tick", "-p", "harbour"), f"project.yaml:{line}:",
+    one_line_error(invoke("tick", "-p", "harbour"), f"project.yaml:{line}:",
                    "unknown preset 'balancd'")

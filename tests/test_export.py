@@ -11,13 +11,12 @@ import zipfile
 from html.parser import HTMLParser
 
 import pytest
-from click.testing import CliRunner
 
 from novel_agent.books.export import ExportError, collect, export, render_epub
-from novel_agent.cli import cli
 from novel_agent.files import atomic_write
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes
+from tests.support.clirunner import invoke
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 OPF = "{http://www.idpf.org/2007/opf}"
@@ -33,8 +32,7 @@ def book(tmp_path_factory):
                           "genre": "mystery", "preset": "balanced"},
                    config={"llm": {"provider": "offline"}})
     env = {k: None for k in os.environ if k.startswith("NOVEL_")}
-    result = CliRunner().invoke(cli, ["tick", "-p", str(root), "-n", "12"], env=env,
-                                catch_exceptions=False)
+    result = invoke("tick", "-p", str(root), "-n", "12", env=env)
     assert result.exit_code == 0, result.output
     assert (root / "summaries" / "checkpoint_010.md").is_file()
     return root
@@ -336,8 +334,8 @@ def test_output_folder_gets_the_default_name(handmade, tmp_path):
 
 
 def test_cli_writes_the_default_path_and_counts(handmade):
-    result = CliRunner().invoke(cli, ["export", "-p", "bell", "--format", "epub",
-                                      "--chapters", "every:2"], catch_exceptions=False)
+    result = invoke("export", "-p", "bell", "--format", "epub",
+                    "--chapters", "every:2")
     assert result.exit_code == 0, result.output
     path = handmade / "export" / "bell.epub"
     words = sum(s.words for s in load_scenes(handmade / "scenes"))
@@ -346,7 +344,7 @@ def test_cli_writes_the_default_path_and_counts(handmade):
 
 
 def test_cli_turns_a_bad_range_into_one_line(handmade):
-    result = CliRunner().invoke(cli, ["export", "-p", "bell", "--range", "3-1"])
+    result = invoke("export", "-p", "bell", "--range", "3-1")
     assert result.exit_code == 1
     assert result.output == "Error: bad --range '3-1': 3 comes after 1\n"
     assert not (handmade / "export").exists()
@@ -356,5 +354,5 @@ def test_an_author_in_project_yaml_is_a_story_key_every_command_accepts(handmade
     project = Project(handmade)
     assert project.story().author == "Ann O'Hara"
     assert project.config().preset == "balanced"     # not an unknown-key error
-    result = CliRunner().invoke(cli, ["status", "-p", str(handmade)], catch_exceptions=False)
+    result = invoke("status", "-p", str(handmade))
     assert result.exit_code == 0 and "ticks" in result.output

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli as novel
 from novel_agent.config.settings import load_config, load_yaml_layer
 from novel_agent.errors import ConfigError, ProjectError
 from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats
 from novel_agent.reports.usage import project_rows
 from novel_agent.story.project import create_project, find_project
+from tests.support.clirunner import invoke
 from tests.support.repo import ROOT
 from tests.support.ticking import run_ticks
-
-
-def invoke(*args: str, env: dict | None = None):
-    return CliRunner().invoke(novel, list(args), catch_exceptions=False, env=env)
 
 
 def test_yaml_errors_name_the_line_the_bracket_opened(tmp_path):
@@ -111,7 +106,7 @@ def test_new_with_openai_and_no_key_says_what_is_missing(projects_dir, monkeypat
             "export OPENAI_API_KEY=..., or set llm.base_url") in result.output
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert "Before the first tick" not in invoke("new", "paid2", "--premise", "A.",
-                                                  "--provider", "openai").output
+                                                 "--provider", "openai").output
 
 
 def test_context_says_its_plan_is_a_stand_in_not_an_offline_answer(project):

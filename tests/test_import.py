@@ -8,11 +8,9 @@ import re
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from novel_agent.books.importer import create_cast, import_manuscript
 from novel_agent.books.split import load_manuscript
-from novel_agent.cli import cli
 from novel_agent.errors import ImportStoppedError, ModelError
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.scripted import ScriptedModel
@@ -24,6 +22,7 @@ from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.text.names import name_problem
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import API_KEY as KEY
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.manuscripts import PEOPLE, write_book
@@ -59,9 +58,8 @@ def cli_env(**extra):
 
 @pytest.fixture
 def openai_project(projects_dir):
-    result = CliRunner().invoke(cli, ["new", "harbour", "--premise", "A keeper finds a map.",
-                                      "--provider", "openai"], env=cli_env(),
-                                catch_exceptions=False)
+    result = invoke("new", "harbour", "--premise", "A keeper finds a map.",
+                    "--provider", "openai", env=cli_env())
     assert result.exit_code == 0
     return projects_dir / "harbour"
 
@@ -70,9 +68,8 @@ def test_import_then_tick_continues(openai_project, tmp_path):
     book = write_book(tmp_path / "book.md")
     env = cli_env(NOVEL_GENERATION_CHECKPOINT_SUMMARY_INTERVAL="4")
     with FakeOpenAIServer(import_responder) as server:
-        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"],
-                                    env=env, catch_exceptions=False)
+        result = invoke("import", str(book), "-p", "harbour", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini", env=env)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-3:] == [
         "imported 9 scenes as ticks 1–9 (1,125 words)",
@@ -105,8 +102,7 @@ def test_import_then_tick_continues(openai_project, tmp_path):
         rows = db.execute("SELECT tick, stage FROM usage WHERE stage = 'extractor'").fetchall()
     assert sorted(rows) == [(t, "extractor") for t in range(1, 10)]
     # one offline tick continues at 10, and the writer sees the last imported scene
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--provider", "offline"],
-                                env=cli_env(), catch_exceptions=False)
+    result = invoke("tick", "-p", "harbour", "--provider", "offline", env=cli_env())
     assert result.exit_code == 0, result.output
     assert "tick 10 of harbour" in result.output
     assert (openai_project / "scenes" / "scene_010.md").is_file()
@@ -201,8 +197,8 @@ def test_model_failure_through_the_cli_is_one_line(openai_project, tmp_path, sna
         return import_responder(body)
 
     with FakeOpenAIServer(failing) as server:
-        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
-                                          server.base_url], env=cli_env())
+        result = invoke("import", str(book), "-p", "harbour", "--base-url",
+                        server.base_url, env=cli_env())
     assert result.exit_code == 1
     error = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and "import stopped at piece 2 of 3" in error[0]
@@ -212,8 +208,7 @@ def test_model_failure_through_the_cli_is_one_line(openai_project, tmp_path, sna
 
 def test_no_extract_then_tick(project, tmp_path):
     book = write_book(tmp_path / "book.md")
-    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--no-extract"],
-                                env=cli_env(), catch_exceptions=False)
+    result = invoke("import", str(book), "-p", "harbour", "--no-extract", env=cli_env())
     assert result.exit_code == 0, result.output
     assert "imported 9 scenes as ticks 1–9" in result.output
     scenes = load_scenes(project.scenes_dir)
@@ -221,8 +216,7 @@ def test_no_extract_then_tick(project, tmp_path):
     assert not list(project.log_dir.glob("*.json"))        # no model was asked
     assert load_memory(project.memory_dir).characters == {}
     assert project.tick() == 9
-    result = CliRunner().invoke(cli, ["tick", "-p", "harbour"], env=cli_env(),
-                                catch_exceptions=False)
+    result = invoke("tick", "-p", "harbour", env=cli_env())
     assert result.exit_code == 0, result.output
     assert "tick 10 of harbour" in result.output
     log = json.loads(log_path(project, 10, "writer").read_text())
@@ -258,7 +252,7 @@ def test_unreadable_manuscript_writes_nothing(project, tmp_path, snapshot, name,
     if data is not None:
         path.write_bytes(data)
     before = snapshot(project.root)
-    result = CliRunner().invoke(cli, ["import", str(path), "-p", "harbour"], env=cli_env())
+    result = invoke("import", str(path), "-p", "harbour", env=cli_env())
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and message in result.output
     assert snapshot(project.root) == before
@@ -403,14 +397,13 @@ def test_import_through_an_openai_server_makes_no_junk_characters(openai_project
         "# Three\n\nEdda Lorn found Miss Harrow at the harbour. \"That was Tuesday,\" said "
         "Tobin. Tuesday was gone. (piece 3)\n", encoding="utf-8")
     with FakeOpenAIServer(junk_responder) as server:
-        result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour", "--base-url",
-                                          server.base_url], env=cli_env(), catch_exceptions=False)
+        result = invoke("import", str(book), "-p", "harbour", "--base-url",
+                        server.base_url, env=cli_env())
     assert result.exit_code == 0, result.output
     memory = load_memory(openai_project / "memory")
     assert sorted(c["name"] for c in memory.characters.values()) == [
         "Edda Lorn", "Miss Harrow", "Tobin"]
-    audit = CliRunner().invoke(cli, ["audit", "-p", "harbour", "--json"], env=cli_env(),
-                               catch_exceptions=False)
+    audit = invoke("audit", "-p", "harbour", "--json", env=cli_env())
     findings = json.loads(audit.output)["findings"]
     assert not [f for f in findings if "Tuesday" in f["message"] + f["against"]]
 
@@ -463,8 +456,7 @@ def ctrl_c_on_third_extraction(monkeypatch):
 
 def test_the_progress_bar_moves_a_piece_at_a_time(project, tmp_path, terminal):
     book = write_book(tmp_path / "book.md", chapters=1)
-    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
-                                catch_exceptions=False)
+    result = invoke("import", str(book), "-p", "harbour", env=cli_env())
     assert result.exit_code == 0
     assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66), (36, 100)]
     assert result.stdout.splitlines() == ["imported 3 scenes as ticks 1–3 (375 words)",
@@ -475,7 +467,7 @@ def test_the_progress_bar_moves_a_piece_at_a_time(project, tmp_path, terminal):
 def test_ctrl_c_says_what_landed_and_how_to_resume(project, tmp_path, terminal, monkeypatch):
     book = write_book(tmp_path / "book.md", chapters=1)
     ctrl_c_on_third_extraction(monkeypatch)
-    result = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env())
+    result = invoke("import", str(book), "-p", "harbour", env=cli_env())
     assert result.exit_code == 130
     assert frames(result.stderr) == [(0, 0), (12, 33), (24, 66)]
     assert result.stderr.splitlines()[-1] == ("interrupted: 2 of 3 pieces are imported (2 in "
@@ -483,8 +475,7 @@ def test_ctrl_c_says_what_landed_and_how_to_resume(project, tmp_path, terminal, 
                                               "resume")
     assert "Aborted!" not in result.output and result.stdout == ""
     assert scene_ticks(project.scenes_dir) == [1, 2]
-    resumed = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"], env=cli_env(),
-                                 catch_exceptions=False)
+    resumed = invoke("import", str(book), "-p", "harbour", env=cli_env())
     assert resumed.exit_code == 0
     assert resumed.stdout.splitlines()[0] == ("imported 1 scenes as ticks 3–3 (125 words), "
                                               "after 2 imported before")

@@ -8,6 +8,7 @@ from novel_agent.cli.live import CLEAR, LiveLine, progress_line
 from novel_agent.cli.tick import stage_line
 from novel_agent.models.base import Progress
 from novel_agent.tick.events import StageEvent
+from tests.support.clirunner import invoke
 
 
 def test_progress_line_says_reading_then_writing():
@@ -77,40 +78,32 @@ def streaming_session(monkeypatch):
 
 
 def test_novel_run_draws_the_live_line_and_clears_it_for_the_tick_line(project, monkeypatch):
-    from click.testing import CliRunner
-
-    from novel_agent.cli import cli, run_cmd
+    from novel_agent.cli import run_cmd
     heard = streaming_session(monkeypatch)
     monkeypatch.setattr(run_cmd, "LiveLine", Drawn)
-    out = CliRunner().invoke(cli, ["run", "-p", "harbour", "--ticks", "1"],
-                             catch_exceptions=False).output
+    out = invoke("run", "-p", "harbour", "--ticks", "1").output
     assert heard and all(callable(h) for h in heard)
     drawn = out.index(CLEAR + "  write     12 tokens  5.5 tok/s  3s")
     assert out.index(CLEAR, drawn + 1) < out.index("tick 1 ")    # cleared before the line
 
 
 def test_novel_summarize_draws_the_live_line(project, monkeypatch):
-    from click.testing import CliRunner
-
-    from novel_agent.cli import cli, summarize
+    from novel_agent.cli import summarize
     heard = streaming_session(monkeypatch)
     monkeypatch.setattr(summarize, "LiveLine", Drawn)
-    out = CliRunner().invoke(cli, ["summarize", "-p", "harbour"], catch_exceptions=False).output
+    out = invoke("summarize", "-p", "harbour").output
     assert len(heard) == 1 and callable(heard[0])
     assert out.startswith(CLEAR + "  write     12 tokens  5.5 tok/s  3s" + CLEAR)
     assert out.endswith("nothing to summarize: every checkpoint owed is made\n")
 
 
 def test_novel_import_draws_the_live_line_beside_its_bar(project, monkeypatch, tmp_path):
-    from click.testing import CliRunner
-
-    from novel_agent.cli import cli, import_cmd
+    from novel_agent.cli import import_cmd
     heard = streaming_session(monkeypatch)
     monkeypatch.setattr(import_cmd, "LiveLine", Drawn)
     book = tmp_path / "book.md"
     book.write_text("# One\n\nMara Quill climbed to the lamp room and lit it.\n")
-    out = CliRunner().invoke(cli, ["import", str(book), "-p", "harbour"],
-                             catch_exceptions=False).output
+    out = invoke("import", str(book), "-p", "harbour").output
     assert len(heard) == 1 and callable(heard[0])
     drawn = out.index(CLEAR + "  write     12 tokens  5.5 tok/s  3s")
     assert out.index(CLEAR, drawn + 1) < out.index("imported 1 scene")

@@ -7,11 +7,10 @@ import threading
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import LockError
 from novel_agent.story.project import Project
+from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
 
 
@@ -75,9 +74,9 @@ def test_a_busy_project_is_waited_for_then_named(project, tmp_path, command):
     with project.locked():
         since = project.lock_holder()[1]
         started = time.monotonic()
-        result = CliRunner().invoke(cli, [*args, "--wait", "0.3"])
+        result = invoke(*args, "--wait", "0.3")
         waited = time.monotonic() - started
-        no_wait = CliRunner().invoke(cli, args)
+        no_wait = invoke(*args)
     assert result.exit_code == 1 and waited >= 0.3
     assert result.output == (
         f"Error: project 'harbour' is busy: process {os.getpid()} has been ticking it since "
@@ -92,8 +91,7 @@ def test_a_rewind_waits_for_the_tick_in_flight(project):
     holder = Project(project.root)
     holder.acquire_lock()
     threading.Timer(0.3, holder.release_lock).start()       # the daemon's tick ends
-    result = CliRunner().invoke(cli, ["rewind", "1", "-p", "harbour", "--wait", "30"],
-                                catch_exceptions=False)
+    result = invoke("rewind", "1", "-p", "harbour", "--wait", "30")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("rewound main: tick 3 → tick 1;")
 
@@ -105,7 +103,7 @@ def test_a_project_released_during_the_wait_is_taken(project, tmp_path, command)
     holder.acquire_lock()
     threading.Timer(0.3, holder.release_lock).start()       # the daemon's tick ends
     started = time.monotonic()
-    result = CliRunner().invoke(cli, [*args, "--wait", "30"], catch_exceptions=False)
+    result = invoke(*args, "--wait", "30")
     assert result.exit_code == 0, result.output
     assert 0.3 <= time.monotonic() - started < 30
     assert result.output.splitlines()[-1] == {

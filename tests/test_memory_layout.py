@@ -5,10 +5,8 @@ projects in the old layout (memory/loops.yaml, relationships.yaml) moved once.""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
 from novel_agent import crashpoints
-from novel_agent.cli import cli
 from novel_agent.files import dump_yaml
 from novel_agent.story.memory import (
     Memory,
@@ -22,11 +20,8 @@ from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.recovery import migrate_memory
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
-
-
-def novel(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 def big_memory() -> Memory:
@@ -116,6 +111,7 @@ def test_ticks_append_to_facts_yaml_by_hand_edits_kept(project):
 
 # -- the old layout ----------------------------------------------------------------------
 
+
 def old_layout(project) -> Memory:
     """Rewrite the project's loops and relationships as the old list files (relationships
     without ids, as they were; one loop without an id, one whose id names no file)."""
@@ -146,7 +142,7 @@ def test_an_old_project_is_moved_to_the_new_layout_once_with_a_notice(project):
     memory = old_layout(project)
     assert same_story(load_memory(project.memory_dir), memory)   # read as it is, meanwhile
     loops, rels = len(memory.loops), len(memory.relationships)
-    first = novel("status", "-p", str(project.root))
+    first = invoke("status", "-p", str(project.root))
     assert first.exit_code == 0, first.output
     assert f"note: moved memory/loops.yaml ({loops} loops) to memory/loops/ and " \
         f"memory/relationships.yaml ({rels} relationships) to memory/relationships/: one " \
@@ -157,8 +153,8 @@ def test_an_old_project_is_moved_to_the_new_layout_once_with_a_notice(project):
     assert same_story(moved, memory)
     ids = sorted(p.stem for p in (project.memory_dir / "loops").glob("*.yaml"))
     assert len(ids) == loops and "where/when" not in ids
-    assert "note: moved" not in novel("status", "-p", str(project.root)).stderr
-    assert novel("doctor", "-p", str(project.root)).output == "harbour: clean\n"
+    assert "note: moved" not in invoke("status", "-p", str(project.root)).stderr
+    assert invoke("doctor", "-p", str(project.root)).output == "harbour: clean\n"
     run_ticks(project, 1)
     assert project.tick() == 9
 
@@ -166,12 +162,12 @@ def test_an_old_project_is_moved_to_the_new_layout_once_with_a_notice(project):
 def test_doctor_names_the_old_layout_and_fix_moves_it(project):
     run_ticks(project, 4)
     old_layout(project)
-    out = novel("doctor", "-p", str(project.root)).output
+    out = invoke("doctor", "-p", str(project.root)).output
     assert "problem  memory/loops.yaml is in the old layout (one file for all loops)\n" \
            "         fix: move each to its own file under memory/loops/ (any command that " \
            "opens the project does) (--fix does it)\n" in out
     assert "memory/relationships.yaml is in the old layout" in out
-    fixed = novel("doctor", "-p", str(project.root), "--fix")
+    fixed = invoke("doctor", "-p", str(project.root), "--fix")
     assert fixed.exit_code == 0, fixed.output
     assert not (project.memory_dir / "loops.yaml").exists()
 
@@ -194,11 +190,11 @@ def test_a_move_cut_by_a_crash_is_finished_by_the_next_command(project):
     finally:
         crashpoints.disarm()
     assert (project.memory_dir / "loops.yaml").exists()      # half moved
-    first = novel("status", "-p", str(project.root))
+    first = invoke("status", "-p", str(project.root))
     assert "note: recovered: a commit was interrupted and has been finished" in first.stderr
     assert not (project.memory_dir / "loops.yaml").exists()
     assert same_story(load_memory(project.memory_dir), memory)
-    assert novel("doctor", "-p", str(project.root)).output == "harbour: clean\n"
+    assert invoke("doctor", "-p", str(project.root)).output == "harbour: clean\n"
 
 
 def test_a_tick_that_finds_the_old_layout_moves_it_in_its_own_commit(project):
@@ -215,4 +211,4 @@ def test_a_tick_that_finds_the_old_layout_moves_it_in_its_own_commit(project):
     after = load_memory(project.memory_dir)
     assert len(after.loops) >= len(memory.loops)
     assert len(after.relationships) >= len(memory.relationships)
-    assert novel("doctor", "-p", str(project.root)).output == "harbour: clean\n"
+    assert invoke("doctor", "-p", str(project.root)).output == "harbour: clean\n"

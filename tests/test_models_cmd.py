@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from novel_agent.cli import models_cmd
-from novel_agent.cli.main import cli
 from novel_agent.errors import ModelError
 from novel_agent.models import registry
+from tests.support.clirunner import invoke
 
 
 def test_list_lines_mark_installed_auto_and_the_licence_caveat():
@@ -38,8 +36,7 @@ def test_install_prints_progress_and_turns_errors_into_one_line(monkeypatch, tmp
         return cache_dir / "m.gguf"
 
     monkeypatch.setattr(registry, "install", fake_install)
-    result = CliRunner().invoke(cli, ["models", "install", "qwen2.5-coder-1.5b"],
-                                catch_exceptions=False)
+    result = invoke("models", "install", "qwen2.5-coder-1.5b")
     assert result.exit_code == 0
     assert result.output == ("sha256 verified: abc\n"
                              f"installed qwen2.5-coder-1.5b: {tmp_path}/m.gguf\n")
@@ -49,10 +46,10 @@ def test_install_prints_progress_and_turns_errors_into_one_line(monkeypatch, tmp
         raise ModelError("sha256 mismatch")
 
     monkeypatch.setattr(registry, "install", failing)
-    result = CliRunner().invoke(cli, ["models", "install", "smollm2-135m"])
+    result = invoke("models", "install", "smollm2-135m")
     assert result.exit_code == 1
     assert result.output == "Error: sha256 mismatch\n"
-    result = CliRunner().invoke(cli, ["models", "install", "gpt-5"])
+    result = invoke("models", "install", "gpt-5")
     assert result.exit_code == 2 and "'gpt-5' is not one of" in result.output
 
 
@@ -68,8 +65,7 @@ def test_a_quiet_install_asks_pip_for_quiet_and_prints_one_line_per_step(monkeyp
         return cache_dir / "m.gguf"
 
     monkeypatch.setattr(registry, "install", fake_install)
-    result = CliRunner().invoke(cli, ["models", "install", "--quiet", "qwen2.5-coder-1.5b"],
-                                catch_exceptions=False)
+    result = invoke("models", "install", "--quiet", "qwen2.5-coder-1.5b")
     assert seen == {"quiet": True}
     assert "assembled chunk" not in result.output
     assert result.output.splitlines()[:3] == ["installing 22 package(s)",

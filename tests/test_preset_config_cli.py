@@ -6,29 +6,24 @@ from __future__ import annotations
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import ConfigError
-
-
-def novel(*args, env=None, input=None):
-    return CliRunner().invoke(cli, list(args), env=env, input=input, catch_exceptions=False)
+from tests.support.clirunner import invoke
 
 
 def test_new_list_show_and_a_project_that_uses_it(project, projects_dir):
-    result = novel("preset", "new", "slow", "--from", "conservative")
+    result = invoke("preset", "new", "slow", "--from", "conservative")
     path = projects_dir / "presets" / "slow.yaml"
     assert result.output == f"made preset slow: {path} (edit it with `novel preset edit slow`)\n"
-    lines = novel("preset", "list").output.splitlines()
+    lines = invoke("preset", "list").output.splitlines()
     assert [line.split()[:2] for line in lines] == [
         ["aggressive", "built"], ["balanced", "built"], ["conservative", "built"],
         ["slow", "yours"]]
-    assert novel("preset", "show", "slow").output.startswith(f"# {path}\n# slow: made from "
-                                                            "conservative\n")
+    assert invoke("preset", "show", "slow").output.startswith(f"# {path}\n# slow: made from "
+                                                              "conservative\n")
     project.project_file.write_text(project.project_file.read_text().replace(
         "preset: balanced", "preset: slow"))
-    shown = novel("config", "show", "-p", "harbour", "--sources").output
+    shown = invoke("config", "show", "-p", "harbour", "--sources").output
     assert "generation.checkpoint_summary_interval = 20" in shown
     line = next(l for l in shown.splitlines() if l.startswith("generation.max_tools_per_tick"))
     number = path.read_text().splitlines().index("  max_tools_per_tick: 2") + 1
@@ -37,7 +32,7 @@ def test_new_list_show_and_a_project_that_uses_it(project, projects_dir):
 
 @pytest.mark.parametrize("name", ["../etc/passwd", "slow.yaml", "a/b", "models", ""])
 def test_preset_names_are_names_not_paths(projects_dir, name):
-    result = CliRunner().invoke(cli, ["preset", "new", name])
+    result = invoke("preset", "new", name)
     assert result.exit_code == 1 and "is not a preset name" in result.output
     assert not (projects_dir / "presets").exists()
 
@@ -50,23 +45,23 @@ def test_a_project_naming_a_path_as_preset_is_refused(project):
 
 
 def test_built_in_presets_are_copied_not_edited(projects_dir):
-    result = CliRunner().invoke(cli, ["preset", "edit", "balanced"])
+    result = invoke("preset", "edit", "balanced")
     assert result.exit_code == 1 and "novel preset new my-balanced --from balanced" in result.output
-    assert CliRunner().invoke(cli, ["preset", "new", "balanced"]).exit_code == 1
+    assert invoke("preset", "new", "balanced").exit_code == 1
 
 
 def test_validate_names_file_and_line(projects_dir, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("generation:\n  max_tools_per_tick: 3\n  scene_max_words: many\n")
-    result = CliRunner().invoke(cli, ["preset", "validate", str(bad)])
+    result = invoke("preset", "validate", str(bad))
     assert result.exit_code == 1
     assert f"error  {bad}:3: generation.scene_max_words must be int, not 'many'" in result.output
-    ok = CliRunner().invoke(cli, ["preset", "validate"])
+    ok = invoke("preset", "validate")
     assert ok.exit_code == 0 and ok.output.count("ok ") == 3
 
 
 def test_edit_reopens_until_valid_and_saves_only_then(projects_dir, tmp_path):
-    novel("preset", "new", "slow", "--from", "balanced")
+    invoke("preset", "new", "slow", "--from", "balanced")
     path = projects_dir / "presets" / "slow.yaml"
     original = path.read_text()
     editor = tmp_path / "editor.py"     # 1st save: a bad value; 2nd save: a good one
@@ -80,20 +75,20 @@ def test_edit_reopens_until_valid_and_saves_only_then(projects_dir, tmp_path):
         "f.write_text(f.read_text().replace('max_tools_per_tick: 3', 'max_tools_per_tick: ' + value)"
         ".replace('max_tools_per_tick: lots', 'max_tools_per_tick: ' + value))\n")
     env = {"EDITOR": f"{sys.executable} {editor}", "VISUAL": None}
-    result = novel("preset", "edit", "slow", env=env, input="y\n")
+    result = invoke("preset", "edit", "slow", env=env, input="y\n")
     assert "not saved: " in result.output and "max_tools_per_tick must be int" in result.output
     assert result.output.endswith(f"saved {path}\n")
     assert path.read_text() == original.replace("max_tools_per_tick: 3", "max_tools_per_tick: 7")
     (tmp_path / "count").unlink()
     path.write_text(original)
-    declined = CliRunner().invoke(cli, ["preset", "edit", "slow"], env=env, input="n\n")
+    declined = invoke("preset", "edit", "slow", env=env, input="n\n")
     assert declined.exit_code == 1 and "slow left as it was" in declined.output
     assert path.read_text() == original
 
 
 def test_config_show_says_where_each_value_came_from_and_never_the_key(project):
     env = {"OPENAI_API_KEY": "sk-very-secret", "NOVEL_LLM_SEED": "4"}
-    out = novel("config", "show", "-p", "harbour", "--sources", env=env).output
+    out = invoke("config", "show", "-p", "harbour", "--sources", env=env).output
     assert "sk-very-secret" not in out
     lines = {l.split(" = ")[0]: l for l in out.splitlines()}
     number = project.project_file.read_text().splitlines().index("  provider: offline") + 1
@@ -102,5 +97,5 @@ def test_config_show_says_where_each_value_came_from_and_never_the_key(project):
     assert lines["llm.seed"].split()[-2:] == ["environment", "(NOVEL_LLM_SEED)"]
     assert lines["llm.api_key_env"].split()[2:] == ['"OPENAI_API_KEY"', "built-in", "default"]
     assert lines["daemon.max_failures"].split()[2] == "5"
-    plain = novel("config", "show", "-p", "harbour").output
+    plain = invoke("config", "show", "-p", "harbour").output
     assert 'llm.temperature = 0.8\n' in plain and "project.yaml" not in plain

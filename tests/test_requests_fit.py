@@ -14,9 +14,7 @@ import json
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.ask import ask_json
 from novel_agent.models.base import Request
@@ -24,6 +22,7 @@ from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.tick.session import Session, counter_for
 from tests.support.audit_cases import DIES, extraction
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import stage_of
 from tests.support.ticking import run_ticks
@@ -117,9 +116,8 @@ def test_every_request_of_every_stage_fits_the_window_retries_included(openai_pr
     counter = counter_for(Project(openai_project).config())
     queues = answers()
     with FakeOpenAIServer(responder(queues)) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "-n", "3", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"],
-                                    catch_exceptions=False)
+        result = invoke("tick", "-p", "harbour", "-n", "3", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 0, result.output
     assert not any(queues.values()), queues          # every scripted answer was asked for
     sent = []

@@ -7,15 +7,14 @@ from __future__ import annotations
 import signal
 
 import pytest
-from click.testing import CliRunner
 
 from novel_agent.books.importer import import_manuscript
 from novel_agent.books.split import load_manuscript
-from novel_agent.cli import cli as novel
 from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
 from novel_agent.tick.session import Session
+from tests.support.clirunner import invoke
 from tests.support.crashes import forked
 from tests.support.manuscripts import write_book
 from tests.support.projects import fresh, story_files
@@ -23,8 +22,7 @@ from tests.support.ticking import run_ticks
 
 
 def rewind(project, *args, ok=True):
-    result = CliRunner().invoke(novel, ["rewind", *args, "-p", str(project.root)],
-                                catch_exceptions=False)
+    result = invoke("rewind", *args, "-p", str(project.root))
     if ok:
         assert result.exit_code == 0, result.output
     return result

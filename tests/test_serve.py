@@ -9,12 +9,11 @@ import re
 import time
 
 import pytest
-from click.testing import CliRunner
 
 import novel_agent.web.pages as pages
-from novel_agent.cli import cli
 from novel_agent.daemon.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
 from novel_agent.files import dump_yaml, read_yaml
+from tests.support.clirunner import invoke
 from tests.support.projects import files_of
 from tests.support.repo import README, ROOT
 from tests.support.ticking import run_ticks
@@ -168,7 +167,7 @@ def test_a_lore_entry_added_on_the_page_is_in_novel_lore_list(book, projects_dir
                                                 "content": "y", "csrf": SECRET})
         listed = client.get("/p/harbour/lore")
     assert added.status == 200 and "wrote lore/the_brass_locket.yaml" in added.text
-    out = CliRunner().invoke(cli, ["lore", "list", "-p", "harbour"], catch_exceptions=False)
+    out = invoke("lore", "list", "-p", "harbour")
     assert "   5  the_brass_locket     The brass locket               locket, brass locket" \
         in out.output
     assert bad_regex.status == 422 and "is not a valid regular expression" in bad_regex.text
@@ -218,8 +217,7 @@ def test_memory_shows_loops_with_their_age_and_the_overdue_ones(book, projects_d
 
 
 def test_the_context_page_is_what_novel_context_reports(book, projects_dir):
-    out = CliRunner().invoke(cli, ["context", "-p", "harbour", "--json"],
-                             catch_exceptions=False)
+    out = invoke("context", "-p", "harbour", "--json")
     import json
     report = json.loads(out.output)
     with serving(make_site(projects_dir)) as client:
@@ -398,8 +396,7 @@ def test_novel_serve_off_loopback_makes_and_prints_a_token(projects_dir, project
     seen = {}
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
         app=self.config.app, host=self.config.host, port=self.config.port))
-    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "8123"],
-                                catch_exceptions=False)
+    result = invoke("serve", "--host", "0.0.0.0", "--port", "8123")
     token = seen["app"].site.token
     assert len(token) >= 24
     assert result.output == (f"serving the projects under {projects_dir} at "
@@ -412,14 +409,14 @@ def test_novel_serve_on_loopback_needs_no_token(projects_dir, project, monkeypat
     seen = {}
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.update(
         app=self.config.app, host=self.config.host, port=self.config.port))
-    result = CliRunner().invoke(cli, ["serve", "-p", "harbour"], catch_exceptions=False)
+    result = invoke("serve", "-p", "harbour")
     assert result.output == "serving harbour at http://127.0.0.1:8000/  (Ctrl-C stops)\n"
     assert seen["app"].site.token == "" and seen["host"] == "127.0.0.1"
     assert [p.name for p in seen["app"].site.projects()] == ["harbour"]
 
 
 def test_novel_serve_refuses_a_missing_projects_folder(projects_dir):
-    result = CliRunner().invoke(cli, ["serve", "--projects", str(projects_dir / "none")])
+    result = invoke("serve", "--projects", str(projects_dir / "none"))
     assert result.exit_code == 1
     assert result.output == (f"Error: no projects folder {projects_dir / 'none'}: create a "
                              "project with `novel new NAME`, or give --projects DIR\n")
@@ -434,9 +431,8 @@ def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, t
         app=self.config.app, host=self.config.host, port=self.config.port))
     monkeypatch.setattr(webbrowser, "open", opened.append)
     monkeypatch.chdir(tmp_path.parent)
-    result = CliRunner().invoke(cli, ["serve", "--projects", str(projects_dir), "--token",
-                                      "abc123", "--port", "9000", "--open"],
-                                catch_exceptions=False)
+    result = invoke("serve", "--projects", str(projects_dir), "--token",
+                    "abc123", "--port", "9000", "--open")
     url = "http://127.0.0.1:9000/?token=abc123"
     assert result.output == f"serving the projects under {projects_dir} at {url}  (Ctrl-C stops)\n"
     assert opened == [url] and seen["app"].site.token == "abc123"

@@ -24,12 +24,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.daemon.heartbeat import read_heartbeat, running
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -190,7 +189,7 @@ def run_the_story(page, url: str, project, shots) -> None:
     page.fill("textarea[name=content]", "Edda's mother's; it holds a key.")
     page.click("#add-lore")
     page.locator(".message").get_by_text("wrote lore/the_brass_locket.yaml").wait_for()
-    listed = CliRunner().invoke(cli, ["lore", "list", "-p", "harbour"], catch_exceptions=False)
+    listed = invoke("lore", "list", "-p", "harbour")
     assert "the_brass_locket     The brass locket" in listed.output
     shots(page, "lore")
     before = sorted(p.name for p in project.lore_dir.iterdir())

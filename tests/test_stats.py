@@ -8,12 +8,11 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
 from novel_agent.reports.usage import project_rows
 from novel_agent.tick.prompt_log import log_path
+from tests.support.clirunner import invoke
 from tests.support.projects import set_llm
 from tests.support.repo import README
 from tests.support.ticking import run_ticks
@@ -28,8 +27,7 @@ def story(project):
 
 
 def stats_json(*extra) -> dict:
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour", "--json", *extra],
-                                catch_exceptions=False)
+    result = invoke("stats", "-p", "harbour", "--json", *extra)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -63,7 +61,7 @@ def test_every_tick_has_its_numbers_from_the_files_and_logs(story):
 
 
 def test_the_text_report_says_each_measure(story):
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour"], catch_exceptions=False)
+    result = invoke("stats", "-p", "harbour")
     lines = result.output.splitlines()
     words = stats_json()["summary"]["words"]
     assert lines[0] == f"stats of harbour: 12 scenes, {words:,} words"
@@ -90,7 +88,7 @@ def test_the_recall_probe_per_tick_and_over_the_run(story):
     assert recall["ticks"] == len(shares)
     assert recall["mean"] == round(sum(shares) / len(shares), 4)
     assert (recall["min"], recall["last"]) == (round(min(shares), 4), round(shares[-1], 4))
-    lines = CliRunner().invoke(cli, ["stats", "-p", "harbour"]).output.splitlines()
+    lines = invoke("stats", "-p", "harbour").output.splitlines()
     assert f"recall            mean {recall['mean']:.0%}, min {recall['min']:.0%}, last " \
            f"{recall['last']:.0%} of the relevant facts reached the writer ({len(shares)} " \
            "ticks had one)" in lines
@@ -119,8 +117,7 @@ def test_plot_writes_a_valid_png_and_svg(story, tmp_path, name):
     pytest.importorskip("matplotlib", reason="the plot extra is not installed: "
                                              "pip install 'novel_agent[plot]'")
     out = tmp_path / "charts" / name
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour", "--plot", str(out)],
-                                catch_exceptions=False)
+    result = invoke("stats", "-p", "harbour", "--plot", str(out))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == f"wrote {out}"
     if name.endswith(".png"):
@@ -137,8 +134,8 @@ def test_plot_without_matplotlib_says_how_to_install_it(story, tmp_path, monkeyp
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)          # import fails
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour", "--plot",
-                                      str(tmp_path / "s.png")])
+    result = invoke("stats", "-p", "harbour", "--plot",
+                    str(tmp_path / "s.png"))
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == (
         "Error: --plot needs matplotlib, an optional extra: pip install 'novel_agent[plot]'")
@@ -146,13 +143,13 @@ def test_plot_without_matplotlib_says_how_to_install_it(story, tmp_path, monkeyp
 
 
 def test_plot_wants_png_or_svg(story, tmp_path):
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour", "--plot",
-                                      str(tmp_path / "s.pdf")])
+    result = invoke("stats", "-p", "harbour", "--plot",
+                    str(tmp_path / "s.pdf"))
     assert result.exit_code == 2 and "give a .png or .svg file" in result.output
 
 
 def test_stats_of_a_new_project(project):
-    result = CliRunner().invoke(cli, ["stats", "-p", "harbour"], catch_exceptions=False)
+    result = invoke("stats", "-p", "harbour")
     assert result.output.splitlines() == ["stats of harbour: 0 scenes, 0 words",
                                           "words per scene   none yet"]
 
@@ -161,7 +158,7 @@ def test_the_readme_shows_the_report_and_a_real_plot(story):
     text = README.read_text()
     start = text.index("stats of harbour: 12 scenes")
     shown = text[start:text.index("```", start)].splitlines()
-    printed = CliRunner().invoke(cli, ["stats", "-p", "harbour"]).output.splitlines()
+    printed = invoke("stats", "-p", "harbour").output.splitlines()
     # the same measures in the same order (the numbers move with the context engine)
     assert [line[:17] for line in shown] == [line[:17] for line in printed]
     assert shown[0].startswith("stats of harbour: 12 scenes, ")

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import FileFormatError
 from novel_agent.models.offline import first_sentence
 from novel_agent.story.steer import read_steer
+from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
 
 
@@ -27,7 +26,7 @@ def noted(project, tick: int, stage: str) -> bool:
 
 
 def status(project) -> str:
-    result = CliRunner().invoke(cli, ["status", "-p", str(project.root)], catch_exceptions=False)
+    result = invoke("status", "-p", str(project.root))
     return next(line for line in result.output.splitlines() if line.startswith("steer"))
 
 

@@ -7,9 +7,7 @@ import re
 import sqlite3
 
 import yaml
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.context.tier3 import select_tier3, tier3_budget
 from novel_agent.errors import ModelError
 from novel_agent.files import read_front_matter
@@ -226,7 +224,7 @@ def test_broken_summary_front_matter_is_one_line_naming_the_file(project):
     path = project.summaries_dir / "checkpoint_003.md"
     path.write_text(path.read_text().replace("first: 1", "first: [1", 1))
     for args in (["status"], ["summarize"], ["tick"]):
-        result = CliRunner().invoke(cli, [*args, "-p", "harbour"])
+        result = invoke(*args, "-p", "harbour")
         assert result.exit_code == 1
         assert result.output.splitlines()[-1].startswith(f"Error: {path}:")
 
@@ -259,9 +257,9 @@ def test_summarize_one_checkpoint_absorbs_the_ticks_owed_before_it(project):
     assert out[0].startswith("checkpoint_003   ticks 1–3 ")
     assert "pending_checkpoints" not in project.state()
     assert [d.name for d in load_tree(project.summaries_dir).checkpoints()] == ["checkpoint_003"]
-    result = CliRunner().invoke(cli, ["summarize", "-p", "harbour", "--pending", "--rebuild"])
+    result = invoke("summarize", "-p", "harbour", "--pending", "--rebuild")
     assert result.exit_code == 2 and "give one of --checkpoint T, --pending, --rebuild" in result.output
-    result = CliRunner().invoke(cli, ["summarize", "-p", "harbour", "--checkpoint", "2"])
+    result = invoke("summarize", "-p", "harbour", "--checkpoint", "2")
     assert result.output == "Error: tick 2 is inside checkpoint_003 (ticks 1–3)\n"
 
 

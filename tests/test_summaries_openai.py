@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import yaml
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.files import read_front_matter
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import story_responder
 
@@ -33,9 +32,8 @@ def test_each_checkpoint_prompt_holds_its_own_range(openai_project):
     data["generation"] = {"checkpoint_summary_interval": 2}
     project_file.write_text(yaml.safe_dump(data))
     with FakeOpenAIServer(responder) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "-n", "4", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"],
-                                    catch_exceptions=False)
+        result = invoke("tick", "-p", "harbour", "-n", "4", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 0, result.output
     first, overall_1, second, overall_2 = summarizer_prompts(server)
     assert first.rstrip().endswith("Summarize scenes 1 to 2 as 3 to 5 markdown bullets of key "

@@ -7,9 +7,7 @@ import json
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.config.budget import stage_budget
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.limits import limits_for
@@ -18,6 +16,7 @@ from novel_agent.story.project import Project
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import trim_summary
 from tests.support import story_factory as sf
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import stage_of, story_responder
 from tests.support.ticking import run_ticks
@@ -88,9 +87,8 @@ def test_every_summarizer_request_to_a_server_fits_a_small_window(openai_project
     project = Project(openai_project)
     budget, counter = budget_and_counter(project)
     with FakeOpenAIServer(long_scenes) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "-n", "4", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"],
-                                    catch_exceptions=False)
+        result = invoke("tick", "-p", "harbour", "-n", "4", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 0, result.output
     bodies = summarizer_bodies(server)
     sent = [counter.count_messages(b["messages"]) for b in bodies]
@@ -116,9 +114,8 @@ def test_novel_tick_says_a_summary_was_cut_off_and_continued(openai_project):
         return story_responder(body)
 
     with FakeOpenAIServer(responder) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"],
-                                    catch_exceptions=False)
+        result = invoke("tick", "-p", "harbour", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  summarize"))

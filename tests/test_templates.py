@@ -4,13 +4,12 @@ model call: an error that shows only with data fails the tick with no call paid 
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.context.prompts import SAMPLE_VALUES, check_templates, render_stage, sample_context
 from novel_agent.errors import ConfigError
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.paths import TEMPLATES_DIR
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import story_responder
 from tests.support.ticking import run_ticks
@@ -43,8 +42,8 @@ def test_through_a_server_not_one_request_is_made(openai_project):
     (openai_project / "templates").mkdir()
     (openai_project / "templates" / "write.j2").write_text(WRITE + "\n{{ sections[99].text }}\n")
     with FakeOpenAIServer(story_responder) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"])
+        result = invoke("tick", "-p", "harbour", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 1
     line = len(WRITE.splitlines()) + 2
     assert result.output.splitlines()[-1] == (

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
-from novel_agent.cli import cli
 from novel_agent.story.memory import load_memory
 from novel_agent.story.scenes import load_scene
+from tests.support.clirunner import invoke
 from tests.support.fake_openai import API_KEY as KEY
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import PROSE, stage_of, story_responder
 
 
 def tick(server, *extra):
-    return CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url", server.base_url,
-                                    "--model", "gpt-4o-mini", *extra], catch_exceptions=False)
+    return invoke("tick", "-p", "harbour", "--base-url", server.base_url,
+                  "--model", "gpt-4o-mini", *extra)
 
 
 def test_tick_through_the_sdk(openai_project):
@@ -66,8 +64,8 @@ def test_server_that_rejects_json_schema_falls_back(openai_project):
 def test_server_error_fails_the_tick_and_changes_nothing(openai_project, snapshot):
     before = snapshot(openai_project)
     with FakeOpenAIServer(story_responder, fail_first=[500] * 10) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
-                                          server.base_url], env={"NOVEL_LLM_MAX_RETRIES": "1"})
+        result = invoke("tick", "-p", "harbour", "--base-url",
+                        server.base_url, env={"NOVEL_LLM_MAX_RETRIES": "1"})
     assert result.exit_code == 1
     assert "failed in planner" in result.output and "HTTP 500" in result.output
     assert KEY not in result.output

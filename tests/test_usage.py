@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from novel_agent.cli import cli
 from novel_agent.errors import FileFormatError, ModelError
 from novel_agent.index.db import Index
 from novel_agent.index.ledger import ledger_path, read_rows, restore_usage
@@ -109,7 +107,7 @@ def test_the_table_shows_the_breakdown_and_the_ratios(openai_project):  # noqa: 
     assert [g["tick"] for g in since["groups"]] == [2]
     assert usage_json("--since", "2000-01-01")["total"]["calls"] == 6
     assert usage_json("--since", "2999-01-01")["total"]["calls"] == 0
-    bad = CliRunner().invoke(cli, ["usage", "-p", "harbour", "--since", "last week"])
+    bad = invoke("usage", "-p", "harbour", "--since", "last week")
     assert bad.exit_code == 2 and "a tick number or a date" in bad.output
 
 
@@ -141,8 +139,8 @@ def test_llm_prices_override_the_table(openai_project):  # noqa: F811
 def test_a_failed_call_is_recorded_with_its_error(openai_project):  # noqa: F811
     set_llm(openai_project, llm__max_retries=1)
     with FakeOpenAIServer(priced, fail_first=[503, 503]) as server:
-        result = CliRunner().invoke(cli, ["tick", "-p", "harbour", "--base-url",
-                                          server.base_url, "--model", "gpt-4o-mini"])
+        result = invoke("tick", "-p", "harbour", "--base-url",
+                        server.base_url, "--model", "gpt-4o-mini")
     assert result.exit_code == 1
     (row,) = read_rows(ledger_path(Project(openai_project)))
     assert (row["stage"], row["attempts"], row["finish_reason"], row["prompt_tokens"],
