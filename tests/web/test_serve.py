@@ -445,7 +445,7 @@ def test_the_readme_shows_the_browser_s_screenshots():
         assert f"](docs/serve_{name}.png)" in text
         assert (ROOT / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
             b"\x89PNG\r\n\x1a\n"
-    assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/test_serve_browser.py" in text
+    assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/web/test_serve_browser.py" in text
 
 
 def test_a_broken_file_is_a_4xx_naming_it_and_the_library_still_lists(book, projects_dir):
