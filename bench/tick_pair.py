@@ -1,8 +1,8 @@
 """A new book and a grown one ticked in turn: issue 20's flat tick without the machine's drift.
 
-    .venv/bin/python bench/tick_pair.py                     # a new book against one at 300
-    .venv/bin/python bench/tick_pair.py --at 1000 --ticks 40
-    .venv/bin/python bench/tick_pair.py --grown /tmp/lr300  # a kept project (long_run --keep)
+    .venv/bin/python -m bench.tick_pair                     # a new book against one at 300
+    .venv/bin/python -m bench.tick_pair --at 1000 --ticks 40
+    .venv/bin/python -m bench.tick_pair --grown /tmp/lr300  # a kept project (long_run --keep)
 
 bench/long_run.py times ticks 1-50 and 251-300 of one run, half a minute apart; on a
 shared machine whose speed moves by a third within a minute its ratio moved from 1.06 to
@@ -25,11 +25,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
-
-from tick_phases import Phases, stress_book
-
+from bench.tick_phases import Phases, stress_book
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline

@@ -1,7 +1,7 @@
 """Where a tick's time goes, and what of it grows with the book (issue 20's flat tick).
 
-    .venv/bin/python bench/tick_phases.py                 # 300 stress ticks, offline, 8,192
-    .venv/bin/python bench/tick_phases.py --ticks 1000 --cpu
+    .venv/bin/python -m bench.tick_phases                 # 300 stress ticks, offline, 8,192
+    .venv/bin/python -m bench.tick_phases --ticks 1000 --cpu
 
 Runs tests/support/stress_model.py in-process (as bench/long_run.py --offline) on a fresh
 project and times each step of the tick by wrapping the pipeline's functions (inclusive
@@ -20,9 +20,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from novel_agent.history import hooks
 from novel_agent.story.memory_kept import KeptMemory
