@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from novel_agent.story.project import Project, create_project
-from tests.support.projects import HARBOUR, files_of
+from tests.support.projects import HARBOUR, files_of, fresh
 
 _real_connect = socket.socket.connect
 
@@ -61,7 +61,7 @@ def projects_dir(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def project(projects_dir) -> Project:
     """A fresh project on the offline model."""
-    return create_project(projects_dir / "harbour", HARBOUR, config={"llm": {"provider": "offline"}})
+    return fresh(projects_dir)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,8 @@ def snapshot():
 
 @pytest.fixture
 def cli():
-    """cli(*args, ok=True): run `novel ARGS` through CliRunner (exit 0 asserted when ok)."""
+    """cli(*args, ok=True): run `novel ARGS` in-process through tests/support/clirunner.py's
+    invoke (exit 0 asserted when ok; ok=False asserts nothing)."""
     from tests.support.clirunner import invoke
 
     return lambda *args, ok=True: invoke(*args, ok=True if ok else None)
