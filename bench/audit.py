@@ -1,9 +1,9 @@
 """Benchmark: the continuity audit's precision and recall by rule kind, and its cost.
 
-    python bench/audit.py              # 200 scripted scenes, 60 planted, 60 controls
-    python bench/audit.py --scenes 100
+    python -m bench.audit              # 200 scripted scenes, 60 planted, 60 controls
+    python -m bench.audit --scenes 100
 
-A scripted book (tests/audit_book.py: the ScriptedModel writes the plans, the
+A scripted book (tests/support/audit_book.py: the ScriptedModel writes the plans, the
 prose and the extractions) of 200 scenes with 60 planted contradictions (6 of
 each rule kind) and 60 near-miss controls (a character dead only in a dream, a
 character who travels, a fact told to the POV in dialogue, ...), run through the
@@ -19,23 +19,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from audit_book import KINDS, BookModel, book, score  # noqa: E402
-
-from novel_agent.models.offline import OfflineModel  # noqa: E402
-from novel_agent.story.project import create_project  # noqa: E402
-from novel_agent.story.recovery import reconciled  # noqa: E402
-from novel_agent.tick import pipeline  # noqa: E402
-from novel_agent.tick.pipeline import tick  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
-from novel_agent.tick.stages.audit import audit_project  # noqa: E402
+from novel_agent.models.offline import OfflineModel
+from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick import pipeline
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages.audit import audit_project
+from tests.support.audit_book import KINDS, BookModel, book, score
 
 AUDIT_SECONDS: list[float] = []
 

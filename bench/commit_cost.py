@@ -1,7 +1,7 @@
 """The commit's cost as the story grows: median commit time near given ticks, offline.
 
-    python bench/commit_cost.py                 # ticks 100 and 1,000 (several minutes)
-    python bench/commit_cost.py --at 50 200     # a quicker look
+    python -m bench.commit_cost                 # ticks 100 and 1,000 (several minutes)
+    python -m bench.commit_cost --at 50 200     # a quicker look
 
 Runs one offline project from tick 1 to the last tick asked for, and prints, for a
 window of ticks ending at each, the median time of the commit stage and its ratio

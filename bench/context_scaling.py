@@ -1,7 +1,7 @@
 """Benchmark: the writer's context build cost as the story grows (issue: the context engine).
 
-    python bench/context_scaling.py            # 10, 100, 1,000, 10,000 scenes
-    python bench/context_scaling.py --quick    # 10, 100, 1,000
+    python -m bench.context_scaling            # 10, 100, 1,000, 10,000 scenes
+    python -m bench.context_scaling --quick    # 10, 100, 1,000
 
 Builds synthetic projects on disk (scene files with front matter, realistic
 lengths), then times the writer's context build for the next tick — reading
@@ -21,30 +21,26 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-import story_factory as sf  # noqa: E402
-
-from novel_agent.config.settings import load_config  # noqa: E402
-from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
-from novel_agent.context.prompts import render_stage  # noqa: E402
-from novel_agent.context.report import prefix_share  # noqa: E402
-from novel_agent.context.sections import Context, Section, story_bible  # noqa: E402
-from novel_agent.context.writer import Piece  # noqa: E402
-from novel_agent.files import write_yaml  # noqa: E402
-from novel_agent.index.db import Index  # noqa: E402
-from novel_agent.models.limits import limits_for  # noqa: E402
-from novel_agent.models.offline import OfflineModel, StorySource  # noqa: E402
-from novel_agent.story.memory_files import memory_files  # noqa: E402
-from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.config.settings import load_config
+from novel_agent.context.builders import scene_full, scene_summary
+from novel_agent.context.prompts import render_stage
+from novel_agent.context.report import prefix_share
+from novel_agent.context.sections import Context, Section, story_bible
+from novel_agent.context.writer import Piece
+from novel_agent.files import write_yaml
+from novel_agent.index.db import Index
+from novel_agent.models.limits import limits_for
+from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.story.memory_files import memory_files
+from novel_agent.story.project import create_project
 from novel_agent.story.scenes import (
-    SceneReader,  # noqa: E402
-    load_scenes,  # noqa: E402
+    SceneReader,
+    load_scenes,
 )
-from novel_agent.text.tokens import TokenCounter  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
-from novel_agent.tick.stage_prompts import build_writer  # noqa: E402
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.tick.session import Session
+from novel_agent.tick.stage_prompts import build_writer
+from tests.support import story_factory as sf
 
 REPEATS = 15
 

@@ -1,9 +1,9 @@
 """Benchmark: does the writer get the old fact it needs? (issue: remembering the right old thing)
 
-    python bench/continuity.py               # 500 scenes, 50 planted facts; index at 10,000
-    python bench/continuity.py --quick       # 300 scenes, 20 facts; index at 2,000
+    python -m bench.continuity               # 500 scenes, 50 planted facts; index at 10,000
+    python -m bench.continuity --quick       # 300 scenes, 20 facts; index at 2,000
 
-A synthetic story on disk (tests/planted.py): scenes with a cast of twelve and
+A synthetic story on disk (tests/support/planted.py): scenes with a cast of twelve and
 twenty-five places, one or two ordinary facts per scene, and facts planted in
 the first half, each needed again by the next scene's intention (which names the
 fact's person and place). At a writer budget of 3,000 tokens, prints the share of
@@ -22,26 +22,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from planted import plan_answer, plant, write_planted  # noqa: E402
-
-from novel_agent.context.builders import scene_full, scene_summary  # noqa: E402
-from novel_agent.index.recall import WriterRecall  # noqa: E402
-from novel_agent.index.sync import rebuild  # noqa: E402
-from novel_agent.models.scripted import ScriptedModel  # noqa: E402
-from novel_agent.story.memory import load_memory  # noqa: E402
-from novel_agent.story.project import create_project  # noqa: E402
-from novel_agent.story.scenes import SceneReader  # noqa: E402
-from novel_agent.text.tokens import TokenCounter  # noqa: E402
-from novel_agent.tick.pipeline import preview  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.context.builders import scene_full, scene_summary
+from novel_agent.index.recall import WriterRecall
+from novel_agent.index.sync import rebuild
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.memory import load_memory
+from novel_agent.story.project import create_project
+from novel_agent.story.scenes import SceneReader
+from novel_agent.text.tokens import TokenCounter
+from novel_agent.tick.pipeline import preview
+from novel_agent.tick.session import Session
+from tests.support.planted import plan_answer, plant, write_planted
 
 BUDGET = 3000
 OUTPUT, MARGIN = 700, 256

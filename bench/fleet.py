@@ -1,10 +1,10 @@
 """`novel fleet` against a batching server: does it keep the server full, and at what cost?
 
-    .venv/bin/python bench/fleet.py                      # K=8 slots, 1 s a request
-    .venv/bin/python bench/fleet.py --slots 4 --latency 0.25 --books 1,4,16
+    .venv/bin/python -m bench.fleet                      # K=8 slots, 1 s a request
+    .venv/bin/python -m bench.fleet --slots 4 --latency 0.25 --books 1,4,16
 
-The server is the OpenAI-compatible test server (tests/fake_openai.py) made a
-batching server (tests/batching.py): K parallel slots, a fixed latency per
+The server is the OpenAI-compatible test server (tests/support/fake_openai.py) made a
+batching server (tests/support/batching.py): K parallel slots, a fixed latency per
 request, so one book alone (one request at a time) uses 1/K of it and its
 capacity is K / latency requests/s. It runs in this process; each measured run is
 a child process, so its CPU and memory are the client's alone:
@@ -34,15 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-import fake_openai  # noqa: E402
-from batching import Batching  # noqa: E402
-from fake_openai import API_KEY, FakeOpenAIServer  # noqa: E402
-from test_tick_openai import story_responder  # noqa: E402
-
-from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.project import create_project
+from tests.support import fake_openai
+from tests.support.batching import Batching
+from tests.support.fake_openai import API_KEY, FakeOpenAIServer
+from tests.support.repo import ROOT
+from tests.support.responders import story_responder
 
 NOVEL = [sys.executable, "-c", "from novel_agent.cli import main; main()"]
 
@@ -104,7 +101,7 @@ def baseline(server: FakeOpenAIServer, ticks: int, folder: Path) -> dict:
 
 
 def fleet_run(server: FakeOpenAIServer, n: int, ticks: int, folder: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", str(n), "--ticks", str(ticks),
+    out = subprocess.run([sys.executable, "-m", "bench.fleet", "--child", str(n), "--ticks", str(ticks),
                           "--base-url", server.base_url, "--dir", str(folder)],
                          check=True, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})

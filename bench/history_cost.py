@@ -1,7 +1,7 @@
 """The history's cost per entry at tick 10 and tick 1,000: time and bytes.
 
-    python bench/history_cost.py             # ticks 10 and 1,000 (~1 min)
-    python bench/history_cost.py --at 10 3000
+    python -m bench.history_cost             # ticks 10 and 1,000 (~1 min)
+    python -m bench.history_cost --at 10 3000
 
 For each tick T asked for, a project is grown to T scenes (10 offline ticks, then
 their scenes, plans, prompt logs and memory repeated with new numbers, so the

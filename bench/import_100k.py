@@ -1,7 +1,7 @@
 """Benchmark: `novel import` of a 100,000-word manuscript on the offline model.
 
-    python bench/import_100k.py                 # 25 chapters × 10 scenes × 400 words
-    python bench/import_100k.py --words 20000   # a smaller book
+    python -m bench.import_100k                 # 25 chapters × 10 scenes × 400 words
+    python -m bench.import_100k --words 20000   # a smaller book
 
 Writes a manuscript of story_factory prose (chapter headings, `* * *` between
 scenes), imports it into a fresh offline project (balanced preset,
@@ -17,22 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-import story_factory as sf  # noqa: E402
-
-from novel_agent.books.importer import import_manuscript  # noqa: E402
-from novel_agent.books.split import load_manuscript  # noqa: E402
-from novel_agent.models.offline import OfflineModel  # noqa: E402
-from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.books.importer import import_manuscript
+from novel_agent.books.split import load_manuscript
+from novel_agent.models.offline import OfflineModel
+from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
-from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.tick.session import Session
+from tests.support import story_factory as sf
 
 
 def manuscript(path: Path, words: int, per_scene: int = 400, per_chapter: int = 10) -> Path:

@@ -1,7 +1,7 @@
 """What each installed embedded model writes: speed and the quality a reader first sees.
 
-    python bench/local_quality.py                    # 5 ticks on each installed model
-    python bench/local_quality.py --ticks 3 --model smollm2-135m
+    python -m bench.local_quality                    # 5 ticks on each installed model
+    python -m bench.local_quality --ticks 3 --model smollm2-135m
 
 For each installed embedded model (registry.py), a new project from the demo's
 foundation (scripts/demo.yaml) runs `--ticks` ticks in one session on 127.0.0.1's

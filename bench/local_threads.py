@@ -1,7 +1,7 @@
 """llama.cpp's thread count on shared cores: generation speed quiet and beside a busy process.
 
-    python bench/local_threads.py                         # the installed models, 1 and 2 threads
-    python bench/local_threads.py --model smollm2-135m --threads 1 2 --tokens 96
+    python -m bench.local_threads                         # the installed models, 1 and 2 threads
+    python -m bench.local_threads --model smollm2-135m --threads 1 2 --tokens 96
 
 For each model and thread count, starts the in-process llama.cpp server, lets it
 write `--tokens` tokens of one prompt `--runs` times, and prints the median

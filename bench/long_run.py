@@ -1,12 +1,12 @@
 """Issue 20's table: is tick 300 as good as tick 30 on a stress run at 8,192 tokens?
 
-    .venv/bin/python bench/long_run.py                       # 300 ticks through the test server
-    .venv/bin/python bench/long_run.py --ticks 1000 --offline   # in-process, no HTTP
-    .venv/bin/python bench/long_run.py --ticks 120 --keep /tmp/lr  # keep the project
+    .venv/bin/python -m bench.long_run                       # 300 ticks through the test server
+    .venv/bin/python -m bench.long_run --ticks 1000 --offline   # in-process, no HTTP
+    .venv/bin/python -m bench.long_run --ticks 120 --keep /tmp/lr  # keep the project
 
-The answers come from tests/stress_model.py (2–4 new characters or places and a
+The answers come from tests/support/stress_model.py (2–4 new characters or places and a
 new loop nearly every scene, none resolved), through the real openai SDK and
-tests/fake_openai.py (tests/story_server.py's StoryServer), or in-process with
+tests/support/fake_openai.py (tests/support/story_server.py's StoryServer), or in-process with
 --offline. Prints, per stage at ticks 30/100/300 (or the last): tokens used /
 budget, the recall probe's share, scenes no part of the prompt tells (from scene 1),
 ranges covered twice, then the summary tree's depth, the loops the planner
@@ -20,27 +20,20 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from fake_openai import FakeOpenAIServer  # noqa: E402
-from long_checks import LongRun, checkpointed  # noqa: E402
-from story_server import StoryServer  # noqa: E402
-from stress_model import StressModel  # noqa: E402
-
-from novel_agent.story.project import Project, create_project  # noqa: E402
-from novel_agent.story.recovery import reconciled  # noqa: E402
-from novel_agent.tick.pipeline import TickResult, tick  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "bench"))
+from novel_agent.story.project import Project, create_project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick.pipeline import TickResult, tick
+from novel_agent.tick.session import Session
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.long_checks import LongRun, checkpointed
+from tests.support.story_server import StoryServer
+from tests.support.stress_model import StressModel
 
 
 def timed(session: Session) -> tuple[TickResult, float, float]:

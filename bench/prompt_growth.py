@@ -1,7 +1,7 @@
 """Prompt growth over a long offline run: every stage's prompt at ticks 100, 500 and 1,000.
 
-    .venv/bin/python bench/prompt_growth.py            # 1,000 ticks at 8,192 and at the default
-    .venv/bin/python bench/prompt_growth.py --ticks 300 --at 100 200 300
+    .venv/bin/python -m bench.prompt_growth            # 1,000 ticks at 8,192 and at the default
+    .venv/bin/python -m bench.prompt_growth --ticks 300 --at 100 200 300
 
 For each window it runs the offline model and prints, per stage, the prompt's
 tokens at the chosen ticks, its compaction level, the ratio last/first, and
@@ -17,18 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT)]
-
-from novel_agent.story.project import create_project  # noqa: E402
+from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
-from novel_agent.tick.pipeline import tick  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 
 STAGES = ("planner", "writer", "extractor", "summarizer")
 

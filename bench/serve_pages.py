@@ -1,7 +1,7 @@
 """Benchmark: what each page of `novel serve` costs to render for a 1,000-scene project.
 
-    python bench/serve_pages.py                      # 1,000 offline ticks, then the pages
-    python bench/serve_pages.py --ticks 200 --keep /tmp/book   # keep (and reuse) the project
+    python -m bench.serve_pages                      # 1,000 offline ticks, then the pages
+    python -m bench.serve_pages --ticks 200 --keep /tmp/book   # keep (and reuse) the project
 
 Writes the book with the offline model (real ticks: scenes, plans, memory, summaries,
 prompt logs, the usage ledger), then serves it on 127.0.0.1 (uvicorn in a thread, as
@@ -14,22 +14,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from web_server import make_site, serving  # noqa: E402
-
-import novel_agent.web.pages as pages  # noqa: E402
+import novel_agent.web.pages as pages
 from novel_agent.history.hooks import opened
-from novel_agent.models.offline import OfflineModel  # noqa: E402
-from novel_agent.story.project import Project, create_project  # noqa: E402
-from novel_agent.tick.pipeline import tick  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.models.offline import OfflineModel
+from novel_agent.story.project import Project, create_project
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+from tests.support.web_server import make_site, serving
 
 REPEATS = 5
 

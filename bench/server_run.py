@@ -1,9 +1,9 @@
 """A long run through the real openai SDK against the OpenAI-compatible test server.
 
-    .venv/bin/python bench/server_run.py --ticks 300            # 8,192-token window
-    .venv/bin/python bench/server_run.py --ticks 300 --keep /tmp/run   # keep the project
+    .venv/bin/python -m bench.server_run --ticks 300            # 8,192-token window
+    .venv/bin/python -m bench.server_run --ticks 300 --keep /tmp/run   # keep the project
 
-The server (tests/fake_openai.py, on 127.0.0.1) answers like the offline model:
+The server (tests/support/fake_openai.py, on 127.0.0.1) answers like the offline model:
 its story source is read from the project's files at each request, the plan
 it gave is remembered for the writer and the extractor, and the prose is read
 back from the extractor's prompt. A scene or summary longer than the request's
@@ -19,21 +19,16 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from fake_openai import FakeOpenAIServer  # noqa: E402
-from story_server import StoryServer  # noqa: E402
-
-from novel_agent.story.project import create_project  # noqa: E402
-from novel_agent.story.recovery import reconciled  # noqa: E402
-from novel_agent.tick.pipeline import tick  # noqa: E402
-from novel_agent.tick.session import Session  # noqa: E402
+from novel_agent.story.project import create_project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.story_server import StoryServer
 
 
 def main() -> None:

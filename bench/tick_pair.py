@@ -1,13 +1,13 @@
 """A new book and a grown one ticked in turn: issue 20's flat tick without the machine's drift.
 
-    .venv/bin/python bench/tick_pair.py                     # a new book against one at 300
-    .venv/bin/python bench/tick_pair.py --at 1000 --ticks 40
-    .venv/bin/python bench/tick_pair.py --grown /tmp/lr300  # a kept project (long_run --keep)
+    .venv/bin/python -m bench.tick_pair                     # a new book against one at 300
+    .venv/bin/python -m bench.tick_pair --at 1000 --ticks 40
+    .venv/bin/python -m bench.tick_pair --grown /tmp/lr300  # a kept project (long_run --keep)
 
 bench/long_run.py times ticks 1-50 and 251-300 of one run, half a minute apart; on a
 shared machine whose speed moves by a third within a minute its ratio moved from 1.06 to
 1.69 between runs of the same code. Here a stress book is grown offline to --at ticks
-(tests/stress_model.py, 8,192 window; or --grown names a kept one, copied), then it and a
+(tests/support/stress_model.py, 8,192 window; or --grown names a kept one, copied), then it and a
 new book are ticked in turn, --ticks times each, so that a drift of the machine falls on
 both alike. Prints, per step (wrapped as bench/tick_phases.py does), the median wall ms
 of the new book's ticks and of the grown book's (ticks that made no checkpoint), and the
@@ -25,16 +25,12 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
-
-from stress_model import StressModel
-from tick_phases import Phases, stress_book
-
+from bench.tick_phases import Phases, stress_book
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline
 from novel_agent.tick.session import Session
+from tests.support.stress_model import StressModel
 
 
 def opened(stack: ExitStack, project: Project) -> Session:

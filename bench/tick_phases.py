@@ -1,9 +1,9 @@
 """Where a tick's time goes, and what of it grows with the book (issue 20's flat tick).
 
-    .venv/bin/python bench/tick_phases.py                 # 300 stress ticks, offline, 8,192
-    .venv/bin/python bench/tick_phases.py --ticks 1000 --cpu
+    .venv/bin/python -m bench.tick_phases                 # 300 stress ticks, offline, 8,192
+    .venv/bin/python -m bench.tick_phases --ticks 1000 --cpu
 
-Runs tests/stress_model.py in-process (as bench/long_run.py --offline) on a fresh
+Runs tests/support/stress_model.py in-process (as bench/long_run.py --offline) on a fresh
 project and times each step of the tick by wrapping the pipeline's functions (inclusive
 times: a step's line holds the steps inside it). Prints, per step, the median over the
 first 50 ticks and over the last 50 (ticks that made no checkpoint), and the difference,
@@ -21,17 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from stress_model import StressModel
-
 from novel_agent.history import hooks
 from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline, stage_prompts
 from novel_agent.tick.session import Session
+from tests.support.stress_model import StressModel
 
 PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
             "_extract", "audit", "commit", "load_tree", "load_lorebook",
@@ -77,7 +73,7 @@ class Phases:
 
 
 def stress_book(folder: Path, window: int) -> Project:
-    """A new book for tests/stress_model.py, offline at `window` (bench/tick_pair.py's too)."""
+    """A new book for tests/support/stress_model.py, offline at `window` (bench/tick_pair.py's too)."""
     return create_project(folder, {
         "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
         "protagonist": "Mara Quill"}, config={

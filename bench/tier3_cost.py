@@ -5,8 +5,8 @@ the writer prompt's size and the tier-3 tokens in it, what the next tick's tier 
 will hold once that tick's checkpoint is made, the budget they live in, the shape
 of the summary tree, and the tokens the summarizer has spent so far.
 
-    python bench/tier3_cost.py                       # ticks 10, 100, 1000; balanced preset
-    python bench/tier3_cost.py --at 10 100 --preset aggressive --share 0.05
+    python -m bench.tier3_cost                       # ticks 10, 100, 1000; balanced preset
+    python -m bench.tier3_cost --at 10 100 --preset aggressive --share 0.05
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from novel_agent.story.project import Project, create_project
+from tests.support.projects import HARBOUR, files_of, fresh
 
 _real_connect = socket.socket.connect
 
@@ -57,21 +58,17 @@ def projects_dir(tmp_path, monkeypatch) -> Path:
     return folder
 
 
-HARBOUR = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
-           "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}
-
-
 @pytest.fixture
 def project(projects_dir) -> Project:
     """A fresh project on the offline model."""
-    return create_project(projects_dir / "harbour", HARBOUR, config={"llm": {"provider": "offline"}})
+    return fresh(projects_dir)
 
 
 @pytest.fixture(scope="module")
 def ticked(tmp_path_factory):
     """ticked(n): a project on the offline model that has run n ticks, made once per module
     and n (for tests that only read it)."""
-    from ticking import run_ticks
+    from tests.support.ticking import run_ticks
 
     made: dict[int, Project] = {}
 
@@ -84,31 +81,15 @@ def ticked(tmp_path_factory):
     return get
 
 
-def files_of(root: Path) -> dict[str, bytes]:
-    """Every file under root with its bytes, to prove nothing changed. The lock, the
-    index (a cache of token counts that a failed tick may still fill) and the usage
-    ledger (a failed tick's calls were still made, and are paid for) are left out, and so
-    is the history's repository (.novel/history.git: an edit by hand gets an entry there
-    when a command opens the project)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in ("lock", "usage.jsonl")
-            and not p.name.startswith("index.db")
-            and "history.git" not in p.relative_to(root).parts}
-
-
 @pytest.fixture
 def openai_project(projects_dir, monkeypatch) -> Path:
     """A new project on the openai provider (OPENAI_API_KEY set to the test key)."""
-    from click.testing import CliRunner
-    from fake_openai import API_KEY
-
-    from novel_agent.cli import cli as novel
+    from tests.support.clirunner import invoke
+    from tests.support.fake_openai import API_KEY
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    result = CliRunner().invoke(novel, ["new", "harbour", "--premise",
-                                        "A lighthouse keeper finds a drowned man's map.",
-                                        "--provider", "openai"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    invoke("new", "harbour", "--premise", "A lighthouse keeper finds a drowned man's map.",
+           "--provider", "openai", ok=True)
     return projects_dir / "harbour"
 
 
@@ -120,7 +101,8 @@ def snapshot():
 
 @pytest.fixture
 def cli():
-    """cli(*args, ok=True): run `novel ARGS` through CliRunner (exit 0 asserted when ok)."""
-    from clirunner import invoke
+    """cli(*args, ok=True): run `novel ARGS` in-process through tests/support/clirunner.py's
+    invoke (exit 0 asserted when ok; ok=False asserts nothing)."""
+    from tests.support.clirunner import invoke
 
     return lambda *args, ok=True: invoke(*args, ok=True if ok else None)

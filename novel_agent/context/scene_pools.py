@@ -8,7 +8,7 @@ throw nearly all away. Here each is scored by the fields its score is made of
 (shortlist.py's quick readers: the same floats), the best few (ties included) are
 made into entries and the rest handed to the pool as an items.Tail: counted, not
 made, when the pool is full before them or has less room left than any of their
-least texts. tests/test_shortlist.py checks the pools' choice against the full scan.
+least texts. tests/context/test_shortlist.py checks the pools' choice against the full scan.
 """
 
 from __future__ import annotations

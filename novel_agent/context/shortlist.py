@@ -12,7 +12,7 @@ So one pass reads each entity's few fields that say so; those that may reach
 the floor are scored in full (relevance's own functions, on what `as_of` would
 make of them); the rest score their recency and nothing else, and are ranked by
 it for the best few under the floor. The items, their order and the count left
-out are the full scan's (tests/test_shortlist.py checks it on random memories).
+out are the full scan's (tests/context/test_shortlist.py checks it on random memories).
 The extractor's pools, which take the best of all, are in scene_pools.py.
 """
 

@@ -94,7 +94,7 @@ SHORT_KEPT = 100_000   # short texts whose counts a counter keeps (then it start
 # counted line by line, each line's count kept like a short text's, so only the lines that
 # changed are encoded. The sum is the whole text's count: these encodings' pre-tokenizers
 # end a piece after a newline followed by anything but white space or "/", and no token
-# crosses a piece (tests/test_tokens.py checks every character after the newline).
+# crosses a piece (tests/text/test_tokens.py checks every character after the newline).
 LINE_WISE = frozenset({"cl100k_base", "o200k_base"})
 _LINE_START = re.compile(r"(?<=\n)(?=[^\s/])")
 

@@ -1,0 +1,1 @@
+"""The benches in bench/ that reach into the tick's steps still run (`python -m bench.<name>`)."""

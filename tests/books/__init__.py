@@ -1,0 +1,2 @@
+"""Tests of novel_agent/books/: a book in and out (`novel export`, `novel import`, splitting a
+manuscript)."""

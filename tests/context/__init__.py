@@ -1,0 +1,2 @@
+"""Tests of novel_agent/context/: the context engine (budgets, items, relevance, retrieval,
+templates, `novel context`)."""

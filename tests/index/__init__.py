@@ -1,0 +1,1 @@
+"""Tests of novel_agent/index/: the search index in .novel/index.db."""

@@ -1,0 +1,2 @@
+"""Tests of novel_agent/story/: the project, its lock, scenes, memory, lore, the steer note,
+summaries, decisions."""

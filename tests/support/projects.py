@@ -1,0 +1,46 @@
+"""Projects as the tests make and compare them: the `project` fixture's story, a fresh one in
+another folder, every file of a project with its bytes, and settings merged in by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from novel_agent.story.project import Project, create_project
+
+HARBOUR = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
+           "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}
+
+
+def fresh(folder: Path) -> Project:
+    """A project like the `project` fixture's (the offline model), in another folder."""
+    return create_project(folder / "harbour", HARBOUR, config={"llm": {"provider": "offline"}})
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file under root with its bytes, to prove nothing changed. The lock, the
+    index (a cache of token counts that a failed tick may still fill) and the usage
+    ledger (a failed tick's calls were still made, and are paid for) are left out, and so
+    is the history's repository (.novel/history.git: an edit by hand gets an entry there
+    when a command opens the project)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name not in ("lock", "usage.jsonl")
+            and not p.name.startswith("index.db")
+            and "history.git" not in p.relative_to(root).parts}
+
+
+def story_files(project: Project) -> dict[str, bytes]:
+    """files_of the project's folder."""
+    return files_of(project.root)
+
+
+def set_llm(root: Path, **values) -> None:
+    """Merge `values` into the project's llm and generation settings
+    (`llm__model="gpt-4o"` sets llm.model)."""
+    path = root / "project.yaml"
+    data = yaml.safe_load(path.read_text())
+    for dotted, value in values.items():
+        section, key = dotted.split("__")
+        data.setdefault(section, {})[key] = value
+    path.write_text(yaml.safe_dump(data, sort_keys=False))

@@ -1,0 +1,61 @@
+"""Responders for FakeOpenAIServer that answer as a story's stages would: `stage_of(body)`
+tells which stage sent a request, `story_responder` answers each stage of a tick (PROSE for
+the writer), and `priced` is story_responder with a usage block (USAGE) on every answer."""
+
+from __future__ import annotations
+
+import json
+import re
+
+PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "
+         "light and found her own stairs drawn on it, and a door she had never seen.")
+USAGE = {"prompt_tokens": 1000, "completion_tokens": 100,
+         "prompt_tokens_details": {"cached_tokens": 400}}
+
+
+def stage_of(body) -> str:
+    """Which stage sent `body`, told by the opening words of its system prompt (the
+    summarizer's names 'the writer' too, so it is asked first)."""
+    system = body["messages"][0]["content"]
+    if "condense part of a novel" in system:
+        return "summarizer"
+    if "planner" in system:
+        return "planner"
+    if "writer" in system:
+        return "writer"
+    if "record what it establishes" in system:
+        return "extractor"
+    return "other"
+
+
+def story_responder(body):
+    """A plan that opens a loop and makes a character, PROSE (with a new line after scene 1),
+    PROSE again for a summary, and an extraction of three bullets and a fact."""
+    stage = stage_of(body)
+    if stage == "planner":
+        return json.dumps({
+            "title": "The Drawn Door", "intention": "Mara studies the map and finds a door.",
+            "pov": "Mara Quill", "location": "Skerry Light", "characters": ["Mara Quill"],
+            "tool_calls": [{"tool": "open_loop", "name": "door",
+                            "detail": "what lies behind the drawn door"},
+                           {"tool": "create_character", "name": "The Stranger",
+                            "detail": "drowned, carried the map"}]})
+    if stage == "writer":      # a scene after the first says something new: copies go
+        found = re.search(r"Write scene (\d+) now", body["messages"][-1]["content"])
+        n = int(found.group(1)) if found else 1
+        return PROSE if n == 1 else f"{PROSE} The bell rang {n} times."
+    if stage == "summarizer":                  # the prose names all a summary must
+        return PROSE
+    if stage == "extractor":
+        return json.dumps({
+            "summary": ["Mara studies the map.", "She finds a door drawn on it.",
+                        "The door is not in her lighthouse."],
+            "facts": ["The map shows a door Mara has never seen"],
+            "characters": [{"name": "Mara Quill", "state": "unsettled"}],
+            "loops_opened": [], "loops_resolved": [], "relationships": []})
+    return "- summary"
+
+
+def priced(body):
+    """The story's answers, each reporting 1,000 prompt tokens (400 cached) and 100 out."""
+    return {"content": story_responder(body), "usage": USAGE}

@@ -1,0 +1,1 @@
+"""Tests of novel_agent/text/: token counts, names, cleanup of model output."""
