@@ -15,8 +15,12 @@ in one transaction.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+BUSY_SECONDS = 10      # how long a write waits for another process's to end
 
 MIGRATIONS: list[tuple[str, str | list[str]]] = [
     ("001_token_counts",
@@ -81,7 +85,7 @@ class Index:
                             "rebuilt (token counts are recounted)")
 
     def _open(self) -> None:
-        self.db = sqlite3.connect(str(self.path), timeout=10)
+        self.db = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS)
         self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:"
                         else "PRAGMA journal_mode=MEMORY")
         self.applied = self.migrate()
@@ -99,12 +103,25 @@ class Index:
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
-            with self.db:
+            with self.writing():
                 for statement in [sql] if isinstance(sql, str) else sql:
                     self.db.execute(statement)
                 self.db.execute("INSERT INTO _migrations (name) VALUES (?)", (name,))
             applied.append(name)
         return applied
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed at the end (rolled back on an error), that
+        holds the write lock from its start (BEGIN IMMEDIATE: another process's write
+        is waited for, up to BUSY_SECONDS). A transaction begun implicitly that reads
+        before it writes fails at once when another process wrote in between, however
+        long the busy timeout: sync (its deletes of nothing begin one, then it reads)
+        did, when the daemon ticked while the context page was built."""
+        if not self.db.in_transaction:    # (inside another: that one holds the lock)
+            self.db.execute("BEGIN IMMEDIATE")
+        with self.db:
+            yield self.db
 
     # -- CountStore ------------------------------------------------------------
     def get(self, key: str) -> int | None:
@@ -120,7 +137,7 @@ class Index:
         """Write buffered counts in one transaction."""
         if not self._pending:
             return
-        with self.db:
+        with self.writing():
             self.db.executemany("INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)",
                                 list(self._pending.items()))
         self._pending.clear()
@@ -128,7 +145,7 @@ class Index:
     # -- usage log -------------------------------------------------------------
     def log_usage(self, rows: list[dict[str, Any]]) -> None:
         """Record model calls (see USAGE_COLUMNS; a missing key is NULL) in one transaction."""
-        with self.db:
+        with self.writing():
             self._insert_usage(rows)
 
     def _insert_usage(self, rows: list[dict[str, Any]]) -> None:
@@ -150,7 +167,7 @@ class Index:
 
     def replace_usage(self, rows: list[dict[str, Any]]) -> None:
         """Empty the usage table and fill it with `rows`, in one transaction."""
-        with self.db:
+        with self.writing():
             self.db.execute("DELETE FROM usage")
             self._insert_usage(rows)
 

@@ -123,7 +123,7 @@ class Embedder:
             raise ModelError(f"embeddings: asked for {len(batch)} vectors, got {len(vectors)}")
         usage = getattr(answer, "usage", None)
         self._row(getattr(usage, "prompt_tokens", 0) or 0, self.clock() - started)
-        with self.index.db:
+        with self.index.writing():
             self.index.db.executemany(
                 "INSERT OR REPLACE INTO embeddings (key, vector) VALUES (?, ?)",
                 [(_key(self.settings.model, t), array.array("f", v).tobytes())

@@ -177,7 +177,7 @@ def sync(project: Project, index: Index, memory: Memory | None = None,
         known = seen.known(db, sorted(wanted))
     changed = sorted((p for p, st in now.items() if known.get(p) != st), key=_file_order)
     report.removed = sorted(p for p in known if p not in now)
-    with db:
+    with index.writing():
         for rel in report.removed:
             _replace_source(db, rel, [])
         db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in report.removed])

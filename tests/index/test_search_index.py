@@ -379,3 +379,56 @@ def test_a_document_changed_by_hand_is_read_as_it_is_now_not_as_it_was_parsed(pr
         assert "A line added by hand." not in before[0].body
     finally:
         index.close()
+
+
+def test_a_sync_waits_for_another_processs_write_instead_of_failing_on_it(project,
+                                                                          monkeypatch):
+    """The daemon ticks while the context page is built: both write the index. A sync's
+    transaction used to begin with a read (its deletes of nothing began it), so a write
+    that landed from elsewhere meanwhile made its next insert fail at once, 'database is
+    locked', and the page a 500. It holds the write lock from its start now; the other
+    write waits for it."""
+    import threading
+
+    import novel_agent.index.sync as index_sync
+
+    run_ticks(project, 2)
+    wrote: list[str] = []
+
+    def write_elsewhere() -> None:          # as the daemon's tick would, from its process
+        other = Index(project.index_db)
+        try:
+            with other.writing():
+                other.db.execute("INSERT OR REPLACE INTO token_counts (key, tokens) "
+                                 "VALUES ('elsewhere', 1)")
+        finally:
+            other.close()
+        wrote.append("elsewhere")
+
+    real = index_sync._insert
+
+    def insert_while_another_writes(*args, **kwargs):    # the sync has read: its snapshot
+        if not wrote and "elsewhere" not in [t.name for t in threading.enumerate()]:
+            thread = threading.Thread(target=write_elsewhere, name="elsewhere")
+            thread.start()
+            thread.join(1.0)      # old: it commits meanwhile; now: it waits for the sync
+        return real(*args, **kwargs)
+
+    index, _ = open_index(project)
+    (project.lore_dir / "bell.yaml").write_text("keys: [bell]\ncontent: The bell.\n")
+    monkeypatch.setattr(index_sync, "_insert", insert_while_another_writes)
+    try:
+        report = sync(project, index)
+        assert report.read == ["lore/bell.yaml"]
+    finally:
+        index.close()
+    for thread in threading.enumerate():
+        if thread.name == "elsewhere":
+            thread.join(15)
+    assert wrote == ["elsewhere"]
+    assert kinds(project)["lore"] == 1
+    hits = Index(project.index_db)
+    try:
+        assert hits.get("elsewhere") == 1
+    finally:
+        hits.close()

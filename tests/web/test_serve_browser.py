@@ -59,6 +59,16 @@ def wait_for(condition, seconds: float = 30, what: str = "") -> None:
         time.sleep(0.05)
 
 
+def shown(page, selector: str) -> None:
+    """Wait for `selector`; when it never comes, fail with what the page said instead
+    (an error page's message, not only a timeout)."""
+    try:
+        page.locator(selector).first.wait_for()
+    except playwright.TimeoutError:
+        raise AssertionError(f"no {selector} on {page.url}: "
+                             + page.inner_text("body")[:2000]) from None
+
+
 def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -214,7 +224,7 @@ def run_the_story(page, url: str, project, shots) -> None:
     shots(page, "memory")
     page.get_by_role("link", name="Context").click()
     page.wait_for_url("**/p/harbour/context")          # the page waits for its prompt build
-    page.locator(".budget-bar .seg").first.wait_for()
+    shown(page, ".budget-bar .seg")
     assert page.locator(".budget-bar .seg").count() >= 3
     shots(page, "context")
     page.get_by_role("link", name="Numbers").click()
