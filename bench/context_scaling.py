@@ -123,7 +123,7 @@ def prefix_run(project, config, memory, n, ticks=60):
     """Consecutive writer prompts for the last `ticks` ticks: their shared-prefix shares."""
     counter = TokenCounter("gpt-4o-mini", store=Index(project.index_db))
     state, previous, shares = {}, None, []
-    for last in range(n - ticks, n + 1):
+    for last in range(max(1, n - ticks), n + 1):
         built = engine_build(project, config, memory, last, state, counter)
         state = built.state
         if previous is not None:
@@ -135,8 +135,10 @@ def prefix_run(project, config, memory, n, ticks=60):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the 10,000-scene story")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None,
+                        help="the stories' numbers of scenes (the tests: 10 30)")
     args = parser.parse_args()
-    sizes = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
+    sizes = args.sizes or ([10, 100, 1000] if args.quick else [10, 100, 1000, 10000])
     config = load_config(flags={"llm.provider": "offline", "llm.model": "gpt-4o-mini",
                                 "context.max_prompt_tokens": 16000})
     rows = {}
@@ -172,9 +174,9 @@ def main() -> None:
     for n, r in rows.items():
         print(f"{n:>8} {r['engine']:>9.2f} {r['naive']:>9.2f} {r['tokens']:>8,}/{r['budget']:,}"
               f" {r['full']:>10}")
-    top = sizes[-1]
-    print(f"ratio {top:,}/100: engine {rows[top]['engine'] / rows[100]['engine']:.2f}  "
-          f"naive {rows[top]['naive'] / rows[100]['naive']:.2f}")
+    top, base = sizes[-1], 100 if 100 in rows else sizes[0]
+    print(f"ratio {top:,}/{base:,}: engine {rows[top]['engine'] / rows[base]['engine']:.2f}  "
+          f"naive {rows[top]['naive'] / rows[base]['naive']:.2f}")
     print(f"prefix share of consecutive writer prompts ({len(shares)} ticks, story of {top:,}): "
           f"median {statistics.median(shares):.0%}, mean {statistics.mean(shares):.0%}, "
           f"ticks at 50% or more: {sum(s >= 0.5 for s in shares)}/{len(shares)}")

