@@ -1,7 +1,8 @@
-"""The CLI, through CliRunner: output, errors, help text, README coverage."""
+"""The CLI, through CliRunner: output, errors, help text, the command reference."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import click
 import pytest
 
 from novel_agent.cli import cli as novel
-from tests.support.repo import README, ROOT
+from tests.support.repo import ROOT, hooks, page
 from tests.support.ticking import run_ticks
 
 
@@ -114,15 +115,37 @@ def test_scene_that_does_not_exist(projects_dir, cli):
     assert "no scene 4 in a" in result.output
 
 
+@functools.cache
+def command_reference() -> str:
+    """docs/reference/commands.md as the site shows it: the commands' reference the site's
+    hook makes from them with mkdocs-click's generator (the docs extra)."""
+    pytest.importorskip("mkdocs_click", reason="the docs extra installs mkdocs-click: "
+                        "pip install -e '.[docs]'")
+    site = hooks()
+    return site.on_page_markdown(page("reference/commands.md"))
+
+
 @pytest.mark.parametrize("path", [p for p, _ in all_commands()], ids=" ".join)
-def test_every_command_has_help_and_is_in_readme(path, cli):
+def test_every_command_has_help_and_is_in_the_reference(path, cli):
     command = novel
     for name in path:
         command = command.commands[name]
     assert command.help and len(command.help.strip()) > 20
     out = cli(*path, "--help").output
     assert out.startswith("Usage: ")
-    assert f"novel {' '.join(path)}" in README.read_text()
+    reference = command_reference()
+    assert f"# novel {' '.join(path)} {{ #novel-{'-'.join(path)} " in reference
+    assert command.help.strip().splitlines()[0] in reference
+
+
+def test_the_command_reference_reads_as_a_page():
+    """The reference's examples are code blocks (not lines Markdown runs together), and no
+    option's default is Click's `Sentinel.UNSET`."""
+    reference = command_reference()
+    assert "```sh\nnovel tick -p harbour -n 3\nnovel tick --provider openai" in reference
+    assert "UNSET" not in reference and "<!-- command-reference -->" not in reference
+    assert "| `-n` | integer range (`1` and above) | How many ticks (scenes) to run. | `1` |" \
+        in reference
 
 
 def test_every_model_call_is_logged_in_the_index(projects_dir, cli):

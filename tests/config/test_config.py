@@ -117,19 +117,32 @@ def test_unknown_preset_lists_the_known_ones():
 
 
 
-def test_the_readme_project_yaml_is_a_valid_configuration(tmp_path):
-    """Every key the README's project.yaml example shows is one the loader knows."""
+def project_yaml_examples() -> list[tuple[str, str]]:
+    """Every `# project.yaml` block of the docs' pages and of the README: (where, text)."""
     import re
 
-    from novel_agent.story.project import Project
-    from tests.support.repo import README
+    from tests.support.repo import DOCS, README
 
-    readme = README.read_text()
-    block = re.search(r"```yaml\n# project.yaml\n(.*?)```", readme, re.S).group(1)
-    (tmp_path / "project.yaml").write_text(block.replace("premise: ...", "premise: x"))
-    config = Project(tmp_path).config()
-    assert config.context.planner_shares["loops"] == 0.10
-    assert config.generation.loop_overdue_after == 30
+    pages = [README, *sorted(DOCS.rglob("*.md"))]
+    return [(f"{p.name}#{n}", text) for p in pages for n, text in enumerate(
+        re.findall(r"```yaml\n# project.yaml\n(.*?)```", p.read_text(), re.S))]
+
+
+@pytest.mark.parametrize("where, text", project_yaml_examples(),
+                         ids=[where for where, _ in project_yaml_examples()])
+def test_every_project_yaml_the_docs_show_is_a_valid_configuration(where, text, tmp_path):
+    """Every key a docs page's project.yaml example shows is one the loader knows, with a
+    value it takes (an unknown key or a bad value is an error naming it)."""
+    from novel_agent.story.project import Project
+
+    text = text.replace("premise: ...", "premise: x").replace("…", "x")
+    (tmp_path / "project.yaml").write_text(text)
+    Project(tmp_path).config()
+
+
+def test_the_docs_show_project_yaml_examples():
+    where = [w for w, _ in project_yaml_examples()]
+    assert any(w.startswith("getting-started.md") for w in where), where
 
 
 def test_a_share_mapping_overrides_key_by_key_and_is_checked():

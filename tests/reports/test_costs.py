@@ -15,7 +15,7 @@ from novel_agent.story.project import Project
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.projects import set_llm
-from tests.support.repo import README
+from tests.support.repo import page
 from tests.support.responders import priced
 
 
@@ -86,7 +86,7 @@ def test_a_run_stops_before_the_tick_that_would_pass_the_ceiling(openai_project,
         assert result.output.splitlines()[-1] == (
             "Error: cost ceiling: $0.0060 spent of llm.max_cost $0.0080, and tick 3 would cost "
             "about $0.0037 (the dearest of the last 2 ticks, and 25% more): not started")
-        assert result.output.splitlines()[-1] in README.read_text()
+        assert result.output.splitlines()[-1] in page("guides/costs.md")
         assert len([r for r in server.requests if r["path"].endswith("/chat/completions")]) == 6
         project = Project(openai_project)
         assert project.tick() == 2 and not project.scene_path(3).exists()

@@ -14,7 +14,7 @@ from novel_agent.reports.usage import project_rows
 from novel_agent.tick.prompt_log import log_path
 from tests.support.clirunner import invoke
 from tests.support.projects import set_llm
-from tests.support.repo import README
+from tests.support.repo import DOCS, block, page
 from tests.support.ticking import run_ticks
 
 
@@ -154,14 +154,12 @@ def test_stats_of_a_new_project(project):
                                           "words per scene   none yet"]
 
 
-def test_the_readme_shows_the_report_and_a_real_plot(story):
-    text = README.read_text()
-    start = text.index("stats of harbour: 12 scenes")
-    shown = text[start:text.index("```", start)].splitlines()
+def test_the_docs_show_the_report_and_a_real_plot(story):
+    shown = block("guides/costs.md", "stats of harbour: 12 scenes").splitlines()
     printed = invoke("stats", "-p", "harbour").output.splitlines()
     # the same measures in the same order (the numbers move with the context engine)
     assert [line[:17] for line in shown] == [line[:17] for line in printed]
     assert shown[0].startswith("stats of harbour: 12 scenes, ")
-    image = README.parent / "docs" / "stats.png"
-    assert "![novel stats --plot: 60 offline ticks](docs/stats.png)" in README.read_text()
+    image = DOCS / "stats.png"
+    assert "![novel stats --plot: 60 offline ticks](../stats.png)" in page("guides/costs.md")
     assert png_size(image.read_bytes()) == (1200, 750)

@@ -18,7 +18,7 @@ from novel_agent.story.project import Project
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.projects import set_llm
-from tests.support.repo import README
+from tests.support.repo import block
 from tests.support.responders import USAGE, priced
 from tests.support.ticking import run_ticks
 
@@ -76,19 +76,13 @@ def test_every_call_is_recorded_and_priced_exactly(openai_project):  # noqa: F81
     assert first["at"].endswith("+00:00")
 
 
-def readme_block(after: str) -> str:
-    """The text of the README's code block that starts with the line `after`."""
-    text = README.read_text()
-    start = text.index(after + "\n") + len(after) + 1
-    return text[start:text.index("```", start)]
-
-
-def test_the_readme_shows_what_novel_usage_prints(openai_project):  # noqa: F811
+def test_the_docs_show_what_novel_usage_prints(openai_project):  # noqa: F811
     set_llm(openai_project, generation__checkpoint_summary_interval=2, llm__max_cost=1)
     with FakeOpenAIServer(priced) as server:
         invoke("tick", "-p", "harbour", "-n", "2", "--base-url", server.base_url,
                "--model", "gpt-4o-mini")
-    assert invoke("usage", "-p", "harbour").output == readme_block("$ novel usage -p harbour")
+    assert invoke("usage", "-p", "harbour").output == block(
+        "guides/costs.md", "usage of harbour\nprice per million tokens: $0.15")
 
 
 def test_the_table_shows_the_breakdown_and_the_ratios(openai_project):  # noqa: F811

@@ -40,5 +40,6 @@ Running the CLI
     processes       the `novel` fixture: `novel ARGS` as a real process; until (poll)
     crashes         forked, forked_tick: a command killed at a crash point in a forked
                     child; assert_sound: the book a kill left is whole
-    repo            ROOT (the repository) and README
+    repo            ROOT (the repository), README, DOCS; page, block: a docs page's text,
+                    one of its code blocks; hooks: docs/hooks.py
 """

@@ -15,7 +15,7 @@ from novel_agent.daemon.heartbeat import Heartbeat, read_heartbeat, running, wri
 from novel_agent.files import dump_yaml, read_yaml
 from tests.support.clirunner import invoke
 from tests.support.projects import files_of
-from tests.support.repo import README, ROOT
+from tests.support.repo import README, ROOT, page
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
@@ -439,13 +439,14 @@ def test_novel_serve_with_a_token_and_open(projects_dir, project, monkeypatch, t
     assert [p.name for p in seen["app"].site.projects()] == ["harbour"]
 
 
-def test_the_readme_shows_the_browser_s_screenshots():
-    text = README.read_text()
+def test_the_docs_show_the_browser_s_screenshots():
+    text = page("guides/browser.md")
     for name in ("library", "scene", "live", "context"):
-        assert f"](docs/serve_{name}.png)" in text
+        assert f"](../serve_{name}.png)" in text
         assert (ROOT / "docs" / f"serve_{name}.png").read_bytes()[:8] == \
             b"\x89PNG\r\n\x1a\n"
-    assert "SCREENSHOTS_DIR=docs ./scripts/test\ntests/web/test_serve_browser.py" in text
+    assert "`SCREENSHOTS_DIR=docs ./scripts/test tests/web/test_serve_browser.py`" in text
+    assert "](docs/serve_scene.png)" in README.read_text()
 
 
 def test_a_broken_file_is_a_4xx_naming_it_and_the_library_still_lists(book, projects_dir):

@@ -6,7 +6,7 @@ project and does what the issue asks: opens the library, reads scene 2, starts t
 daemon from the page and sees ticks land without a reload, writes a steer note and sees
 the next plan follow it, adds a lore entry (and sees it in `novel lore list`) and an
 invalid one (and sees the error), stops the daemon, and takes a screenshot of each page
-into the test's output (`<tmp_path>/screenshots`; the README's four also into
+into the test's output (`<tmp_path>/screenshots`; the docs' four also into
 $SCREENSHOTS_DIR when set: `SCREENSHOTS_DIR=docs` makes docs/serve_*.png).
 ./scripts/test installs Chromium when it is missing; the test is skipped, saying why,
 only where that was impossible.
@@ -35,7 +35,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 NOTE = "Bring the storm ashore tonight."
-README_SHOTS = ("library", "scene", "live", "context")
+DOCS_SHOTS = ("library", "scene", "live", "context")
 EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
 EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 
@@ -104,14 +104,14 @@ def server(project, projects_dir):
 
 @pytest.fixture
 def shots(tmp_path):
-    """Where screenshots go: the test's output, and (the README's) $SCREENSHOTS_DIR."""
+    """Where screenshots go: the test's output, and (the docs' four) $SCREENSHOTS_DIR."""
     folder = tmp_path / "screenshots"
     folder.mkdir()
 
     def take(page, name: str) -> Path:
         path = folder / f"serve_{name}.png"
         page.screenshot(path=str(path))
-        if EXTRA_DIR and name in README_SHOTS:
+        if EXTRA_DIR and name in DOCS_SHOTS:
             EXTRA_DIR.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, EXTRA_DIR / path.name)
         return path
