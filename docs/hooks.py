@@ -25,7 +25,7 @@ def command_reference() -> str:
 
     from novel_agent.cli import cli
     return "\n".join(tidy(make_command_docs("novel", cli, depth=1, style="table",
-                                            list_subcommands=True, has_attr_list=True)))
+                                            has_attr_list=True)))
 
 
 def tidy(lines: Iterable[str]) -> Iterator[str]:
