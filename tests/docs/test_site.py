@@ -1,6 +1,7 @@
 """The documentation site builds with `mkdocs build --strict` (every link and anchor found,
-every page in the nav, no warning), and the strict build fails when a link breaks or a page
-is left out of the nav. Needs the `docs` extra (mkdocs, mkdocs-material, mkdocs-click)."""
+every page in the nav, no warning), and the strict build fails when a link breaks, a link
+names an anchor its page does not have, or a page is left out of the nav. Needs the `docs`
+extra (mkdocs, mkdocs-material, mkdocs-click), which scripts/test installs."""
 
 from __future__ import annotations
 
@@ -48,13 +49,21 @@ def break_a_link(docs: Path) -> str:
     return "guides/no-such-guide.md"
 
 
+def break_an_anchor(docs: Path) -> str:
+    """A link to a command the command reference does not have, in getting-started.md."""
+    page = docs / "getting-started.md"
+    page.write_text(page.read_text() + "\nSee [`novel fly`](reference/commands.md#novel-fly).\n")
+    return "#novel-fly"
+
+
 def leave_a_page_out(docs: Path) -> str:
     """A page that is in docs/ but not in mkdocs.yml's nav."""
     (docs / "guides" / "orphan.md").write_text("# Orphan\n\nNo nav entry leads here.\n")
     return "guides/orphan.md"
 
 
-@pytest.mark.parametrize("damage", [break_a_link, leave_a_page_out], ids=["broken link", "page not in nav"])
+@pytest.mark.parametrize("damage", [break_a_link, break_an_anchor, leave_a_page_out],
+                         ids=["broken link", "broken anchor", "page not in nav"])
 def test_the_strict_build_fails_on(damage, tmp_path):
     root = copy_of_the_site(tmp_path / "copy")
     named = damage(root / "docs")
