@@ -133,6 +133,7 @@ def test_a_novel_line_without_shell_syntax_runs_in_process(line, args):
     ("novel status -p x", ["Error: no project 'x'"], Outcome(0, "project x\n"), "it succeeded"),
     ("novel tick", [], Outcome(1, "Error: tick 21 cannot start\n"), "it failed (exit 1)"),
     ("novel tick --bogus", [], Outcome(2, "Error: No such option\n"), "it failed (exit 2)"),
+    ("novel doctor", [], Outcome(1, "problem  scenes/scene_010.md is missing\n"), "it failed (exit 1)"),
     ("grep x y", [], Outcome(1, ""), "it failed (exit 1)"),
     ("novel tick", ["tick 1 of delta"], Outcome(0, "tick 1 of harbour\n"), "not in its output"),
     ("novel tick", [], Outcome(1, "", crash="it raised:\nTraceback ..."), "it raised"),

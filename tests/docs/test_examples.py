@@ -6,8 +6,8 @@ line, the command and what is wrong. How a page writes its examples:
   are its output. Those lines must appear in the output in that order, matched by shape:
   numbers, sizes, times and "quoted titles" may differ, `…` is any text within a line, a
   line of only `…` stands for lines left out. Output that begins `Error:` means the
-  command must fail; a `novel` command that exits 1 without an `Error:` reported findings
-  (novel doctor, novel audit), which is no failure.
+  command must fail; a `novel` command that exits 1 without an `Error:`, its output
+  shown, reported findings (novel doctor, novel audit), which is no failure.
 - In a ```sh block every `novel …` line runs, in order, and must succeed (a `# comment`
   after it is left out); its other lines are for the reader.
 - `<!-- doc-setup` ... `-->` holds shell lines run at that point of the page, unseen.
