@@ -34,6 +34,13 @@ Books and projects
     manuscripts     write_book: a manuscript to import (PEOPLE, scene_text)
     long_checks     LongRun: what a long run is judged by, read from each tick's reports
 
+The docs
+    doc_examples    a docs page's doc-setup comments and console/sh examples (parse, read,
+                    pages), and the shape a shown output line stands for (shape,
+                    first_missing)
+    doc_runner      run: a page's line in-process or through bash (install_novel puts a
+                    `novel` on its PATH); problem: what is wrong with what it printed
+
 Running the CLI
     clirunner       invoke: `novel ARGS` in-process through Click's CliRunner (the `cli`
                     fixture is built on it)
