@@ -168,7 +168,8 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
     "auditor": [{"tick": 12}],
     "outline": [{"level": "arc"}, {"level": "acts", "count": 3},
                 {"level": "chapters", "count": 2, "numbers_text": "5 and 6", "act": 2,
-                 "act_name": "Deeper Water", "act_summary": "The search.", "last_act": False},
+                 "act_name": "Deeper Water", "act_summary": "The search.", "last_act": False,
+                 "rewrite": True},
                 {"level": "beats", "count": 2, "chapter": 5, "title": "The Salt Map",
                  "purpose": "To turn it.", "tension": 7, "kept": "5.1 She reads it."}],
 }

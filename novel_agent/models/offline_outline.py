@@ -2,11 +2,12 @@
 
 Deterministic from the seed and the story. Each call says what it is asked for in
 its `job` (the outline prompt's values: `level`, `count`, the chapter's number and
-place in the book); the answers name the protagonist and what the premise turns on
-("the drowned man's map" of "A lighthouse keeper finds a drowned man's map."), and
-follow the book's course: the first chapters set the story going, the middle ones
-complicate and turn it, the last ones bring it to its end. It gives no tensions:
-the outline's curve gives each beat its target.
+place in the book, and whether it is a rewrite, which gets other titles and lines);
+the answers name the protagonist and what the premise turns on ("the drowned
+man's map" of "A lighthouse keeper finds a drowned man's map."), and follow the
+book's course: the first chapters set the story going, the middle ones complicate
+and turn it, the last ones bring it to its end. It gives no tensions: the
+outline's curve gives each beat its target.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ PURPOSES = {     # (once, in order; then again while the phase lasts)
 
 def outline_answer(seed: int, story: Any, job: Mapping[str, Any]) -> dict[str, Any]:
     """The answer to one outline call (`job`: its level and what it is for)."""
-    words = Words(seed, story)
+    words = Words(seed, story, again=bool(job.get("rewrite")))
     level, count = str(job.get("level") or "arc"), max(1, int(job.get("count") or 1))
     if level == "arc":
         return {"summary": f"{words.hero} is drawn in where the premise begins: "
@@ -135,7 +136,8 @@ def outline_answer(seed: int, story: Any, job: Mapping[str, Any]) -> dict[str, A
 class Words:
     """The names, places and phrases one story's outline is made of."""
 
-    def __init__(self, seed: int, story: Any):
+    def __init__(self, seed: int, story: Any, *, again: bool = False):
+        self.again = again           # a rewrite: other titles, and lines that may come again
         self.rng = random.Random(f"{seed}|outline|{getattr(story, 'name', '')}")
         protagonist = (getattr(story, "protagonist", "") or "").split(",")[0].strip()
         self.hero = protagonist[:60] or "Mara Quill"
@@ -170,12 +172,15 @@ class Words:
 
     def chapter(self, number: int, total: int) -> dict[str, str]:
         phase, n = chapter_phase(number, total), phase_place(number, total)
-        return {"title": self.title(number),
-                "purpose": self.say(pick(*PURPOSES[phase], n), number, n)}
+        once, again = PURPOSES[phase]
+        return {"title": self.title(number + 64 * self.again),
+                "purpose": self.say(pick(once, again, n + (len(once) + 1) * self.again),
+                                    number, n)}
 
     def beat(self, chapter: int, total: int, k: int) -> str:
         """The `k`th beat (from 0) of the chapters doing what chapter `chapter` of `total` does."""
         phase = chapter_phase(chapter, total)
+        k += (len(ONCE[phase]) + 1) * self.again
         return self.say(pick(ONCE[phase], AGAIN[phase], k), chapter, k)
 
     def say(self, line: str, chapter: int, k: int) -> str:

@@ -71,14 +71,14 @@ class Architect:
     """The calls of one making or rewriting of an outline, on one session."""
 
     def __init__(self, session: Session, story: Any, curve: str, *, so_far: str = "",
-                 on_step: OnStep | None = None):
+                 on_step: OnStep | None = None, rewrite: bool = False):
         self.session, self.story, self.curve = session, story, curve
-        self.so_far, self.on_step = so_far, on_step
+        self.so_far, self.on_step, self.rewrite = so_far, on_step, rewrite
 
     def ask(self, level: str, count: int, values: Mapping[str, Any], shown: Outline | None,
             step: OutlineStep, near: int = 0) -> Any:
         """One call: the answer of `level` for `count` parts, `shown` the outline so far."""
-        job = {"level": level, "count": count, **values}
+        job = {"level": level, "count": count, "rewrite": self.rewrite, **values}
         self.session.source.story, self.session.source.outline = self.story, job
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
@@ -125,8 +125,8 @@ def regen_outline(session: Session, story: Any, outline: Outline, start: int, cu
     slots = regen_slots(outline, start, sizes.beats, keep)
     if not slots:
         return outline
-    return _write(Architect(session, story, curve, so_far=so_far, on_step=on_step), outline,
-                  slots)
+    return _write(Architect(session, story, curve, so_far=so_far, on_step=on_step, rewrite=True),
+                  outline, slots)
 
 
 def regen_slots(outline: Outline, start: int, beats: int, keep: Collection[str] = ()) -> Slots:
