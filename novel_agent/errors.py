@@ -8,6 +8,7 @@
     │   └── DamagedBookError        the next tick cannot start: a scene missing mid-book or
     │                               damaged, a plan past the last scene (path)
     ├── FileFormatError             a project file that cannot be read (file, line)
+    │   └── OutlineError            outline/outline.yaml cannot be used (file, line, key)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
     ├── ContextOverflowError        the pinned sections alone exceed the budget
@@ -82,6 +83,16 @@ class FileFormatError(NovelError):
         self.file, self.line = file, line
         where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
         super().__init__(f"{where}{message}")
+
+
+class OutlineError(FileFormatError):
+    """The outline (`outline/outline.yaml`, or an edit of it) cannot be used: `key` names the
+    field at issue, `file` and `line` where it stands."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 key: str | None = None):
+        self.key = key
+        super().__init__(message, file=file, line=line)
 
 
 class ModelError(NovelError):

@@ -83,10 +83,11 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def dump_yaml(data: Any) -> str:
-    """YAML as people like to read it: block style, keys in insertion order, unicode."""
+def dump_yaml(data: Any, width: float = 100) -> str:
+    """YAML as people like to read it: block style, keys in insertion order, unicode, lines
+    folded past `width` (math.inf: never)."""
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False,
-                          width=100)
+                          width=width)
 
 
 _OPENERS = {"flow mapping": ("{", "}"), "flow sequence": ("[", "]")}

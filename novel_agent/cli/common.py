@@ -8,13 +8,13 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.settings import Config
-from novel_agent.errors import FileFormatError, NovelError, ProjectError
+from novel_agent.errors import ConfigError, FileFormatError, NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
 from novel_agent.story.project import Project, find_project, projects_dir, remember_project
@@ -76,6 +76,31 @@ def working_session(project: Project, config: Config, wait: float, live: LiveLin
     with project.locked(wait), Session.open(project, config, os.environ,
                                             on_progress=live.update, **options) as session:
         yield session
+
+
+T = TypeVar("T")
+
+
+def edit_until_valid(path: Path, save: Callable[[str], T], name: str) -> T | None:
+    """Open the file at `path` in $EDITOR until `save(text)` takes the edit: an invalid one
+    (`save` raises ConfigError or FileFormatError naming the line, and writes nothing) is
+    said on stderr and the user asked to edit it again. Returns what `save` gave, or None
+    when the text came back unchanged ("NAME: unchanged"); declined, the error is "NAME
+    left as it was"."""
+    saved = path.read_text(encoding="utf-8")
+    text = saved
+    while True:
+        edited = click.edit(text, extension=path.suffix or ".txt")
+        if edited is None or edited == saved:
+            click.echo(f"{name}: unchanged")
+            return None
+        try:
+            return save(edited)
+        except (ConfigError, FileFormatError) as exc:
+            click.echo(f"not saved: {exc}", err=True)
+            if not click.confirm("edit again?", default=True):
+                raise click.ClickException(f"{name} left as it was") from None
+            text = edited
 
 
 BOOK_FOLDERS = {"scenes", "plans", "memory", "summaries"}   # (lore: its commands say their own)

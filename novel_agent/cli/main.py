@@ -18,6 +18,7 @@ from novel_agent.cli.inspect_cmd import inspect_cmd
 from novel_agent.cli.lore_cmd import lore_group
 from novel_agent.cli.models_cmd import models_group
 from novel_agent.cli.new import new_cmd
+from novel_agent.cli.outline_cmd import outline_group
 from novel_agent.cli.preset_cmd import preset_group
 from novel_agent.cli.reindex_cmd import reindex_cmd
 from novel_agent.cli.revise_cmd import revise_cmd
@@ -49,6 +50,7 @@ def cli() -> None:
 
 
 cli.add_command(new_cmd)
+cli.add_command(outline_group)
 cli.add_command(tick_cmd)
 cli.add_command(run_cmd)
 cli.add_command(stop_cmd)

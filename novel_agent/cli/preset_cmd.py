@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from novel_agent.cli.common import novel_errors
+from novel_agent.cli.common import edit_until_valid, novel_errors
 from novel_agent.config import presets
 from novel_agent.config.settings import find_preset, user_presets_dir
 from novel_agent.errors import ConfigError
@@ -91,22 +91,8 @@ def edit_cmd(name: str) -> None:
     if not path.is_file():
         raise ConfigError(f"no preset '{name}' of yours: make it with "
                           f"`novel preset new {name} --from balanced`", key="preset")
-    text = path.read_text(encoding="utf-8")
-    while True:
-        edited = click.edit(text, extension=".yaml")
-        if edited is None or edited == path.read_text(encoding="utf-8"):
-            click.echo(f"{name}: unchanged")
-            return
-        try:
-            presets.save(path, edited)
-        except ConfigError as exc:
-            click.echo(f"not saved: {exc}", err=True)
-            if not click.confirm("edit again?", default=True):
-                raise click.ClickException(f"{name} left as it was") from None
-            text = edited
-            continue
+    if edit_until_valid(path, lambda text: presets.save(path, text), name) is not None:
         click.echo(f"saved {path}")
-        return
 
 
 @preset_group.command("validate")

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -143,6 +143,44 @@ class DaemonConfig:
     failure_backoff: float = 5.0    # seconds before the first retry; doubles per failure
 
 
+class OutlineSizes(NamedTuple):
+    """How big `novel outline` makes an outline: acts, chapters in all, beats per chapter,
+    and each chapter's target length in scenes."""
+
+    acts: int
+    chapters: int
+    beats: int
+    scenes: int
+
+
+CURVES = ("three_act", "five_act", "rising", "serial")   # story/curves.py draws each one
+# The sizes an outline is made at when its keys are 0: (a served model's, an embedded
+# local model's). A 1.5B keeps a short story whole: 3 acts, 4 chapters, 8 beats, 8 scenes.
+OUTLINE_AUTO = {"chapters": (24, 4), "beats_per_chapter": (3, 2), "scenes_per_chapter": (4, 2)}
+
+
+@dataclass(frozen=True)
+class OutlineConfig:
+    """The book's outline (`novel outline`): the tension curve its beats follow, and its sizes."""
+
+    # The target tension (0-10) of each beat and scene, by where it falls in the book:
+    # three_act | five_act | rising | serial (a beat the model gives none takes it).
+    curve: str = "three_act"
+    acts: int = 3                   # acts (or parts) `novel outline` makes
+    chapters: int = 0               # chapters in all; 0 = 24, or 4 on an embedded local model
+    beats_per_chapter: int = 0      # beats of each chapter; 0 = 3, or 2 on an embedded local model
+    # A chapter's target length in scenes; 0 = 4, or 2 on an embedded local model.
+    scenes_per_chapter: int = 0
+
+    def sizes(self, small: bool) -> OutlineSizes:
+        """The sizes to make an outline at (`small`: for an embedded local model), the keys
+        left at 0 taken from OUTLINE_AUTO; never fewer chapters than acts."""
+        def size(key: str) -> int:
+            return getattr(self, key) or OUTLINE_AUTO[key][small]
+        return OutlineSizes(self.acts, max(self.acts, size("chapters")),
+                            size("beats_per_chapter"), size("scenes_per_chapter"))
+
+
 AUDIT_MODES = ("off", "report", "revise", "hold")
 FULL_TEXT = ("auto", "scenes", "ending")
 SEVERITIES = ("minor", "major", "critical")
@@ -170,11 +208,15 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
+    outline: OutlineConfig = field(default_factory=OutlineConfig)
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
         """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
-        writer's follows generation.scene_max_words unless llm.writer_max_tokens is set."""
+        writer's follows generation.scene_max_words unless llm.writer_max_tokens is set; the
+        outline is made by the planner's model, with its cap."""
+        if stage == "outline":
+            return self.max_tokens("planner")
         if stage == "auditor":
             return self.audit.max_tokens
         if stage == "writer" and self.llm.writer_max_tokens == 0:
@@ -192,6 +234,7 @@ SECTIONS: dict[str, type] = {
     "context": ContextConfig,
     "daemon": DaemonConfig,
     "audit": AuditConfig,
+    "outline": OutlineConfig,
 }
 
 
@@ -342,7 +385,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     the layer that set the value."""
     for dotted, message in chain(_llm_problems(config), _generation_problems(config.generation),
                                  _context_problems(config.context), _daemon_problems(config.daemon),
-                                 _audit_problems(config.audit)):
+                                 _audit_problems(config.audit),
+                                 _outline_problems(config.outline)):
         source, line = origin.get(dotted, ("built-in defaults", None))
         raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
 
@@ -446,6 +490,18 @@ def _audit_problems(audit: AuditConfig) -> Problems:
         yield "audit.max_tokens", "must be positive"
 
 
+def _outline_problems(outline: OutlineConfig) -> Problems:
+    if outline.curve not in CURVES:
+        yield "outline.curve", f"must be one of {', '.join(CURVES)}, not {outline.curve!r}"
+    if outline.acts < 1:
+        yield "outline.acts", "must be at least 1"
+    if 0 < outline.chapters < outline.acts:
+        yield "outline.chapters", "must be 0 (auto) or at least outline.acts (a chapter an act)"
+    for key in ("chapters", "beats_per_chapter", "scenes_per_chapter"):
+        if getattr(outline, key) < 0:
+            yield f"outline.{key}", "must be 0 (auto) or more"
+
+
 def embeddings_problem(raw: Mapping[str, str]) -> str:
     """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
     unknown = [k for k in raw if k not in EMBEDDING_KEYS]
@@ -494,6 +550,7 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
         context=ContextConfig(**merged["context"]),
         daemon=DaemonConfig(**merged["daemon"]),
         audit=AuditConfig(**merged["audit"]),
+        outline=OutlineConfig(**merged["outline"]),
         preset=preset,
     )
     _check_values(config, origin)

@@ -19,12 +19,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from novel_agent.context import Context, Section
 from novel_agent.context.auditor import AUDITOR_LAYOUT
 from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
+from novel_agent.context.outline_briefing import OUTLINE_LAYOUT
 from novel_agent.context.writer import WRITER_ORDER
 from novel_agent.errors import ConfigError
 from novel_agent.paths import TEMPLATES_DIR
 
 STAGE_TEMPLATES = {"planner": "plan.j2", "writer": "write.j2", "extractor": "extract.j2",
-                   "summarizer": "summarize.j2", "auditor": "audit.j2"}
+                   "summarizer": "summarize.j2", "auditor": "audit.j2", "outline": "outline.j2"}
 
 
 MAX_OUTPUT = 2_000_000      # characters a template may render
@@ -165,11 +166,17 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
                    ("checkpoint", "arc", "overall")]
     + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],
     "auditor": [{"tick": 12}],
+    "outline": [{"level": "arc"}, {"level": "acts", "count": 3},
+                {"level": "chapters", "count": 2, "numbers_text": "5 and 6", "act": 2,
+                 "act_name": "Deeper Water", "act_summary": "The search.", "last_act": False,
+                 "rewrite": True},
+                {"level": "beats", "count": 2, "chapter": 5, "title": "The Salt Map",
+                 "purpose": "To turn it.", "tension": 7, "kept": "5.1 She reads it."}],
 }
 SAMPLE_SECTIONS = {"planner": PLANNER_LAYOUT, "writer": WRITER_ORDER,
                    "extractor": EXTRACTOR_LAYOUT,
                    "summarizer": SUMMARIZER_LAYOUT + ("draft", "missing"),
-                   "auditor": AUDITOR_LAYOUT}
+                   "auditor": AUDITOR_LAYOUT, "outline": OUTLINE_LAYOUT}
 SAMPLE_TEXT = ("Mara Quill turned the drowned man's map toward the light.\n"
                "- She found a door she had never seen.")
 

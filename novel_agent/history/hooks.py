@@ -82,6 +82,17 @@ def after_summaries(project: Project, made: list[Any],
     return entry
 
 
+def after_outline(project: Project, subject: str,
+                  now: Callable[[], datetime] | None = None) -> Entry | None:
+    """An entry for the outline just made, edited or rewritten (`subject` says which), if it
+    changed: the outline commands' own change, not an edit by hand (the caller opened the
+    project, which recorded those first)."""
+    history = history_of(project, now)
+    if history is None:
+        return None
+    return history.record("outline", project.tick(), subject)
+
+
 def settle(project: Project) -> list[str]:
     """After story.recovery.reconcile (the caller holds the lock): a redo a kill cut settled
     (redo.settle); edits by hand, or ticks a kill left without an entry, recorded; a

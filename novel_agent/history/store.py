@@ -1,5 +1,6 @@
-"""The book's history: one git entry per landed tick, import piece, summary, revision
-and hand edit, in `.novel/history.git` with the project folder as work tree.
+"""The book's history: one git entry per landed tick, import piece, summary, revision,
+change of the outline and hand edit, in `.novel/history.git` with the project folder as
+work tree.
 
 What an entry holds: every file of the project except what is not the story's
 (`.novel/` holds only state.yaml and the prompt logs in it: the index, the lock,
@@ -32,7 +33,7 @@ DAEMON_LOG = ".novel/log/daemon.log"      # and its rotations: the daemon's, not
 NOT_STORY_EXCLUDED = (f":(exclude,glob){DAEMON_LOG}*",)
 NOT_STORY_RECORDED = (f":(glob){DAEMON_LOG}*", *(f":(literal){f}" for f in NOT_STORY_FOLDERS))
 GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objects pile up)
-KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair")
+KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair", "outline")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
 SCENE_FILE_RE = re.compile(r"^scenes/scene_(\d+)\.md$")
 

@@ -6,8 +6,9 @@ and resolved, prose that names who is there). For tests, benchmarks of
 thousands of ticks, and machines without the local model.
 
 It is a product feature, so it is given what it draws on where it is built:
-a `StorySource` (the story, the tick's memory, plan and prose, and for the
-summarizer the range and items to name) that the pipeline keeps current.
+a `StorySource` (the story, the tick's memory, plan and prose, for the
+summarizer the range and items to name, for the outline what each call asks
+for) that the pipeline keeps current. Its outline is offline_outline.py's.
 Without a source it still answers validly, from the request alone.
 """
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.models.base import Completion, Request, Usage
+from novel_agent.models.offline_outline import outline_answer
 from novel_agent.story.memory import Memory
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
@@ -68,6 +70,7 @@ class StorySource:
     max_words: int = 400
     summary: SummaryJob | None = None
     steer: str = ""                  # the author's note in force for this tick
+    outline: dict[str, Any] | None = None   # what an outline call asks for (its prompt's values)
 
     def view(self) -> dict[str, Any]:
         """The source as the plain values the answer builders read."""
@@ -107,6 +110,9 @@ class OfflineModel:
             text = json.dumps(self._extract(rng, hints))
         elif stage == "auditor":        # it cannot judge prose: it finds nothing
             text = json.dumps({"findings": []})
+        elif stage == "outline":
+            job = self.source.outline if self.source is not None else None
+            text = json.dumps(outline_answer(self.seed, hints.get("story"), job or {}))
         else:
             text = self._summary(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)

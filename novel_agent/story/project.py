@@ -109,6 +109,11 @@ class Project:
         return self.root / "summaries"
 
     @property
+    def outline_file(self) -> Path:
+        """`outline/outline.yaml`: the book's outline, when one is made (story/outline.py)."""
+        return self.root / "outline" / "outline.yaml"
+
+    @property
     def templates_dir(self) -> Path:
         return self.root / "templates"
 

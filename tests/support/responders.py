@@ -1,6 +1,7 @@
 """Responders for FakeOpenAIServer that answer as a story's stages would: `stage_of(body)`
 tells which stage sent a request, `story_responder` answers each stage of a tick (PROSE for
-the writer), and `priced` is story_responder with a usage block (USAGE) on every answer."""
+the writer), `priced` is story_responder with a usage block (USAGE) on every answer, and
+`outline_responder` answers the outline's calls as their schema asks."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ def stage_of(body) -> str:
     """Which stage sent `body`, told by the opening words of its system prompt (the
     summarizer's names 'the writer' too, so it is asked first)."""
     system = body["messages"][0]["content"]
+    if "architect of a novel" in system:
+        return "outline"
     if "condense part of a novel" in system:
         return "summarizer"
     if "planner" in system:
@@ -59,3 +62,26 @@ def story_responder(body):
 def priced(body):
     """The story's answers, each reporting 1,000 prompt tokens (400 cached) and 100 out."""
     return {"content": story_responder(body), "usage": USAGE}
+
+
+def outline_responder(body):
+    """An outline call's answer, as many parts as its schema asks for, each named by its
+    number in the book (beats with a tension: 5): "Chapter 3", "Beat 3 of chapter 3"."""
+    spec = body["response_format"]["json_schema"]["schema"]
+    if "summary" in spec["properties"]:
+        return json.dumps({"summary": "Mara follows the drowned man's map to a door.",
+                           "ending": "She shuts the door and the sea gives back its dead."})
+    (level,) = spec["properties"]
+    count = spec["properties"][level]["maxItems"]
+    asked = next(line for line in body["messages"][-1]["content"].splitlines()
+                 if line.startswith(("Write", "Divide")))
+    numbers = [int(n) for n in re.findall(r"\d+", asked.split(" of act")[0])] or [0]
+    if level == "acts":
+        return json.dumps({"acts": [{"name": f"Act {i}", "summary": f"What act {i} does."}
+                                    for i in range(1, count + 1)]})
+    if level == "chapters":
+        return json.dumps({"chapters": [{"title": f"Chapter {n}", "purpose": f"Chapter {n}'s job."}
+                                        for n in range(numbers[0], numbers[0] + count)]})
+    chapter = int(re.search(r"of chapter (\d+)", asked).group(1))
+    return json.dumps({"beats": [{"what": f"Beat {k} of chapter {chapter} happens.",
+                                  "tension": 5} for k in range(1, count + 1)]})

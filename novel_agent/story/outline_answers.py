@@ -1,0 +1,117 @@
+"""What the model answers when it makes an outline, level by level: the JSON schema of
+each answer and its validation.
+
+Four levels, one schema each: the arc (its summary and ending), the acts (name and
+summary), one act's chapters (title and purpose), one chapter's beats (what happens,
+and a target tension the model may leave out). Each schema asks for exactly the
+number wanted and bounds its strings (`maxLength`: a small model under a grammar
+otherwise rambles; what it cut off is made whole, `whole`). `*_from_json` turn a
+parsed answer into parts or raise
+ModelResponseError listing every problem, which the caller sends back once as a
+repair request. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from novel_agent.errors import ModelResponseError
+from novel_agent.story.outline import Arc
+from novel_agent.text.cleanup import sentences
+from novel_agent.text.names import cut_off
+
+LEVELS = ("arc", "acts", "chapters", "beats")
+STAGE = "outline"      # the usage ledger's stage of every outline call
+
+
+def _text(n: int, least: int = 1) -> dict[str, Any]:
+    return {"type": "string", "minLength": least, "maxLength": n}
+
+
+FIELDS: dict[str, dict[str, dict[str, Any]]] = {
+    "acts": {"name": _text(60), "summary": _text(300, 12)},
+    "chapters": {"title": _text(60), "purpose": _text(200, 12)},
+    "beats": {"what": _text(200, 8), "tension": {"type": "integer", "minimum": 0, "maximum": 10}},
+}
+ARC_FIELDS = {"summary": _text(400, 12), "ending": _text(300, 12)}
+
+
+def schema(level: str, count: int = 1) -> dict[str, Any]:
+    """The JSON schema of a `level` answer holding `count` items (the arc: one of it)."""
+    if level == "arc":
+        return {"type": "object", "properties": ARC_FIELDS, "required": list(ARC_FIELDS)}
+    fields = FIELDS[level]
+    required = [k for k in fields if k != "tension"]     # the curve gives a tension left out
+    return {"type": "object", "required": [level], "properties": {level: {
+        "type": "array", "minItems": count, "maxItems": count,
+        "items": {"type": "object", "properties": fields, "required": required}}}}
+
+
+def arc_from_json(data: dict[str, Any]) -> Arc:
+    """The arc of an answer, or ModelResponseError naming what is wrong."""
+    problems = [f"'{key}' must be text" for key in ARC_FIELDS if not _said(data.get(key))]
+    if problems:
+        raise ModelResponseError(f"{STAGE}: the arc answer is unusable: {'; '.join(problems)}",
+                                 stage=STAGE, raw=str(data)[:2000])
+    return Arc(whole("summary", data["summary"]), whole("ending", data["ending"]))
+
+
+def items_from_json(level: str, data: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """The `count` items of an acts, chapters or beats answer, each a mapping of its fields
+    (text cleaned; a beat's tension a whole number 0-10, or None when missing or not a
+    number); more than `count` are cut to it; ModelResponseError names every problem."""
+    items, problems = data.get(level), []
+    if not isinstance(items, list):
+        raise ModelResponseError(f"{STAGE}: the answer needs a list '{level}'", stage=STAGE,
+                                 raw=str(data)[:2000])
+    if len(items) < count:
+        problems.append(f"{count} {level} were asked for, {len(items)} given")
+    out = []
+    for number, item in enumerate(items[:count], 1):
+        if not isinstance(item, dict):
+            problems.append(f"{level} {number} must be an object")
+            continue
+        missing = [k for k in FIELDS[level] if k != "tension" and not _said(item.get(k))]
+        problems += [f"{level} {number}: '{k}' must be text" for k in missing]
+        out.append({k: whole(k, item[k]) for k in FIELDS[level] if k != "tension" and k not in missing}
+                   | ({"tension": tension(item.get("tension"))} if level == "beats" else {}))
+    if problems:
+        raise ModelResponseError(f"{STAGE}: the {level} answer is unusable: "
+                                 f"{'; '.join(problems[:6])}", stage=STAGE, raw=str(data)[:2000])
+    return out
+
+
+def tension(value: Any) -> int | None:
+    """A tension as a whole number from 0 to 10 (clamped), or None when it is not a number."""
+    if isinstance(value, str) and value.strip().replace(".", "", 1).isdigit():
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return min(10, max(0, round(value)))
+
+
+def _said(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+LIMITS = {key: spec["maxLength"] for fields in (*FIELDS.values(), ARC_FIELDS)
+          for key, spec in fields.items() if "maxLength" in spec}
+TITLE_WORDS = 6           # a title cut off at its length limit keeps this many words at most
+SMALL_WORDS = {"a", "an", "the", "of", "from", "to", "and", "or", "in", "at", "on", "with"}
+
+
+def whole(key: str, value: str) -> str:
+    """`value` of field `key`, its spaces tidied, and whole when the model ran into the
+    field's length limit (a small model under a grammar does): a sentence field keeps
+    its complete sentences, a title its first words ("Act I: The lighthouse keeper
+    receives a distress call from a" is "Act I: The lighthouse keeper receives")."""
+    text = " ".join(value.split())
+    if not cut_off(text, LIMITS.get(key, 10_000)):
+        return text
+    if key in ("title", "name"):
+        words = text.split()[:TITLE_WORDS]
+        while len(words) > 1 and words[-1].lower() in SMALL_WORDS:
+            words.pop()
+        return " ".join(words).rstrip(",;:—-")
+    complete = [s for s in sentences(text) if not cut_off(s, 0)]
+    return " ".join(complete) or text

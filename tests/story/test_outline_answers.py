@@ -1,0 +1,64 @@
+"""The outline's answers: a schema per level asking for exactly the parts wanted, every
+problem of an answer named, tensions read leniently, strings a length limit cut made whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.errors import ModelResponseError
+from novel_agent.story.outline_answers import (
+    arc_from_json,
+    items_from_json,
+    schema,
+    tension,
+    whole,
+)
+
+
+def test_each_level_asks_for_exactly_its_count_and_a_beat_s_tension_may_be_left_out():
+    beats = schema("beats", 3)["properties"]["beats"]
+    assert (beats["minItems"], beats["maxItems"]) == (3, 3)
+    assert beats["items"]["required"] == ["what"]
+    assert schema("chapters", 2)["properties"]["chapters"]["items"]["required"] == \
+        ["title", "purpose"]
+    assert schema("arc")["required"] == ["summary", "ending"]
+    assert all(s.get("maxLength") for s in schema("arc")["properties"].values())
+
+
+def test_every_problem_of_an_answer_is_named_once_in_one_line():
+    with pytest.raises(ModelResponseError) as caught:
+        items_from_json("chapters", {"chapters": [{"title": "One"}, "two"]}, 3)
+    said = str(caught.value)
+    assert said.startswith("outline: the chapters answer is unusable: 3 chapters were asked "
+                           "for, 2 given; chapters 1: 'purpose' must be text; chapters 2 must "
+                           "be an object")
+    with pytest.raises(ModelResponseError, match="needs a list 'beats'"):
+        items_from_json("beats", {"beats": "none"}, 1)
+    with pytest.raises(ModelResponseError, match="'ending' must be text"):
+        arc_from_json({"summary": "A story.", "ending": 4})
+
+
+def test_more_parts_than_asked_are_cut_and_tensions_are_read_leniently():
+    answer = {"beats": [{"what": " Mara  finds the map. ", "tension": "7"},
+                        {"what": "She reads it.", "tension": 12.4},
+                        {"what": "She hides it.", "tension": "high"},
+                        {"what": "One too many."}]}
+    assert items_from_json("beats", answer, 3) == [
+        {"what": "Mara finds the map.", "tension": 7}, {"what": "She reads it.", "tension": 10},
+        {"what": "She hides it.", "tension": None}]
+    assert [tension(v) for v in (True, -2, 3.5, "4.0", None)] == [None, 0, 4, 4, None]
+
+
+def test_a_string_cut_at_its_limit_is_made_whole():
+    ending = ("The keeper reaches the island where the map is hidden. It leads him to a cave and "
+              "a chest. With the chest he returns to the lighthouse and resolves the premise, "
+              "ensuring that the lamp and the sea and the drowned man are at last at peace with"
+              " one another and with him, who kept the light for forty years without a single"
+              " night of")[:300]
+    assert len(ending) == 300
+    assert whole("ending", ending) == ("The keeper reaches the island where the map is hidden. "
+                                       "It leads him to a cave and a chest.")
+    title = "Act I: The lighthouse keeper receives a distress call from a man"[:60]
+    assert whole("title", title) == "Act I: The lighthouse keeper receives"
+    assert whole("title", "The  Drowned Man") == "The Drowned Man"      # not cut: kept
+    assert whole("what", "She runs") == "She runs"

@@ -1,0 +1,161 @@
+"""Making and rewriting the outline with a model: one level at a time, each call under its
+schema and within its budget, recorded as stage "outline"; the curve fills tensions left out;
+a rewrite keeps what is locked; an unusable answer leaves no outline file."""
+
+from __future__ import annotations
+
+import pytest
+
+from novel_agent.config.settings import OutlineSizes
+from novel_agent.errors import ModelResponseError
+from novel_agent.index.ledger import ledger_path, read_rows
+from novel_agent.models.offline import OfflineModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.curves import beat_position, target_tension
+from novel_agent.story.outline import load_outline, parse_outline, render_outline
+from novel_agent.tick.session import Session
+from novel_agent.tick.stages.outline import (
+    make_outline,
+    new_outline,
+    regen_outline,
+    regen_slots,
+    rewrite_outline,
+)
+from tests.support.projects import set_llm
+
+SMALL = OutlineSizes(acts=2, chapters=3, beats=2, scenes=2)
+ARC = {"summary": "Mara finds a drowned man's map and follows it.",
+       "ending": "She shuts the drawn door for good."}
+ACTS = {"acts": [{"name": "The Finding", "summary": "The map comes ashore."},
+                 {"name": "The Door", "summary": "Mara goes through the door and back."}]}
+
+
+def chapters(*titles: str) -> dict:
+    return {"chapters": [{"title": t, "purpose": f"The chapter of {t.lower()}."} for t in titles]}
+
+
+def beats(*whats: str, tension: int | None = None) -> dict:
+    return {"beats": [{"what": w, **({"tension": tension} if tension is not None else {})}
+                      for w in whats]}
+
+
+def scripted() -> ScriptedModel:
+    """The answers of a 2-act, 3-chapter, 2-beat outline (act 1 holds chapters 1 and 2)."""
+    model = ScriptedModel()
+    for answer in (ARC, ACTS, chapters("The Drowned Man", "The Drawn Door"), chapters("Home"),
+                   beats("Mara finds the map.", "She reads it.", tension=4),
+                   beats("She opens the door.", "She steps through."),
+                   beats("She shuts it.", "She comes home.", tension=2)):
+        model.add("outline", answer)
+    return model
+
+
+def session_on(project, model):
+    return Session.open(project, project.config(), make_model=lambda source: model)
+
+
+def offline_session(project):
+    return Session.open(project, project.config(),
+                        make_model=lambda source: OfflineModel(source=source))
+
+
+def test_an_outline_is_made_level_by_level_each_call_recorded_as_outline(project):
+    model = scripted()
+    steps = []
+    with session_on(project, model) as session:
+        outline = make_outline(session, project.story(), SMALL, "three_act", on_step=steps.append)
+    assert [(s.level, s.made, s.calls) for s in steps] == [
+        ("arc", 1, 1), ("acts", 2, 1), ("chapters", 3, 2), ("beats", 6, 3)]
+    requests = model.requests
+    assert {r.stage for r in requests} == {"outline"} and len(requests) == 7
+    assert [r.json_schema["properties"].get(level, {}).get("maxItems")
+            for r, level in zip(requests, ["arc", "acts", "chapters", "chapters", "beats"])] == \
+        [None, 2, 2, 1, 2]
+    assert "Write chapters 1 and 2 of act 1, \"The Finding\"" in requests[2].messages[-1]["content"]
+    assert "Write chapter 3 of act 2, \"The Door\"" in requests[3].messages[-1]["content"]
+    assert "Chapter 2 — The Drawn Door" in requests[3].messages[-1]["content"]   # decided
+    assert "Premise: A lighthouse keeper" in requests[0].messages[-1]["content"]
+    assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
+    assert [a.name for a in outline.acts] == ["The Finding", "The Door"]
+    assert [len(a.chapters) for a in outline.acts] == [2, 1]
+    assert [b.id for b in outline.beats()] == ["1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]
+    middle = [round(target_tension("three_act", beat_position(i, 6))) for i in (2, 3)]
+    assert [b.tension for b in outline.beats()] == [4, 4, *middle, 2, 2]   # the curve's when none
+    assert parse_outline(render_outline(outline), "outline.yaml") == outline
+    rows = read_rows(ledger_path(project))
+    assert [r["stage"] for r in rows] == ["outline"] * 7 and all(r["tick"] == 0 for r in rows)
+
+
+def test_every_outline_prompt_fits_its_budget_even_a_long_outline_s(project):
+    """With a small prompt cap a 40-chapter outline's decided chapters no longer fit whole:
+    the ones far from the chapter at hand go bare first; no request is over budget."""
+    set_llm(project.root, context__max_prompt_tokens=2000)
+    with offline_session(project) as session:
+        recorded = []
+        real = session.model.inner.complete
+        session.model.inner.complete = lambda request: recorded.append(request) or real(request)
+        outline = make_outline(session, project.story(), OutlineSizes(3, 40, 3, 2), "rising")
+        budget = session.budget("outline")
+        counts = [session.counter.count_messages(r.messages) for r in recorded]
+    assert budget.max_output == session.config.max_tokens("planner") == 600
+    assert len(outline.chapters()) == 40 and len(outline.beats()) == 120
+    assert max(counts) <= budget.tokens and len(counts) == 1 + 1 + 3 + 40
+    last = recorded[-1].messages[-1]["content"]
+    near, far = outline.chapter(39), outline.chapter(1)
+    assert f"Chapter 39 — {near.title}: {near.purpose}" in last
+    assert f"Chapter 1 — {far.title}\n" in last and far.purpose not in last
+    assert "Chapter 40 — " not in last           # the chapter at hand is the task's
+    roomy = session.counter.count_messages(recorded[-1].messages)
+    assert roomy > budget.tokens * 0.5
+
+
+def test_an_unusable_answer_twice_is_one_clear_error_and_no_outline_file(project):
+    model = ScriptedModel().add("outline", ARC).add("outline", ACTS)
+    model.add("outline", "the chapters are: one, two").add("outline", {"chapters": "none"})
+    set_llm(project.root, outline__acts=2, outline__chapters=3)
+    with session_on(project, model) as session, pytest.raises(ModelResponseError) as caught:
+        new_outline(session)
+    assert str(caught.value).startswith("outline: ") and "\n" not in str(caught.value)
+    assert "after one repair attempt" in str(caught.value)
+    assert not project.outline_file.exists() and not project.outline_file.parent.exists()
+
+
+def test_a_rewrite_keeps_chapters_before_it_and_everything_locked(project):
+    with session_on(project, scripted()) as session:
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    text = render_outline(outline)
+    text = text.replace("    - id: '2.2'\n      what: She steps through.\n",
+                        "    - id: '2.2'\n      what: She steps through.\n      locked: true\n")
+    text = text.replace("    title: Home\n", "    title: Home\n    locked: true\n")
+    locked = parse_outline(text, "outline.yaml")
+    assert regen_slots(locked, 2, 2) == {2: [("2.1", None), ("2.2", locked.beats()[3])]}
+    assert regen_slots(locked, 1, 2, keep={"1.1", "1.2"}).keys() == {2}
+    model = ScriptedModel().add("outline", chapters("The Open Door")).add(
+        "outline", beats("She finds the door open.", tension=9))
+    with session_on(project, model) as session:
+        after = regen_outline(session, project.story(), locked, 2, "three_act", SMALL)
+    before_chapters, after_chapters = locked.chapters(), after.chapters()
+    assert after_chapters[0] == before_chapters[0] and after_chapters[2] == before_chapters[2]
+    assert (after_chapters[1].title, [(b.id, b.what, b.tension) for b in after_chapters[1].beats]) \
+        == ("The Open Door", [("2.1", "She finds the door open.", 9),
+                              ("2.2", "She steps through.", locked.beats()[3].tension)])
+    assert after.arc == locked.arc and [a.name for a in after.acts] == ["The Finding", "The Door"]
+    asked = model.requests[1].messages[-1]["content"]
+    assert "Write the 1 beat of chapter 2" in asked and "2.2 She steps through." in asked
+    assert model.requests[0].json_schema["properties"]["chapters"]["maxItems"] == 1
+
+
+def test_a_project_s_outline_is_rewritten_and_saved_only_when_it_changed(project):
+    with offline_session(project) as session:
+        first = new_outline(session)
+        assert load_outline(project.outline_file) == first
+        done = rewrite_outline(session, 24)
+        assert done.chapters == [24] and done.after != done.before == first
+        assert load_outline(project.outline_file) == done.after
+        assert done.after.chapters()[:23] == first.chapters()[:23]
+        mtime = project.outline_file.stat().st_mtime_ns
+        again = rewrite_outline(session, 24)      # the offline model answers as before
+    assert again.after == again.before == done.after
+    assert project.outline_file.stat().st_mtime_ns == mtime
+    with pytest.raises(Exception, match="there is no chapter 25: the outline has chapters 1–24"):
+        regen_slots(first, 25, 3)
