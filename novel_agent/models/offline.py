@@ -7,7 +7,8 @@ thousands of ticks, and machines without the local model.
 
 It is a product feature, so it is given what it draws on where it is built:
 a `StorySource` (the story, the tick's memory, plan and prose, and for the
-summarizer the range and items to name) that the pipeline keeps current.
+summarizer the range and items to name) that the pipeline keeps current. It
+answers the names stage with the syllable generator's names (story/name_pool.py).
 Without a source it still answers validly, from the request alone.
 """
 
@@ -23,6 +24,8 @@ from typing import Any
 
 from novel_agent.models.base import Completion, Request, Usage
 from novel_agent.story.memory import Memory
+from novel_agent.story.name_pool import LISTS, fallback_pool
+from novel_agent.text.nomenclature import name_book
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]
@@ -107,6 +110,8 @@ class OfflineModel:
             text = json.dumps(self._extract(rng, hints))
         elif stage == "auditor":        # it cannot judge prose: it finds nothing
             text = json.dumps({"findings": []})
+        elif stage == "names":          # the book's pool: made-up names, from its seed
+            text = json.dumps(self._names(hints))
         else:
             text = self._summary(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
@@ -238,6 +243,16 @@ class OfflineModel:
         return {**answer, "summary": summary[:6],
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
+
+    def _names(self, hints: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The book's pool of names: the syllable generator's, from the seed and the
+        book's name, none confusable with a name memory holds."""
+        memory = self._memory(hints)
+        known = name_book([str(c.get("name", "")) for c in memory.characters.values()],
+                          [str(p.get("name", "")) for p in memory.locations.values()])
+        story = getattr(hints.get("story"), "name", "")
+        pool = fallback_pool(f"{self.seed}|{story}", known).to_dict()
+        return {key: pool[key] for key in LISTS}
 
     def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
         """Checkpoint and arc bullets that name every item the request lists (the

@@ -34,9 +34,11 @@ PLACES = ("the north quay", "the bell tower", "the salt cellar", "the chapel rui
 VARIANTS = {"Tobin Keel": "Tobin Keell", "Corin Lisle": "Corin Lisl", "Petra Holm": "Petra Hollm",
             "the bell tower": "the bel tower", "the customs house": "the custom house",
             "the old observatory": "the old obsevatory"}
-NEWCOMERS = {"Tobin Keel": "Tobin Keene", "Corin Lisle": "Corin Lissett",
-             "Petra Holm": "Petra Holmes", "the bell tower": "the bell towers",
-             "the customs house": "the customs houses", "the old observatory": "the old observers"}
+# A newcomer the planner creates who shares a surname or a word with a known name, and is
+# no variant of it (one who repeats a first name or is a letter off, a tick renames).
+NEWCOMERS = {"Tobin Keel": "Tamsin Keel", "Corin Lisle": "Agnes Lisle",
+             "Petra Holm": "Ruth Holm", "the bell tower": "the bell yard",
+             "the customs house": "the customs quay", "the old observatory": "the old orchard"}
 THINGS = ("brass key", "silver whistle", "map of the reef", "pocket watch", "green ledger",
           "sailor's knife")
 SECRETS = (("ledger", "altar"), ("pistol", "cistern"), ("letters", "chimney"),
