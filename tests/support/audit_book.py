@@ -179,16 +179,20 @@ def _episode(kind: str, j: int, s: int, rng: random.Random, specs: dict[int, Spe
         known = list(VARIANTS)[j]
         variant, newcomer = VARIANTS[known], NEWCOMERS[known]
         if known.startswith("the "):
-            plant.place = variant
-            plant.lines = [f"{plant.pov} climbed to {variant} at dusk."]
+            # in the prose only: a planner's misspelt place is renamed before any is written
+            away = next(c for c in CAST if c not in (plant.pov, *plant.others))
+            plant.lines = [f"At dusk {plant.pov} saw a lamp lit in {variant}, where {away} "
+                           "kept watch."]
+            plant.extra = {"where": [{"name": away, "place": variant}]}
             control.place = newcomer
             control.tools = [{"tool": "create_location", "name": newcomer,
                               "detail": "a new place by the harbour"}]
             control.lines = [f"{control.pov} found {newcomer} for the first time."]
         else:
             plant.pov = next(c for c in CAST if c not in (known, o))
-            plant.others = [variant]
+            plant.others = []          # the variant is the prose's, as the place's is
             plant.lines = [f"{variant} nodded to {plant.pov}."]
+            plant.extra = {"present": [plant.pov, variant]}
             control.pov = plant.pov
             control.others = [newcomer]
             control.tools = [{"tool": "create_character", "name": newcomer,
