@@ -8,9 +8,8 @@ with its ConStory subtype, a severity and two quotes. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +28,7 @@ from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import normalize_name, person_problem
+from novel_agent.text.nomenclature import NameBook, name_book, name_clash
 
 # A sentence that puts a dead character in a dream, a memory or a picture is no contradiction.
 NOT_IN_PERSON = re.compile(r"\b(?:dream\w*|remember\w*|recall\w*|memor\w+|ghost\w*|portrait|"
@@ -259,97 +259,11 @@ def _item_quote(prose: str, item: dict[str, str]) -> str:
     return ""
 
 
-def _distance(a: str, b: str) -> int:
-    """Levenshtein distance."""
-    if len(a) < len(b):
-        a, b = b, a
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1]
-
-
-def _distance_within(a: str, b: str, k: int) -> int | None:
-    """The Levenshtein distance of `a` and `b` when it is at most `k`, else None: only
-    the cells within `k` of the diagonal are worked out, and it stops at the first row
-    whose cells are all over `k` (two unlike names: after a letter or two)."""
-    if abs(len(a) - len(b)) > k:
-        return None
-    over = k + 1              # what a cell off the band stands at (it is more than k)
-    prev = [j if j <= k else over for j in range(len(b) + 1)]
-    for i, ca in enumerate(a, 1):
-        cur = [i if i <= k else over] + [over] * len(b)
-        for j in range(max(1, i - k), min(len(b), i + k) + 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]))
-        if min(cur) > k:
-            return None
-        prev = cur
-    return prev[-1] if prev[-1] <= k else None
-
-
-class Known(list):
-    """Names as near_name compares them: (normalized name, its word count, the name), in
-    order, and where each is by its word count and length (a name is compared only with
-    those of its word count and within two letters of its length: at hundreds of
-    characters, a few dozen)."""
-
-    def __init__(self, names: Iterable[tuple[str, int, str]]):
-        super().__init__(names)
-        self.at: dict[tuple[int, int], list[int]] = {}
-        for n, (normal, count, _) in enumerate(self):
-            self.at.setdefault((count, len(normal)), []).append(n)
-
-    def near(self, words: int, length: int) -> list[tuple[str, int, str]]:
-        """Those of `words` words and a length within 2 of `length`, in order."""
-        found = [n for size in range(length - 2, length + 3)
-                 for n in self.at.get((words, size), ())]
-        return [self[n] for n in sorted(found)]
-
-
-def known_names(names: Iterable[str]) -> Known:
-    """Names as near_name compares them, each normalized once (for many names asked)."""
-    return Known(map(_known, names))
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _known(name: str) -> tuple[str, int, str]:
-    """(normalized, its word count, the name), kept for the names last asked (every tick
-    that names someone new asks it of every known name)."""
-    normal = normalize_name(name)
-    return normal, len(normal.split()), name
-
-
-def near_name(name: str, known: Iterable[str]) -> str:
-    """The known name `name` is a misspelling of (one or two letters off, words alike in
-    number), or "" when it is none's or is one of them."""
-    return near_known(name, known_names(known))
-
-
-def near_known(name: str, known: Known) -> str:
-    """near_name, of names already made known_names (only those near in word count and
-    length are compared: an exact match is among them)."""
-    n = normalize_name(name)
-    if len(n) < 4:
-        return ""
-    words = len(n.split())
-    best, found = 3, ""
-    for kn, count, k in known.near(words, len(n)):
-        if kn == n:
-            return ""
-        limit = 1 if len(kn) < 8 else 2
-        if abs(len(kn) - len(n)) > limit or count != words:
-            continue          # the distance is at least the difference in length
-        d = _distance_within(n, kn, limit)
-        if d is not None and d < best:
-            best, found = d, k
-    return found
-
-
 def nomenclature(scene: SceneInput) -> list[Finding]:
-    """A character or place named by a variant of a known name (the known names are
-    listed only when a name the scene uses is not one of them)."""
+    """A character or place named by a variant of a known name, or a new person who
+    repeats a known first name (nomenclature.name_clash: the rule the tick's naming
+    guard keeps to). The known names are listed only when a name the scene uses is not
+    one of them."""
     memory = scene.memory
     x = scene.extraction
     named = [(n, "people") for n in dict.fromkeys([scene.pov, *x.present, *x.recalled,
@@ -357,7 +271,7 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
                                                    *(i["name"] for i in x.items)]) if n]
     named += [(p, "places") for p in dict.fromkeys([scene.location,
                                                     *(w["place"] for w in x.where)]) if p]
-    pools: dict[str, Known] = {}
+    book: NameBook | None = None
     out, seen = [], set()
     for name, kind in named:
         if kind == "people" and person_problem(name):
@@ -366,30 +280,25 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
         known = scene.known_people if kind == "people" else scene.known_places
         if found is not None and (known is None or found.get("id") in known):
             continue
-        if kind not in pools:
-            pools[kind] = known_names(_known_people(scene) if kind == "people"
-                                      else _known_places(scene))
-        near = near_known(name, pools[kind])
-        if not near or normalize_name(name) in seen:
+        book = book or known_book(scene)
+        clash = name_clash(name, book, kind)
+        if clash is None or normalize_name(name) in seen:
             continue
         seen.add(normalize_name(name))
-        first = (memory.find_character(near) or memory.find_location(near) or {})
+        first = (memory.find_character(clash.known) or memory.find_location(clash.known) or {})
         quote = quote_for(scene.prose, name) if kind == "people" else \
             quote_for(scene.prose, thing=name)
         out.append(_finding("nomenclature", "minor", scene, quote or name,
-                            near, int(first.get("first_seen") or 0),
-                            f"'{name}' is a variant of '{near}'"))
+                            clash.known, int(first.get("first_seen") or 0), clash.says(name)))
     return out
 
 
-def _known_people(scene: SceneInput) -> list[str]:
-    """The names (and aliases, and first names of the names of two words or more) of the
-    characters known before the scene."""
+def known_book(scene: SceneInput) -> NameBook:
+    """The names of the characters (and their aliases) and places known before the scene."""
     chars = [c for cid, c in scene.memory.characters.items()
              if scene.known_people is None or cid in scene.known_people]
-    people = [str(n) for c in chars for n in [c.get("name", ""), *(c.get("aliases") or [])] if n]
-    return people + [str(c.get("name", "")).split()[0] for c in chars
-                     if len(str(c.get("name", "")).split()) > 1]
+    return name_book([str(c.get("name", "")) for c in chars], _known_places(scene),
+                     aliases=[str(a) for c in chars for a in c.get("aliases") or [] if a])
 
 
 def _known_places(scene: SceneInput) -> list[str]:

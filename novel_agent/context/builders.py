@@ -59,7 +59,7 @@ from novel_agent.story.scenes import Scene, scene_key
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.
 PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "facts",
-                  "recent", "loops", "lore", "now", "steer")
+                  "recent", "loops", "lore", "now", "names", "steer")
 EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The most relevant items a planner section holds, whatever the budget: a briefing on
@@ -137,7 +137,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
                      anchor_tick: int | None = None, history: Sequence[Scene] = (),
                      facts: Sequence[Item] = (), lore: Sequence[Item] = (),
                      story_so_far: Sequence[tuple[str, str]] | None = None,
-                     remember: Callable[[Any, Callable[[], Any]], Any] | None = None) -> Briefing:
+                     remember: Callable[[Any, Callable[[], Any]], Any] | None = None,
+                     names: str = "") -> Briefing:
     """What the planner sees before it decides the next scene.
 
     The characters, places and relationships sections are chosen as of `anchor_tick`
@@ -157,7 +158,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
     kept until it moves, not chosen again each tick from every one of them: what a tick
     adds to someone already known (a trait, a fuller name) shows when the anchor next
     moves, with the rest of the settled part; an edit by hand at once (the session
-    forgets what it kept)."""
+    forgets what it kept). `names`: the book's names offered for newcomers (names.yaml),
+    pinned before the author's note."""
     if anchor_tick is None:
         history, anchor_tick = recent, tick - 1
     count = focus_count or len(recent)
@@ -215,6 +217,7 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
              shares["now"], limit=PLANNER_LIMITS["now"]),
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
+             Section("names", "Names for newcomers", names, pinned=True),
              Section("steer", "Author's note", steer, pinned=True))
     # every pool fills its share whatever the compaction thresholds say: the shares, not
     # the thresholds (which steer the writer's recent tiers), bound the planner's prompt

@@ -8,7 +8,8 @@ thousands of ticks, and machines without the local model.
 It is a product feature, so it is given what it draws on where it is built:
 a `StorySource` (the story, the tick's memory, plan and prose, for the
 summarizer the range and items to name, for the outline what each call asks
-for) that the pipeline keeps current. Its outline is offline_outline.py's.
+for) that the pipeline keeps current. Its outline is offline_outline.py's. It
+answers the names stage with the syllable generator's names (story/name_pool.py).
 Without a source it still answers validly, from the request alone.
 """
 
@@ -25,6 +26,8 @@ from typing import Any
 from novel_agent.models.base import Completion, Request, Usage
 from novel_agent.models.offline_outline import outline_answer
 from novel_agent.story.memory import Memory
+from novel_agent.story.name_pool import LISTS, fallback_pool
+from novel_agent.text.nomenclature import name_book
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]
@@ -113,6 +116,8 @@ class OfflineModel:
         elif stage == "outline":
             job = self.source.outline if self.source is not None else None
             text = json.dumps(outline_answer(self.seed, hints.get("story"), job or {}))
+        elif stage == "names":          # the book's pool: made-up names, from its seed
+            text = json.dumps(self._names(hints))
         else:
             text = self._summary(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
@@ -244,6 +249,16 @@ class OfflineModel:
         return {**answer, "summary": summary[:6],
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
+
+    def _names(self, hints: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The book's pool of names: the syllable generator's, from the seed and the
+        book's name, none confusable with a name memory holds."""
+        memory = self._memory(hints)
+        known = name_book([str(c.get("name", "")) for c in memory.characters.values()],
+                          [str(p.get("name", "")) for p in memory.locations.values()])
+        story = getattr(hints.get("story"), "name", "")
+        pool = fallback_pool(f"{self.seed}|{story}", known).to_dict()
+        return {key: pool[key] for key in LISTS}
 
     def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
         """Checkpoint and arc bullets that name every item the request lists (the

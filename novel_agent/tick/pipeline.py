@@ -49,10 +49,12 @@ from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
 from novel_agent.story.memory_kept import item_files
+from novel_agent.story.name_pool import POOL_FILE, NamePool
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
+from novel_agent.tick import book_names
 from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
@@ -95,6 +97,8 @@ class TickDraft:
     clock_text: str = ""      # memory/clock.yaml's new text, when the scene moved the clock on
     cast_named: dict | None = None   # the POV and cast as the planner named them, when memory
                                      # names them otherwise (the tools ran with these)
+    pool: NamePool | None = None     # the book's names (names.yaml), once read or made
+    pool_text: str = ""              # names.yaml's text, when this tick made the pool
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
     unread: dict[str, str] = field(default_factory=dict)  # scenes that cannot be read: why
 
@@ -195,9 +199,10 @@ def room_in(session: Session, budget: Budget) -> Callable[[list[dict[str, str]]]
 
 
 def _build_plan(session: Session, d: TickDraft) -> Built:
+    book_names.read_pool_for(session, d)
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
-                         lore=d.lore, tree=d.tree)
+                         lore=d.lore, tree=d.tree, names=book_names.offer_for(d))
 
 
 TITLES_SEEN = 30     # a scene's title differs from the titles of this many before it
@@ -227,6 +232,7 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     d.plan, warning = plan_stage.distinct_title(
         d.plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
     d.warnings += [warning] if warning else []
+    book_names.guard_plan(session, d, check)
     lines = plan_step(d.memory, d.plan, d.tick, gen.max_tools_per_tick, check)
     named = d.plan
     d.plan = plan_stage.canonical_names(d.plan, lambda name: find_person(d.memory, name))
@@ -301,6 +307,7 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.notices.append(f"the extractor's answer could not be used ({exc}); the scene's own "
                          "sentences stand as its summary; nothing of the scene is added to memory")
         return exc.call
+    d.extraction = book_names.guard_extraction(d, d.extraction, d.prose)
     if d.given is not None and d.given.introduce is not None:
         d.changes += d.given.introduce(d)
     if session.config.audit.mode == "revise":
@@ -404,6 +411,8 @@ def commit(session: Session, draft: TickDraft) -> Scene:
                  for stage, b in draft.built.items()})
     if draft.clock_text:
         logs[project.memory_dir / CLOCK_FILE] = draft.clock_text
+    if draft.pool_text:
+        logs[project.root / POOL_FILE] = draft.pool_text
     draft.written = commit_tick(project, scene, record, draft.memory, draft.before, state,
                                 extra=logs)
     draft_path(project, draft.tick).unlink(missing_ok=True)   # a failed try's prose, now landed
@@ -552,9 +561,10 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         assert d.pre_extract is not None and result.extraction is not None
         memory, kept = d.pre_extract
         d.memory, d.changes = memory, d.changes[:kept]
-        d.prose, d.extraction = result.prose, result.extraction
+        d.prose = result.prose
+        d.extraction = book_names.guard_extraction(d, result.extraction, d.prose)
         session.source.prose = d.prose
-        d.changes += extraction_step(d.memory, result.extraction, tick=d.tick, prose=d.prose,
+        d.changes += extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
                                      generation=session.config.generation)
     if result.calls:       # the rule checks alone take no time worth a line
         emit(StageEvent("auditor", session.clock() - started,

@@ -123,13 +123,14 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
 
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
-                  lore: Lorebook | None = None, tree: SummaryTree | None = None) -> Built:
+                  lore: Lorebook | None = None, tree: SummaryTree | None = None,
+                  names: str = "") -> Built:
     """The planner's prompt for `tick`: with the facts about who and what the scenes up to
     the settled tick are about (chosen as of that tick, so they stay put for the prompt
     cache, like the characters), and the lore the note, the last scene and its names fire.
     With `tree` (and generation.include_overall_summary on), the story so far is a cut
     through the summary tree up to a checkpoint, and the recent scenes run from there:
-    each scene told once."""
+    each scene told once. `names`: the book's names it offers for newcomers."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
@@ -157,7 +158,8 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 if session.lean else gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
                                 anchor_tick=anchor, history=history, facts=facts, lore=fired,
-                                story_so_far=so_far, remember=session.remembered)
+                                story_so_far=so_far, remember=session.remembered,
+                                names=names)
     return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 

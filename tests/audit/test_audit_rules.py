@@ -6,9 +6,10 @@ import pytest
 
 from novel_agent.audit.findings import CATEGORIES, RULES, SUBTYPES, Finding, book_ced, ced, mean_ced
 from novel_agent.audit.knowledge import apply_knowledge, knows, parse_clock
-from novel_agent.audit.rules import Rules, SceneInput, check, near_name
+from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.story.decisions import Extraction, extraction_from_json
 from novel_agent.story.memory import Memory, add_fact, open_loop, upsert_character, upsert_location
+from novel_agent.text.nomenclature import near_name
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga")
 
@@ -231,7 +232,7 @@ def test_the_overdue_loops_are_those_every_loop_looked_at_would_give():
 def test_the_known_names_are_listed_only_when_a_name_is_not_one_of_them(monkeypatch):
     from novel_agent.audit import rules
     m = memory()
-    monkeypatch.setattr(rules, "_known_people", lambda s: 1 / 0)
+    monkeypatch.setattr(rules, "known_book", lambda s: 1 / 0)
     assert check(scene(m, "Mara Quill waited.", present=["Mara Quill"])) == []
 
 
@@ -276,51 +277,6 @@ def test_ced_is_subtypes_with_a_quoted_error_per_ten_thousand_words():
     assert book_ced(found, 20_000) == pytest.approx(1.0)    # 2 subtypes / 2
     assert ced(0, 0) == 0.0
     assert mean_ced([(found, 20_000), ([], 5_000)]) == pytest.approx(0.5)
-
-
-def test_near_name_skips_names_too_long_or_short_to_be_near_and_finds_the_same():
-    """A name whose length differs by more than the allowed distance, or whose word
-    count differs, is never measured (known_names files the names by both): the answer
-    is what measuring all gives, ties going to the first known."""
-    import random
-
-    from novel_agent.audit.rules import _distance
-    from novel_agent.text.names import normalize_name
-    rng = random.Random(7)
-    letters = "aeiouklmnrst"
-    known = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))).title()
-             + rng.choice(["", " " + "".join(rng.choice(letters) for _ in range(5))])
-             for _ in range(400)]
-
-    def measured(name: str) -> str:          # near_name before the length check
-        n, best, found = normalize_name(name), 3, ""
-        if len(n) < 4:
-            return ""
-        for k in known:
-            kn = normalize_name(k)
-            if kn == n:
-                return ""
-            if len(kn.split()) == len(n.split()):
-                d = _distance(n, kn)
-                if d <= (1 if len(kn) < 8 else 2) and d < best:
-                    best, found = d, k
-        return found
-
-    names = [k[:-1] for k in known[:60]] + [k + "s" for k in known[60:120]] + known[120:140]
-    assert [near_name(n, known) for n in names] == [measured(n) for n in names]
-    assert any(near_name(n, known) for n in names)
-
-
-def test_the_banded_distance_is_the_distance_whenever_it_is_within_the_bound():
-    import random
-
-    from novel_agent.audit.rules import _distance, _distance_within
-    rng = random.Random(3)
-    for _ in range(5000):
-        a, b = ("".join(rng.choice("abc ") for _ in range(rng.randint(0, 9))) for _ in "ab")
-        k = rng.randint(0, 3)
-        d = _distance(a, b)
-        assert _distance_within(a, b, k) == (d if d <= k else None), (a, b, k)
 
 
 # -- what the rules missed (issue 37) --------------------------------------------------

@@ -34,9 +34,11 @@ PLACES = ("the north quay", "the bell tower", "the salt cellar", "the chapel rui
 VARIANTS = {"Tobin Keel": "Tobin Keell", "Corin Lisle": "Corin Lisl", "Petra Holm": "Petra Hollm",
             "the bell tower": "the bel tower", "the customs house": "the custom house",
             "the old observatory": "the old obsevatory"}
-NEWCOMERS = {"Tobin Keel": "Tobin Keene", "Corin Lisle": "Corin Lissett",
-             "Petra Holm": "Petra Holmes", "the bell tower": "the bell towers",
-             "the customs house": "the customs houses", "the old observatory": "the old observers"}
+# A newcomer the planner creates who shares a surname or a word with a known name, and is
+# no variant of it (one who repeats a first name or is a letter off, a tick renames).
+NEWCOMERS = {"Tobin Keel": "Tamsin Keel", "Corin Lisle": "Agnes Lisle",
+             "Petra Holm": "Ruth Holm", "the bell tower": "the bell yard",
+             "the customs house": "the customs quay", "the old observatory": "the old orchard"}
 THINGS = ("brass key", "silver whistle", "map of the reef", "pocket watch", "green ledger",
           "sailor's knife")
 SECRETS = (("ledger", "altar"), ("pistol", "cistern"), ("letters", "chimney"),
@@ -177,16 +179,20 @@ def _episode(kind: str, j: int, s: int, rng: random.Random, specs: dict[int, Spe
         known = list(VARIANTS)[j]
         variant, newcomer = VARIANTS[known], NEWCOMERS[known]
         if known.startswith("the "):
-            plant.place = variant
-            plant.lines = [f"{plant.pov} climbed to {variant} at dusk."]
+            # in the prose only: a planner's misspelt place is renamed before any is written
+            away = next(c for c in CAST if c not in (plant.pov, *plant.others))
+            plant.lines = [f"At dusk {plant.pov} saw a lamp lit in {variant}, where {away} "
+                           "kept watch."]
+            plant.extra = {"where": [{"name": away, "place": variant}]}
             control.place = newcomer
             control.tools = [{"tool": "create_location", "name": newcomer,
                               "detail": "a new place by the harbour"}]
             control.lines = [f"{control.pov} found {newcomer} for the first time."]
         else:
             plant.pov = next(c for c in CAST if c not in (known, o))
-            plant.others = [variant]
+            plant.others = []          # the variant is the prose's, as the place's is
             plant.lines = [f"{variant} nodded to {plant.pov}."]
+            plant.extra = {"present": [plant.pov, variant]}
             control.pov = plant.pov
             control.others = [newcomer]
             control.tools = [{"tool": "create_character", "name": newcomer,

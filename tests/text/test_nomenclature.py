@@ -1,0 +1,118 @@
+"""The naming rule the tick's guard and the audit share: names a reader would confuse."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from novel_agent.text.names import normalize_name
+from novel_agent.text.nomenclature import (
+    NameBook,
+    allowed,
+    distance,
+    distance_within,
+    first_name,
+    name_book,
+    name_clash,
+    near_name,
+)
+
+BOOK = name_book(["Mary Quill", "Tobin Keel", "Ilse Varga", "Tom", "Al Brandt"],
+                 ["the bell tower", "the north quay", "Ely"], aliases=["the Widow"])
+
+
+def clash(name: str, kind: str = "people") -> tuple[str, str] | None:
+    found = name_clash(name, BOOK, kind)
+    return (found.known, found.how) if found else None
+
+
+def test_a_first_name_in_use_is_repeated_by_no_one_new():
+    assert clash("Mary Fenn") == ("Mary Quill", "first name")
+    assert clash("Dr. Ilse Moreno") == ("Ilse Varga", "first name")
+    assert clash("Captain Tobin Rowe") == ("Tobin Keel", "first name")
+    assert clash("Al Morrow") == ("Al Brandt", "first name")      # short, but the same
+    assert clash("Mary Quill") is None                             # the known one herself
+    assert clash("Captain Harrow") is None and first_name("Captain Harrow") == "harrow"
+    assert first_name("The Drowned Stranger") == ""                # an epithet: no first name
+
+
+@pytest.mark.parametrize("name, known", [
+    ("Mara", "Mary"),                 # a letter off the first name of Mary Quill
+    ("Mara Vane", "Mary Quill"),      # a new full name whose first name is a letter off
+    ("Tobin Keell", "Tobin Keel"),    # a letter off a full name
+    ("Tobyn Keal", "Tobin Keel"),     # two letters off a name of eight letters or more
+    ("Tim", "Tom"),                   # three letters: one off
+    ("Ilsa", "Ilse"),
+])
+def test_one_or_two_letters_from_a_known_name(name, known):
+    assert clash(name) is not None and known in clash(name)[0]
+
+
+def test_short_names_sensibly():
+    assert clash("Ed") is None and clash("Ab") is None     # under three letters: only the same
+    assert clash("Al") is None and clash("Tobin") is None  # someone's first name alone
+    assert clash("Tia") is None          # two letters from Tom: too many for three letters
+    assert first_name("van Dyke") == "" and first_name("Al Morrow") == "al"
+    assert clash("Marta") is None        # two letters from Mary: too many under eight
+    assert clash("Tobias Kell") is None  # three letters from Tobin Keel
+    assert allowed("al", "ed") == 0 and allowed("tom", "tim") == 1
+    assert allowed("tobin keel", "tobin keell") == 2
+
+
+def test_places_are_held_against_places():
+    assert clash("the bel tower", "places") == ("the bell tower", "variant")
+    assert clash("The North Quay.", "places") is None           # the same place
+    assert clash("Eli", "places") == ("Ely", "variant")
+    assert clash("the bell yard", "places") is None
+    assert clash("Tobin Keell", "places") is None               # a person's name: not a place's
+
+
+def test_what_a_clash_says():
+    assert name_clash("Mary Fenn", BOOK).says("Mary Fenn") == \
+        "'Mary Fenn' repeats the first name of 'Mary Quill'"
+    assert name_clash("Tobin Keell", BOOK).says("Tobin Keell") == \
+        "'Tobin Keell' is a variant of 'Tobin Keel'"
+
+
+def test_a_name_added_to_the_book_is_held_against_too():
+    book = NameBook().add("Mara Fenn", "people").add("Skerry Light", "places")
+    assert name_clash("Mara Lorn", book).how == "first name"
+    assert name_clash("Skery Light", book, "places").known == "Skerry Light"
+    assert name_clash("Edda Lorn", book) is None
+
+
+def test_near_name_skips_names_too_long_or_short_to_be_near_and_finds_the_same():
+    """A name whose length differs by more than the allowed distance, or whose word
+    count differs, is never measured (known_names files the names by both): the answer
+    is what measuring all gives, ties going to the first known."""
+    rng = random.Random(7)
+    letters = "aeiouklmnrst"
+    known = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))).title()
+             + rng.choice(["", " " + "".join(rng.choice(letters) for _ in range(5))])
+             for _ in range(400)]
+
+    def measured(name: str) -> str:          # near_name before the length check
+        n, best, found = normalize_name(name), 3, ""
+        for k in known:
+            kn = normalize_name(k)
+            if kn == n:
+                return ""
+            if len(kn.split()) == len(n.split()):
+                d = distance(n, kn)
+                if d <= allowed(n, kn) and d < best:
+                    best, found = d, k
+        return found
+
+    names = [k[:-1] for k in known[:60]] + [k + "s" for k in known[60:120]] + known[120:140]
+    assert [near_name(n, known) for n in names] == [measured(n) for n in names]
+    assert any(near_name(n, known) for n in names)
+
+
+def test_the_banded_distance_is_the_distance_whenever_it_is_within_the_bound():
+    rng = random.Random(3)
+    for _ in range(5000):
+        a, b = ("".join(rng.choice("abc ") for _ in range(rng.randint(0, 9))) for _ in "ab")
+        k = rng.randint(0, 3)
+        d = distance(a, b)
+        assert distance_within(a, b, k) == (d if d <= k else None), (a, b, k)
