@@ -23,7 +23,7 @@ from novel_agent.story.outline import Beat
 OUTLINE_SHARE = 0.05     # of the planner's budget, for where the book stands
 LEAN_WORDS = 16          # of a beat's or a purpose's text, in the lean form
 BARE_WORDS = 8           # of the current beat's text, in the barest form
-NEAR = 1                 # realized within this of the target is on target
+NEAR = 1                 # the last scene's tension within this of the target is on target
 
 
 def _cut(text: str, words: int | None) -> str:
@@ -39,15 +39,15 @@ def _beat(beat: Beat, words: int | None) -> str:
 
 
 def pacing_line(at: BookStanding) -> str:
-    """"Tension: this scene's target is 6 of 10; the last scenes were 4 (scene 5), 5
-    (scene 6): under it, raise the stakes"."""
+    """"Tension: this scene's target is 6 of 10; the last scenes were 5 (scene 5), 4
+    (scene 6): under it: raise the stakes" (the last scene's against the target)."""
     line = f"Tension: this scene's target is {at.target} of 10"
     if not at.realized:
         return line + "."
     last = ", ".join(f"{tension} (scene {tick})" for tick, tension in at.realized)
-    mean = sum(t for _, t in at.realized[-2:]) / len(at.realized[-2:])
-    advice = ("under it: raise the stakes" if mean < at.target - NEAR else
-              "over it: let this scene breathe" if mean > at.target + NEAR else "on target")
+    newest = at.realized[-1][1]
+    advice = ("under it: raise the stakes" if newest < at.target - NEAR else
+              "over it: let this scene breathe" if newest > at.target + NEAR else "on target")
     return f"{line}; the last scenes were {last}: {advice}."
 
 
