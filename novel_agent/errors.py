@@ -22,6 +22,7 @@
     ├── SummarizeError              the summarizer failed; checkpoints stay pending
     ├── CostCeilingError            the next tick would pass the cost ceiling (exit code 4)
     ├── AuditHoldError              audit.mode hold: findings stopped a tick (exit code 5)
+    ├── BookFinishedError           the outline's last beat has landed: no tick (exit code 6)
     └── MissingExtraError           an optional extra is not installed (`pip install ...`)
 
 Failure data lives on attributes, so callers can test and render them. An
@@ -194,6 +195,19 @@ class AuditHoldError(NovelError):
 
     def __init__(self, message: str, *, tick: int, findings: list[str], draft_path: str = ""):
         self.tick, self.findings, self.draft_path = tick, findings, draft_path
+        super().__init__(message)
+
+
+class BookFinishedError(NovelError):
+    """The book is finished: its outline's last beat has landed, and no tick goes on until
+    the outline is extended. `chapters`, `scenes` and `words` are the book's counts."""
+
+    exit_code = 6
+
+    def __init__(self, message: str, *, chapters: int, scenes: int, words: int,
+                 line: str = ""):
+        self.chapters, self.scenes, self.words = chapters, scenes, words
+        self.line = line or message      # "the book is finished: …", without what to do
         super().__init__(message)
 
 

@@ -92,7 +92,7 @@ def held_draft(novel_dir: Path, next_tick: int) -> HeldDraft:
                            "a draft as it was held (its extraction is of that prose); undo the "
                            "edit, or `novel audit drop` and tick again", path=str(draft))
     try:
-        extraction = extraction_from_json(record["extraction"])
+        extraction = extraction_from_json(record["extraction"], beat=True, tension=True)
     except ModelResponseError as exc:
         raise ProjectError(f"the held tick's extraction cannot be read ({exc})",
                            path=str(path)) from exc

@@ -8,7 +8,10 @@
 
 Chapters break every N scenes (titled by their first scene), at the
 checkpoints' ranges (summaries/checkpoint_NNN.md; "Chapter K (scenes a–b)",
-the scenes after the last checkpoint make one more), or not at all. Scene
+the scenes after the last checkpoint make one more), at the outline's chapters
+(each scene says its chapter; "Chapter 3: The Cold Ledger", the outline's
+title; scenes written before the outline, "Scenes a–b"), or not at all; `auto`
+(the default) is the outline's chapters in a book with one, else the checkpoints'. Scene
 bodies are markdown; their front matter never reaches the book. Nothing is
 written unless the whole book rendered.
 """
@@ -27,6 +30,7 @@ from novel_agent.books.epub import render_epub
 from novel_agent.books.markdown import blocks_html, blocks_markdown, blocks_text, scene_blocks
 from novel_agent.errors import ExportError
 from novel_agent.files import atomic_write
+from novel_agent.story.outline import Outline, load_outline
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.story.summaries import load_tree
@@ -63,13 +67,14 @@ def parse_range(spec: str, ticks: list[int]) -> tuple[int, int]:
 
 
 def parse_chapters(spec: str) -> tuple[str, int]:
-    """`every:N`, `checkpoints` or `none` as (kind, N)."""
+    """`every:N`, `checkpoints`, `outline`, `auto` or `none` as (kind, N)."""
     match = EVERY_RE.match(spec.strip())
     if match and int(match.group(1)) >= 1:
         return "every", int(match.group(1))
-    if spec.strip() in ("checkpoints", "none"):
+    if spec.strip() in ("checkpoints", "outline", "auto", "none"):
         return spec.strip(), 0
-    raise ExportError(f"bad --chapters '{spec}': use every:N (N ≥ 1), checkpoints or none")
+    raise ExportError(f"bad --chapters '{spec}': use every:N (N ≥ 1), checkpoints, outline, "
+                      "auto or none")
 
 
 def _span(scenes: tuple[Scene, ...] | list[Scene]) -> str:
@@ -90,9 +95,36 @@ def _by_checkpoints(project: Project, scenes: list[Scene]) -> list[Chapter]:
     return [Chapter(f"Chapter {n} ({_span(group)})", tuple(group)) for n, group in groups]
 
 
+def _by_outline(outline: Outline, scenes: list[Scene]) -> list[Chapter]:
+    """Runs of scenes of one chapter, titled by the outline (a chapter it no longer has,
+    by its number); a run of scenes with none, by its span."""
+    groups: list[tuple[int | None, list[Scene]]] = []
+    for scene in scenes:
+        if groups and groups[-1][0] == scene.chapter:
+            groups[-1][1].append(scene)
+        else:
+            groups.append((scene.chapter, [scene]))
+
+    def title(number: int | None, group: list[Scene]) -> str:
+        if number is None:
+            return _span(group).capitalize()
+        chapter = outline.chapter(number)
+        return f"Chapter {number}: {chapter.title}" if chapter else f"Chapter {number}"
+
+    return [Chapter(title(n, group), tuple(group)) for n, group in groups]
+
+
 def chapters_of(project: Project, scenes: list[Scene], spec: str) -> list[Chapter]:
     """The scenes cut into chapters by `spec` (see parse_chapters)."""
     kind, size = parse_chapters(spec)
+    if kind in ("outline", "auto"):
+        outline = load_outline(project.outline_file)
+        if outline is not None:
+            return _by_outline(outline, scenes)
+        if kind == "outline":
+            raise ExportError(f"--chapters outline: project '{project.name}' has no outline "
+                              f"(make one with `novel outline -p {project.name}`)")
+        kind = "checkpoints"
     if kind == "none":
         return [Chapter(_span(scenes).capitalize(), tuple(scenes))]
     if kind == "checkpoints":
@@ -102,7 +134,7 @@ def chapters_of(project: Project, scenes: list[Scene], spec: str) -> list[Chapte
 
 
 def collect(project: Project, scene_range: str | None = None,
-            chapters: str = "checkpoints") -> Book:
+            chapters: str = "auto") -> Book:
     """The book as the project holds it now: title page from project.yaml (`title`,
     else the project's name; `premise` as the blurb; `author`), the scenes in tick
     order (within `scene_range`, "A-B"), cut into chapters by `chapters`."""
@@ -203,7 +235,7 @@ def default_path(project: Project, fmt: str) -> Path:
 
 
 def export(project: Project, fmt: str = "md", out: Path | str | None = None,
-           chapters: str = "checkpoints", scene_range: str | None = None) -> ExportResult:
+           chapters: str = "auto", scene_range: str | None = None) -> ExportResult:
     """Make the book and write it to `out` (a file, or a folder to put <name>.<fmt> in;
     default `default_path`), atomically. Raises ExportError before writing anything."""
     if fmt not in RENDERERS:

@@ -14,8 +14,10 @@ from novel_agent.cli.common import novel_errors, open_project, project_option
               help="The file to make.")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=True), default=None,
               help="Where to write it (default: <project>/export/<name>.<format>).")
-@click.option("--chapters", default="checkpoints", show_default=True, metavar="SPEC",
-              help="Chapter breaks: every:N scenes, checkpoints (the summaries' ranges) or none.")
+@click.option("--chapters", default="auto", show_default=True, metavar="SPEC",
+              help="Chapter breaks: every:N scenes, checkpoints (the summaries' ranges), outline "
+                   "(the outline's chapters, by their titles), auto (outline in a book with "
+                   "one, else checkpoints) or none.")
 @click.option("--range", "scene_range", default=None, metavar="A-B",
               help="Only scenes A to B (by tick).")
 @novel_errors

@@ -101,7 +101,8 @@ def run_cmd(project_spec, ticks, until_words, interval, max_failures, max_cost, 
     --max-failures failed ticks in a row it exits 3; before a tick that would pass
     --max-cost (this run) or llm.max_cost (the project), it exits 4. On a model with a
     price and no ceiling set, a run stops before it spends $1 (--max-cost 0: no ceiling);
-    the first line says the pace and the ceiling.
+    the first line says the pace and the ceiling. A book with an outline is finished when
+    its last beat lands: the run stops there and says so (exit 0).
 
     \b
     Example:

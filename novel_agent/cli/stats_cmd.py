@@ -50,6 +50,13 @@ def stats_lines(stats: Stats) -> list[str]:
         lines.append(f"recall            mean {recall['mean']:.0%}, min {recall['min']:.0%}, "
                      f"last {recall['last']:.0%} of the relevant facts reached the writer "
                      f"({recall['ticks']} tick{'s' if recall['ticks'] != 1 else ''} had one)")
+    tension = s["tension"]
+    if tension["ticks"]:
+        lines.append(f"{'tension':<17} target vs realized: last {tension['last_target']} vs "
+                     f"{tension['last_realized']}, mean {tension['target_mean']:.1f} vs "
+                     f"{tension['realized_mean']:.1f}, off by {tension['mean_gap']:.1f} on "
+                     f"average ({tension['ticks']} scene{'s' if tension['ticks'] != 1 else ''} "
+                     "rated)")
     for level in stats.levels:
         docs = f"{level.docs} doc{'s' if level.docs != 1 else ''}"
         lines.append(f"summaries         {level.label:<12} {docs:>8}  "
@@ -72,7 +79,8 @@ def stats_lines(stats: Stats) -> list[str]:
 @novel_errors
 def stats_cmd(project_spec: str | None, plot_file: Path | None, as_json: bool) -> None:
     """The story's numbers: words, prompt tokens by stage and section, compaction,
-    shared prefix, the recall probe, summary compression and cost, per tick.
+    shared prefix, the recall probe, summary compression and cost, and in a book with
+    an outline the target tension against the realized, per tick.
 
     \b
     Example:

@@ -13,6 +13,7 @@ from novel_agent.history.store import status_line
 from novel_agent.models import describe_provider
 from novel_agent.reports.status import (
     SummaryStatus,
+    outline_status,
     project_status,
     recall_status,
     steer_status,
@@ -24,8 +25,10 @@ from novel_agent.reports.status import (
 @project_option
 @novel_errors
 def status_cmd(project_spec: str | None) -> None:
-    """Show ticks, words, characters, open loops, the last scene, the model, the daemon
-    (running or not, since, pace, last error), the author's note in force, the recall
+    """Show ticks, words, characters, open loops, where the book stands against its
+    outline (finished, with its counts, once its last beat has landed), the last scene,
+    the model, the daemon (running or not, since, pace, last error), the author's note
+    in force, the recall
     probe (the share of known facts about each scene that reached its writer), a tick
     held by the continuity audit with its findings, and the summary tree (levels,
     ranges, tokens, compression) with what tier 3 takes from it.
@@ -46,6 +49,8 @@ def status_cmd(project_spec: str | None) -> None:
     click.echo(f"branch      {status_line(project)}")
     click.echo(f"characters  {s.characters}    locations {s.locations}    facts {s.facts}")
     click.echo(f"loops       {s.open_loops} open, {s.resolved_loops} resolved")
+    if broken is None and (book := outline_status(project, config.outline.curve)):
+        click.echo(f"outline     {book}")
     if s.overdue:
         click.echo(f"overdue     {len(s.overdue)} open more than "
                    f"{config.generation.loop_overdue_after} ticks (the planner is asked to pay "

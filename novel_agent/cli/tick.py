@@ -22,6 +22,7 @@ from novel_agent.cli.common import (
 from novel_agent.cli.live import STAGE_NAMES, LiveLine
 from novel_agent.errors import ModelResponseError, TickError
 from novel_agent.reports.costs import cost_guard
+from novel_agent.story.book_standing import check_unfinished
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session
@@ -75,7 +76,10 @@ def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
     With llm.max_cost set, a tick whose estimated cost would take the project's
     spending past it is not started (exit code 4). A tick held by the continuity
     audit (audit.mode hold) is not written again unasked (exit code 5): `novel
-    audit accept` lands it, `novel audit drop` or --drop-held discards it.
+    audit accept` lands it, `novel audit drop` or --drop-held discards it. A book
+    whose outline's last beat has landed is finished: a tick is refused (exit code
+    6) until the outline is extended (`novel outline edit`, `novel outline regen`);
+    the tick that lands the last beat says so, and -n stops there.
 
     \b
     Example:
@@ -86,6 +90,7 @@ def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     live = LiveLine(sys.stdout)
+    check_unfinished(project, config.outline.curve)      # (the tick itself checks it again)
     with working_session(project, config, wait, live) as session:
         if drop_held and (dropped := held.drop_held(project.novel_dir)) is not None:
             click.echo(f"dropped the held tick {dropped.get('tick')}")
@@ -110,6 +115,9 @@ def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
                 click.echo(context_line(result.reports["writer"]))
             rel = result.scene_path.relative_to(project.root.parent)
             click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")
+            if result.finished:
+                click.echo(result.finished)
+                break
     click.echo(f"scenes: {project.scenes_dir}")
 
 

@@ -39,6 +39,11 @@ class Briefing:
         """The same briefing with more template values."""
         return replace(self, values={**self.values, **values})
 
+    def with_section(self, section: Section) -> Briefing:
+        """The same briefing with one more fixed section, laid out where `layout` names it."""
+        assert section.name in self.layout, f"{self.stage} lays out no section {section.name!r}"
+        return replace(self, fixed=self.fixed + (section,))
+
     def with_fixed(self, *sections: Section) -> Briefing:
         """The same briefing with more fixed sections, laid out after the rest."""
         return replace(self, fixed=self.fixed + sections,

@@ -59,8 +59,8 @@ from novel_agent.story.scenes import Scene, scene_key
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
 # scenes change (their summaries, the loops, everyone's state now) comes last.
 PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships", "facts",
-                  "recent", "loops", "lore", "now", "names", "steer")
-EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "scene")
+                  "recent", "loops", "lore", "now", "names", "outline", "steer")
+EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "beat", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The most relevant items a planner section holds, whatever the budget: a briefing on
 # the scene at hand, not a dump of memory (without these the planner's prompt grows

@@ -158,10 +158,13 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
                 {"tick": 12, "max_tools": 3, "first_scene": False, "lean": False,
                  "anyone_gone": True},
                 {"tick": 12, "max_tools": 1, "first_scene": False, "lean": True,
-                 "anyone_gone": False}],
+                 "anyone_gone": False},
+                {"tick": 12, "max_tools": 3, "first_scene": False, "lean": False,
+                 "anyone_gone": False, "beats": ["3.1", "3.2"]}],
     "writer": [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door",
                 "goes_on": goes_on} for goes_on in (False, True)],
-    "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False}],
+    "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False},
+                  {"tick": 12, "knowledge": True, "beat": "3.1", "tension": True}],
     "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
                    ("checkpoint", "arc", "overall")]
     + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],
@@ -184,7 +187,8 @@ SAMPLE_TEXT = ("Mara Quill turned the drowned man's map toward the light.\n"
 def sample_context(stage: str, values: dict[str, Any]) -> Context:
     """A context of `stage` holding every kind of section it can have, with sample text."""
     sections = tuple(Section(name, name.replace("_", " ").title(), SAMPLE_TEXT,
-                             pinned=name in ("bible", "steer", "intention", "tools", "scene"),
+                             pinned=name in ("bible", "steer", "intention", "tools", "scene",
+                                             "outline", "beat"),
                              items=(f"{name}_1",))
                      for name in SAMPLE_SECTIONS[stage])
     return Context(stage, sections, dict(values))

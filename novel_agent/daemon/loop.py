@@ -17,7 +17,9 @@ the daemon: it waits for the file to change, retrying now and then. A tick held 
 (`audit.mode: hold`, AuditHoldError) ends the run with exit 5, for the author. A
 book that is not whole (DamagedBookError: a scene missing mid-book or damaged, a
 plan past the last scene) ends it with exit 1 and the error: `novel doctor --fix`
-needs the project's lock, which the run holds.
+needs the project's lock, which the run holds. A book whose outline's last beat has
+landed is finished: the run stops and says so ("the book is finished: …"), exit 0,
+whether the last beat landed in this run or before it (BookFinishedError).
 
 `before_tick` hooks (a cost guard, say) are called before every tick with the
 Daemon; one that returns a reason ends the run with it, exit 0; one that raises a
@@ -42,7 +44,7 @@ from novel_agent.daemon.heartbeat import Heartbeat, write_heartbeat
 from novel_agent.daemon.reload import Reloader
 from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, signal_name
 from novel_agent.daemon.watch import ChangeSet
-from novel_agent.errors import AuditHoldError, DamagedBookError, NovelError
+from novel_agent.errors import AuditHoldError, BookFinishedError, DamagedBookError, NovelError
 from novel_agent.models.base import OnProgress
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
@@ -134,6 +136,7 @@ class Daemon:
         self._started = self.clock()
         self._blocked = 0       # ticks in a row that could not start for a broken file
         self._error_about = ""  # what the last error is about: "tick", "config" or a path
+        self._finished = ""     # "the book is finished: …" once its last beat has landed
 
     @property
     def config(self):
@@ -174,6 +177,8 @@ class Daemon:
         reason = ""
         if self.stop.level:
             reason = f"stopped by {signal_name(self.stop.signum)}"
+        elif self._finished:
+            reason = self._finished
         elif d.max_ticks and s.ticks >= d.max_ticks:
             reason = f"finished the {d.max_ticks} tick{'s' if d.max_ticks != 1 else ''} asked"
         elif d.stop_at_words and s.book_words >= d.stop_at_words:
@@ -201,6 +206,9 @@ class Daemon:
             self.summary.exit_code = 128 + exc.signum
             self.summary.reason = (f"stopped by a second {signal_name(exc.signum)}: the tick in "
                                    "flight was abandoned, nothing of it committed")
+            return 0.0, False
+        except BookFinishedError as exc:  # the outline's end: done, not a failure
+            self._finished = str(exc)     # (and how to go on)
             return 0.0, False
         except AuditHoldError as exc:     # audit.mode hold: the author decides, not a retry
             self.summary.exit_code, self.summary.reason = exc.exit_code, str(exc)
@@ -235,6 +243,7 @@ class Daemon:
         s.failures, self._blocked = 0, 0
         self.beat.last_tick, self.beat.failures = self._stamp(), 0
         self._fixed("tick", result.tick)
+        self._finished = getattr(result, "finished", "")
         self.on_event(Event("tick", f"tick {result.tick} \"{result.title}\"  {result.words} words"
                             f"  {tokens_in:,} → {tokens_out:,} tokens  {seconds:.1f}s  (this run: "
                             f"{s.ticks} tick{'s' if s.ticks != 1 else ''}, {s.words:,} words)", data=result))

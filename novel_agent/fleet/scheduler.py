@@ -16,7 +16,8 @@ A book stops at its bound (`ticks`: until it has that many ticks, so a rerun aft
 a crash finishes the same job and doubles nothing; `until_words`), at a cost
 ceiling (the fleet's spending this run, `book_max_cost` for each book's, and each
 project's own llm.max_cost; checked before each tick, so the ticks in flight
-finish), or when it fails `max_failures` ticks in a row: it is then parked with
+finish), when its outline's last beat has landed (it is finished: done, not an
+error), or when it fails `max_failures` ticks in a row: it is then parked with
 the reason, and the others go on. A stop request (`request_stop`, SIGTERM in the
 CLI) starts no new tick; the ticks in flight finish and commit. The run keeps the
 fleet's state file (view.py) current; it prints nothing.
@@ -41,6 +42,7 @@ import novel_agent.tick.pipeline as pipeline
 from novel_agent.daemon.loop import book_words
 from novel_agent.errors import (
     AuditHoldError,
+    BookFinishedError,
     ConfigError,
     CostCeilingError,
     DamagedBookError,
@@ -228,6 +230,9 @@ class Fleet:
         started = self.clock()
         try:
             result = self.tick(session)
+        except BookFinishedError as exc:      # its outline's end: done
+            self._end(book, "done", exc.line)
+            return 0.0
         except (AuditHoldError, DamagedBookError) as exc:     # the author's to settle: no retry
             row.tick = book.project.tick()
             self._end(book, "parked", f"waits for the author: {explain(exc)}")
@@ -271,6 +276,9 @@ class Fleet:
         self.on_event(FleetEvent("tick", row.name, f"tick {result.tick} \"{result.title}\"  "
                                  f"{result.words} words  {tokens_in:,} → {tokens_out:,} tokens"
                                  f"  {seconds:.1f}s", result))
+        if getattr(result, "finished", ""):
+            self._end(book, "done", result.finished)
+            return
         self._publish()
 
     def _failed(self, book: _Book, error: str) -> float:

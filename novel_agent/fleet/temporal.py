@@ -2,7 +2,8 @@
 
 One workflow per book, keyed by the project's folder (`novel-book:<path>`), whose
 activities are ticks: `book_status` reads where the book is, then `tick_book` is
-asked for tick n, n+1, ... up to the bound. Any worker (`novel worker --temporal
+asked for tick n, n+1, ... up to the bound, or until the book is finished (its
+outline's last beat has landed: `finished`, done and not a failure). Any worker (`novel worker --temporal
 ADDRESS`) that sees the projects' folder can run them: the projects must be on a
 filesystem every worker shares, at the same path (without one, a worker finds no
 project at the path the workflow names, and the activity fails with that error).
@@ -68,12 +69,14 @@ class TickDone:
     words: int
     book_words: int
     again: bool = False
+    finished: bool = False         # the book is finished (its outline's last beat landed)
 
 
 @dataclass
 class BookAt:
     tick: int
     words: int
+    finished: bool = False
 
 
 class _ActivityOptions(TypedDict):
@@ -107,12 +110,13 @@ class BookWorkflow:
         at: BookAt = await workflow.execute_activity("book_status", job.root,
                                                      result_type=BookAt, **options)
         landed: list[int] = []
-        tick, words = at.tick, at.words
-        while _more(job, tick, words):
+        tick, words, finished = at.tick, at.words, at.finished
+        while not finished and _more(job, tick, words):
             done: TickDone = await workflow.execute_activity(
                 "tick_book", TickAsk(job.root, tick + 1), result_type=TickDone, **options)
-            tick, words = done.tick, done.book_words
-            landed.append(done.tick)
+            if done.tick > tick:
+                landed.append(done.tick)
+            tick, words, finished = done.tick, done.book_words, done.finished
         return landed
 
 
@@ -157,7 +161,15 @@ def _status(root: str) -> BookAt:
 
     project = Project(_existing(root))
     with opened(project):
-        return BookAt(project.tick(), book_words(project))
+        return BookAt(project.tick(), book_words(project), _finished(project))
+
+
+def _finished(project: Any) -> bool:
+    """Whether the book is finished: its outline's last beat has landed."""
+    from novel_agent.story.book_standing import read_standing
+
+    at = read_standing(project, project.config(env={}).outline.curve)
+    return at is not None and at.finished
 
 
 def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
@@ -165,7 +177,7 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
     the landed tick is read back, the next one is run, any other is an error."""
     import novel_agent.tick.pipeline as pipeline
     from novel_agent.daemon.loop import book_words
-    from novel_agent.errors import LockError, NovelError
+    from novel_agent.errors import BookFinishedError, LockError, NovelError
     from novel_agent.files import read_front_matter
     from novel_agent.story.project import Project
     from novel_agent.tick.session import Session
@@ -190,9 +202,12 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
         try:
             with Session.open(project, project.config(env=env), env) as session:
                 result = pipeline.tick(session)
+        except BookFinishedError:        # done: the workflow asks for no more
+            return TickDone(last, "", 0, book_words(project), again=True, finished=True)
         except NovelError as exc:
             raise ApplicationError(str(exc), type=type(exc).__name__) from None
-        return TickDone(result.tick, result.title, result.words, book_words(project))
+        return TickDone(result.tick, result.title, result.words, book_words(project),
+                        finished=bool(result.finished))
     finally:
         project.release_lock()
 

@@ -74,6 +74,7 @@ class StorySource:
     summary: SummaryJob | None = None
     steer: str = ""                  # the author's note in force for this tick
     outline: dict[str, Any] | None = None   # what an outline call asks for (its prompt's values)
+    target_tension: int | None = None      # the scene's target, in a book with an outline
 
     def view(self) -> dict[str, Any]:
         """The source as the plain values the answer builders read."""
@@ -82,6 +83,8 @@ class StorySource:
                                "plan": self.plan, "prose": self.prose,
                                "min_words": self.min_words, "max_words": self.max_words,
                                "steer": self.steer}
+        if self.target_tension is not None:
+            out["target_tension"] = self.target_tension
         if job is not None:
             out.update(kind=job.kind, first=job.first, last=job.last, items=job.items,
                        previous=job.previous, new=job.new)
@@ -106,11 +109,11 @@ class OfflineModel:
         rng = random.Random(self._seed_for(request, hints))
         stage = request.stage
         if stage == "planner":
-            text = json.dumps(self._plan(rng, hints, request))
+            text = json.dumps(self._plan(rng, hints, request) | self._beat(request))
         elif stage == "writer":
             text = self._prose(rng, hints)
         elif stage == "extractor":
-            text = json.dumps(self._extract(rng, hints))
+            text = json.dumps(self._extract(rng, hints) | self._pacing(request, hints))
         elif stage == "auditor":        # it cannot judge prose: it finds nothing
             text = json.dumps({"findings": []})
         elif stage == "outline":
@@ -124,6 +127,23 @@ class OfflineModel:
         usage = Usage(prompt_tokens=prompt_chars // 4, completion_tokens=len(text) // 4)
         return Completion(text=text, usage=usage, finish_reason="stop", model="offline",
                           response_format="json_schema" if request.json_schema else "")
+
+    # -- the outline's keys (asked only in a book with an outline) ----------
+    def _beat(self, request: Request) -> dict[str, str]:
+        """The beat the plan advances: the current one, the first the schema offers."""
+        offered = _asked(request, "beat").get("enum") or []
+        return {"beat": str(offered[0])} if offered else {}
+
+    def _pacing(self, request: Request, hints: Mapping[str, Any]) -> dict[str, Any]:
+        """The planned beat done, and a tension within one of the target (by the tick)."""
+        out: dict[str, Any] = {}
+        if _asked(request, "beat_status"):
+            out["beat_status"] = "done"
+        if _asked(request, "tension"):
+            target = int(hints.get("target_tension", 5))
+            out["tension"] = min(10, max(0, target + int(hints.get("tick", 0)) % 3 - 1))
+            out["tension_reason"] = "The scene turns on what its beat puts at stake."
+        return out
 
     # -- helpers -----------------------------------------------------------
     def _seed_for(self, request: Request, hints: Mapping[str, Any]) -> int:
@@ -294,6 +314,12 @@ class OfflineModel:
         sentences = previous[:1] + previous[1:][-3:] + new[-2:]
         text = ". ".join(s.rstrip(".") for s in sentences if s)
         return (text + ".") if text else "The story has begun."
+
+
+def _asked(request: Request, key: str) -> dict[str, Any]:
+    """The schema of `key` in the request's answer, {} when it is not asked for."""
+    asked = (request.json_schema or {}).get("properties", {}).get(key)
+    return asked if isinstance(asked, dict) else {}
 
 
 def first_sentence(note: str, limit: int = 200) -> str:

@@ -4,7 +4,8 @@ Needs the optional extra `plot` (matplotlib): `pip install 'novel_agent[plot]'`.
 It draws on matplotlib's Agg canvas, never through pyplot's global state:
 the writer's prompt per tick stacked by section under its budget (two columns
 wide), each stage's prompt tokens, words per scene, the recall probe's share per
-tick, and the cumulative tokens and cost.
+tick, and the cumulative tokens and cost; in a book with an outline, a row more:
+the target tension per tick against the realized.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ STAGE_COLOURS = {"planner": "#4c72b0", "writer": "#dd8452", "extractor": "#55a86
                  "summarizer": "#c44e52"}
 
 
-def _figure() -> Any:
+def _figure(rows: int = 2) -> Any:
     """A matplotlib Figure on the Agg canvas, or MissingExtraError saying how to install it."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -30,7 +31,7 @@ def _figure() -> Any:
     except ImportError:
         raise MissingExtraError(f"--plot needs matplotlib, an optional extra: {INSTALL}",
                                 extra="plot", package="matplotlib") from None
-    figure = Figure(figsize=(12, 7.5), dpi=100, layout="constrained")
+    figure = Figure(figsize=(12, 7.5 * rows / 2), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
@@ -41,14 +42,17 @@ def plot_stats(stats: Stats, path: Path) -> Path:
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         raise ValueError(f"--plot writes .png or .svg, not {path.name!r}")
-    figure = _figure()
+    paced = any(t.tension_target is not None or t.tension is not None for t in stats.ticks)
+    figure = _figure(rows=3 if paced else 2)
     figure.suptitle(f"{stats.project}: {len(stats.ticks)} ticks", fontsize=13)
-    grid = figure.add_gridspec(2, 3)
+    grid = figure.add_gridspec(3 if paced else 2, 3)
     _sections(figure.add_subplot(grid[0, :2]), stats)
     _stages(figure.add_subplot(grid[0, 2]), stats)
     _words(figure.add_subplot(grid[1, 0]), stats)
     _recall(figure.add_subplot(grid[1, 1]), stats)
     _cumulative(figure.add_subplot(grid[1, 2]), stats)
+    if paced:
+        _tension(figure.add_subplot(grid[2, :]), stats)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format=kind)
     return path
@@ -147,6 +151,21 @@ def _cumulative(ax: Any, stats: Stats) -> None:
     lines = ax.get_legend_handles_labels()[0] + money.get_legend_handles_labels()[0]
     ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left",
               frameon=False)
+
+
+def _tension(ax: Any, stats: Stats) -> None:
+    """The target tension per tick (as the planner was shown it) and the realized one."""
+    for name, style, colour, label in (("tension_target", "--", "#8c8c8c", "target"),
+                                       ("tension", "o-", "#c44e52", "realized")):
+        points = [(t.tick, getattr(t, name)) for t in stats.ticks
+                  if getattr(t, name) is not None]
+        if points:
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, style, color=colour, label=label, markersize=3, linewidth=1)
+    ax.set_title("tension per scene: the outline's target and the scene's, 0-10", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    _axes(ax, "tension")
+    ax.set_ylim(0, 10.5)
 
 
 def _axes(ax: Any, ylabel: str) -> None:

@@ -6,8 +6,9 @@ shared with the tick before (from the prompt logs `.novel/log/tick_NNN_<stage>.j
 one "summarizer" stage; each stage's prompt tokens from the usage rows when the tick
 has them, the very counts `novel usage` totals, else from its logs); the recall probe (the known
 facts relevant to the scene, and how many reached the writer: the writer log's
-report, else state.yaml's `recall` rows); and what the tick's model calls cost
-(from the usage rows). Beside them, the summary tree's compression by level
+report, else state.yaml's `recall` rows); what the tick's model calls cost
+(from the usage rows); and, in a book with an outline, the scene's target tension
+(as its planner was shown it) and the tension its extractor rated. Beside them, the summary tree's compression by level
 (status.summary_status). Reads only; `plot.py` draws it.
 """
 
@@ -25,8 +26,10 @@ from novel_agent.errors import NovelError
 from novel_agent.reports.costs import Row, tick_costs, tick_prompts
 from novel_agent.reports.counts import Counts, compare_counts
 from novel_agent.reports.status import SummaryLevel, summary_status
+from novel_agent.story.book_standing import tension_course
+from novel_agent.story.outline import load_outline
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import scene_ticks, scene_words
+from novel_agent.story.scenes import load_scenes, scene_ticks, scene_words
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")
 STAGES = ("planner", "writer", "extractor", "summarizer")
@@ -45,6 +48,8 @@ class TickStats:
     prefix_share: float | None = None                         # writer prefix shared, 0..1
     recall: dict[str, Any] | None = None                      # relevant, reached, share
     cost: float | None = None                                 # dollars, None if unknown
+    tension_target: int | None = None     # the planner's target, 0-10 (a book with an outline)
+    tension: int | None = None            # the scene's tension as the extractor rated it
 
 
 @dataclass
@@ -128,6 +133,7 @@ def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
     """Every tick's numbers (the ticks with a scene, a log or a usage row)."""
     logs, costs, billed = tick_logs(project), tick_costs(rows), tick_prompts(rows)
     scenes = set(scene_ticks(project.scenes_dir))
+    course = tensions(project, config)
     recalled = state_recall(project)
     ticks = []
     for tick in sorted(scenes | set(logs) | set(costs)):
@@ -136,12 +142,38 @@ def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
         _apply_logs(stats, logs.get(tick, {}))
         stats.prompt.update(billed.get(tick, {}))   # the ledger's counts, as `novel usage`
         stats.recall = stats.recall or recalled.get(tick)
+        stats.tension_target, stats.tension = course.get(tick, (None, None))
         ticks.append(stats)
     order: list[str] = []
     for t in ticks:
         order += [name for name in t.sections if name not in order]
     return Stats(project.name, ticks, order, summary_status(project, config).levels,
                  compare_counts(rows, logs))
+
+
+def tensions(project: Project, config: Config) -> dict[int, tuple[int | None, int | None]]:
+    """tick -> (target, realized tension) of a book with an outline ({} without one, or
+    when the outline or a scene cannot be read: `novel doctor` says why)."""
+    try:
+        outline = load_outline(project.outline_file)
+        if outline is None:
+            return {}
+        return tension_course(outline, load_scenes(project.scenes_dir), config.outline.curve)
+    except (NovelError, OSError):
+        return {}
+
+
+def tension_summary(stats: Stats) -> dict[str, Any]:
+    """Target against realized tension over the ticks that have both."""
+    pairs = [(t.tension_target, t.tension) for t in stats.ticks
+             if t.tension_target is not None and t.tension is not None]
+    if not pairs:
+        return {"ticks": 0, "target_mean": None, "realized_mean": None, "mean_gap": None,
+                "last_target": None, "last_realized": None}
+    return {"ticks": len(pairs), "target_mean": round(mean(a for a, _ in pairs), 2),
+            "realized_mean": round(mean(b for _, b in pairs), 2),
+            "mean_gap": round(mean(abs(a - b) for a, b in pairs), 2),
+            "last_target": pairs[-1][0], "last_realized": pairs[-1][1]}
 
 
 def summary(stats: Stats) -> dict[str, Any]:
@@ -173,6 +205,7 @@ def summary(stats: Stats) -> dict[str, Any]:
                    "ticks": len(recall), "relevant": sum(r["relevant"] for r in recall),
                    "reached": sum(r["reached"] for r in recall)},
         "counts": stats.counts.to_dict(),
+        "tension": tension_summary(stats),
         "cost_per_tick": {"mean": round(mean(known), 6) if known else None,
                           "last": known[-1] if known else None,
                           "total": round(sum(known), 6) if known else None,

@@ -10,6 +10,7 @@ from novel_agent.context.relevance import overdue
 from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.errors import FileFormatError
 from novel_agent.models.limits import limits_for
+from novel_agent.story.book_standing import GO_ON, read_standing
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
@@ -57,6 +58,31 @@ def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
         facts=len(memory.facts), last_scene=last,
         overdue=sorted((l for l in memory.open_loops() if overdue(l, tick + 1, overdue_after)),
                        key=lambda l: int(l.get("opened_in") or 0)))
+
+
+def outline_status(project: Project, curve: str) -> str:
+    """Where the book stands against its outline ("" for a book without one): "finished:
+    3 chapters, 6 scenes, 1,868 words; extend the outline …", or the act, the chapter, its current beat
+    and the beats done; a broken outline file says so."""
+    try:
+        at = read_standing(project, curve)
+    except FileFormatError as exc:
+        return f"cannot be read: {exc}"
+    if at is None:
+        return ""
+    if at.finished:
+        return f"finished: {at.counts()}; {GO_ON}"
+    s, outline = at.standing, at.outline
+    assert s.chapter is not None
+    acts, chapters, beats = len(outline.acts), len(outline.chapters()), len(outline.beats())
+    act = next((n for n, a in enumerate(outline.acts, 1) if a == s.act), 0)
+    done = sum(1 for b in outline.beats() if at.beat_status(b.id) == "done")
+    where = (f"act {act} of {acts}, chapter {s.chapter.number} of {chapters} "
+             f"\"{s.chapter.title}\" (scene {s.written + 1} of {s.chapter.scenes})")
+    beat = f", beat {s.beat.id}" if s.beat is not None else ""
+    missed = f", {len(s.missed)} missed" if s.missed else ""
+    overdue = f", {len(s.overdue)} overdue" if s.overdue else ""
+    return f"{where}{beat}; {done} of {beats} beats done{missed}{overdue}"
 
 
 def steer_status(project: Project) -> str:

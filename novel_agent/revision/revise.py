@@ -34,6 +34,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.errors import ModelResponseError, ProjectError
@@ -53,11 +54,13 @@ from novel_agent.revision.rederive import (
     replay,
 )
 from novel_agent.revision.repair import orphans
+from novel_agent.story.book_standing import beat_of
 from novel_agent.story.decisions import Extraction, plan_from_record
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.outline import Outline, load_outline
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import load_scene, word_count
+from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.pipeline import as_told, room_in
 from novel_agent.tick.session import Session
@@ -170,10 +173,12 @@ REVISED = ("The author revised this scene: record what it establishes as it now 
 
 
 def re_extract(session: Session, memory: Memory, record: dict, body: str,
-               revision: Revision) -> Extraction | None:
+               revision: Revision, outline: Outline | None = None,
+               beat: str = "") -> Extraction | None:
     """Ask the extractor about the new text (as tick N's extractor was asked, with the
-    revision said in place of the old intention); `record` gets `extraction_fallback`
-    when the answer cannot be used."""
+    revision said in place of the old intention; of a scene written under the book's
+    `outline`, of the beat its plan advanced, `beat`, and of its tension); `record` gets
+    `extraction_fallback` when the answer cannot be used."""
     project, tick = session.project, int(record["tick"])
     planned = plan_from_record(record)
     plan = replace(planned, intention=REVISED)
@@ -182,13 +187,15 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     # the offline model draws its answer from the tick's plan (its side channel), as the
     # tick's own extraction was drawn: a revise that changes nothing, changes nothing
     session.source.steer, session.source.plan, session.source.prose = "", planned, body
+    planned_beat = beat_of(outline, beat) if outline is not None else None
     built = build_extractor(session, story=project.story(), memory=memory,
-                            plan=as_told(plan),
-                            prose=body, tick=tick)
+                            plan=as_told(plan), prose=body, tick=tick, beat=planned_beat,
+                            tension=outline is not None)
     budget = session.budget("extractor")
     try:
         extraction, _ = extract.run(session.model, built.messages, max_tokens=budget.max_output,
-                                    room=room_in(session, budget), knowledge=session.knowledge)
+                                    room=room_in(session, budget), knowledge=session.knowledge,
+                                    beat=planned_beat is not None, tension=outline is not None)
     except ModelResponseError as exc:
         if not isinstance(exc.call, StageCall):
             raise
@@ -198,6 +205,17 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
         return None
     record.pop("extraction_fallback", None)
     return extraction
+
+
+def reshaped(scene: Scene, new: Extraction | None) -> dict[str, Any]:
+    """The revised scene's beat status and tension, as the extractor read the new text
+    (a scene written under an outline; a status or a tension it did not give is no
+    longer known: the old one was read from the old text)."""
+    status = new.beat_status if new is not None and scene.beat else ""
+    tension = new.tension if new is not None else None
+    return {"beat_status": status, "tension": tension,
+            "tension_reason": new.tension_reason if new is not None and tension is not None
+            else ""}
 
 
 def phrases(text: str, names: set[str]) -> list[str]:
@@ -308,7 +326,8 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     asked = memory_before(project, history, tick, config).memory
     before_extraction(asked, record, story=story)
     new_record = dict(record)
-    new = re_extract(session, asked, new_record, body, revision)
+    outline = load_outline(project.outline_file) if scene.chapter is not None else None
+    new = re_extract(session, asked, new_record, body, revision, outline, scene.beat)
     revision.extraction = new
     new_record["extraction"] = (new or extract.from_prose(body)).to_dict()
     base, theirs, old_lines, new_lines = rederived(
@@ -329,7 +348,8 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
                                " ".join(revision.gained).lower(), names)
     summary = list((new or extract.from_prose(body)).summary)
     revised = replace(scene, body=body, summary=summary, words=word_count(body),
-                      tokens=session.counter.count(body))
+                      tokens=session.counter.count(body),
+                      **(reshaped(scene, new) if outline is not None else {}))
     txn = project.transaction(f"the revise of scene {tick}")
     txn.stage(project.scene_path(tick), revised.render())
     txn.stage(project.plan_path(tick), dump_yaml(new_record))

@@ -1,7 +1,11 @@
 """What the planner and extractor decide: Plan, ToolCall, Extraction, their schemas, validation.
 
 Each schema bounds its strings with `maxLength` (a small model under a grammar
-otherwise rambles until `finish_reason: length`). Parsing the JSON text is
+otherwise rambles until `finish_reason: length`). In a book with an outline the
+planner is also asked which beat its scene advances (`beat`, one of the ids it is
+offered) and the extractor whether that beat happened (`beat_status`) and the
+scene's tension with a reason (`pacing_from_json` corrects or drops what does not
+fit); a book without one is asked exactly what it always was. Parsing the JSON text is
 lenient_json.py's job; the `*_from_json` functions turn a dict into a typed answer or raise
 ModelResponseError listing every problem, which the stage sends back once as a
 repair request.
@@ -11,11 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
+from novel_agent.story.scenes import BEAT_STATUSES
 from novel_agent.text.names import clean_bullets, cut_off, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
@@ -38,8 +43,18 @@ DETAIL_CHARS = (120, 200)        # ... and a tool call's detail
 STATE_CHARS = 120                # an extracted character's state
 
 
-def plan_schema(max_tools: int, lean: bool = False) -> dict[str, Any]:
-    """JSON schema of the planner's answer (`lean`: an embedded local model's)."""
+def plan_schema(max_tools: int, lean: bool = False,
+                beats: Sequence[str] = ()) -> dict[str, Any]:
+    """JSON schema of the planner's answer (`lean`: an embedded local model's; `beats`: the
+    ids of the outline's beats the scene may advance, the current one first)."""
+    schema = _plan_schema(max_tools, lean)
+    if beats:
+        schema["properties"]["beat"] = {"type": "string", "enum": list(beats)}
+        schema["required"].append("beat")
+    return schema
+
+
+def _plan_schema(max_tools: int, lean: bool) -> dict[str, Any]:
     tools = [t for t in TOOLS if t != "query_memory"] if lean else list(TOOLS)
     return {
         "type": "object",
@@ -123,6 +138,25 @@ def _extract_schema(summaries: int, facts: int, characters: int, loops: int,
 EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(6, 4, 4, 2, 2)
 EXTRACT_SCHEMA["properties"].update(KNOWLEDGE_SCHEMA)
 LEAN_EXTRACT_SCHEMA: dict[str, Any] = _extract_schema(3, 2, 2, 1, 1)
+REASON_CHARS = 120      # the one line that says why a scene's tension is what it is
+PACING_SCHEMA: dict[str, Any] = {
+    "beat_status": {"type": "string", "enum": list(BEAT_STATUSES)},
+    "tension": {"type": "integer", "minimum": 0, "maximum": 10},
+    "tension_reason": _s(REASON_CHARS),
+}
+
+
+def extract_schema(knowledge: bool = True, *, beat: bool = False,
+                   tension: bool = False) -> dict[str, Any]:
+    """The extractor's schema (`knowledge`: with the audit's keys), asking also whether the
+    planned beat happened (`beat`) and the scene's tension with its reason (`tension`): in a
+    book with an outline. Neither: EXTRACT_SCHEMA or LEAN_EXTRACT_SCHEMA themselves."""
+    base = EXTRACT_SCHEMA if knowledge else LEAN_EXTRACT_SCHEMA
+    keys = [*(["beat_status"] if beat else []), *(["tension", "tension_reason"] if tension else [])]
+    if not keys:
+        return base
+    return {**base, "properties": {**base["properties"], **{k: PACING_SCHEMA[k] for k in keys}},
+            "required": [*base["required"], *keys]}
 
 
 @dataclass(frozen=True)
@@ -148,11 +182,13 @@ class Plan:
     title: str = ""
     characters: list[str] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
+    beat: str = ""            # the outline's beat the scene advances ("3.2"), if any
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "intention": self.intention, "pov": self.pov,
-                "location": self.location, "characters": list(self.characters),
-                "tool_calls": [c.to_dict() for c in self.tool_calls]}
+        out = {"title": self.title, "intention": self.intention, "pov": self.pov,
+               "location": self.location, "characters": list(self.characters),
+               "tool_calls": [c.to_dict() for c in self.tool_calls]}
+        return out | ({"beat": self.beat} if self.beat else {})
 
 
 @dataclass(frozen=True)
@@ -176,13 +212,21 @@ class Extraction:
     knows: list[dict[str, str]] = field(default_factory=list)
     clock: str = ""
     appearance: list[dict[str, str]] = field(default_factory=list)
+    # In a book with an outline (PACING_SCHEMA): whether the planned beat happened, the
+    # scene's tension and why; and what of these was corrected or dropped, one line each.
+    beat_status: str = ""
+    tension: int | None = None
+    tension_reason: str = ""
+    corrected: list[str] = field(default_factory=list, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """As the plan record keeps it: the audit's keys only when given."""
+        """As the plan record keeps it: the audit's and the outline's keys only when given."""
         out = {"summary": self.summary, "facts": self.facts, "characters": self.characters,
                "loops_opened": self.loops_opened, "loops_resolved": self.loops_resolved,
                "relationships": self.relationships}
         out.update({key: getattr(self, key) for key in KNOWLEDGE_SCHEMA if getattr(self, key)})
+        out.update({key: getattr(self, key) for key in PACING_SCHEMA
+                    if getattr(self, key) not in (None, "")})
         return out
 
 
@@ -192,7 +236,8 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
              for c in record.get("tool_calls") or [] if isinstance(c, dict)]
     return Plan(intention=str(record.get("intention") or ""), pov=str(record.get("pov") or ""),
                 location=str(record.get("location") or ""), title=str(record.get("title") or ""),
-                characters=[str(c) for c in record.get("characters") or []], tool_calls=calls)
+                characters=[str(c) for c in record.get("characters") or []], tool_calls=calls,
+                beat=str(record.get("beat") or ""))
 
 
 def plan_as_named(record: Mapping[str, Any]) -> Plan:
@@ -223,8 +268,10 @@ def _text_list(value: Any) -> list[str]:
     return [t for t in (_text(v) for v in value) if t]
 
 
-def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
-    """Validate a planner answer. Missing essentials raise ModelResponseError."""
+def plan_from_json(data: dict[str, Any], *, max_tools: int, beat: bool = False) -> Plan:
+    """Validate a planner answer. Missing essentials raise ModelResponseError. `beat`: it
+    was asked which beat the scene advances (the answer, whatever it is, is kept for the
+    tick to check against the beats it offered)."""
     problems = []
     intention = _text(data.get("intention"))
     pov = _text(data.get("pov"))
@@ -258,11 +305,14 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int) -> Plan:
         characters.insert(0, pov)
     return Plan(intention=uncut_at(intention, INTENTION_CHARS), pov=pov, location=location,
                 title=_text(data.get("title"))[:80], characters=characters[:8],
-                tool_calls=calls[:max_tools])
+                tool_calls=calls[:max_tools], beat=_text(data.get("beat"))[:40] if beat else "")
 
 
-def extraction_from_json(data: dict[str, Any]) -> Extraction:
-    """Validate an extractor answer: at least one summary bullet is required."""
+def extraction_from_json(data: dict[str, Any], *, beat: bool = False,
+                         tension: bool = False) -> Extraction:
+    """Validate an extractor answer: at least one summary bullet is required. `beat` and
+    `tension`: it was asked for the beat's status and the scene's tension (PACING_SCHEMA),
+    taken as pacing_from_json takes them."""
     summary = clean_bullets([uncut(b, BULLET_CHARS) for b in _text_list(data.get("summary"))])
     if not summary:
         raise ModelResponseError("extraction: 'summary' has no bullets that are prose",
@@ -287,7 +337,49 @@ def extraction_from_json(data: dict[str, Any]) -> Extraction:
         relationships=[r for r in records("relationships", ("a", "b", "kind"))
                        if r["b"] and r["kind"]][:3],
         **knowledge_from_json(data),
+        **pacing_from_json(data, beat=beat, tension=tension),
     )
+
+
+def pacing_from_json(data: Mapping[str, Any], *, beat: bool = False,
+                     tension: bool = False) -> dict[str, Any]:
+    """The beat's status and the scene's tension of an extractor answer (only the keys
+    asked for), leniently: a tension out of 0-10 is taken as the nearest end of it, a
+    number in words or a status not one of BEAT_STATUSES is dropped, each said in
+    `corrected`; never an error."""
+    out: dict[str, Any] = {"corrected": []}
+    said = data.get("beat_status")
+    if beat and said is not None:
+        status = _text(said).lower().strip(" .!\"'")
+        if status in BEAT_STATUSES:
+            out["beat_status"] = status
+        else:
+            out["corrected"].append(f"the extractor's beat status {_text(said)[:40]!r} is not "
+                                    f"{', '.join(BEAT_STATUSES)}: dropped")
+    value = data.get("tension")
+    if tension and value is not None:
+        number = _number(value)
+        if number is None:
+            out["corrected"].append(f"the extractor's tension {_text(value)[:40]!r} is not a "
+                                    "number from 0 to 10: dropped")
+        else:
+            out["tension"] = min(10, max(0, round(number)))
+            if not 0 <= number <= 10:
+                out["corrected"].append(f"the extractor's tension {_text(value)[:40]} is not "
+                                        f"from 0 to 10: taken as {out['tension']}")
+    if tension and out.get("tension") is not None:
+        out["tension_reason"] = uncut_at(_text(data.get("tension_reason")), (REASON_CHARS,))
+    return out
+
+
+def _number(value: Any) -> float | None:
+    """A number given as one ("7", 6.5, "8/10"); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value == value and abs(value) != float("inf") else None
+    found = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*10)?\s*", str(value))
+    return float(found.group(1)) if found else None
 
 
 def uncut_at(text: str, limits: tuple[int, ...]) -> str:

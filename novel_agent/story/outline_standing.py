@@ -16,17 +16,22 @@ scene goes. The rules:
 - a beat of the chapter not done once its room is used up is `overdue` (flag it);
   one of a chapter the book has gone past is `missed`;
 - when no chapter is left the book is `finished` (when the last beat lands).
+
+`tally` gives `written` and `status` from the scenes themselves (each says its
+chapter, its beat and the extractor's status of it), so the scene files are the
+record: a rewind, a redo or a revise needs nothing else.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from novel_agent.story.outline import Act, Beat, Chapter, Outline
+from novel_agent.story.scenes import BEAT_STATUSES, Scene
 
-STATUSES = ("done", "partly", "not")
+STATUSES = BEAT_STATUSES
 STRETCH = 1.5      # a chapter takes at most this times its target length before the book moves on
 
 
@@ -48,6 +53,20 @@ class Standing:
     def finished(self) -> bool:
         """Whether the book is finished: no chapter left to write in."""
         return self.chapter is None
+
+
+def tally(scenes: Iterable[Scene]) -> tuple[dict[int, int], dict[str, str]]:
+    """`written` (chapter -> scenes it holds) and `status` (beat id -> the best status any
+    scene gave it: done over partly over not) of the scenes, for `standing`."""
+    written: dict[int, int] = {}
+    status: dict[str, str] = {}
+    for scene in scenes:
+        if scene.chapter is not None:
+            written[scene.chapter] = written.get(scene.chapter, 0) + 1
+        if scene.beat and scene.beat_status:
+            status[scene.beat] = min(status.get(scene.beat, "not"), scene.beat_status,
+                                     key=STATUSES.index)
+    return written, status
 
 
 def longest(chapter: Chapter, stretch: float = STRETCH) -> int:

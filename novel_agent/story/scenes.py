@@ -1,4 +1,11 @@
-"""Scenes: the prose files `scenes/scene_NNN.md` and their front matter."""
+"""Scenes: the prose files `scenes/scene_NNN.md` and their front matter.
+
+A scene of a book with an outline also says where it belongs (`chapter`, the `beat` its
+plan advanced) and what the extractor found (`beat_status`: done, partly or not; its
+`tension`, 0-10, and `tension_reason`): written only when set, so the scenes of a book
+without an outline are as they always were, and checked when read (a bad value is a
+FileFormatError naming the file, the line and the key).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,8 @@ from novel_agent.errors import FileFormatError
 from novel_agent.files import read_front_matter, render_front_matter
 
 SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
+BEAT_STATUSES = ("done", "partly", "not")     # whether a scene's beat happened in it
+BEAT_ID = re.compile(r"^\d+\.\d+$")            # "3.2": chapter 3's second beat
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,12 @@ class Scene:
     tokens: int = 0
     path: Path | None = None
     pinned: bool = False            # `pinned: true` by hand: retrieval may bring it back whole
+    # Of a book with an outline (left out of the file when not set):
+    chapter: int | None = None      # the outline's chapter the scene belongs to
+    beat: str = ""                  # the beat its plan advanced ("3.2")
+    beat_status: str = ""           # whether the beat happened in it: done | partly | not
+    tension: int | None = None      # its tension as the extractor rated it, 0-10
+    tension_reason: str = ""        # why, in one line
 
     def front_matter(self) -> dict[str, Any]:
         meta = {
@@ -42,7 +57,11 @@ class Scene:
             "words": self.words,
             "tokens": self.tokens,
         }
-        return {**meta, "pinned": True} if self.pinned else meta
+        if self.pinned:
+            meta["pinned"] = True
+        shape = {"chapter": self.chapter, "beat": self.beat, "beat_status": self.beat_status,
+                 "tension": self.tension, "tension_reason": self.tension_reason}
+        return meta | {key: value for key, value in shape.items() if value not in (None, "")}
 
     def render(self) -> str:
         """The scene as markdown with front matter."""
@@ -134,7 +153,42 @@ def load_scene(path: Path) -> Scene:
         tokens=int(meta.get("tokens") or 0) if str(meta.get("tokens") or "0").isdigit() else 0,
         path=Path(path),
         pinned=meta.get("pinned") is True,
+        **_shape(path, meta),
     )
+
+
+def _shape(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """Where the scene belongs in the outline and what its extractor found, as its front
+    matter says (each key checked; a bad value is a FileFormatError naming file and key)."""
+    out: dict[str, Any] = {}
+
+    def bad(key: str, wanted: str) -> FileFormatError:
+        return FileFormatError(f"'{key}' must be {wanted}, not {meta[key]!r}", file=str(path),
+                               line=_meta_line(path, key))
+
+    for key, low, high in (("chapter", 1, 100_000), ("tension", 0, 10)):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise bad(key, f"a whole number from {low} to {high}")
+        out[key] = value
+    beat = meta.get("beat")
+    if beat is not None:
+        if not isinstance(beat, str) or not BEAT_ID.match(beat):
+            raise bad("beat", "a beat's id in quotes, like '3.2'")
+        out["beat"] = beat
+    status = meta.get("beat_status")
+    if status is not None:
+        if status not in BEAT_STATUSES:
+            raise bad("beat_status", " or ".join(f'"{s}"' for s in BEAT_STATUSES))
+        out["beat_status"] = status
+    reason = meta.get("tension_reason")
+    if reason is not None:
+        if not isinstance(reason, str):
+            raise bad("tension_reason", "one line of text")
+        out["tension_reason"] = " ".join(reason.split())
+    return out
 
 
 def load_scenes(scenes_dir: Path, ticks: list[int] | None = None) -> list[Scene]:

@@ -44,6 +44,12 @@ from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall
 from novel_agent.storage import explain
+from novel_agent.story.book_standing import (
+    BookStanding,
+    read_standing,
+    refuse_finished,
+    scene_shape,
+)
 from novel_agent.story.damage import check_next_tick, check_read
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook, load_lorebook
@@ -101,6 +107,7 @@ class TickDraft:
     pool_text: str = ""              # names.yaml's text, when this tick made the pool
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
     unread: dict[str, str] = field(default_factory=dict)  # scenes that cannot be read: why
+    standing: BookStanding | None = None   # where the book stands: a book with an outline
 
     @property
     def planned(self) -> Plan:
@@ -151,6 +158,7 @@ class TickResult:
     notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
     fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
     findings: list = field(default_factory=list)   # the continuity audit's (audit.Finding)
+    finished: str = ""     # "the book is finished: …" when the tick landed the outline's last beat
 
 
 
@@ -184,10 +192,13 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
+    draft.standing = read_standing(project, session.config.outline.curve, draft.scenes,
+                                   upto=draft.tick - 1)
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.steer = draft.steer
     session.source.plan, session.source.prose, session.source.summary = None, "", None
+    session.source.target_tension = draft.standing.target if draft.standing else None
     session.begun_at = session.seen.looks if seen is not None else None
     return draft
 
@@ -202,7 +213,8 @@ def _build_plan(session: Session, d: TickDraft) -> Built:
     book_names.read_pool_for(session, d)
     return build_planner(session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
                          overall=planner_overall(d.tree, session.config), steer=d.steer,
-                         lore=d.lore, tree=d.tree, names=book_names.offer_for(d))
+                         lore=d.lore, tree=d.tree, names=book_names.offer_for(d),
+                         standing=d.standing)
 
 
 TITLES_SEEN = 30     # a scene's title differs from the titles of this many before it
@@ -211,10 +223,13 @@ TITLES_SEEN = 30     # a scene's title differs from the titles of this many befo
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     budget = session.budget("planner")
+    beats = d.standing.choices() if d.standing else ()
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
-                                  lean=session.lean)
+                                  lean=session.lean, beats=beats)
+    d.plan, warning = plan_stage.settle_beat(d.plan, beats)
+    d.notices += [warning] if warning else []
     check = name_check(d.story)
     last = d.scenes(d.tick - 1)
     d.plan, warning = plan_stage.own_words(d.plan, d.built["planner"].instructions)
@@ -289,7 +304,19 @@ def as_told(plan: Plan) -> Plan:
 def _build_extract(session: Session, d: TickDraft) -> Built:
     plan = as_told(d.planned)
     return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
-                           tick=d.tick)
+                           tick=d.tick, **asked_of(d))
+
+
+def asked_of(d: TickDraft) -> dict[str, Any]:
+    """What the extractor is asked of the outline (a book with one): whether the beat the
+    plan named happened, and the scene's tension."""
+    at = d.standing
+    return {"beat": at.beat(d.planned.beat) if at else None, "tension": at is not None}
+
+
+def _asks(d: TickDraft) -> dict[str, bool]:
+    asked = asked_of(d)
+    return {"beat": asked["beat"] is not None, "tension": asked["tension"]}
 
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
@@ -299,7 +326,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
                                          max_tokens=budget.max_output,
                                          room=room_in(session, budget),
-                                         knowledge=session.knowledge)
+                                         knowledge=session.knowledge, **_asks(d))
+        d.notices += d.extraction.corrected
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
             raise
@@ -401,7 +429,9 @@ def commit(session: Session, draft: TickDraft) -> Scene:
     scene = Scene(tick=draft.tick, body=draft.prose, title=plan.title or f"Scene {draft.tick}",
                   pov=plan.pov, location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(draft.prose),
-                  tokens=session.counter.count(draft.prose))
+                  tokens=session.counter.count(draft.prose),
+                  **scene_shape(draft.standing, plan.beat, extraction.beat_status,
+                                extraction.tension, extraction.tension_reason))
     record, state = plan_record(draft), tick_state(project.state(), draft)
     ctx = session.config.context
     logs = tidied_logs(project, draft.tick, keep=ctx.keep_prompt_logs,
@@ -450,6 +480,7 @@ def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> T
                                    seen=session.seen)
     draft = begin(session)
     _check_read(session, draft)
+    refuse_finished(draft.standing)
     draft.notices[:0] = recorded
     if note:
         draft.note = note.strip()
@@ -546,7 +577,16 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
                       reports={stage: b.report for stage, b in draft.built.items()},
                       warnings=list(draft.warnings), notices=draft.notices,
                       fallback=draft.fallback,
-                      findings=list(draft.audit.findings) if draft.audit else [])
+                      findings=list(draft.audit.findings) if draft.audit else [],
+                      finished=_finished(session, draft))
+
+
+def _finished(session: Session, draft: TickDraft) -> str:
+    """"the book is finished: …" when the tick just landed the outline's last beat."""
+    if draft.standing is None:
+        return ""
+    after = read_standing(session.project, session.config.outline.curve, upto=draft.tick)
+    return after.finished_line() if after is not None and after.finished else ""
 
 
 def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
@@ -648,12 +688,12 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     plan = as_told(d.planned)
     session.source.prose = prose
     built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
-                            tick=d.tick)
+                            tick=d.tick, **asked_of(d))
     budget = session.budget("extractor")
     extraction, extracted = extract.run(session.model, built.messages,
                                         max_tokens=budget.max_output,
                                         room=room_in(session, budget),
-                                        knowledge=session.knowledge)
+                                        knowledge=session.knowledge, **_asks(d))
     return prose, extraction, [wrote, extracted]
 
 

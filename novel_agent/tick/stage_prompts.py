@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.config.budget import Budget
+from novel_agent.context.book_brief import beat_section, standing_section
 from novel_agent.context.briefing import Briefing, propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing
 from novel_agent.context.engine import Proposal, fit
@@ -43,9 +44,11 @@ from novel_agent.index.recall import (
     settled_loops,
     shared_first_names,
 )
+from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.decisions import LEAN_TOOLS, Plan
 from novel_agent.story.lore import Lorebook
 from novel_agent.story.memory import Memory
+from novel_agent.story.outline import Beat
 from novel_agent.story.scenes import SceneReader, key_tick
 from novel_agent.story.summaries import SummaryTree
 from novel_agent.tick.prompt_log import previous_messages
@@ -124,13 +127,15 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                   scenes: SceneReader, overall: str = "", steer: str = "",
                   lore: Lorebook | None = None, tree: SummaryTree | None = None,
-                  names: str = "") -> Built:
+                  names: str = "", standing: BookStanding | None = None) -> Built:
     """The planner's prompt for `tick`: with the facts about who and what the scenes up to
     the settled tick are about (chosen as of that tick, so they stay put for the prompt
     cache, like the characters), and the lore the note, the last scene and its names fire.
     With `tree` (and generation.include_overall_summary on), the story so far is a cut
     through the summary tree up to a checkpoint, and the recent scenes run from there:
-    each scene told once. `names`: the book's names it offers for newcomers."""
+    each scene told once. `names`: the book's names it offers for newcomers. With `standing`
+    (a book with an outline), where the book stands (context/book_brief.py), pinned, and
+    the beats the plan may name."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
@@ -160,6 +165,10 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 anchor_tick=anchor, history=history, facts=facts, lore=fired,
                                 story_so_far=so_far, remember=session.remembered,
                                 names=names)
+    if standing is not None:
+        briefing = briefing.with_section(standing_section(
+            standing, session.counter.count, session.budget("planner").tokens)).with_values(
+            beats=list(standing.choices()))
     return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 
@@ -227,11 +236,17 @@ def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]
 
 
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
-                    tick: int) -> Built:
-    """The extractor's prompt: a very long scene is cut middle-out, never refused."""
+                    tick: int, beat: Beat | None = None, tension: bool = False) -> Built:
+    """The extractor's prompt: a very long scene is cut middle-out, never refused. In a book
+    with an outline it asks the scene's tension (`tension`) and whether `beat`, the beat
+    the plan named, happened."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
                                   shares=session.config.context.extractor_shares,
                                   knowledge=session.knowledge)
+    if beat is not None:
+        briefing = briefing.with_section(beat_section(beat)).with_values(beat=beat.id)
+    if tension:
+        briefing = briefing.with_values(tension=True)
     return fit_briefing(session, briefing, tick)
 
 

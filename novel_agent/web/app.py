@@ -158,7 +158,7 @@ async def make_export(request: Request) -> Response:
     project = project_of(request)
     form = await form_of(request)
     fmt = str(form.get("format") or "md")
-    chapters = str(form.get("chapters") or "checkpoints")
+    chapters = str(form.get("chapters") or "auto")
     result = await asyncio.to_thread(export, project, fmt, None, chapters, None)
     return RedirectResponse(request.url_for("download", name=project.name,
                                             file=result.path.name), 303)

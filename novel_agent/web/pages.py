@@ -126,8 +126,8 @@ def page_of(ticks: list[int], tick: int) -> int:
 
 
 def book_page(project: Project, page: int) -> BookPage:
-    """Page `page` (1-based) of the book: PAGE_SCENES scenes, chapters at the checkpoints;
-    a page past the end is a ProjectError."""
+    """Page `page` (1-based) of the book: PAGE_SCENES scenes, chapters at the outline's
+    chapters in a book with one, else at the checkpoints; a page past the end is a ProjectError."""
     ticks = scene_ticks(project.scenes_dir)
     pages = max(1, -(-len(ticks) // PAGE_SCENES))
     if not 1 <= page <= pages:
@@ -135,7 +135,7 @@ def book_page(project: Project, page: int) -> BookPage:
                            f"{'s' if pages != 1 else ''}", path=str(project.scenes_dir))
     wanted = ticks[(page - 1) * PAGE_SCENES: page * PAGE_SCENES]
     scenes = load_scenes(project.scenes_dir, wanted)
-    chapters = chapters_of(project, scenes, "checkpoints") if scenes else []
+    chapters = chapters_of(project, scenes, "auto") if scenes else []
     points = load_tree(project.summaries_dir).checkpoints()
     contents = [(f"Chapter {n} (scenes {d.first}–{d.last})", d.first, page_of(ticks, d.first))
                 for n, d in enumerate(points, 1)]

@@ -120,3 +120,16 @@ def test_no_server_at_the_address_is_one_line_and_exit_1(projects_dir, tmp_path)
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 1, done.stderr
         assert done.stderr == f"Error: Temporal at {address}: no Temporal server answers there\n"
+
+
+def test_a_finished_book_is_done_for_the_workflow_not_a_failed_activity(project):
+    from novel_agent.fleet.temporal import _status, tick_once
+    from tests.support.projects import outline_project
+
+    outline_project(project, chapters=1, beats=1, scenes=1)
+    assert _status(str(project.root)).finished is False
+    done = tick_once(str(project.root), 1, {})
+    assert (done.tick, done.finished, done.again) == (1, True, False)
+    assert _status(str(project.root)).finished is True
+    again = tick_once(str(project.root), 2, {})          # refused: done, nothing written
+    assert (again.tick, again.finished) == (1, True) and scene_ticks(project.scenes_dir) == [1]

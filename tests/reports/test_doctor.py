@@ -239,3 +239,18 @@ def test_a_command_that_meets_a_damaged_file_of_the_book_says_where_the_remedy_i
     cli("doctor", "--fix", "-p", "harbour")
     assert "binary" not in project.scene_path(2).read_text()
     assert cli("status", "-p", "harbour").exit_code == 0
+
+
+def test_a_scene_of_a_book_with_an_outline_is_clean_and_a_bad_field_is_named(project):
+    from tests.support.projects import outline_project
+    outline_project(project)
+    run_ticks(project, 2)
+    assert doctor(project).output == "harbour: clean\n"
+    path = project.scene_path(2)
+    path.write_text(path.read_text().replace("beat_status: done", "beat_status: maybe"))
+    result = doctor(project)
+    assert result.exit_code == 1
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1)
+                if text.startswith("beat_status:"))
+    assert f"problem  {path}:{line}: 'beat_status' must be \"done\" or \"partly\" or \"not\", " \
+           "not 'maybe'\n" in result.output

@@ -69,3 +69,20 @@ def test_the_book_is_finished_when_its_last_beat_lands():
 def test_beats_left_behind_are_missed_and_scenes_outside_the_outline_do_not_count():
     at = standing(book(), {1: 3, 3: 1, 99: 5}, {"1.1": "done"})
     assert (at.chapter.number, [b.id for b in at.missed]) == (3, ["1.2"])
+
+
+def test_the_scenes_say_what_each_chapter_holds_and_each_beats_best_status():
+    from novel_agent.story.outline_standing import tally
+    from novel_agent.story.scenes import Scene
+    scenes = [Scene(1, "a", chapter=1, beat="1.1", beat_status="partly"),
+              Scene(2, "b", chapter=1, beat="1.1", beat_status="done"),
+              Scene(3, "c", chapter=1, beat="1.1", beat_status="not"),
+              Scene(4, "d", chapter=1, beat="1.2", beat_status="not"),
+              Scene(5, "e"),                                # written before the outline
+              Scene(6, "f", chapter=2)]
+    written, status = tally(scenes)
+    assert written == {1: 4, 2: 1}
+    assert status == {"1.1": "done", "1.2": "not"}
+    at = standing(book(), written, status)
+    assert (at.chapter.number, at.beat, at.written) == (2, None, 1)
+    assert [b.id for b in at.missed] == ["1.2"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from novel_agent.errors import FileFormatError
 from novel_agent.story import scenes as scenes_module
 from novel_agent.story.scenes import Scene, SceneReader, last_tick, scene_ticks
 
@@ -45,3 +48,40 @@ def test_scene_ticks_are_the_numbered_scene_files_in_order(tmp_path):
     (folder / "scene_7.md.bak").write_text("not a scene")
     assert scene_ticks(folder) == [2, 10, 1000] and last_tick(folder) == 1000
     assert scene_ticks(tmp_path / "missing") == [] and last_tick(tmp_path / "missing") == 0
+
+
+def test_a_scene_of_a_book_with_an_outline_says_where_it_belongs_and_reads_back(tmp_path):
+    scene = Scene(tick=3, body="The bell rang.", title="Bells", chapter=2, beat="2.1",
+                  beat_status="partly", tension=6, tension_reason="A door she cannot open.")
+    path = tmp_path / "scene_003.md"
+    path.write_text(scene.render(), encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    assert "chapter: 2\nbeat: '2.1'\nbeat_status: partly\ntension: 6\n" in text
+    read = scenes_module.load_scene(path)
+    assert (read.chapter, read.beat, read.beat_status, read.tension, read.tension_reason) == \
+        (2, "2.1", "partly", 6, "A door she cannot open.")
+
+
+def test_a_scene_without_an_outline_writes_none_of_its_fields(tmp_path):
+    text = Scene(tick=1, body="Rain.", title="Rain").render()
+    for key in ("chapter", "beat", "beat_status", "tension", "tension_reason"):
+        assert f"\n{key}:" not in text
+
+
+@pytest.mark.parametrize("line, said", [
+    ("tension: 14", "'tension' must be a whole number from 0 to 10, not 14"),
+    ("tension: high", "'tension' must be a whole number from 0 to 10, not 'high'"),
+    ("chapter: 0", "'chapter' must be a whole number from 1 to 100000, not 0"),
+    ("beat: 3.2", "'beat' must be a beat's id in quotes, like '3.2', not 3.2"),
+    ("beat: 'three'", "'beat' must be a beat's id in quotes, like '3.2', not 'three'"),
+    ("beat_status: maybe", "'beat_status' must be \"done\" or \"partly\" or \"not\", not 'maybe'"),
+    ("tension_reason: [a, b]", "'tension_reason' must be one line of text, not ['a', 'b']"),
+])
+def test_a_bad_value_of_the_outline_fields_is_one_line_naming_the_file_line_and_key(
+        tmp_path, line, said):
+    path = tmp_path / "scene_004.md"
+    path.write_text(f"---\ntick: 4\ntitle: Bells\n{line}\n---\nThe bell rang.\n",
+                    encoding="utf-8")
+    with pytest.raises(FileFormatError) as caught:
+        scenes_module.load_scene(path)
+    assert str(caught.value) == f"{path}:4: {said}"

@@ -44,3 +44,26 @@ def set_llm(root: Path, **values) -> None:
         section, key = dotted.split("__")
         data.setdefault(section, {})[key] = value
     path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def short_outline(chapters: int = 3, beats: int = 2, scenes: int = 2):
+    """An outline of `chapters` chapters (one act each, up to three acts) of `beats` beats
+    and `scenes` scenes each, the beats' tensions left to the curve."""
+    from novel_agent.story.outline import Act, Arc, Beat, Chapter, Outline
+
+    made = [Chapter(n, f"Chapter {n}", f"What chapter {n} does.", scenes,
+                    tuple(Beat(f"{n}.{k}", f"Beat {k} of chapter {n} happens.")
+                          for k in range(1, beats + 1))) for n in range(1, chapters + 1)]
+    acts = min(3, chapters)
+    cut = [round(i * chapters / acts) for i in range(acts + 1)]
+    return Outline(Arc("Mara follows the map.", "She shuts the door."),
+                   tuple(Act(f"Act {i + 1}", f"What act {i + 1} does.",
+                             tuple(made[cut[i]:cut[i + 1]])) for i in range(acts)))
+
+
+def outline_project(project: Project, **sizes) -> Project:
+    """`project` with a short_outline(**sizes) saved as its outline."""
+    from novel_agent.story.outline import save_outline
+
+    save_outline(project.outline_file, short_outline(**sizes))
+    return project

@@ -31,12 +31,21 @@ def stage_of(body) -> str:
     return "other"
 
 
+def asked(body, key: str) -> dict:
+    """The schema of `key` in the answer `body` asks for ({} when it is not asked for)."""
+    spec = (body.get("response_format") or {}).get("json_schema") or {}
+    return (spec.get("schema") or {}).get("properties", {}).get(key) or {}
+
+
 def story_responder(body):
     """A plan that opens a loop and makes a character, PROSE (with a new line after scene 1),
-    PROSE again for a summary, and an extraction of three bullets and a fact."""
+    PROSE again for a summary, and an extraction of three bullets and a fact; in a book
+    with an outline, the plan names the current beat and the extraction says it is done,
+    at tension 5."""
     stage = stage_of(body)
     if stage == "planner":
-        return json.dumps({
+        beat = {"beat": asked(body, "beat")["enum"][0]} if asked(body, "beat") else {}
+        return json.dumps(beat | {
             "title": "The Drawn Door", "intention": "Mara studies the map and finds a door.",
             "pov": "Mara Quill", "location": "Skerry Light", "characters": ["Mara Quill"],
             "tool_calls": [{"tool": "open_loop", "name": "door",
@@ -50,7 +59,10 @@ def story_responder(body):
     if stage == "summarizer":                  # the prose names all a summary must
         return PROSE
     if stage == "extractor":
-        return json.dumps({
+        pacing = {"beat_status": "done"} if asked(body, "beat_status") else {}
+        if asked(body, "tension"):
+            pacing |= {"tension": 5, "tension_reason": "The door will not stay shut."}
+        return json.dumps(pacing | {
             "summary": ["Mara studies the map.", "She finds a door drawn on it.",
                         "The door is not in her lighthouse."],
             "facts": ["The map shows a door Mara has never seen"],

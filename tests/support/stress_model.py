@@ -4,7 +4,10 @@ Each scene brings 2–4 new characters or places, opens a loop nearly every time
 (the planner's tool and the extractor each open one) and never resolves one;
 it states two facts that name who was there, where, and a rare word of the
 scene. Now and then the plan comes back to an older loop, by its words, as
-a real planner would. Used in-process by the suite's long-run test
+a real planner would. In a book with an outline it ignores the outline as it
+ignores the loops: its plan names no beat, and its extractor says the beat did
+not happen (or only partly) with a tension drawn at random, so the book ends only
+by the outline's stretch rule (story/outline_standing.py). Used in-process by the suite's long-run test
 (`make_model=lambda source: StressModel(source=source)`) and behind the test
 server by bench/server_run.py --stress and bench/long_run.py.
 """
@@ -37,6 +40,18 @@ class StressModel(OfflineModel):
 
     def describe(self) -> str:
         return f"stress model (offline, seed {self.seed}): many names, loops never resolved"
+
+    def _beat(self, request: Request) -> dict[str, str]:
+        return {}                     # it names no beat: the tick gives it the current one
+
+    def _pacing(self, request: Request, hints: Mapping[str, Any]) -> dict[str, Any]:
+        rng = random.Random(f"pacing|{self.seed}|{hints.get('tick', 0)}")
+        out = super()._pacing(request, hints)
+        if "beat_status" in out:
+            out["beat_status"] = rng.choice(["not", "not", "partly"])
+        if "tension" in out:
+            out["tension"] = rng.randint(1, 9)
+        return out
 
     def _unique(self, rng: random.Random, taken: set[str], make: Any) -> str:
         for _ in range(200):

@@ -6,12 +6,7 @@ import re
 
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
-from novel_agent.story.decisions import (
-    EXTRACT_SCHEMA,
-    LEAN_EXTRACT_SCHEMA,
-    Extraction,
-    extraction_from_json,
-)
+from novel_agent.story.decisions import Extraction, extract_schema, extraction_from_json
 from novel_agent.story.memory import (
     Memory,
     add_fact,
@@ -34,12 +29,15 @@ from novel_agent.text.names import (
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        room: Room | None = None, knowledge: bool = True) -> tuple[Extraction, StageCall]:
+        room: Room | None = None, knowledge: bool = True, beat: bool = False,
+        tension: bool = False) -> tuple[Extraction, StageCall]:
     """Extract what the scene established, from the extractor's prompt (`room`: see
     ask_json); `knowledge=False` holds the answer to the keys without the continuity
-    audit's (LEAN_EXTRACT_SCHEMA), as its prompt asks."""
-    schema = EXTRACT_SCHEMA if knowledge else LEAN_EXTRACT_SCHEMA
-    return ask_json(model, "extractor", messages, max_tokens, schema, extraction_from_json, room)
+    audit's (LEAN_EXTRACT_SCHEMA), as its prompt asks. In a book with an outline it is
+    asked whether the planned beat happened (`beat`) and the scene's tension (`tension`)."""
+    schema = extract_schema(knowledge, beat=beat, tension=tension)
+    return ask_json(model, "extractor", messages, max_tokens, schema,
+                    lambda data: extraction_from_json(data, beat=beat, tension=tension), room)
 
 
 def from_prose(prose: str, *, max_words: int = 40) -> Extraction:

@@ -15,11 +15,30 @@ from novel_agent.text.names import name_head
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
-        max_tools: int, room: Room | None = None, lean: bool = False) -> tuple[Plan, StageCall]:
+        max_tools: int, room: Room | None = None, lean: bool = False,
+        beats: Sequence[str] = ()) -> tuple[Plan, StageCall]:
     """Plan the next scene from the planner's prompt (`room`: see ask_json; `lean`: held
-    to the lean schema, decisions.plan_schema)."""
-    return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools, lean),
-                    lambda data: plan_from_json(data, max_tools=max_tools), room)
+    to the lean schema, decisions.plan_schema; `beats`: the outline's beats it may name,
+    the current one first)."""
+    return ask_json(model, "planner", messages, max_tokens, plan_schema(max_tools, lean, beats),
+                    lambda data: plan_from_json(data, max_tools=max_tools, beat=bool(beats)),
+                    room)
+
+
+def settle_beat(plan: Plan, beats: Sequence[str]) -> tuple[Plan, str]:
+    """A plan that names one of the `beats` it was offered (the current beat first, then
+    the next): an answer naming none or another is corrected to the current one.
+    Returns (plan, a warning or ""); without `beats` (no outline, or no beat left in
+    the chapter), the plan names none."""
+    if not beats:
+        return (replace(plan, beat=""), "") if plan.beat else (plan, "")
+    if plan.beat in beats:
+        return plan, ""
+    said = f"named beat {plan.beat[:20]!r}" if plan.beat else "named no beat"
+    return (replace(plan, beat=beats[0]),
+            f"the plan {said}, not the current beat {beats[0]}"
+            + (f" or the next, {beats[1]}" if len(beats) > 1 else "")
+            + f": it advances {beats[0]}")
 
 
 def own_words(plan: Plan, instructions: str) -> tuple[Plan, str]:

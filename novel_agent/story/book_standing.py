@@ -1,0 +1,160 @@
+"""Where a book with an outline stands, from its scenes: what a tick follows, and its end.
+
+Each scene of a book with an outline says the chapter it belongs to, the beat its
+plan advanced, whether that beat happened and its tension (story/scenes.py), so
+the scenes alone say where the book stands (outline_standing.tally, standing):
+`book_standing` adds the target tension of the next scene and the tension the last
+scenes realized. The target is the current beat's tension (its own, or the
+curve's at its place in the book when it has none: curves.fill_tensions); a
+chapter without a beat takes the curve's at the scene's place. `read_standing`
+reads the outline and the scenes of a project; a book without an outline has no
+standing (None), and is written as it always was. When the last beat lands the
+book is `finished`: `check_unfinished` stops a tick with a BookFinishedError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from novel_agent.errors import BookFinishedError, NovelError
+from novel_agent.story.curves import fill_tensions, target_tension
+from novel_agent.story.outline import Beat, Outline, load_outline
+from novel_agent.story.outline_standing import Standing, standing, tally
+from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
+
+REALIZED_SHOWN = 5      # the last scenes whose realized tension the planner is shown
+GO_ON = "extend the outline (novel outline edit, or novel outline regen) to go on"
+
+
+@dataclass(frozen=True)
+class BookStanding:
+    """Where the next scene of a book with an outline goes, and how tense it should be."""
+
+    outline: Outline                 # with every beat's tension (the curve's where none)
+    standing: Standing
+    target: int                      # the next scene's target tension, 0-10
+    realized: tuple[tuple[int, int], ...] = ()    # (tick, tension) of the last scenes rated
+    scenes: int = 0                  # scenes the book holds
+    words: int = 0                   # and their words
+    status: Mapping[str, str] = field(default_factory=dict)   # beat id -> done|partly|not
+
+    @property
+    def finished(self) -> bool:
+        """Whether the book is finished: its last beat has landed."""
+        return self.standing.finished
+
+    def choices(self) -> tuple[str, ...]:
+        """The beats the next scene may advance: the current one, then the next (none when
+        the chapter has no beat left to land)."""
+        at = self.standing
+        if at.beat is None:
+            return ()
+        return (at.beat.id, at.next_beat.id) if at.next_beat is not None else (at.beat.id,)
+
+    def beat_status(self, beat_id: str) -> str:
+        """"done", "partly" or "not": the best status a scene gave beat `beat_id`."""
+        return self.status.get(beat_id, "not")
+
+    def beat(self, beat_id: str) -> Beat | None:
+        """The outline's beat `beat_id`, or None."""
+        return beat_of(self.outline, beat_id)
+
+    def counts(self) -> str:
+        """"3 chapters, 7 scenes, 2,345 words"."""
+        chapters = len(self.outline.chapters())
+        return (f"{chapters} chapter{'s' if chapters != 1 else ''}, {self.scenes} "
+                f"scene{'s' if self.scenes != 1 else ''}, {self.words:,} words")
+
+    def finished_line(self) -> str:
+        """"the book is finished: 3 chapters, 7 scenes, 2,345 words"."""
+        return f"the book is finished: {self.counts()}"
+
+
+def beat_of(outline: Outline, beat_id: str) -> Beat | None:
+    """The beat of `outline` whose id is `beat_id`, or None."""
+    return next((b for b in outline.beats() if b.id == beat_id), None) if beat_id else None
+
+
+def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str) -> BookStanding:
+    """Where the scene after `scenes` (the book's, in order) goes, against `outline`
+    with the tension curve `curve`. Pure."""
+    filled = fill_tensions(outline, curve)
+    written, status = tally(scenes)
+    at = standing(filled, written, status)
+    if at.beat is not None and at.beat.tension is not None:
+        target = at.beat.tension
+    else:
+        target = round(target_tension(curve, at.position))
+    rated = tuple((s.tick, s.tension) for s in scenes if s.tension is not None)
+    return BookStanding(filled, at, target, rated[-REALIZED_SHOWN:], len(scenes),
+                        sum(s.words for s in scenes), status)
+
+
+def tension_course(outline: Outline, scenes: Sequence[Scene],
+                   curve: str) -> dict[int, tuple[int | None, int | None]]:
+    """tick -> (the target tension its planner was shown, the tension its extractor rated),
+    for each of the book's `scenes` (in order) written under the outline (with a chapter):
+    each scene's target as `book_standing` gave it from the scenes before it. Pure."""
+    course: dict[int, tuple[int | None, int | None]] = {}
+    for n, scene in enumerate(scenes):
+        if scene.chapter is not None:
+            course[scene.tick] = (book_standing(outline, scenes[:n], curve).target, scene.tension)
+    return course
+
+
+def read_standing(project: Any, curve: str, reader: SceneReader | None = None,
+                  upto: int | None = None, *, strict: bool = False) -> BookStanding | None:
+    """Where the project's next scene goes (after scene `upto`, else its last), from its
+    outline and its scenes (read by `reader`, which keeps them parsed; one that cannot be
+    read is left out, the tick stops on it naming it, or with `strict` its error is
+    raised); None when the book has no outline. A bad outline is an OutlineError naming
+    its file and line."""
+    outline = load_outline(project.outline_file)
+    if outline is None:
+        return None
+    reader = reader or SceneReader(project.scenes_dir)
+    ticks = [t for t in scene_ticks(project.scenes_dir) if upto is None or t <= upto]
+    read = reader if strict else _readable(reader)
+    return book_standing(outline, [s for s in map(read, ticks) if s is not None], curve)
+
+
+def _readable(reader: SceneReader) -> Callable[[int], Scene | None]:
+    def read(tick: int) -> Scene | None:
+        try:
+            return reader(tick)
+        except (NovelError, OSError):
+            return None
+    return read
+
+
+def refuse_finished(at: BookStanding | None) -> None:
+    """Raise BookFinishedError when the book is finished (its outline's last beat has
+    landed): no tick goes on until the author extends the outline."""
+    if at is not None and at.finished:
+        raise BookFinishedError(f"{at.finished_line()}; {GO_ON}", chapters=len(
+            at.outline.chapters()), scenes=at.scenes, words=at.words, line=at.finished_line())
+
+
+def check_unfinished(project: Any, curve: str) -> None:
+    """refuse_finished for the project as its files stand (a scene that cannot be read
+    refuses nothing here: the tick stops on it, naming it and `novel doctor --fix`)."""
+    try:
+        at = read_standing(project, curve, strict=True)
+    except (NovelError, OSError):
+        return
+    refuse_finished(at)
+
+
+def scene_shape(at: BookStanding | None, beat: str, status: str, tension: int | None,
+                reason: str) -> dict[str, Any]:
+    """What a scene of a book with an outline records of it (the Scene fields): its
+    chapter, the beat its plan advanced and the extractor's status of it, its tension
+    and why; nothing for a book without one."""
+    if at is None:
+        return {}
+    chapter = at.standing.chapter
+    return {"chapter": chapter.number if chapter is not None else None, "beat": beat,
+            "beat_status": status if beat else "", "tension": tension,
+            "tension_reason": reason if tension is not None else ""}

@@ -1,0 +1,44 @@
+"""`novel revise N` of a scene of a book with an outline: the extractor, asked as the tick
+asked it (the same prompt and schema, its planned beat named), reads the beat's status
+and the scene's tension from the new text, and the scene says them."""
+
+from __future__ import annotations
+
+from novel_agent.history.hooks import opened
+from novel_agent.models.offline import OfflineModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.revision.revise import revise
+from novel_agent.story.scenes import load_scene
+from novel_agent.tick.session import Session
+from tests.support.projects import outline_project
+from tests.support.ticking import NOW, run_ticks
+
+NEW2 = ("Mara left the map in the drawer and went down to the harbour, where nothing at all "
+        "happened that evening, and the boats lay still under a quiet sky.")
+
+
+def test_revise_rereads_the_beat_status_and_the_tension_from_the_new_text(project):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    run_ticks(project, 3)
+    before = load_scene(project.scene_path(2))
+    assert (before.chapter, before.beat, before.beat_status) == (1, "1.2", "done")
+    model = ScriptedModel(otherwise=OfflineModel(seed=0))
+    model.add("extractor", {"summary": ["Mara leaves the map.", "She walks to the harbour.",
+                                        "Nothing happens."],
+                            "facts": [], "characters": [], "loops_opened": [],
+                            "loops_resolved": [], "relationships": [],
+                            "beat_status": "not", "tension": 1,
+                            "tension_reason": "A quiet evening."})
+    project.scene_path(2).write_text(before.render().replace(before.body, NEW2))
+    with opened(project), Session.open(project, project.config(), make_model=lambda s: model,
+                                       now=lambda: NOW) as session:
+        revise(session, 2)
+    (asked,) = model.calls("extractor")
+    assert {"beat_status", "tension", "tension_reason"} <= set(asked.json_schema["required"])
+    assert "Beat 1.2 of the outline, which this scene was meant to advance: Beat 2 of " \
+           "chapter 1 happens." in asked.messages[-1]["content"]
+    after = load_scene(project.scene_path(2))
+    assert (after.chapter, after.beat, after.beat_status, after.tension, after.tension_reason) \
+        == (1, "1.2", "not", 1, "A quiet evening.")
+    assert after.body == NEW2
+    assert "beat_status: not" in (project.plans_dir / "plan_002.yaml").read_text()

@@ -1,0 +1,127 @@
+"""Ticks that follow the outline: each scene records its chapter, the beat its plan
+advanced, whether it happened and its tension; the beats land in order and the book ends
+at its last one; a model that ignores the outline still ends by the stretch rule; garbage
+is corrected, never a crash; and a book without an outline is asked nothing of it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from novel_agent.errors import BookFinishedError
+from novel_agent.models.offline import OfflineModel
+from novel_agent.models.scripted import ScriptedModel
+from novel_agent.story.decisions import EXTRACT_SCHEMA, plan_schema
+from novel_agent.story.outline import load_outline, save_outline
+from novel_agent.story.outline_standing import longest
+from novel_agent.story.recovery import reconciled
+from novel_agent.story.scenes import load_scenes
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
+from tests.support.projects import outline_project, short_outline
+from tests.support.stress_model import StressModel
+from tests.support.ticking import NOW, run_ticks
+
+OUTLINE_KEYS = ("chapter", "beat", "beat_status", "tension", "tension_reason")
+
+
+def tick_to_the_end(project, make_model, limit: int = 60):
+    """Tick until the book is finished (BookFinishedError), at most `limit` ticks."""
+    results = []
+    with reconciled(project), Session.open(project, project.config(), make_model=make_model,
+                                           now=lambda: NOW) as session:
+        for _ in range(limit):
+            try:
+                results.append(tick(session))
+            except BookFinishedError as exc:
+                return results, exc
+    raise AssertionError(f"the book did not end in {limit} ticks")
+
+
+def test_an_offline_book_lands_its_beats_in_order_and_ends_at_the_last(project):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    results, stop = tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    scenes = load_scenes(project.scenes_dir)
+    assert [(s.chapter, s.beat, s.beat_status) for s in scenes] == [
+        (1, "1.1", "done"), (1, "1.2", "done"), (2, "2.1", "done"), (2, "2.2", "done"),
+        (3, "3.1", "done"), (3, "3.2", "done")]
+    assert all(s.tension is not None and s.tension_reason for s in scenes)
+    assert [r.finished for r in results][:-1] == [""] * 5
+    words = sum(s.words for s in scenes)
+    assert results[-1].finished == f"the book is finished: 3 chapters, 6 scenes, {words:,} words"
+    assert str(stop) == (f"the book is finished: 3 chapters, 6 scenes, {words:,} words; extend "
+                         "the outline (novel outline edit, or novel outline regen) to go on")
+    assert stop.exit_code == 6 and (stop.chapters, stop.scenes, stop.words) == (3, 6, words)
+    plan = (project.plans_dir / "plan_003.yaml").read_text()
+    assert "beat: '2.1'" in plan and "beat_status: done" in plan
+
+
+def test_extending_the_outline_lets_the_book_go_on(project):
+    outline_project(project, chapters=2, beats=1, scenes=1)
+    tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    save_outline(project.outline_file, short_outline(chapters=3, beats=1, scenes=1))
+    results, _ = tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    assert [r.tick for r in results] == [3]
+    assert load_scenes(project.scenes_dir)[-1].beat == "3.1"
+
+
+def test_a_model_that_ignores_the_outline_still_ends_within_its_stretch(project):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    planned = load_outline(project.outline_file)
+    results, _ = tick_to_the_end(project, lambda source: StressModel(source=source))
+    assert len(results) <= 1.5 * planned.planned_scenes()
+    assert len(results) == sum(longest(c) for c in planned.chapters())     # each stretched
+    scenes = load_scenes(project.scenes_dir)
+    assert [s.chapter for s in scenes] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert all(s.beat_status in ("not", "partly") for s in scenes)
+    assert "the plan named no beat, not the current beat 1.1 or the next, 1.2: it advances " \
+           "1.1" in results[0].notices
+    assert results[-1].finished.startswith("the book is finished: 3 chapters, 9 scenes")
+
+
+@pytest.mark.parametrize("answer, beat_status, tension, notices", [
+    ({"beat_status": "maybe", "tension": 14}, None, 10,
+     ["the extractor's beat status 'maybe' is not done, partly, not: dropped",
+      "the extractor's tension 14 is not from 0 to 10: taken as 10"]),
+    ({"beat_status": "partly", "tension": "high"}, "partly", None,
+     ["the extractor's tension 'high' is not a number from 0 to 10: dropped"]),
+])
+def test_the_extractors_garbage_lands_corrected_with_a_notice(project, answer, beat_status,
+                                                              tension, notices):
+    outline_project(project)
+    model = ScriptedModel()
+    model.add("planner", {"title": "The Map", "intention": "Mara finds the map.",
+                          "pov": "Mara Quill", "location": "the tower",
+                          "characters": ["Mara Quill"], "tool_calls": [], "beat": "9.9"})
+    model.add("extractor", {"summary": ["Mara finds the map.", "She keeps it.", "It is wet."],
+                            "facts": [], "characters": [], "loops_opened": [],
+                            "loops_resolved": [], "relationships": [], **answer,
+                            "tension_reason": "A drowned man's map."})
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert result.plan.beat == "1.1"
+    assert "the plan named beat '9.9', not the current beat 1.1 or the next, 1.2: it " \
+           "advances 1.1" in result.notices
+    assert all(n in result.notices for n in notices)
+    (scene,) = load_scenes(project.scenes_dir)
+    assert (scene.chapter, scene.beat, scene.beat_status or None, scene.tension) == \
+        (1, "1.1", beat_status, tension)
+    planner, extractor = model.calls("planner")[0], model.calls("extractor")[0]
+    assert planner.json_schema["properties"]["beat"]["enum"] == ["1.1", "1.2"]
+    assert "Beat 1.1 of the outline, which this scene was meant to advance: Beat 1 of " \
+           "chapter 1 happens." in extractor.messages[-1]["content"]
+
+
+def test_a_book_without_an_outline_is_asked_nothing_of_one(project):
+    model = ScriptedModel(otherwise=OfflineModel())
+    results = run_ticks(project, 3, model, offline_seed=0)
+    assert all(r.finished == "" for r in results)
+    for request in model.requests:
+        said = json.dumps(request.messages)
+        assert "Where the book stands" not in said and "beat" not in said
+        assert "tension" not in said
+    assert all(r.json_schema == plan_schema(3) for r in model.calls("planner"))
+    assert all(r.json_schema == EXTRACT_SCHEMA for r in model.calls("extractor"))
+    for path in sorted(project.scenes_dir.iterdir()) + sorted(project.plans_dir.iterdir()):
+        text = path.read_text()
+        assert not any(f"\n{key}:" in text for key in OUTLINE_KEYS), path.name
