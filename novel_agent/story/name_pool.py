@@ -16,6 +16,7 @@ unused ones for the planner's prompt. Pure but for `read_pool`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from novel_agent.errors import FileFormatError, ModelResponseError
 from novel_agent.files import dump_yaml, read_yaml, yaml_line
 from novel_agent.text.names import name_problem, normalize_name, not_a_name
 from novel_agent.text.nomenclature import NameBook, free
-from novel_agent.text.syllables import syllable_names
+from novel_agent.text.syllables import TRIES, made_names, syllable_names
 
 POOL_FILE = "names.yaml"
 LISTS = ("first_names", "surnames", "places")
@@ -177,7 +178,13 @@ def pick_person(pool: NamePool, known: NameBook, *, words: int = 2, seed: str | 
 
 def _firsts(pool: NamePool, known: NameBook, seed: str | int) -> Iterator[str]:
     yield from (f for f in pool.first_names if free(f, known))
-    yield from _made(seed, "first", known)
+    yield from _lazily(seed, "first", known)
+
+
+def _lazily(seed: str | int, kind: str, known: NameBook) -> Iterator[str]:
+    """_made's names one at a time (the first free one is most often all that is taken)."""
+    count = 8 if kind == "surname" else MADE_UP // 8
+    return itertools.islice(made_names(f"{seed}|more", kind, known, count * TRIES), count)
 
 
 def _made(seed: str | int, kind: str, known: NameBook) -> list[str]:
@@ -187,7 +194,7 @@ def _made(seed: str | int, kind: str, known: NameBook) -> list[str]:
 def pick_place(pool: NamePool, known: NameBook, *, seed: str | int = 0) -> str:
     """A name for a new place that `known` makes confusable with no place: the pool's
     first free one, else a made-up one; "" when none is found."""
-    for name in [*pool.places, *syllable_names(f"{seed}|more", MADE_UP // 8, "place", known)]:
+    for name in itertools.chain(pool.places, _lazily(seed, "place", known)):
         if free(name, known, "places"):
             return name
     return ""

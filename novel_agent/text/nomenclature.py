@@ -158,6 +158,22 @@ class NameBook:
         return any(known == normal for known, _, _ in names.near(len(normal.split()),
                                                                   len(normal)))
 
+    @functools.cached_property
+    def _firsts_by_length(self) -> dict[int, list[tuple[int, str, str]]]:
+        at: dict[int, list[tuple[int, str, str]]] = {}
+        for n, (first, owner) in enumerate(self.firsts.items()):
+            at.setdefault(len(first), []).append((n, first, owner))
+        return at
+
+    def firsts_near(self, first: str) -> list[tuple[int, str, str]]:
+        """The first names within two letters of `first`'s length (no other can be one or
+        two letters from it), as (their order in `firsts`, the first name, its owner): at
+        hundreds of characters, a few dozen of them rather than all."""
+        if not first:
+            return []
+        return [f for size in range(len(first) - 2, len(first) + 3)
+                for f in self._firsts_by_length.get(size, ())]
+
     def add(self, name: str, kind: str) -> NameBook:
         """The book with `name` known too (a newcomer given this tick)."""
         if kind == "places":
@@ -239,8 +255,7 @@ def name_clash(name: str, known: NameBook, kind: str = "people") -> Clash | None
 
     if first and first in known.firsts:
         return Clash(known.firsts[first], "first name")
-    for other, owner in known.firsts.items() if first else ():
-        limit = allowed(first, other)
-        if limit and distance_within(first, other, limit) is not None:
-            return Clash(owner, "near first name")
-    return None
+    close = [(n, owner) for n, other, owner in known.firsts_near(first)
+            if (limit := allowed(first, other)) and distance_within(first, other, limit)
+            is not None]
+    return Clash(min(close)[1], "near first name") if close else None

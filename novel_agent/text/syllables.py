@@ -10,8 +10,10 @@ it. Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
+from collections.abc import Iterator
 
 from novel_agent.text.names import name_problem, not_a_name
 from novel_agent.text.nomenclature import NameBook, free, known_names
@@ -38,6 +40,14 @@ def syllable_names(seed: str | int, count: int, kind: str,
     >>> syllable_names(7, 3, "first") == syllable_names(7, 3, "first")
     True
     """
+    return list(itertools.islice(made_names(seed, kind, known, count * TRIES), count))
+
+
+def made_names(seed: str | int, kind: str, known: NameBook | None = None,
+               draws: int = 10 * TRIES) -> Iterator[str]:
+    """syllable_names' names one at a time, as many as `draws` draws find: a caller that
+    takes the first free one pays for it alone (each name is held against every known
+    name of its length: at hundreds of characters, a few milliseconds a name)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     rng = random.Random(f"{seed}|{kind}")
@@ -47,16 +57,14 @@ def syllable_names(seed: str | int, count: int, kind: str,
     as_kind = "people" if kind == "first" else "places"
     ends = list(PLACE_ENDS)
     rng.shuffle(ends)
-    out: list[str] = []
-    for _ in range(count * TRIES):
-        if len(out) == count:
-            break
-        name = _name(rng, kind, ends[len(out) % len(ends)])    # places: endings in turn
+    made = 0
+    for _ in range(draws):
+        name = _name(rng, kind, ends[made % len(ends)])    # places: endings in turn
         if name_problem(name) or not_a_name(name) or not free(name, book, as_kind):
             continue
-        out.append(name)
+        made += 1
+        yield name
         book = book.add(name, as_kind)
-    return out
 
 
 def _surnames(book: NameBook) -> list[str]:
