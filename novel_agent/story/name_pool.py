@@ -204,10 +204,12 @@ def offer(pool: NamePool, known: NameBook, *, people: int = 6, surnames: int = 4
           places: int = 3) -> str:
     """The pool's names no one holds yet, a few of each, as the planner's prompt shows
     them ("" when it has none to offer)."""
-    firsts = [f for f in pool.first_names if free(f, known)][:people]
+    firsts = list(itertools.islice((f for f in pool.first_names if free(f, known)), people))
     used = {w for _, _, name in known.people for w in normalize_name(name).split()}
     lasts = [s for s in pool.surnames if normalize_name(s) not in used][:surnames]
-    spots = [p for p in pool.places if free(p, known, "places")][:places]
+    spots = list(itertools.islice((p for p in pool.places if free(p, known, "places")),
+                                  places))      # (each free name costs a look at every
+                                                # known one of its length: take no more)
     lines = [f"{label}: {', '.join(names)}" for label, names in
              (("First names", firsts), ("Surnames", lasts), ("Places", spots)) if names]
     return "\n".join(lines)
