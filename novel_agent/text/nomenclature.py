@@ -110,6 +110,7 @@ def near_known(name: str, known: Known) -> str:
     length are compared: an exact match is among them)."""
     n = normalize_name(name)
     words = len(n.split())
+    grams = [n[i:i + 2] for i in range(len(n) - 1)]
     best, found = 3, ""
     for kn, count, k in known.near(words, len(n)):
         if kn == n:
@@ -117,10 +118,19 @@ def near_known(name: str, known: Known) -> str:
         limit = allowed(n, kn)
         if not limit or abs(len(kn) - len(n)) > limit or count != words:
             continue          # the distance is at least the difference in length
+        if sum(g not in _grams(kn) for g in grams) > 2 * limit:
+            continue          # an edit undoes at most two of n's letter pairs: too unlike
         d = distance_within(n, kn, limit)
         if d is not None and d < best:
             best, found = d, k
     return found
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _grams(normal: str) -> frozenset[str]:
+    """A name's pairs of letters side by side: a name within d edits of another keeps all
+    but at most 2d of its own among them (near_known's cheap test before the distance)."""
+    return frozenset(normal[i:i + 2] for i in range(len(normal) - 1))
 
 
 def first_name(name: str) -> str:
@@ -255,7 +265,9 @@ def name_clash(name: str, known: NameBook, kind: str = "people") -> Clash | None
 
     if first and first in known.firsts:
         return Clash(known.firsts[first], "first name")
+    grams = [first[i:i + 2] for i in range(len(first) - 1)]
     close = [(n, owner) for n, other, owner in known.firsts_near(first)
-            if (limit := allowed(first, other)) and distance_within(first, other, limit)
-            is not None]
+             if (limit := allowed(first, other))
+             and sum(g not in _grams(other) for g in grams) <= 2 * limit
+             and distance_within(first, other, limit) is not None]
     return Clash(min(close)[1], "near first name") if close else None

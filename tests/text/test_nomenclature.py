@@ -116,3 +116,31 @@ def test_the_banded_distance_is_the_distance_whenever_it_is_within_the_bound():
         k = rng.randint(0, 3)
         d = distance(a, b)
         assert distance_within(a, b, k) == (d if d <= k else None), (a, b, k)
+
+
+def test_the_letter_pair_test_never_rejects_a_name_within_reach():
+    """near_known skips a known name when more than 2k of the new name's letter pairs are
+    not among its own: a name k edits away keeps all but 2k of them, so the skip loses no
+    finding (random names, and each one or two edits off)."""
+    import random
+
+    from novel_agent.text.nomenclature import _grams, distance
+
+    rng = random.Random(5)
+    letters = "aeioulmnrstk"
+    for _ in range(3000):
+        a = "".join(rng.choice(letters) for _ in range(rng.randint(3, 12)))
+        b = list(a)
+        for _ in range(rng.randint(1, 2)):
+            at = rng.randrange(len(b) + 1)
+            how = rng.choice("sid")
+            if how == "s" and at < len(b):
+                b[at] = rng.choice(letters)
+            elif how == "i":
+                b.insert(at, rng.choice(letters))
+            elif at < len(b) and len(b) > 2:
+                del b[at]
+        b = "".join(b)
+        d = distance(a, b)
+        misses = sum(a[i:i + 2] not in _grams(b) for i in range(len(a) - 1))
+        assert misses <= 2 * d, (a, b, d, misses)
