@@ -100,3 +100,15 @@ def test_local_threads_on_the_small_embedded_model():
     out = bench("bench.local_threads", "--model", "smollm2-135m", "--threads", "1",
                 "--tokens", "8", "--runs", "1", "--busy", "0")
     assert re.search(r"^smollm2-135m\s+1 p50\s+[\d.]+", out, re.M), out
+
+
+def test_shape_follows_an_outline_to_its_end_and_the_stress_model_still_stops():
+    out = bench("bench.shape", "--chapters", "3", "--scenes", "2")
+    assert out.startswith("3 acts, 3 chapters, 6 beats, 6 scenes planned (three_act)"), out
+    follow, stress = out.split("\nstress model")
+    assert re.search(r"beats landed in order\s+6 of 6  100%", follow), out
+    assert re.search(r"finished at its last beat\s+yes: tick [67] of 6 planned", follow), out
+    assert re.search(r"target and realized tension\s+r = 0\.[5-9]\d over [67] scenes", follow), out
+    assert re.search(r"outline revised\s+\d+", stress), out
+    assert re.search(r"ended by itself\s+yes: the next tick refused", stress), out
+    assert re.search(r"finished within 1.5× planned\s+yes: tick \d+ of 9", stress), out
