@@ -30,11 +30,20 @@ NameCheck = Callable[[str], "str | None"]
 
 
 def memory_book(memory: Memory) -> NameBook:
-    """The names memory holds: its characters' (and their aliases) and its places'."""
+    """The names memory holds: its characters' (and their aliases) and its places'. The
+    last one made is given again while memory names the same (a tick asks for it when
+    it reads the pool, offers it and renames from it, and its `free` answers are kept)."""
+    global _last
     people = list(memory.characters.values())
-    return name_book([str(c.get("name", "")) for c in people],
-                     [str(p.get("name", "")) for p in memory.locations.values()],
-                     aliases=[str(a) for c in people for a in c.get("aliases") or [] if a])
+    names = ([str(c.get("name", "")) for c in people],
+             [str(p.get("name", "")) for p in memory.locations.values()],
+             [str(a) for c in people for a in c.get("aliases") or [] if a])
+    if _last is None or _last[0] != names:
+        _last = names, name_book(names[0], names[1], aliases=names[2])
+    return _last[1]
+
+
+_last: tuple[tuple[list[str], list[str], list[str]], NameBook] | None = None
 
 
 def newcomers(plan: Plan, memory: Memory, check: NameCheck) -> list[tuple[str, str]]:
@@ -112,8 +121,10 @@ def renamed(plan: Plan, renames: dict[str, str], keep: Iterable[str] = ()) -> Pl
     case aside, in every field; not where it is part of a name of `keep` ("Mara" of
     "Mara Quill" stays) nor of a longer old name."""
     olds = {old.casefold() for old in renames}
-    kept = [k for k in keep if k.casefold() not in olds and any(
-        re.search(rf"(?<!\w){re.escape(old)}(?!\w)", k, re.IGNORECASE) for old in renames)]
+    within = re.compile("|".join(rf"(?<!\w){re.escape(old)}(?!\w)" for old in renames),
+                        re.IGNORECASE)
+    kept = [k for k in keep if any(o in k.casefold() for o in olds)      # (hundreds of names:
+            and k.casefold() not in olds and within.search(k)]           #  look first, cheaply)
     names = sorted([*renames, *kept], key=len, reverse=True)
     pattern = re.compile("|".join(rf"(?<![\w'’]){re.escape(n)}(?![\w’-])" for n in names),
                          re.IGNORECASE)
