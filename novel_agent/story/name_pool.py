@@ -178,8 +178,7 @@ def _takeable(pool: NamePool, key: str, known: NameBook) -> Iterator[str]:
     """The names of list `key` a newcomer may take, in order: first names and places no
     known one makes confusable (`free`), surnames no one known bears."""
     if key == "surnames":
-        used = {w for normal, _, _ in known.people for w in normal.split()}
-        return (s for s in pool.surnames if normalize_name(s) not in used)
+        return (s for s in pool.surnames if normalize_name(s) not in known.words)
     kind = "people" if key == "first_names" else "places"
     return (name for name in getattr(pool, key) if free(name, known, kind))
 
@@ -194,9 +193,8 @@ def pick_person(pool: NamePool, known: NameBook, *, words: int = 2, seed: str | 
     """A name for a new person that `known` makes confusable with no one: a first name
     of the pool (with `surname`, else one of the pool's not yet anyone's, when `words`
     is 2 or more); when the pool's are all taken, a made-up one. "" when none is found."""
-    used = _surnames_used(known)
     lasts = [*([surname] if surname else []),
-             *(s for s in pool.surnames if normalize_name(s) not in used)]
+             *(s for s in pool.surnames if normalize_name(s) not in known.surnames)]
     more: list[str] = []
     for first in _firsts(pool, known, seed):
         if words < 2:
@@ -213,11 +211,6 @@ def pick_person(pool: NamePool, known: NameBook, *, words: int = 2, seed: str | 
 def _with_surname(first: str, surnames: list[str], known: NameBook) -> str:
     """`first` with the first of `surnames` that makes a free name, "" when none does."""
     return next((f"{first} {last}" for last in surnames if free(f"{first} {last}", known)), "")
-
-
-def _surnames_used(known: NameBook) -> set[str]:
-    """The words after the first of the people's names `known` holds, normalized."""
-    return {w for normal, count, _ in known.people if count > 1 for w in normal.split()[1:]}
 
 
 def _firsts(pool: NamePool, known: NameBook, seed: str | int) -> Iterator[str]:

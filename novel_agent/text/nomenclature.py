@@ -242,6 +242,17 @@ class NameBook:
             object.__setattr__(self, "first_names", Known(
                 (first, 1, owner) for first, owner in self.firsts.items()))
 
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Every word of the people's names (aliases and short forms too), normalized."""
+        return frozenset(w for normal, _, _ in self.people for w in normal.split())
+
+    @functools.cached_property
+    def surnames(self) -> frozenset[str]:
+        """The words after the first of the people's names, normalized."""
+        return frozenset(w for normal, count, _ in self.people if count > 1
+                         for w in normal.split()[1:])
+
     def holds(self, name: str, kind: str = "people") -> bool:
         """Whether `name` is one of the names of `kind` the book holds (case aside)."""
         return (self.people if kind == "people" else self.places).holds(normalize_name(name))
