@@ -11,7 +11,9 @@ else by the syllable generator), then plain YAML the author may edit:
 `read_pool` checks it on load (an error names the file and the line);
 `pick_person` and `pick_place` give the first of its names (then made-up ones)
 that no known name makes confusable (nomenclature.free); `offer` lists the
-unused ones for the planner's prompt. Pure but for `read_pool`.
+unused ones for the planner's prompt; `refilled` makes a list whose names are
+all taken anew (a long book keeps real first names to offer). Pure but for
+`read_pool`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ _ONE_WORD = re.compile(r"^[^\W\d_]+(?:['’-][^\W\d_]+)*$")
 HEADER = ("# The book's pool of names: each new character takes a first name (and a surname)\n"
           "# from here, each new place a place name, unless it would be taken for a known\n"
           "# one. Made once for the book's setting; edit it as you like (one word per first\n"
-          "# name and surname). Delete the file and the next new name makes another.\n")
+          "# name and surname). Delete the file and the next new name makes another. A list\n"
+          "# whose names are all taken is made up anew.\n")
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,34 @@ def fallback_pool(seed: str | int, known: NameBook) -> NamePool:
                     made_by="the syllable generator")
 
 
+def refilled(pool: NamePool, known: NameBook, seed: str | int) -> NamePool | None:
+    """`pool` with made-up names (text/syllables.py) in place of a list whose names are
+    all taken (no newcomer could take one: see `offer`; a list left empty stays so), as
+    many as a pool is made with (SIZES), none confusable with a name `known` holds; None
+    when each list has a name left. A long book keeps offering first names, and
+    names.yaml stays its size."""
+    lists = pool.to_dict()
+    batch = f"{seed}|refill|{len(known.people)}|{len(known.places)}"   # another each time
+    for key, kind in zip(LISTS, ("first", "surname", "place")):
+        if lists[key] and not next(_takeable(pool, key, known), ""):   # (an empty one: yours)
+            lists[key] = syllable_names(batch, SIZES[key], kind, known)
+    if lists == pool.to_dict():
+        return None
+    by = pool.made_by if "syllable generator" in pool.made_by else \
+        ", then ".join(filter(None, (pool.made_by, "the syllable generator")))
+    return NamePool(tuple(lists["first_names"]), tuple(lists["surnames"]),
+                    tuple(lists["places"]), made_by=by)
+
+
+def _takeable(pool: NamePool, key: str, known: NameBook) -> Iterator[str]:
+    """The names of list `key` a newcomer may take, in order: first names and places no
+    known one makes confusable (`free`), surnames no one known bears."""
+    if key == "surnames":
+        return (s for s in pool.surnames if normalize_name(s) not in known.words)
+    kind = "people" if key == "first_names" else "places"
+    return (name for name in getattr(pool, key) if free(name, known, kind))
+
+
 # -- names for newcomers ----------------------------------------------------------------
 
 MADE_UP = 200       # made-up names tried once the pool's own are all taken
@@ -162,18 +193,24 @@ def pick_person(pool: NamePool, known: NameBook, *, words: int = 2, seed: str | 
     """A name for a new person that `known` makes confusable with no one: a first name
     of the pool (with `surname`, else one of the pool's not yet anyone's, when `words`
     is 2 or more); when the pool's are all taken, a made-up one. "" when none is found."""
-    used = {w for _, _, name in known.people for w in normalize_name(name).split()[1:]}
-    lasts: list[str] = []
+    lasts = [*([surname] if surname else []),
+             *(s for s in pool.surnames if normalize_name(s) not in known.surnames)]
+    more: list[str] = []
     for first in _firsts(pool, known, seed):
         if words < 2:
             return first
-        lasts = lasts or [*([surname] if surname else []),
-                          *(s for s in pool.surnames if normalize_name(s) not in used),
-                          *_made(seed, "surname", known), *pool.surnames]
-        for last in lasts:
-            if free(f"{first} {last}", known):
-                return f"{first} {last}"
+        found = _with_surname(first, lasts, known)
+        if not found:         # made-up surnames, made only when wanted
+            more = more or [*_made(seed, "surname", known), *pool.surnames]
+            found = _with_surname(first, more, known)
+        if found:
+            return found
     return ""
+
+
+def _with_surname(first: str, surnames: list[str], known: NameBook) -> str:
+    """`first` with the first of `surnames` that makes a free name, "" when none does."""
+    return next((f"{first} {last}" for last in surnames if free(f"{first} {last}", known)), "")
 
 
 def _firsts(pool: NamePool, known: NameBook, seed: str | int) -> Iterator[str]:
@@ -184,11 +221,19 @@ def _firsts(pool: NamePool, known: NameBook, seed: str | int) -> Iterator[str]:
 def _lazily(seed: str | int, kind: str, known: NameBook) -> Iterator[str]:
     """_made's names one at a time (the first free one is most often all that is taken)."""
     count = 8 if kind == "surname" else MADE_UP // 8
-    return itertools.islice(made_names(f"{seed}|more", kind, known, count * TRIES), count)
+    return itertools.islice(made_names(_more(seed, known), kind, known, count * TRIES), count)
 
 
 def _made(seed: str | int, kind: str, known: NameBook) -> list[str]:
-    return syllable_names(f"{seed}|more", 8 if kind == "surname" else MADE_UP // 8, kind, known)
+    return syllable_names(_more(seed, known), 8 if kind == "surname" else MADE_UP // 8, kind,
+                          known)
+
+
+def _more(seed: str | int, known: NameBook) -> str:
+    """The seed of the made-up names tried once the pool's are taken: another as the book
+    grows, so that they do not begin with the names taken before (each passed over is
+    held against every known name)."""
+    return f"{seed}|more|{len(known.people)}|{len(known.places)}"
 
 
 def pick_place(pool: NamePool, known: NameBook, *, seed: str | int = 0) -> str:
@@ -204,14 +249,10 @@ def offer(pool: NamePool, known: NameBook, *, people: int = 6, surnames: int = 4
           places: int = 3) -> str:
     """The pool's names no one holds yet, a few of each, as the planner's prompt shows
     them ("" when it has none to offer)."""
-    firsts = list(itertools.islice((f for f in pool.first_names if free(f, known)), people))
-    used = {w for _, _, name in known.people for w in normalize_name(name).split()}
-    lasts = [s for s in pool.surnames if normalize_name(s) not in used][:surnames]
-    spots = list(itertools.islice((p for p in pool.places if free(p, known, "places")),
-                                  places))      # (each free name costs a look at every
-                                                # known one of its length: take no more)
-    lines = [f"{label}: {', '.join(names)}" for label, names in
-             (("First names", firsts), ("Surnames", lasts), ("Places", spots)) if names]
-    return "\n".join(lines)
+    lines = [f"{label}: {', '.join(itertools.islice(_takeable(pool, key, known), count))}"
+             for label, key, count in (("First names", "first_names", people),
+                                       ("Surnames", "surnames", surnames),
+                                       ("Places", "places", places))]
+    return "\n".join(line for line in lines if not line.endswith(": "))
 
 

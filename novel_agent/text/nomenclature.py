@@ -9,12 +9,16 @@ Quill). How many letters count grows with the names: names under three letters
 only by repeating one, up to seven letters one letter, longer ones two. The tick
 gives no new name the rule would flag (tick/stages/newcomers.py) and the audit's
 nomenclature rule reports what it flags in a scene (audit/rules.py): a name the
-book's pool of names gives never makes a finding. Pure: no I/O, no memory.
+book's pool of names gives never makes a finding. Pure: no I/O, no memory (the
+names are filed by their letter pairs in a cache, so that a new name is measured
+against the few known ones alike, not all: see Known).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -67,23 +71,83 @@ def distance_within(a: str, b: str, k: int) -> int | None:
     return prev[-1] if prev[-1] <= k else None
 
 
+# Every name a Known has been asked about, filed by its word count and each of its letter
+# pairs, so that near_known measures only the names sharing enough pairs with a new one
+# (at hundreds of characters, a handful rather than the hundreds of its length). A cache
+# across books and ticks (a name's pairs never change), emptied when it grows past FILED_MOST
+# names: each Known notes the filing it used (_filing) and files its names again after.
+FILED_MOST = 1 << 16
+_filed: set[str] = set()
+_by_pair: dict[tuple[int, str], list[str]] = {}
+_filing = 0
+
+
+def _file(normals: Iterable[str]) -> None:
+    global _filing
+    for normal in normals:
+        if normal in _filed:
+            continue
+        if len(_filed) >= FILED_MOST:
+            _filed.clear()
+            _by_pair.clear()
+            _filing += 1
+        _filed.add(normal)
+        words = len(normal.split())
+        for pair in _grams(normal):
+            _by_pair.setdefault((words, pair), []).append(normal)
+
+
 class Known(list):
     """Names as near_known compares them: (normalized name, its word count, the name), in
-    order, and where each is by its word count and length (a name is compared only with
-    those of its word count and within two letters of its length: at hundreds of
-    characters, a few dozen)."""
+    order, with where each normalized name stands (worked out when first asked, and kept
+    by `plus`)."""
 
-    def __init__(self, names: Iterable[tuple[str, int, str]]):
+    def __init__(self, names: Iterable[tuple[str, int, str]] = ()):
         super().__init__(names)
-        self.at: dict[tuple[int, int], list[int]] = {}
-        for n, (normal, count, _) in enumerate(self):
-            self.at.setdefault((count, len(normal)), []).append(n)
+        self._at: dict[str, tuple[int, ...]] | None = None
+        self._filing = -1
 
-    def near(self, words: int, length: int) -> list[tuple[str, int, str]]:
-        """Those of `words` words and a length within 2 of `length`, in order."""
-        found = [n for size in range(length - 2, length + 3)
-                 for n in self.at.get((words, size), ())]
-        return [self[n] for n in sorted(found)]
+    def _where(self) -> dict[str, tuple[int, ...]]:
+        """Each normalized name -> its places in the list (its names filed by pair)."""
+        if self._at is None:
+            at: dict[str, tuple[int, ...]] = {}
+            for n, (normal, _, _) in enumerate(self):
+                at[normal] = (*at.get(normal, ()), n)
+            self._at = at
+        if self._filing != _filing:
+            _file(self._at)
+            self._filing = _filing
+        return self._at
+
+    def plus(self, *names: tuple[str, int, str]) -> Known:
+        """These names with `names` after them (what this one worked out kept: a tick adds
+        a name or two to hundreds)."""
+        known = Known([*self, *names])
+        if self._at is not None:
+            at = dict(self._at)
+            for n, (normal, _, _) in enumerate(names, len(self)):
+                at[normal] = (*at.get(normal, ()), n)
+            known._at, known._filing = at, self._filing
+            if self._filing == _filing:
+                _file(normal for normal, _, _ in names)
+        return known
+
+    def holds(self, normal: str) -> bool:
+        """Whether `normal` (a normalized name) is one of these."""
+        return normal in self._where()
+
+    def like(self, normal: str, need: int) -> list[tuple[str, int, str]]:
+        """Those of `normal`'s word count, within two letters of its length, that hold at
+        least `need` of its letter pairs (a pair it has twice counts twice), in order."""
+        at, words = self._where(), len(normal.split())
+        if need <= 0:         # a name of a letter or three: its length alone tells
+            return [k for k in self if k[1] == words and abs(len(k[0]) - len(normal)) <= 2]
+        shared = Counter(itertools.chain.from_iterable(
+            _by_pair.get((words, pair), ()) for pair in _pairs(normal)))
+        found = sorted(n for other, count in shared.items()
+                       if count >= need and abs(len(other) - len(normal)) <= 2
+                       for n in at.get(other, ()))
+        return [self[n] for n in found]
 
 
 def known_names(names: Iterable[str]) -> Known:
@@ -106,13 +170,14 @@ def near_name(name: str, known: Iterable[str]) -> str:
 
 
 def near_known(name: str, known: Known) -> str:
-    """near_name, of names already made known_names (only those near in word count and
-    length are compared: an exact match is among them)."""
+    """near_name, of names already made known_names (only those of its word count, near
+    its length and sharing enough letter pairs with it are measured: an exact match is
+    among them)."""
     n = normalize_name(name)
     words = len(n.split())
-    grams = [n[i:i + 2] for i in range(len(n) - 1)]
+    grams = _pairs(n)
     best, found = 3, ""
-    for kn, count, k in known.near(words, len(n)):
+    for kn, count, k in known.like(n, len(grams) - 2 * allowed(n, n)):
         if kn == n:
             return ""
         limit = allowed(n, kn)
@@ -126,13 +191,19 @@ def near_known(name: str, known: Known) -> str:
     return found
 
 
+def _pairs(normal: str) -> list[str]:
+    """A name's pairs of letters side by side, in order, each as often as it has it."""
+    return [normal[i:i + 2] for i in range(len(normal) - 1)]
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _grams(normal: str) -> frozenset[str]:
     """A name's pairs of letters side by side: a name within d edits of another keeps all
     but at most 2d of its own among them (near_known's cheap test before the distance)."""
-    return frozenset(normal[i:i + 2] for i in range(len(normal) - 1))
+    return frozenset(_pairs(normal))
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def first_name(name: str) -> str:
     """The first name of a person's name, normalized: its first word that is no title,
     rank or kinship ("Dr. Aris Thorne", "Captain Aris Thorne": "aris"); "" when it has
@@ -156,45 +227,47 @@ class NameBook:
     """The known names a new one is held against: people's (names and aliases, and the
     first names each full name holds) and places'."""
 
-    people: Known = field(default_factory=lambda: Known([]))
-    places: Known = field(default_factory=lambda: Known([]))
+    people: Known = field(default_factory=Known)
+    places: Known = field(default_factory=Known)
     firsts: dict[str, str] = field(default_factory=dict)   # first name -> the first full name
     full: frozenset[str] = frozenset()                     # people's names, normalized
+    # `firsts` as near_known compares them: (first name, 1, its owner), in order
+    first_names: Known = field(default_factory=Known, compare=False, repr=False)
+    # what free answered of this book: (name, kind) -> its answer (a tick asks the pool's
+    # names of one book when it refills the pool, offers it and renames from it)
+    asked: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.first_names) != len(self.firsts):
+            object.__setattr__(self, "first_names", Known(
+                (first, 1, owner) for first, owner in self.firsts.items()))
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """Every word of the people's names (aliases and short forms too), normalized."""
+        return frozenset(w for normal, _, _ in self.people for w in normal.split())
+
+    @functools.cached_property
+    def surnames(self) -> frozenset[str]:
+        """The words after the first of the people's names, normalized."""
+        return frozenset(w for normal, count, _ in self.people if count > 1
+                         for w in normal.split()[1:])
 
     def holds(self, name: str, kind: str = "people") -> bool:
         """Whether `name` is one of the names of `kind` the book holds (case aside)."""
-        normal = normalize_name(name)
-        names = self.people if kind == "people" else self.places
-        return any(known == normal for known, _, _ in names.near(len(normal.split()),
-                                                                  len(normal)))
-
-    @functools.cached_property
-    def _firsts_by_length(self) -> dict[int, list[tuple[int, str, str]]]:
-        at: dict[int, list[tuple[int, str, str]]] = {}
-        for n, (first, owner) in enumerate(self.firsts.items()):
-            at.setdefault(len(first), []).append((n, first, owner))
-        return at
-
-    def firsts_near(self, first: str) -> list[tuple[int, str, str]]:
-        """The first names within two letters of `first`'s length (no other can be one or
-        two letters from it), as (their order in `firsts`, the first name, its owner): at
-        hundreds of characters, a few dozen of them rather than all."""
-        if not first:
-            return []
-        return [f for size in range(len(first) - 2, len(first) + 3)
-                for f in self._firsts_by_length.get(size, ())]
+        return (self.people if kind == "people" else self.places).holds(normalize_name(name))
 
     def add(self, name: str, kind: str) -> NameBook:
         """The book with `name` known too (a newcomer given this tick)."""
         if kind == "places":
-            return NameBook(self.people, Known([*self.places, _known(name)]), self.firsts,
-                            self.full)
-        first = first_name(name)
-        firsts = self.firsts if not first or first in self.firsts else \
-            {**self.firsts, first: name}
+            return NameBook(self.people, self.places.plus(_known(name)), self.firsts,
+                            self.full, self.first_names)
+        first, firsts, first_names = first_name(name), self.firsts, self.first_names
+        if first and first not in firsts:
+            firsts, first_names = {**firsts, first: name}, first_names.plus((first, 1, name))
         short = [_known(name.split()[0])] if len(name.split()) > 1 else []
-        return NameBook(Known([*self.people, _known(name), *short]), self.places, firsts,
-                        self.full | {normalize_name(name)})
+        return NameBook(self.people.plus(_known(name), *short), self.places, firsts,
+                        self.full | {normalize_name(name)}, first_names)
 
 
 def name_book(people: Iterable[str], places: Iterable[str],
@@ -210,7 +283,7 @@ def name_book(people: Iterable[str], places: Iterable[str],
     shorts = [name.split()[0] for name in people if len(name.split()) > 1]
     return NameBook(known_names([*people, *(a for a in aliases if a), *shorts]),
                     known_names(p for p in places if p), firsts,
-                    frozenset(map(normalize_name, people)))
+                    frozenset(_known(name)[0] for name in people))
 
 
 @dataclass(frozen=True)
@@ -232,10 +305,11 @@ class Clash:
 def free(name: str, known: NameBook, kind: str = "people") -> bool:
     """Whether a newcomer may take `name`: `known` holds no such name (nor, for a person,
     such a first name), nor one a reader would take it for (name_clash)."""
-    alone = kind == "people" and len(normalize_name(name).split()) == 1
-    if known.holds(name, kind) or (alone and first_name(name) in known.firsts):
-        return False
-    return name_clash(name, known, kind) is None
+    if (name, kind) not in known.asked:
+        alone = kind == "people" and len(normalize_name(name).split()) == 1
+        known.asked[name, kind] = not known.holds(name, kind) and not (
+            alone and first_name(name) in known.firsts) and name_clash(name, known, kind) is None
+    return known.asked[name, kind]
 
 
 def name_clash(name: str, known: NameBook, kind: str = "people") -> Clash | None:
@@ -265,9 +339,13 @@ def name_clash(name: str, known: NameBook, kind: str = "people") -> Clash | None
 
     if first and first in known.firsts:
         return Clash(known.firsts[first], "first name")
-    grams = [first[i:i + 2] for i in range(len(first) - 1)]
-    close = [(n, owner) for n, other, owner in known.firsts_near(first)
-             if (limit := allowed(first, other))
-             and sum(g not in _grams(other) for g in grams) <= 2 * limit
-             and distance_within(first, other, limit) is not None]
-    return Clash(min(close)[1], "near first name") if close else None
+    if not first:
+        return None
+    grams = _pairs(first)
+    for other, _, owner in known.first_names.like(first, len(grams) - 2 * allowed(first, first)):
+        limit = allowed(first, other)
+        if limit and abs(len(other) - len(first)) <= limit \
+                and sum(g not in _grams(other) for g in grams) <= 2 * limit \
+                and distance_within(first, other, limit) is not None:
+            return Clash(owner, "near first name")
+    return None

@@ -2,7 +2,8 @@
 
 `read_pool_for` reads `names.yaml` when the planner's prompt is built (a broken
 file is a warning naming its file and line, and made-up names stand in for it
-this tick: the author's file is never written over); `offer_for` is what the
+this tick: the author's file is never written over), and refills a list of it
+whose names are all taken (made-up names, landing with the tick); `offer_for` is what the
 planner's prompt offers; `guard_plan` renames the plan's confusable newcomers
 (tick/stages/newcomers.py), making the pool the first time a name must go (the
 names stage: tick/stages/names.py), which then lands with the tick's commit;
@@ -15,7 +16,16 @@ from typing import Any
 
 from novel_agent.errors import FileFormatError
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.name_pool import POOL_FILE, NamePool, fallback_pool, offer, pool_text, read_pool
+from novel_agent.story.name_pool import (
+    LISTS,
+    POOL_FILE,
+    NamePool,
+    fallback_pool,
+    offer,
+    pool_text,
+    read_pool,
+    refilled,
+)
 from novel_agent.tick.stages import names as names_stage
 from novel_agent.tick.stages import newcomers
 from novel_agent.tick.stages.extract import new_name
@@ -27,7 +37,9 @@ def seed_of(session: Any, d: Any) -> str:
 
 
 def read_pool_for(session: Any, d: Any) -> None:
-    """Read the book's pool into the draft (`d.pool`; None when it has none yet)."""
+    """Read the book's pool into the draft (`d.pool`; None when it has none yet). A list
+    of it whose names are all taken is refilled (story/name_pool.refilled: made-up names
+    replace them), to land with the tick."""
     if d.pool is not None:
         return
     try:
@@ -35,6 +47,20 @@ def read_pool_for(session: Any, d: Any) -> None:
     except FileFormatError as exc:
         d.warnings.append(f"{exc}; made-up names stand in for it until it is fixed")
         d.pool = fallback_pool(seed_of(session, d), newcomers.memory_book(d.memory))
+        return
+    more = d.pool and refilled(d.pool, newcomers.memory_book(d.memory), seed_of(session, d))
+    if more:
+        lists = [key for key in LISTS if getattr(more, key) != getattr(d.pool, key)]
+        d.notices.append(f"names: every {_said(k[:-1] for k in lists)} of {POOL_FILE} was "
+                         f"taken; made up in their place: "
+                         f"{_said(f'{len(getattr(more, k))} {k}' for k in lists)}")
+        d.pool, d.pool_text = more, pool_text(more)
+
+
+def _said(items: Any) -> str:
+    """"a", "a and b", "a, b and c", of list keys ("first_names": "first names")."""
+    said = [str(item).replace("_", " ") for item in items]
+    return " and ".join(filter(None, (", ".join(said[:-1]), said[-1])))
 
 
 def offer_for(d: Any) -> str:

@@ -14,8 +14,9 @@ from novel_agent.story.name_pool import (
     pool_from_json,
     pool_text,
     read_pool,
+    refilled,
 )
-from novel_agent.text.nomenclature import name_book, name_clash
+from novel_agent.text.nomenclature import free, name_book, name_clash
 
 POOL = NamePool(("Edda", "Mary", "Tomas", "Ilsa", "Brann", "Jory"),
                 ("Lorn", "Quill", "Varga", "Ashby"),
@@ -93,3 +94,44 @@ def test_the_fallback_pool_is_made_up_the_same_each_time_and_free():
     assert len(pool.first_names) == 24 and len(pool.surnames) == 16 and len(pool.places) == 12
     assert all(name_clash(n, KNOWN) is None for n in pool.first_names)
     assert pool_from_json(pool.to_dict()).first_names == pool.first_names   # it would pass
+
+
+def test_made_up_first_names_do_not_begin_with_those_given_before(monkeypatch):
+    """Once the pool's first names are taken, each newcomer's made-up one is among the
+    first tried, however many were given before (they began with the same names each
+    time: a 300-tick stress book's rename held hundreds against every known name)."""
+    from novel_agent.story import name_pool
+    from novel_agent.text import syllables
+
+    asked: list[str] = []
+
+    def counted(name, known, kind="people"):
+        asked.append(name)
+        return free(name, known, kind)
+
+    monkeypatch.setattr(name_pool, "free", counted)
+    monkeypatch.setattr(syllables, "free", counted)
+    book, tried = KNOWN.add("Edda Lorn", "people"), []
+    for _ in range(60):
+        asked.clear()
+        name = pick_person(POOL, book, seed="x", surname="Vane")
+        assert name and name_clash(name, book) is None
+        book = book.add(name, "people")
+        tried.append(len(asked))
+    assert max(tried[-20:]) < 30, tried          # it was 12 to 79, and more the longer
+
+
+def test_a_list_whose_names_are_all_taken_is_refilled_with_made_up_ones():
+    pool = NamePool(("Edda", "Tomas"), ("Lorn", "Hale"), ("Skerry Light",), made_by="a test")
+    book = name_book(["Mara Quill"], ["the bell tower"]).add("Edda Fenn", "people")
+    assert refilled(pool, book, "x") is None                  # Tomas is left to take
+    book = book.add("Tomas Fenn", "people")
+    more = refilled(pool, book, "x")
+    assert more is not None and (more.surnames, more.places) == (pool.surnames, pool.places)
+    assert len(more.first_names) == 24 and all(free(f, book) for f in more.first_names)
+    assert more.made_by == "a test, then the syllable generator"
+    assert more == refilled(pool, book, "x") and refilled(more, book, "x") is None
+    assert offer(more, book).startswith(f"First names: {', '.join(more.first_names[:6])}\n")
+    assert pick_person(more, book) == f"{more.first_names[0]} Lorn"
+    empty = NamePool(("Edda",), (), ("Skerry Light",))        # an empty list stays so
+    assert refilled(empty, book, "x").surnames == ()

@@ -144,3 +144,70 @@ def test_the_letter_pair_test_never_rejects_a_name_within_reach():
         d = distance(a, b)
         misses = sum(a[i:i + 2] not in _grams(b) for i in range(len(a) - 1))
         assert misses <= 2 * d, (a, b, d, misses)
+
+
+def brute_clash(name: str, people: list[str]) -> tuple[str, str] | None:
+    """name_clash of a person as the rule says it, every known name measured."""
+    n, first = normalize_name(name), first_name(name)
+    known = [*people, *(p.split()[0] for p in people if len(p.split()) > 1)]
+    best, found = 3, ""
+    for k in known:
+        kn = normalize_name(k)
+        if kn == n:
+            best, found = -1, ""
+            break
+        if len(kn.split()) == len(n.split()) and (d := distance(n, kn)) <= allowed(n, kn) \
+                and d < best:
+            best, found = d, k
+    if found:
+        return found, "variant"
+    firsts: dict[str, str] = {}
+    for p in people:
+        firsts.setdefault(first_name(p), p)
+    if best == -1 or not first or n in {normalize_name(p) for p in people} or (
+            len(n.split()) == 1 and first in firsts):
+        return None
+    if first in firsts:
+        return firsts[first], "first name"
+    near = [owner for other, owner in firsts.items()
+            if allowed(first, other) and distance(first, other) <= allowed(first, other)]
+    return (near[0], "near first name") if near else None
+
+
+def test_the_rule_measures_only_names_that_share_enough_letter_pairs_and_finds_the_same():
+    """name_clash looks at the known names (and first names) sharing enough letter pairs
+    with a new one; its answer is the one of measuring every known name, in a book of
+    hundreds of names alike (a stress book's) and as names are added to it."""
+    rng = random.Random(11)
+    syllables = ["ka", "ve", "lor", "mi", "dan", "sul", "tir", "ob", "en", "ra", "is", "mel"]
+
+    def word(parts: int) -> str:
+        return "".join(rng.choice(syllables) for _ in range(parts)).capitalize()
+
+    people = list(dict.fromkeys(f"{word(2)} {word(3)}" for _ in range(300)))
+    book = name_book(people, [])
+    names = [f"{word(2)} {word(3)}" for _ in range(150)] + [word(rng.choice((1, 2)))
+                                                              for _ in range(150)]
+    names += [p[:-1] for p in people[:40]] + [p.split()[0] + "s Vane" for p in people[40:80]]
+    found = [(c.known, c.how) if (c := name_clash(n, book)) else None for n in names]
+    assert found == [brute_clash(n, people) for n in names]
+    assert {f[1] for f in found if f} == {"variant", "first name", "near first name"}
+    for name in names[:60]:               # a book grown by add answers as one made whole
+        if name_clash(name, book) is None:
+            book, people = book.add(name, "people"), [*people, name]
+    assert [name_clash(n, book) for n in names[60:]] == \
+        [name_clash(n, name_book(people, [])) for n in names[60:]]
+
+
+def test_the_filing_of_names_by_letter_pairs_can_be_emptied_and_is_made_again(monkeypatch):
+    from novel_agent.text import nomenclature
+
+    book = name_book(["Mara Quill", "Tobin Keel"], ["the bell tower"])
+    assert name_clash("Tobin Keell", book).known == "Tobin Keel"
+    monkeypatch.setattr(nomenclature, "FILED_MOST", 2)    # each new name empties it now
+    for n in range(5):
+        assert name_clash(f"Edda Lorn{n}", book) is None
+        name_book([f"Wenna Hale{n}"], []).holds("x")
+    assert name_clash("Tobin Keell", book).known == "Tobin Keel"
+    assert name_clash("Mari Fenn", book).how == "near first name"
+    assert name_clash("the bel tower", book, "places").known == "the bell tower"

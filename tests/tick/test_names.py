@@ -122,3 +122,30 @@ def test_the_extractor_makes_no_character_of_a_name_too_like_a_known_one(tmp_pat
     assert names == ["Jonah Hale", "Mary Quill"]
     assert "the scene's new character 'Marry Quill' is a variant of 'Mary Quill': not made a " \
            "character of memory" in second.warnings
+
+
+def test_a_pool_whose_first_names_are_all_taken_is_refilled_and_lands_with_the_tick(tmp_path):
+    project = project_at(tmp_path)
+    (project.root / "names.yaml").write_text(
+        "first_names: [Edda, Tomas]\nsurnames: [Lorn, Hale]\nplaces: [Skerry Light]\n"
+        "made_by: me\n")
+    both = {**FIRST, "characters": ["Mary Quill", "Edda Lorn", "Tomas Vell"], "tool_calls": [
+        *FIRST["tool_calls"], {"tool": "create_character", "name": "Edda Lorn", "target": "",
+                               "detail": "a pilot"},
+        {"tool": "create_character", "name": "Tomas Vell", "target": "", "detail": "a clerk"}]}
+    model = ScriptedModel().add("planner", both).add("planner", {**FIRST, "title": "Two"})
+    first, second = run_ticks(project, 2, model, offline_seed=1)
+    assert not [n for n in first.notices if n.startswith("names:")]
+    assert "names: every first name of names.yaml was taken; made up in their place: 24 " \
+           "first names" in second.notices
+    pool = read_pool(project.root / "names.yaml")
+    assert len(pool.first_names) == 24 and not {"Edda", "Tomas"} & set(pool.first_names)
+    assert pool.surnames == ("Lorn", "Hale") and pool.places == ("Skerry Light",)
+    assert pool.made_by == "me, then the syllable generator"
+    offered = model.calls("planner")[1].messages[-1]["content"].split(
+        "## Names for newcomers")[1].split("##")[0]
+    assert f"First names: {', '.join(pool.first_names[:6])}\n" in offered
+    assert "Surnames: Hale" in offered                  # Lorn is Edda's
+    made = [e for e in History(project).entries() if "names.yaml" in e.changed]
+    assert [(e.kind, e.tick) for e in made] == [("tick", 2), ("start", 0)]   # mine, then it
+    assert project.root.joinpath("names.yaml").read_text().startswith("# The book's pool")

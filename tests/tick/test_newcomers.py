@@ -99,3 +99,17 @@ def test_the_extractor_makes_no_character_of_a_variant_or_a_repeated_first_name(
     assert [c["name"] for c in kept.characters] == ["Jonah Hale", "Mara Quill"]
     assert lines[0] == ("the scene's new character 'Tobin Keell' is a variant of 'Tobin Keel': "
                         "not made a character of memory") and len(lines) == 3
+
+
+def test_the_book_of_memory_names_is_made_again_whenever_memory_names_otherwise():
+    from novel_agent.tick.stages.newcomers import memory_book
+
+    m = memory()
+    book = memory_book(m)
+    assert memory_book(m) is book and memory_book(m.copy()) is book   # asked again: kept
+    m.characters[next(iter(m.characters))]["aliases"] = ["Marra"]
+    assert memory_book(m) is not book and memory_book(m).holds("Marra")
+    m.characters[next(iter(m.characters))]["name"] = "Mara Quell"     # renamed in place
+    assert memory_book(m).holds("Mara Quell") and not memory_book(m).holds("Mara Quill")
+    upsert_location(m, "the salt steps", tick=2)
+    assert memory_book(m).holds("The Salt Steps", "places")

@@ -30,11 +30,20 @@ NameCheck = Callable[[str], "str | None"]
 
 
 def memory_book(memory: Memory) -> NameBook:
-    """The names memory holds: its characters' (and their aliases) and its places'."""
+    """The names memory holds: its characters' (and their aliases) and its places'. The
+    last one made is given again while memory names the same (a tick asks for it when
+    it reads the pool, offers it and renames from it, and its `free` answers are kept)."""
+    global _last
     people = list(memory.characters.values())
-    return name_book([str(c.get("name", "")) for c in people],
-                     [str(p.get("name", "")) for p in memory.locations.values()],
-                     aliases=[str(a) for c in people for a in c.get("aliases") or [] if a])
+    names = ([str(c.get("name", "")) for c in people],
+             [str(p.get("name", "")) for p in memory.locations.values()],
+             [str(a) for c in people for a in c.get("aliases") or [] if a])
+    if _last is None or _last[0] != names:
+        _last = names, name_book(names[0], names[1], aliases=names[2])
+    return _last[1]
+
+
+_last: tuple[tuple[list[str], list[str], list[str]], NameBook] | None = None
 
 
 def newcomers(plan: Plan, memory: Memory, check: NameCheck) -> list[tuple[str, str]]:
@@ -62,7 +71,8 @@ def fresh_names(plan: Plan, memory: Memory, pool: Callable[[], NamePool], *,
     the same newcomer, renamed with it."""
     book, renames, lines = memory_book(memory), {}, []
     given: dict[str, str] = {}            # a newcomer's first name -> the name it takes
-    for name, kind in newcomers(plan, memory, check):
+    arriving = newcomers(plan, memory, check)
+    for name, kind in arriving:
         words = name.split()
         if kind == "people" and len(words) == 1 and normalize_name(name) in given:
             new = given[normalize_name(name)]          # "Mara" of this plan's "Mara Fenn"
@@ -82,7 +92,7 @@ def fresh_names(plan: Plan, memory: Memory, pool: Callable[[], NamePool], *,
             given[normalize_name(words[0])] = new.split()[0]
     keep = [str(e.get("name", "")) for e in (*memory.characters.values(),
                                               *memory.locations.values())]
-    keep += [name for name, _ in newcomers(plan, memory, check) if name not in renames]
+    keep += [name for name, _ in arriving if name not in renames]
     return (renamed(plan, renames, keep) if renames else plan), lines
 
 
@@ -111,9 +121,13 @@ def renamed(plan: Plan, renames: dict[str, str], keep: Iterable[str] = ()) -> Pl
     """`plan` with each old name of `renames` written as its new one, as a whole name,
     case aside, in every field; not where it is part of a name of `keep` ("Mara" of
     "Mara Quill" stays) nor of a longer old name."""
-    olds = {old.casefold() for old in renames}
-    kept = [k for k in keep if k.casefold() not in olds and any(
-        re.search(rf"(?<!\w){re.escape(old)}(?!\w)", k, re.IGNORECASE) for old in renames)]
+    olds, keep = {old.casefold() for old in renames}, list(keep)
+    known = "\n".join(keep).casefold()         # hundreds of names: an old one is looked for
+    inside = [old for old in renames if old.casefold() in known]     # in them all at once
+    within = re.compile("|".join(rf"(?<!\w){re.escape(old)}(?!\w)" for old in inside),
+                        re.IGNORECASE)
+    kept = [k for k in keep if inside and any(o.casefold() in k.casefold() for o in inside)
+            and k.casefold() not in olds and within.search(k)]
     names = sorted([*renames, *kept], key=len, reverse=True)
     pattern = re.compile("|".join(rf"(?<![\w'’]){re.escape(n)}(?![\w’-])" for n in names),
                          re.IGNORECASE)
