@@ -203,8 +203,9 @@ def edit_cmd(project_spec: str | None, wait: float) -> None:
 def regen_cmd(project_spec: str | None, start: int, wait: float, provider: str | None,
               model_flag: str | None, base_url: str | None) -> None:
     """Rewrite the outline's chapters from CHAPTER on (titles, purposes, beats) with the
-    planner's model, keeping the chapters before it and every part marked `locked: true`
-    (a locked act or chapter keeps all it holds). The change is an entry of the history.
+    planner's model, keeping the chapters before it, every part marked `locked: true`
+    (a locked act or chapter keeps all it holds) and every beat the book's scenes have
+    landed (done or partly). The change is an entry of the history.
 
     \b
     Example:
