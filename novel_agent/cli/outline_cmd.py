@@ -225,6 +225,15 @@ def regen_cmd(project_spec: str | None, start: int, wait: float, provider: str |
         click.echo(f"nothing rewritten: {span} {'is' if len(later) == 1 else 'are'} locked")
         return
     kept = [n for n in later if n not in done.chapters]
+    locked = [n for n in kept if _locked(done.before, n)]
+    why = [f"{', '.join(map(str, numbers))} ({said})" for numbers, said in (
+        (locked, "locked"), ([n for n in kept if n not in locked], "landed")) if numbers]
     click.echo(f"rewrote {span} in {shown(project)}"
-               + (f", but for {', '.join(map(str, kept))} (locked)" if kept else "")
+               + (f", but for {'; '.join(why)}" if why else "")
                + (": the model wrote them as they were" if done.after == done.before else ""))
+
+
+def _locked(outline: Outline, number: int) -> bool:
+    """Whether chapter `number` is locked (or in a locked act)."""
+    chapter, act = outline.chapter(number), outline.act_of(number)
+    return bool(chapter and chapter.locked or act and act.locked)
