@@ -563,9 +563,9 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
             history.after_summaries(session.project, summary.made, now=session.now,
                                     seen=session.seen)
         after = _standing_after(session, draft)
-        if revise and after is not None:
+        if revise and after is not None and draft.standing is not None:
             draft.notices += revise_outline.at_checkpoint(session, draft.tick, draft.memory,
-                                                          after, emit)
+                                                          draft.standing, after, emit)
         made = [doc.path for doc in summary.made if doc.path] if summary else []
         session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
         session.flush(sync=False)

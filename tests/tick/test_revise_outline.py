@@ -6,6 +6,8 @@ outline as it was and the scene committed."""
 
 from __future__ import annotations
 
+import pytest
+
 from novel_agent.errors import BookFinishedError
 from novel_agent.history.store import History
 from novel_agent.index.ledger import ledger_path, read_rows
@@ -124,3 +126,33 @@ def test_an_unusable_revision_leaves_the_outline_and_the_scene_stands(project):
     assert load_outline(project.outline_file) == before and revisions(project) == []
     assert [s.tick for s in load_scenes(project.scenes_dir)] == [1, 2, 3, 4]
     assert History(project).entries()[0].subject.startswith("tick 4:")
+
+
+def test_a_tick_killed_in_the_revision_has_its_scene_and_the_next_tick_asks_nothing(project):
+    """Interrupted inside the revision's call (a Ctrl-C, or the process dying there): the
+    scene that closed the chapter is committed with its entry, the outline is as it was,
+    and the checkpoint is past: the next tick makes no outline call."""
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    before = load_outline(project.outline_file)
+    asked = []
+
+    class Interrupted(StressModel):
+        def complete(self, request):
+            if request.stage == "outline":
+                asked.append(request)
+                raise KeyboardInterrupt
+            return super().complete(request)
+
+    def open_session():
+        return Session.open(project, project.config(), now=lambda: NOW,
+                            make_model=lambda source: Interrupted(source=source))
+    with reconciled(project), open_session() as session:
+        [tick(session) for _ in range(2)]
+        with pytest.raises(KeyboardInterrupt):
+            tick(session)
+    assert [s.tick for s in load_scenes(project.scenes_dir)] == [1, 2, 3]
+    assert History(project).entries()[0].subject.startswith("tick 3:")
+    assert load_outline(project.outline_file) == before
+    with reconciled(project), open_session() as session:
+        assert tick(session).tick == 4
+    assert len(asked) == 1 and revisions(project) == []

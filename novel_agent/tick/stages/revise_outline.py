@@ -53,14 +53,16 @@ if TYPE_CHECKING:
     from novel_agent.tick.session import Session
 
 
-def at_checkpoint(session: Session, tick: int, memory: Memory, after: BookStanding,
-                  emit: OnStage) -> list[str]:
+def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStanding,
+                  after: BookStanding, emit: OnStage) -> list[str]:
     """Revise the rest of the outline if scene `tick` closed a chapter at a checkpoint and
-    the story has drifted (`after`: where the book stands now; `memory` as the tick left
-    it); a notice saying what was done, or why not ([] when nothing was due)."""
+    the story has drifted (`before`, `after`: where the book stood for the scene and
+    stands now; `memory` as the tick left it); a notice saying what was done, or why not
+    ([] when nothing was due)."""
     config, project = session.config.outline, session.project
-    if config.revise == "off" or after.finished:
-        return []
+    was, now = before.standing.chapter, after.standing.chapter
+    if config.revise == "off" or was is None or now is None or now.number == was.number:
+        return []                     # no chapter closed: nothing read, nothing asked
     scenes = _scenes(project, tick)
     outline = load_outline(project.outline_file)
     chapter = checkpoint(outline, scenes, config.revise_every) if outline else None
