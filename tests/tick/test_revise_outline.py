@@ -156,3 +156,24 @@ def test_a_tick_killed_in_the_revision_has_its_scene_and_the_next_tick_asks_noth
     with reconciled(project), open_session() as session:
         assert tick(session).tick == 4
     assert len(asked) == 1 and revisions(project) == []
+
+
+def test_the_revision_s_prompt_tells_what_happened_and_asks_for_the_rest(project):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    model = ScriptedModel()
+    with reconciled(project), Session.open(project, project.config(), now=lambda: NOW,
+                                           make_model=lambda source: (setattr(
+                                               model, "otherwise", StressModel(source=source))
+                                               or model)) as session:
+        [tick(session) for _ in range(3)]
+    [asked] = model.calls("outline")
+    prompt = asked.messages[-1]["content"]
+    assert "## What happened since the last checkpoint" in prompt
+    assert "Chapter 1 closed; the book goes on to chapter 2. What the scenes did:" in prompt
+    assert "Beats missed:\n- 1.1 Beat 1 of chapter 1 happens.\n- 1.2 Beat 2 of chapter 1 " \
+           "happens." in prompt
+    assert "New threads no beat covers:\n- " in prompt
+    assert "Revise the rest of the outline: write chapters 2 and 3 anew" in prompt
+    assert "- chapter 2 (now \"Chapter 2\"): 2 beats to write" in prompt
+    chapters = asked.json_schema["properties"]["chapters"]
+    assert (chapters["minItems"], chapters["maxItems"]) == (2, 2)

@@ -15,7 +15,7 @@ answered, so a failure leaves no outline half made.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ from novel_agent.story.outline import (
     spread,
 )
 from novel_agent.story.outline_answers import STAGE, arc_from_json, items_from_json, schema
-from novel_agent.story.scenes import SceneReader, scene_ticks
+from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.stage_prompts import fit_briefing
 
@@ -195,18 +195,24 @@ def rewrite_outline(session: Session, start: int, *, keep: Collection[str] | Non
     return Rewrite(before, after, sorted(regen_slots(before, start, sizes.beats, keep)))
 
 
+def landed(scenes: Iterable[Scene | None]) -> set[str]:
+    """The beats `scenes` have landed, done or partly: a rewrite or a revision keeps them,
+    since the story has told them."""
+    return {s.beat for s in scenes if s is not None and s.beat
+            and s.beat_status in ("done", "partly")}
+
+
 def landed_beats(scenes_dir: Path) -> set[str]:
-    """The beats the book's scenes have landed, done or partly (one that cannot be read is
-    left out): a rewrite or a revision keeps them, since the story has told them."""
-    reader, landed = SceneReader(scenes_dir), set()
-    for tick in scene_ticks(scenes_dir):
+    """The beats the book's scenes have landed (`landed`; one that cannot be read is left
+    out)."""
+    reader = SceneReader(scenes_dir)
+
+    def read(tick: int) -> Scene | None:
         try:
-            scene = reader(tick)
+            return reader(tick)
         except (NovelError, OSError):
-            continue
-        if scene is not None and scene.beat and scene.beat_status in ("done", "partly"):
-            landed.add(scene.beat)
-    return landed
+            return None
+    return landed(map(read, scene_ticks(scenes_dir)))
 
 
 def check_start(outline: Outline, start: int) -> None:

@@ -46,7 +46,7 @@ from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.events import OnStage, StageEvent
 from novel_agent.tick.stage_prompts import fit_briefing
-from novel_agent.tick.stages.outline import landed_beats, numbers_text, regen_slots
+from novel_agent.tick.stages.outline import landed, numbers_text, regen_slots
 
 if TYPE_CHECKING:
     from novel_agent.story.memory import Memory
@@ -72,7 +72,7 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     if not drift.drifted:
         return []
     slots = regen_slots(outline, chapter, config.sizes(session.lean).beats,
-                        keep=landed_beats(project.scenes_dir))
+                        keep=landed(scenes))
     at = f"at chapter {chapter}: {drift.line()}"
     if not slots:
         return [f"the outline was not revised {at}: the rest of it is locked or landed"]
