@@ -1,4 +1,5 @@
-"""The tick's one sequence: plan -> write -> extract -> commit -> summarize. Prints nothing.
+"""The tick's one sequence: plan -> write -> extract -> commit -> summarize (-> the
+outline's revision, when the scene closed a chapter off course). Prints nothing.
 
 Every command that runs any of it goes through here with a Session:
 `tick(session)` (`novel tick`, `novel run`) runs the whole sequence;
