@@ -203,8 +203,9 @@ def edit_cmd(project_spec: str | None, wait: float) -> None:
 def regen_cmd(project_spec: str | None, start: int, wait: float, provider: str | None,
               model_flag: str | None, base_url: str | None) -> None:
     """Rewrite the outline's chapters from CHAPTER on (titles, purposes, beats) with the
-    planner's model, keeping the chapters before it and every part marked `locked: true`
-    (a locked act or chapter keeps all it holds). The change is an entry of the history.
+    planner's model, keeping the chapters before it, every part marked `locked: true`
+    (a locked act or chapter keeps all it holds) and every beat the book's scenes have
+    landed (done or partly). The change is an entry of the history.
 
     \b
     Example:
@@ -224,6 +225,15 @@ def regen_cmd(project_spec: str | None, start: int, wait: float, provider: str |
         click.echo(f"nothing rewritten: {span} {'is' if len(later) == 1 else 'are'} locked")
         return
     kept = [n for n in later if n not in done.chapters]
+    locked = [n for n in kept if _locked(done.before, n)]
+    why = [f"{', '.join(map(str, numbers))} ({said})" for numbers, said in (
+        (locked, "locked"), ([n for n in kept if n not in locked], "landed")) if numbers]
     click.echo(f"rewrote {span} in {shown(project)}"
-               + (f", but for {', '.join(map(str, kept))} (locked)" if kept else "")
+               + (f", but for {'; '.join(why)}" if why else "")
                + (": the model wrote them as they were" if done.after == done.before else ""))
+
+
+def _locked(outline: Outline, number: int) -> bool:
+    """Whether chapter `number` is locked (or in a locked act)."""
+    chapter, act = outline.chapter(number), outline.act_of(number)
+    return bool(chapter and chapter.locked or act and act.locked)

@@ -154,6 +154,7 @@ class OutlineSizes(NamedTuple):
 
 
 CURVES = ("three_act", "five_act", "rising", "serial")   # story/curves.py draws each one
+REVISE_MODES = ("auto", "off")     # outline.revise: tick/stages/revise_outline.py
 # The sizes an outline is made at when its keys are 0: (a served model's, an embedded
 # local model's). A 1.5B keeps a short story whole: 3 acts, 4 chapters, 8 beats, 8 scenes.
 OUTLINE_AUTO = {"chapters": (24, 4), "beats_per_chapter": (3, 2), "scenes_per_chapter": (4, 2)}
@@ -171,6 +172,11 @@ class OutlineConfig:
     beats_per_chapter: int = 0      # beats of each chapter; 0 = 3, or 2 on an embedded local model
     # A chapter's target length in scenes; 0 = 4, or 2 on an embedded local model.
     scenes_per_chapter: int = 0
+    # At a checkpoint (a chapter closes) where the story has drifted from the outline
+    # (beats missed or landed out of order, new threads no beat covers), one call to the
+    # planner's model revises the rest of it, locked parts kept: auto | off.
+    revise: str = "auto"
+    revise_every: int = 1           # a checkpoint every N chapters the book closes
 
     def sizes(self, small: bool) -> OutlineSizes:
         """The sizes to make an outline at (`small`: for an embedded local model), the keys
@@ -500,6 +506,10 @@ def _outline_problems(outline: OutlineConfig) -> Problems:
     for key in ("chapters", "beats_per_chapter", "scenes_per_chapter"):
         if getattr(outline, key) < 0:
             yield f"outline.{key}", "must be 0 (auto) or more"
+    if outline.revise not in REVISE_MODES:
+        yield "outline.revise", f"must be one of {', '.join(REVISE_MODES)}, not {outline.revise!r}"
+    if outline.revise_every < 1:
+        yield "outline.revise_every", "must be at least 1 (a checkpoint every N chapters)"
 
 
 def embeddings_problem(raw: Mapping[str, str]) -> str:

@@ -1,7 +1,8 @@
 """The outline's prompts: what the model sees when it makes (or rewrites) a level of it.
 
 Fixed sections: the story bible (pinned), the arc and its ending and the acts once
-they are made, and for a rewrite the story so far (its overall summary). The
+they are made, for a rewrite the story so far (its overall summary), and for a
+revision at a checkpoint what happened since the last one. The
 chapters already decided are a pool of items (each with its beats, then as a line,
 then as its title), the ones nearest the part being written first, so a long
 outline still fits the budget: what does not fit goes leaner, then drops. What to
@@ -19,7 +20,7 @@ from novel_agent.context.items import Item, Pool
 from novel_agent.context.sections import Section, story_bible
 from novel_agent.story.outline import Chapter, Outline
 
-OUTLINE_LAYOUT = ("bible", "arc", "acts", "story", "chapters")
+OUTLINE_LAYOUT = ("bible", "arc", "acts", "story", "drift", "chapters")
 CHAPTERS_SHARE = 0.6     # of the budget, for the chapters already decided
 
 
@@ -45,10 +46,11 @@ def acts_text(outline: Outline) -> str:
 
 
 def outline_briefing(story: Any, outline: Outline | None, values: Mapping[str, Any], *,
-                     near: int = 0, so_far: str = "") -> Briefing:
+                     near: int = 0, so_far: str = "", drift: str = "") -> Briefing:
     """The briefing of one outline call: `outline` what is decided so far (None before the
     arc), `values` what to write now (the template's), `near` the chapter it is about (the
-    chapters nearest it go in first), `so_far` the story written so far, if any."""
+    chapters nearest it go in first), `so_far` the story written so far, if any, `drift`
+    what happened since the last checkpoint (a revision's)."""
     fixed = [Section("bible", "Story bible", story_bible(story), pinned=True)]
     if outline is not None:
         fixed.append(Section("arc", "The book's arc",
@@ -57,9 +59,11 @@ def outline_briefing(story: Any, outline: Outline | None, values: Mapping[str, A
             fixed.append(Section("acts", "Acts", acts_text(outline)))
     if so_far.strip():
         fixed.append(Section("story", "The story so far", so_far.strip()))
+    if drift.strip():
+        fixed.append(Section("drift", "What happened since the last checkpoint", drift.strip()))
     chapters = outline.chapters() if outline is not None else []
     items = tuple(Item(f"chapter:{c.number}", chapter_forms(c), 1.0 / (1 + abs(c.number - near)),
                        (c.number,), why="decided") for c in chapters)
     pools = (Pool("chapters", "Chapters decided", items, CHAPTERS_SHARE, joiner="\n\n"),)
     return Briefing("outline", tuple(fixed), pools, OUTLINE_LAYOUT, dict(values),
-                    truncatable=("story", "acts"))
+                    truncatable=("story", "drift", "acts"))

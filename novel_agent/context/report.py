@@ -22,7 +22,8 @@ SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R", "set
                  "relationships": "r", "loops": "o", "recent": "2", "plan": "P", "scene": "1",
                  "previous": "O", "scenes": "1", "instructions": "#", "lore": "K", "now": "N",
                  "facts": "F", "names": "n", "people": "C", "arc": "A", "acts": "a",
-                 "story": "O", "chapters": "c", "outline": "W", "beat": "b"}   # every stage's: a test checks
+                 "story": "O", "chapters": "c", "outline": "W", "beat": "b",
+                 "drift": "d"}   # every stage's: a test checks
 
 
 def flatten(messages: Sequence[dict[str, str]]) -> str:

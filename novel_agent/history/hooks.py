@@ -83,14 +83,24 @@ def after_summaries(project: Project, made: list[Any],
 
 
 def after_outline(project: Project, subject: str,
-                  now: Callable[[], datetime] | None = None) -> Entry | None:
-    """An entry for the outline just made, edited or rewritten (`subject` says which), if it
-    changed: the outline commands' own change, not an edit by hand (the caller opened the
-    project, which recorded those first)."""
+                  now: Callable[[], datetime] | None = None,
+                  seen: SeenFiles | None = None) -> Entry | None:
+    """An entry for the outline just made, edited, rewritten or revised (`subject` says
+    which), if it changed: the outline commands' own change, not an edit by hand (the
+    caller opened the project, which recorded those first). `seen`: a session's files as
+    of its last entry (a tick's revision): only the outline's file is looked at."""
     history = history_of(project, now)
     if history is None:
         return None
-    return history.record("outline", project.tick(), subject)
+    paths = [project.outline_file.relative_to(project.root).as_posix()] \
+        if seen and seen.kept else None
+    look = seen.look_at(paths) if seen and paths is not None else None
+    entry = history.record("outline", project.tick(), subject, paths=paths)
+    if seen and look and paths is not None:
+        seen.keep_part(look, paths)
+    elif seen:
+        seen.forget()
+    return entry
 
 
 def settle(project: Project) -> list[str]:

@@ -128,6 +128,8 @@ def outline_answer(seed: int, story: Any, job: Mapping[str, Any]) -> dict[str, A
         numbers = list(job.get("numbers") or range(1, count + 1))
         total = int(job.get("total") or max(numbers))
         return {"chapters": [words.chapter(n, total) for n in numbers[:count]]}
+    if level == "revise":
+        return {"chapters": words.revision(job)}
     chapter, total = int(job.get("chapter") or 1), int(job.get("total") or 1)
     before = phase_place(chapter, total) * count      # the phase's beats before this chapter's
     return {"beats": [{"what": words.beat(chapter, total, before + k)} for k in range(count)]}
@@ -182,6 +184,21 @@ class Words:
         phase = chapter_phase(chapter, total)
         k += (len(ONCE[phase]) + 1) * self.again
         return self.say(pick(ONCE[phase], AGAIN[phase], k), chapter, k)
+
+    def revision(self, job: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The chapters of a revision at a checkpoint (`numbers`, each with its count of
+        `beats` to write): written anew, the first beat taking up the first new thread."""
+        numbers, total = list(job.get("numbers") or []), int(job.get("total") or 1)
+        counts, taken = list(job.get("beats") or []), list(job.get("threads") or [])
+        chapters = []
+        for number, count in zip(numbers, counts):
+            before = phase_place(number, total) * count
+            beats = [{"what": self.beat(number, total, before + k)} for k in range(count)]
+            if taken and beats:
+                beats[0] = {"what": f"{self.first} takes up the thread of "
+                                    f"{' '.join(str(taken.pop(0)).split()[:24])}."}
+            chapters.append({**self.chapter(number, total), "beats": beats})
+        return chapters
 
     def say(self, line: str, chapter: int, k: int) -> str:
         text = line.format(hero=self.first, ally=self.ally, rival=self.rival, thing=self.thing,

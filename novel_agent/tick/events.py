@@ -1,7 +1,7 @@
 """The one progress event of a tick: a stage finished (the CLI, the daemon and the web
 page all consume it).
 
-    plan -> write -> extract -> commit -> summarize
+    plan -> write -> extract -> commit -> summarize (-> outline: a revision at a checkpoint)
     each emits StageEvent(stage, seconds, tokens in/out/cached, calls, ...)
 
 `commit_next` is set on the last model stage before the commit: from then on the tick
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Stage = Literal["planner", "writer", "extractor", "commit", "summarizer", "auditor"]
+Stage = Literal["planner", "writer", "extractor", "commit", "summarizer", "auditor", "outline"]
 
 
 @dataclass(frozen=True)

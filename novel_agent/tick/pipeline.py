@@ -1,4 +1,5 @@
-"""The tick's one sequence: plan -> write -> extract -> commit -> summarize. Prints nothing.
+"""The tick's one sequence: plan -> write -> extract -> commit -> summarize (-> the
+outline's revision, when the scene closed a chapter off course). Prints nothing.
 
 Every command that runs any of it goes through here with a Session:
 `tick(session)` (`novel tick`, `novel run`) runs the whole sequence;
@@ -67,7 +68,7 @@ from novel_agent.tick.scene_memory import extraction_step, name_check, person_ch
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, build_extractor, build_planner, build_writer
 from novel_agent.tick.stages import audit as audit_stage
-from novel_agent.tick.stages import extract, summarize, write
+from novel_agent.tick.stages import extract, revise_outline, summarize, write
 from novel_agent.tick.stages import plan as plan_stage
 from novel_agent.tick.stages.commit import commit_tick
 from novel_agent.tick.stages.tools import REJECTED
@@ -486,7 +487,7 @@ def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> T
         draft.note = note.strip()
         draft.steer = "\n\n".join(part for part in (draft.steer, draft.note) if part)
         session.source.steer = draft.steer
-    return _land(session, draft, STEPS, on_stage)
+    return _land(session, draft, STEPS, on_stage, revise=True)
 
 
 def land_given(session: Session, given: GivenScene,
@@ -527,8 +528,10 @@ def _kept_mark(state: dict[str, Any]) -> dict | None:
 
 
 def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
-          on_stage: OnStage | None, *, summaries: bool = True) -> TickResult:
-    """From a begun draft: the model steps, the commit, then the summaries owed."""
+          on_stage: OnStage | None, *, summaries: bool = True,
+          revise: bool = False) -> TickResult:
+    """From a begun draft: the model steps, the commit, then the summaries owed (and with
+    `revise`, the outline's revision if the scene closed a chapter off course)."""
     events: list[StageEvent] = []
 
     def emit(event: StageEvent) -> None:
@@ -560,6 +563,10 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
             emit(summarize.summary_event(summary))
             history.after_summaries(session.project, summary.made, now=session.now,
                                     seen=session.seen)
+        after = _standing_after(session, draft)
+        if revise and after is not None and draft.standing is not None:
+            draft.notices += revise_outline.at_checkpoint(session, draft.tick, draft.memory,
+                                                          draft.standing, after, emit)
         made = [doc.path for doc in summary.made if doc.path] if summary else []
         session.sync_index(draft.memory, paths=draft.written + made)   # the tick's files
         session.flush(sync=False)
@@ -578,15 +585,14 @@ def _land(session: Session, draft: TickDraft, steps: tuple[Step, ...],
                       warnings=list(draft.warnings), notices=draft.notices,
                       fallback=draft.fallback,
                       findings=list(draft.audit.findings) if draft.audit else [],
-                      finished=_finished(session, draft))
+                      finished=after.finished_line() if after and after.finished else "")
 
 
-def _finished(session: Session, draft: TickDraft) -> str:
-    """"the book is finished: …" when the tick just landed the outline's last beat."""
+def _standing_after(session: Session, draft: TickDraft) -> BookStanding | None:
+    """Where the book stands once the tick has landed (None: a book without an outline)."""
     if draft.standing is None:
-        return ""
-    after = read_standing(session.project, session.config.outline.curve, upto=draft.tick)
-    return after.finished_line() if after is not None and after.finished else ""
+        return None
+    return read_standing(session.project, session.config.outline.curve, upto=draft.tick)
 
 
 def audit(session: Session, d: TickDraft, emit: OnStage) -> None:

@@ -14,10 +14,15 @@ from novel_agent.history.store import History
 from novel_agent.story.curves import target_tension
 from novel_agent.story.outline import load_outline
 from novel_agent.story.project import Project
+from novel_agent.story.recovery import reconciled
+from novel_agent.tick.pipeline import tick
+from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.projects import set_llm
+from tests.support.projects import outline_project, set_llm
 from tests.support.responders import outline_responder, stage_of, story_responder
+from tests.support.stress_model import StressModel
+from tests.support.ticking import NOW
 
 
 def small(project) -> None:
@@ -207,3 +212,35 @@ def test_no_outline_command_changes_a_project_another_process_holds(project, cli
     assert result.exit_code == 1 and "is busy" in result.output and "--wait" in result.output
     assert (project.outline_file.read_bytes() if args else project.outline_file.exists()) == \
         (before if args else False)
+
+
+def test_regen_keeps_the_beats_the_book_has_landed(project, cli):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    before = load_outline(project.outline_file)
+    cli("tick", "-p", "harbour", "-n", "3")         # the offline model lands 1.1, 1.2, 2.1
+    out = cli("outline", "regen", "--from", "1", "-p", "harbour").output
+    assert out.splitlines()[-1] == ("rewrote chapters 1–3 in harbour/outline/outline.yaml, "
+                                    "but for 1 (landed)")
+    after = load_outline(project.outline_file)
+
+    def said(number):
+        chapter = after.chapter(number)
+        return [chapter.title, *(b.what for b in chapter.beats)]
+    assert said(1) == ["Chapter 1", "Beat 1 of chapter 1 happens.",     # its beats landed:
+                       "Beat 2 of chapter 1 happens."]                  # kept whole
+    assert said(2)[1] == "Beat 1 of chapter 2 happens."                 # landed: kept
+    assert said(2)[0] != "Chapter 2" and said(2)[2] != "Beat 2 of chapter 2 happens."
+    assert before.chapter(3).title not in said(3)
+
+
+def test_novel_log_shows_a_revision_at_a_checkpoint(project, cli):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    with reconciled(project), Session.open(project, project.config(), now=lambda: NOW,
+                                           make_model=lambda s: StressModel(source=s)) as session:
+        for _ in range(3):           # it lands no beat: chapter 1 closes at its stretch
+            tick(session)
+    lines = cli("log", "-p", "harbour").output.splitlines()
+    revised = [line for line in lines if "outline revised" in line]
+    assert len(revised) == 1 and revised[0].split()[1:3] == ["tick", "3"]
+    assert revised[0].split("outline revised ")[1].startswith(
+        "at chapter 2: 2 beats missed") and revised[0].endswith("[outline/outline.yaml]")

@@ -12,6 +12,7 @@ from novel_agent.errors import ConfigError
 def test_sizes_left_at_0_are_a_novel_s_or_a_short_story_s_on_an_embedded_model():
     outline = load_config().outline
     assert (outline.curve, outline.acts) == ("three_act", 3)
+    assert (outline.revise, outline.revise_every) == ("auto", 1)
     assert outline.sizes(small=False) == OutlineSizes(acts=3, chapters=24, beats=3, scenes=4)
     small = outline.sizes(small=True)
     assert small == OutlineSizes(acts=3, chapters=4, beats=2, scenes=2)
@@ -32,6 +33,8 @@ def test_sizes_set_are_taken_and_never_fewer_chapters_than_acts():
      2),
     ("outline:\n  scenes_per_chapter: many\n", "outline.scenes_per_chapter must be int", 2),
     ("outline:\n  curves: rising\n", "unknown key 'outline.curves'", 2),
+    ("outline:\n  revise: always\n", "outline.revise: must be one of auto, off, not 'always'", 2),
+    ("outline:\n  revise_every: 0\n", "outline.revise_every: must be at least 1", 2),
 ])
 def test_a_bad_outline_setting_names_its_file_and_line(tmp_path, text, said, line):
     path = tmp_path / "project.yaml"

@@ -7,20 +7,22 @@ cap: Config.max_tokens) and answered under a JSON schema (story/outline_answers.
 repaired once (models/ask.py), recorded in the usage ledger as stage "outline".
 `regen_outline` rewrites the chapters from one on, and their beats, keeping every
 part marked `locked: true` (and all under it), every chapter before it, and the
-beats it is told to keep. A beat the model gives no tension takes the curve's
-(story/curves.py). `new_outline` and `rewrite_outline` do it for a project and save
-the file once every call has answered, so a failure leaves no outline half made.
+beats it is told to keep (`rewrite_outline`: those the book's scenes have landed).
+A beat the model gives no tension takes the curve's (story/curves.py). `new_outline`
+and `rewrite_outline` do it for a project and save the file once every call has
+answered, so a failure leaves no outline half made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.config.settings import OutlineSizes
 from novel_agent.context.outline_briefing import outline_briefing
-from novel_agent.errors import OutlineError, ProjectError
+from novel_agent.errors import NovelError, OutlineError, ProjectError
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.story.curves import fill_tensions, target_tension
 from novel_agent.story.outline import (
@@ -34,6 +36,7 @@ from novel_agent.story.outline import (
     spread,
 )
 from novel_agent.story.outline_answers import STAGE, arc_from_json, items_from_json, schema
+from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.stage_prompts import fit_briefing
 
@@ -169,16 +172,19 @@ class Rewrite:
     chapters: list[int]
 
 
-def rewrite_outline(session: Session, start: int, *, keep: Collection[str] = (),
+def rewrite_outline(session: Session, start: int, *, keep: Collection[str] | None = None,
                     on_step: OnStep | None = None) -> Rewrite:
     """Rewrite the project's outline from chapter `start` on (see regen_outline; the model
     is told the story so far, when the book has an overall summary) and save it, if it
-    changed."""
+    changed. `keep`: the beats kept; None, the beats its scenes have landed (done or
+    partly: landed_beats)."""
     project, config = session.project, session.config.outline
     before = load_outline(project.outline_file)
     if before is None:
         raise ProjectError(f"{project.name} has no outline to rewrite: make one with "
                            f"`novel outline -p {project.name}`", path=str(project.outline_file))
+    if keep is None:
+        keep = landed_beats(project.scenes_dir)
     sizes = config.sizes(session.lean)
     tree = load_tree(project.summaries_dir)
     after = regen_outline(session, project.story(), before, start, config.curve, sizes,
@@ -187,6 +193,26 @@ def rewrite_outline(session: Session, start: int, *, keep: Collection[str] = (),
     if after != before:
         save_outline(project.outline_file, after)
     return Rewrite(before, after, sorted(regen_slots(before, start, sizes.beats, keep)))
+
+
+def landed(scenes: Iterable[Scene | None]) -> set[str]:
+    """The beats `scenes` have landed, done or partly: a rewrite or a revision keeps them,
+    since the story has told them."""
+    return {s.beat for s in scenes if s is not None and s.beat
+            and s.beat_status in ("done", "partly")}
+
+
+def landed_beats(scenes_dir: Path) -> set[str]:
+    """The beats the book's scenes have landed (`landed`; one that cannot be read is left
+    out)."""
+    reader = SceneReader(scenes_dir)
+
+    def read(tick: int) -> Scene | None:
+        try:
+            return reader(tick)
+        except (NovelError, OSError):
+            return None
+    return landed(map(read, scene_ticks(scenes_dir)))
 
 
 def check_start(outline: Outline, start: int) -> None:
@@ -205,7 +231,7 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
         wanted = [c.number for c in act.chapters if c.number in slots]
         if not wanted:
             continue
-        values = {"numbers": wanted, "numbers_text": _numbers(wanted), "act": number,
+        values = {"numbers": wanted, "numbers_text": numbers_text(wanted), "act": number,
                   "act_name": act.name, "act_summary": act.summary, "total": total,
                   "last_act": number == len(outline.acts) and total in wanted}
         answers = architect.ask("chapters", len(wanted), values, _without(outline, pending),
@@ -252,7 +278,7 @@ def _without(outline: Outline, pending: set[int]) -> Outline:
         c for c in a.chapters if c.number not in pending)) for a in outline.acts))
 
 
-def _numbers(numbers: list[int]) -> str:
+def numbers_text(numbers: list[int]) -> str:
     """"5", "5 and 6", "5 to 8" or "5, 7 and 8"."""
     if len(numbers) > 2 and numbers == list(range(numbers[0], numbers[-1] + 1)):
         return f"{numbers[0]} to {numbers[-1]}"
