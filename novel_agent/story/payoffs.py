@@ -83,17 +83,20 @@ def default_payoff(outline: Outline, standing: Standing) -> str:
     return str(chapters[min(at + ahead, len(chapters) - 1)].number)
 
 
-def place(outline: Outline, payoff: Any) -> Place | None:
-    """Where payoff `payoff` ("7", 7 or "7.2") is in the outline, or None when it names
-    no chapter or beat of it."""
-    said = str(payoff).strip()
+def places(outline: Outline) -> dict[str, Place]:
+    """Each chapter's number and each beat's id, as a payoff names it, with its place."""
+    out: dict[str, Place] = {}
     for n, chapter in enumerate(outline.chapters()):
-        if said == str(chapter.number):
-            return n, -1
+        out.setdefault(str(chapter.number), (n, -1))
         for b, beat in enumerate(chapter.beats):
-            if said == beat.id:
-                return n, b
-    return None
+            out.setdefault(beat.id, (n, b))
+    return out
+
+
+def place(outline: Outline, payoff: Any, table: Mapping[str, Place] | None = None) -> Place | None:
+    """Where payoff `payoff` ("7", 7 or "7.2") is in the outline (`table`: its places,
+    when already made), or None when it names no chapter or beat of it."""
+    return (places(outline) if table is None else table).get(str(payoff).strip())
 
 
 def _index(outline: Outline, number: int | None) -> int:
@@ -112,10 +115,12 @@ def here(outline: Outline, standing: Standing) -> Place:
             next((b for b, beat in enumerate(beats) if beat.id == current), len(beats)))
 
 
-def planned(loop: Mapping[str, Any], outline: Outline) -> Place:
+def planned(loop: Mapping[str, Any], outline: Outline,
+            table: Mapping[str, Place] | None = None) -> Place:
     """Where a loop is meant to pay off: its payoff's place, the last chapter when its
     payoff names none of the outline's (a chapter a revision took out) or it has none."""
-    found = place(outline, loop.get("payoff")) if loop.get("payoff") is not None else None
+    table = places(outline) if table is None else table
+    found = place(outline, loop.get("payoff"), table) if loop.get("payoff") is not None else None
     return found if found is not None else (max(0, len(outline.chapters()) - 1), -1)
 
 
@@ -127,12 +132,11 @@ def waiting(loop: Mapping[str, Any]) -> bool:
 def due(loops: Iterable[dict[str, Any]], outline: Outline,
         standing: Standing) -> list[dict[str, Any]]:
     """The loops due where the book stands (see the module), most urgent first."""
-    now = here(outline, standing)
-    found = [(planned(loop, outline), _opened(loop), n, loop)
-             for n, loop in enumerate(loops) if waiting(loop)
-             and (standing.chapter is None or
-                  (loop.get("payoff") is not None and planned(loop, outline) <= now))]
-    return [loop for *_, loop in sorted(found, key=lambda t: t[:3])]
+    now, table = here(outline, standing), places(outline)
+    found = [(planned(loop, outline, table), _opened(loop), n, loop)
+             for n, loop in enumerate(loops) if waiting(loop)]
+    return [loop for spot, *_, loop in sorted(found, key=lambda t: t[:3])
+            if standing.chapter is None or (loop.get("payoff") is not None and spot <= now)]
 
 
 def _opened(loop: Mapping[str, Any]) -> int:
@@ -145,10 +149,10 @@ def named_payoffs(calls: Iterable[tuple[str, str]], find: Any, outline: Outline,
     """loop id -> the payoff the planner named for it: of its open_loop calls' (question,
     target), the targets that are a chapter or beat of the outline at or after the
     scene's chapter (`find(question)`: the loop the question opened, or None)."""
-    least = (_index(outline, scene_chapter(outline, standing)), -1)
+    least, table = (_index(outline, scene_chapter(outline, standing)), -1), places(outline)
     out = {}
     for question, target in calls:
-        spot = place(outline, target) if target else None
+        spot = place(outline, target, table) if target else None
         loop = find(question) if spot is not None and spot >= least else None
         if loop is not None:
             out[str(loop.get("id"))] = str(target).strip()
@@ -165,7 +169,7 @@ def settle(loops: Sequence[dict[str, Any]], outline: Outline, standing: Standing
     chapter = scene_chapter(outline, standing)
     if chapter is None:
         return {}
-    now, named = _index(outline, chapter), named or {}
+    now, named, table = _index(outline, chapter), named or {}, places(outline)
     out: dict[str, dict[str, Any]] = {}
     for loop in loops:
         if not waiting(loop):
@@ -173,7 +177,7 @@ def settle(loops: Sequence[dict[str, Any]], outline: Outline, standing: Standing
         key, fields = str(loop.get("id")), {}
         if loop.get("payoff") is None:
             fields["payoff"] = named.get(key) or default_payoff(outline, standing)
-        elif planned(loop, outline)[0] < now:
+        elif planned(loop, outline, table)[0] < now:
             fields |= {"payoff": str(chapter), "status": "deferred"}
         if (loop.get("status") or "open") == "open" and "status" not in fields and \
                 _opened(loop) < tick and tick in (loop.get("scenes") or []):
