@@ -53,12 +53,16 @@ Place = tuple[int, int]     # (chapter's index in the book, beat's index in it; 
 def final_act(outline: Outline, standing: Standing) -> bool:
     """Whether the next scene is in the final act, where no loop opens: the last act of an
     outline of two or more (of one act: its last chapter), or past the last beat."""
-    if standing.chapter is None:
-        return True
-    if len(outline.acts) > 1:
-        return standing.act == outline.acts[-1]
+    return standing.chapter is None or closing_chapter(outline, standing.chapter.number)
+
+
+def closing_chapter(outline: Outline, number: int) -> bool:
+    """Whether chapter `number` is in the final act (of an outline of one act: whether it
+    is the last chapter)."""
     chapters = outline.chapters()
-    return bool(chapters) and standing.chapter.number == chapters[-1].number
+    if len(outline.acts) > 1:
+        return outline.act_of(number) == outline.acts[-1]
+    return bool(chapters) and number == chapters[-1].number
 
 
 def scene_chapter(outline: Outline, standing: Standing) -> int | None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.rederive import replay_range
+from novel_agent.revision.revise import revise
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import memory_files
 from novel_agent.story.recovery import reconciled
@@ -135,3 +137,15 @@ def test_a_model_that_resolves_nothing_still_ends_within_the_stretch(project):
     results, _ = tick_to_the_end(project, lambda source: StressModel(source=source))
     assert len(results) <= 1.5 * 6
     assert "loops left open" in results[-1].finished
+
+
+def test_a_revised_scene_of_the_final_act_opens_no_loop(project):
+    outline_project(project, chapters=2, beats=1, scenes=2)       # chapter 2: the final act
+    tick_to_the_end(project, lambda source: Unresolving(source=source))
+    loops = load_memory(project.memory_dir).loops
+    with opened(project), Session.open(project, project.config(), now=lambda: NOW,
+                                       make_model=lambda s: Unresolving(source=s)) as session:
+        revision = revise(session, 2, "Mara rang the drowned bell, and no one came.\n")
+    assert load_memory(project.memory_dir).loops == loops
+    assert "the final act opens no loop: the extractor's loops_opened of the new text not " \
+           "recorded" in revision.notices
