@@ -4,9 +4,13 @@ The planner's "Where the book stands" (`standing_section`): the act, the chapter
 (its title and purpose), the current and the next beat with their target tension,
 the room left in the chapter, the beats overdue (not done with the chapter's room
 used up), and the scene's target tension against the tension the last scenes
-realized. It is pinned (never dropped) and laid out at the prompt's volatile end,
-before the author's note; it takes the richest of its forms (everything, then the
-texts shortened, then one line) that fits its share of the planner's budget.
+realized; the loops due (story/payoffs.py: each with its id, to name in a
+resolve_loop call, most urgent first, at most DUE_SHOWN) and where a loop opened now
+pays off, or, in the final act, that none opens; past the last beat, the ending
+scenes owed to the loops still open, which must be paid off now. It is pinned
+(never dropped) and laid out at the prompt's volatile end, before the author's
+note; it takes the richest of its forms (everything, then the texts shortened,
+then one line) that fits its share of the planner's budget.
 
 The extractor's "The planned beat" (`beat_section`): the beat the plan named,
 whose status it is asked for.
@@ -19,11 +23,13 @@ from collections.abc import Callable
 from novel_agent.context.sections import Section
 from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.outline import Beat
+from novel_agent.story.payoffs import final_act
 
 OUTLINE_SHARE = 0.05     # of the planner's budget, for where the book stands
 LEAN_WORDS = 16          # of a beat's or a purpose's text, in the lean form
 BARE_WORDS = 8           # of the current beat's text, in the barest form
 NEAR = 1                 # the last scene's tension within this of the target is on target
+DUE_SHOWN = 5            # loops due shown by name; the rest counted
 
 
 def _cut(text: str, words: int | None) -> str:
@@ -51,10 +57,57 @@ def pacing_line(at: BookStanding) -> str:
     return f"{line}; the last scenes were {last}: {advice}."
 
 
+def _loop(loop: dict, words: int | None) -> str:
+    deferred = ", deferred" if loop.get("status") == "deferred" else ""
+    payoff = f" (payoff {loop['payoff']}{deferred})" if loop.get("payoff") is not None else ""
+    return f"- [{loop.get('id')}] {_cut(str(loop.get('description', '')), words)}{payoff}"
+
+
+def due_lines(at: BookStanding, words: int | None, now: bool = False) -> list[str]:
+    """The loops due, most urgent first (DUE_SHOWN of them, the rest counted): `now`,
+    as the ending scenes' loops that must be paid off now."""
+    if not at.due:
+        return []
+    head = ("Loops that must be paid off now" if now else
+            "Loops due, most urgent first") + " (resolve each: resolve_loop naming its id):"
+    more = len(at.due) - DUE_SHOWN
+    return [head, *(_loop(loop, words) for loop in at.due[:DUE_SHOWN]),
+            *([f"- and {more} more due"] if more > 0 else [])]
+
+
+def payoff_line(at: BookStanding) -> str:
+    """Where a loop opened now pays off, or that the final act opens none."""
+    if final_act(at.outline, at.standing):
+        return "Final act: open no new loop; pay off the loops left."
+    return ('A loop you open may name where it pays off as its open_loop target: a chapter '
+            '("7") or a beat ("7.2") ahead.')
+
+
+def _bare_due(at: BookStanding) -> str:
+    shown = ", ".join(str(loop.get("id")) for loop in at.due[:DUE_SHOWN])
+    more = len(at.due) - DUE_SHOWN
+    return f"; loops due: {shown}" + (f" (+{more})" if more > 0 else "") if at.due else ""
+
+
+def finale_forms(at: BookStanding) -> tuple[str, ...]:
+    """Past the last beat, with loops left open: the ending scenes' forms."""
+    left = len(at.loops_open)
+    head = (f"The outline's last beat has landed, but {left} loop{'s are' if left != 1 else ' is'}"
+            f" still open: this is an ending scene ({at.finale + 1} of at most "
+            f"{at.finale + at.finale_left}) in the last chapter: pay them off now.")
+
+    def form(words: int | None) -> str:
+        return "\n".join([head, *due_lines(at, words, now=True), pacing_line(at)])
+    return tuple(dict.fromkeys((form(None), form(LEAN_WORDS),
+                                head + _bare_due(at) + f" Target tension {at.target}.")))
+
+
 def standing_forms(at: BookStanding) -> tuple[str, ...]:
     """Where the book stands, from the richest form to the barest (see the module)."""
     s, outline = at.standing, at.outline
     chapter, act = s.chapter, s.act
+    if at.in_finale:
+        return finale_forms(at)
     if chapter is None:
         return ("The book is finished: its last beat has landed.",)
     acts, chapters = len(outline.acts), len(outline.chapters())
@@ -82,6 +135,7 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
             lines.append("OVERDUE, not done with the chapter's room used up: "
                          + "; ".join(_beat(b, words) for b in s.overdue))
         lines.append(pacing_line(at))
+        lines += [*due_lines(at, words), payoff_line(at)]
         return "\n".join(lines)
 
     beat = f"; beat {_beat(s.beat, BARE_WORDS)}" if s.beat is not None else ""
@@ -89,7 +143,7 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
     bare = (f"Act {act_no} of {acts}; chapter {chapter.number} of {chapters}, "
             f'"{chapter.title}", room {max(0, s.room)}{beat}{overdue}; target tension '
             f"{at.target}" + (f" (last: {', '.join(str(t) for _, t in at.realized)})"
-                              if at.realized else "") + ".")
+                              if at.realized else "") + _bare_due(at) + ".")
     return tuple(dict.fromkeys((form(None, True), form(LEAN_WORDS, False), bare)))
 
 

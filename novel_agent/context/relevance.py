@@ -27,6 +27,7 @@ from novel_agent.context.sections import (
     describe_relationship,
 )
 from novel_agent.context.standing import called, gone, known_as, status_text, whereabouts
+from novel_agent.story.lookup import is_open
 from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
@@ -238,7 +239,7 @@ def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:
     """Open for more than `after` ticks."""
     opened = loop.get("opened_in")
     try:
-        return opened is not None and loop.get("status", "open") == "open" and tick - int(opened) > after
+        return opened is not None and is_open(loop) and tick - int(opened) > after
     except (TypeError, ValueError):
         return False
 

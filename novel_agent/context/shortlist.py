@@ -48,6 +48,7 @@ from novel_agent.context.relevance import (
 )
 from novel_agent.context.relevance import _any_of as naming_pattern
 from novel_agent.context.standing import unsettled
+from novel_agent.story.lookup import is_open
 from novel_agent.story.memory import Memory
 from novel_agent.text.names import normalize_name
 
@@ -419,8 +420,7 @@ class OpenLoops:
 
     def __init__(self, memory: Memory, focus: Focus, *scenes: set[int]):
         loops = memory.loops
-        self.open = list(compress(loops, map(eq, column(loops, "status", "open"),
-                                             repeat("open"))))
+        self.open = list(compress(loops, map(is_open, loops)))
         ids = column(self.open, "id")
         self.keys = ids if all_of(str, ids) else [k if type(k) is str else str(k) for k in ids]
         played = column(self.open, "scenes")

@@ -25,6 +25,7 @@ from typing import Any
 
 from novel_agent.models.base import Completion, Request, Usage
 from novel_agent.models.offline_outline import outline_answer
+from novel_agent.story.lookup import is_open
 from novel_agent.story.memory import Memory
 from novel_agent.story.name_pool import LISTS, fallback_pool
 from novel_agent.text.nomenclature import name_book
@@ -75,6 +76,8 @@ class StorySource:
     steer: str = ""                  # the author's note in force for this tick
     outline: dict[str, Any] | None = None   # what an outline call asks for (its prompt's values)
     target_tension: int | None = None      # the scene's target, in a book with an outline
+    due: list[str] = field(default_factory=list)   # the ids of the loops due, most urgent first
+    no_new_loops: bool = False             # the final act of a book with an outline
 
     def view(self) -> dict[str, Any]:
         """The source as the plain values the answer builders read."""
@@ -85,6 +88,10 @@ class StorySource:
                                "steer": self.steer}
         if self.target_tension is not None:
             out["target_tension"] = self.target_tension
+        if self.due:
+            out["due"] = list(self.due)
+        if self.no_new_loops:
+            out["no_new_loops"] = True
         if job is not None:
             out.update(kind=job.kind, first=job.first, last=job.last, items=job.items,
                        previous=job.previous, new=job.new)
@@ -129,6 +136,12 @@ class OfflineModel:
                           response_format="json_schema" if request.json_schema else "")
 
     # -- the outline's keys (asked only in a book with an outline) ----------
+    def _due(self, hints: Mapping[str, Any]) -> list[str]:
+        """The loops due the plan left open, which the scene resolves (two at most)."""
+        memory = self._memory(hints)
+        still = (memory.find_loop(key) for key in hints.get("due") or [])
+        return [str(loop["id"]) for loop in still if loop is not None and is_open(loop)][:2]
+
     def _beat(self, request: Request) -> dict[str, str]:
         """The beat the plan advances: the current one, the first the schema offers."""
         offered = _asked(request, "beat").get("enum") or []
@@ -197,7 +210,16 @@ class OfflineModel:
             calls.append({"tool": "create_location", "name": location, "target": "",
                           "detail": rng.choice(WEATHER)})
         open_loops = memory.open_loops()
-        if len(open_loops) > 2 and rng.random() < 0.5:
+        due = [loop for loop in map(memory.find_loop, hints.get("due") or [])
+               if loop is not None and loop in open_loops]
+        if due or hints.get("no_new_loops"):     # a book with an outline: the loops due first
+            loop = due[0] if due else next(iter(open_loops), None)
+            if loop is not None:
+                calls.append({"tool": "resolve_loop", "name": str(loop.get("id")), "target": "",
+                              "detail": f"{pov} finds the answer"})
+            goal = f"resolve the question of {loop.get('description')}" if loop is not None \
+                else "face what the story has left"
+        elif len(open_loops) > 2 and rng.random() < 0.5:
             loop = open_loops[0]
             calls.append({"tool": "resolve_loop", "name": str(loop.get("id")), "target": "",
                           "detail": f"{pov} finds the answer"})
@@ -266,6 +288,7 @@ class OfflineModel:
         cast = list(getattr(plan, "characters", []) or [pov])
         summary = [f"{pov} is at {location}.", getattr(plan, "intention", "") or "The story moves on."]
         summary += rng.sample(sentences, k=min(2, len(sentences)))
+        answer["loops_resolved"] = self._due(hints)
         return {**answer, "summary": summary[:6],
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}

@@ -62,8 +62,10 @@ def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
 
 def outline_status(project: Project, curve: str) -> str:
     """Where the book stands against its outline ("" for a book without one): "finished:
-    3 chapters, 6 scenes, 1,868 words; extend the outline …", or the act, the chapter, its current beat
-    and the beats done; a broken outline file says so."""
+    3 chapters, 6 scenes, 1,868 words; extend the outline …" (with the loops it left
+    open), the ending scenes owed to loops still open past the last beat, or the act, the
+    chapter, its current beat, the beats done and the loops due; a broken outline file
+    says so."""
     try:
         at = read_standing(project, curve)
     except FileFormatError as exc:
@@ -71,7 +73,12 @@ def outline_status(project: Project, curve: str) -> str:
     if at is None:
         return ""
     if at.finished:
-        return f"finished: {at.counts()}; {GO_ON}"
+        return f"finished: {at.counts()}{at.loops_line()}; {GO_ON}"
+    if at.in_finale:
+        left = len(at.loops_open)
+        return (f"ending: the last beat has landed, {left} loop{'s' if left != 1 else ''} "
+                f"still open; ending scene {at.finale + 1} of at most "
+                f"{at.finale + at.finale_left} to pay them off")
     s, outline = at.standing, at.outline
     assert s.chapter is not None
     acts, chapters, beats = len(outline.acts), len(outline.chapters()), len(outline.beats())
@@ -82,7 +89,8 @@ def outline_status(project: Project, curve: str) -> str:
     beat = f", beat {s.beat.id}" if s.beat is not None else ""
     missed = f", {len(s.missed)} missed" if s.missed else ""
     overdue = f", {len(s.overdue)} overdue" if s.overdue else ""
-    return f"{where}{beat}; {done} of {beats} beats done{missed}{overdue}"
+    due = f"; {len(at.due)} loop{'s' if len(at.due) != 1 else ''} due" if at.due else ""
+    return f"{where}{beat}; {done} of {beats} beats done{missed}{overdue}{due}"
 
 
 def steer_status(project: Project) -> str:

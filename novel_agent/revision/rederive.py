@@ -7,7 +7,8 @@ names them otherwise), the extractor's answer with the continuity audit's keys
 imported piece, where it came from. A replay runs the tick's own steps
 (tick/scene_memory.py) again with them and with the scene's prose, which the
 extraction is checked against: the tools, the extraction, what the audit records
-(status, places, objects, witnesses) and the story's clock. So memory after tick k
+(status, places, objects, witnesses) and the story's clock, then the loops' payoffs
+and status as the tick settled them (`payoffs`: story/payoffs.py). So memory after tick k
 is the replay of records 1..k over the memory before tick 1, and between ticks it
 is put in the order the files are read back in, as each tick read it.
 
@@ -34,6 +35,7 @@ from novel_agent.story.decisions import (
     plan_from_record,
 )
 from novel_agent.story.memory import Memory, as_read
+from novel_agent.story.payoffs import apply_settled
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
@@ -119,7 +121,7 @@ def apply_extraction(derived: Derived, record: Mapping[str, Any], extraction: Ex
         changes += known
         if moved is not None:
             derived.clock, derived.clock_scene = moved, tick
-    return changes
+    return changes + apply_settled(memory.loops, record.get("payoffs"))
 
 
 def replay(derived: Derived, record: Mapping[str, Any], *, story: Story, config: Config,

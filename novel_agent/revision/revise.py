@@ -59,6 +59,7 @@ from novel_agent.story.decisions import Extraction, plan_from_record
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.outline import Outline, load_outline
+from novel_agent.story.payoffs import closing_chapter
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
@@ -328,6 +329,11 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     new_record = dict(record)
     outline = load_outline(project.outline_file) if scene.chapter is not None else None
     new = re_extract(session, asked, new_record, body, revision, outline, scene.beat)
+    if new is not None and new.loops_opened and outline is not None and \
+            scene.chapter is not None and closing_chapter(outline, scene.chapter):
+        revision.notices.append("the final act opens no loop: the extractor's loops_opened "
+                                "of the new text not recorded")
+        new = replace(new, loops_opened=[])
     revision.extraction = new
     new_record["extraction"] = (new or extract.from_prose(body)).to_dict()
     base, theirs, old_lines, new_lines = rederived(

@@ -10,22 +10,34 @@ chapter without a beat takes the curve's at the scene's place. `read_standing`
 reads the outline and the scenes of a project; a book without an outline has no
 standing (None), and is written as it always was. When the last beat lands the
 book is `finished`: `check_unfinished` stops a tick with a BookFinishedError.
+
+Given the book's loops (`loops`: read_standing reads memory's), the standing also
+says which are due (story/payoffs.py) and holds the end back while loops wait for
+their payoff: the outline's last beat landed with loops neither resolved nor kept
+open, the book takes up to FINALE_SCENES ending scenes more (in its last chapter,
+the planner shown those loops as to be paid off now), never past STRETCH times its
+planned scenes, so it always ends; then it is finished, and its finished line says
+how many loops were left open and which were kept open on purpose.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.errors import BookFinishedError, NovelError
 from novel_agent.story.curves import fill_tensions, target_tension
+from novel_agent.story.memory import load_memory
 from novel_agent.story.outline import Beat, Outline, load_outline
-from novel_agent.story.outline_standing import Standing, standing, tally
+from novel_agent.story.outline_standing import STRETCH, Standing, standing, tally
+from novel_agent.story.payoffs import due, left_open
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 
 REALIZED_SHOWN = 5      # the last scenes whose realized tension the planner is shown
 GO_ON = "extend the outline (novel outline edit, or novel outline regen) to go on"
+FINALE_SCENES = 3       # ending scenes past the last beat, at most, to pay off the loops left
 
 
 @dataclass(frozen=True)
@@ -39,11 +51,25 @@ class BookStanding:
     scenes: int = 0                  # scenes the book holds
     words: int = 0                   # and their words
     status: Mapping[str, str] = field(default_factory=dict)   # beat id -> done|partly|not
+    # Given the book's loops (story/payoffs.py): those due, most urgent first; the ids of
+    # those left open and of those kept open on purpose; the ending scenes written past
+    # the last beat, and how many more the book may take to pay its loops off.
+    due: tuple[dict[str, Any], ...] = ()
+    loops_open: tuple[str, ...] = ()
+    loops_kept: tuple[str, ...] = ()
+    finale: int = 0
+    finale_left: int = 0
 
     @property
     def finished(self) -> bool:
-        """Whether the book is finished: its last beat has landed."""
-        return self.standing.finished
+        """Whether the book is finished: its last beat has landed, and no ending scene is
+        owed to the loops left open."""
+        return self.standing.finished and not self.finale_left
+
+    @property
+    def in_finale(self) -> bool:
+        """Whether the next scene is an ending scene: past the last beat, paying off loops."""
+        return self.standing.finished and self.finale_left > 0
 
     def choices(self) -> tuple[str, ...]:
         """The beats the next scene may advance: the current one, then the next (none when
@@ -68,8 +94,17 @@ class BookStanding:
                 f"scene{'s' if self.scenes != 1 else ''}, {self.words:,} words")
 
     def finished_line(self) -> str:
-        """"the book is finished: 3 chapters, 7 scenes, 2,345 words"."""
-        return f"the book is finished: {self.counts()}"
+        """"the book is finished: 3 chapters, 7 scenes, 2,345 words", and the loops it
+        left: "; 2 loops left open; 1 kept open on purpose: the_bell"."""
+        return f"the book is finished: {self.counts()}{self.loops_line()}"
+
+    def loops_line(self) -> str:
+        """"; 2 loops left open; 1 kept open on purpose: the_bell" ("" when none is open)."""
+        left, kept = len(self.loops_open), self.loops_kept
+        line = f"; {left} loop{'s' if left != 1 else ''} left open" if left else ""
+        if kept:
+            line += f"; {len(kept)} kept open on purpose: {', '.join(kept)}"
+        return line
 
 
 def beat_of(outline: Outline, beat_id: str) -> Beat | None:
@@ -77,9 +112,11 @@ def beat_of(outline: Outline, beat_id: str) -> Beat | None:
     return next((b for b in outline.beats() if b.id == beat_id), None) if beat_id else None
 
 
-def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str) -> BookStanding:
+def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str,
+                  loops: Sequence[dict[str, Any]] | None = None) -> BookStanding:
     """Where the scene after `scenes` (the book's, in order) goes, against `outline`
-    with the tension curve `curve`. Pure."""
+    with the tension curve `curve`; with the book's `loops`, the loops due and the
+    ending scenes owed to them (see the module). Pure."""
     filled = fill_tensions(outline, curve)
     written, status = tally(scenes)
     at = standing(filled, written, status)
@@ -88,8 +125,26 @@ def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str) -> Book
     else:
         target = round(target_tension(curve, at.position))
     rated = tuple((s.tick, s.tension) for s in scenes if s.tension is not None)
-    return BookStanding(filled, at, target, rated[-REALIZED_SHOWN:], len(scenes),
-                        sum(s.words for s in scenes), status)
+    out = BookStanding(filled, at, target, rated[-REALIZED_SHOWN:], len(scenes),
+                       sum(s.words for s in scenes), status)
+    if loops is None:
+        return out
+    waiting, kept = left_open(loops)
+    finale = _past_last_beat(filled, scenes) if at.finished else 0
+    room = math.floor(STRETCH * filled.planned_scenes()) - len(scenes)
+    left = max(0, min(FINALE_SCENES - finale, room)) if at.finished and waiting else 0
+    return replace(out, due=tuple(due(loops, filled, at)), loops_open=tuple(waiting),
+                   loops_kept=tuple(kept), finale=finale, finale_left=left)
+
+
+def _past_last_beat(outline: Outline, scenes: Sequence[Scene]) -> int:
+    """How many of the last `scenes` (whose book is past its last beat) came after the
+    scene that landed it (counted up to FINALE_SCENES)."""
+    past = 0
+    while past < min(FINALE_SCENES, len(scenes)) and \
+            standing(outline, *tally(scenes[:len(scenes) - past - 1])).finished:
+        past += 1
+    return past
 
 
 def tension_course(outline: Outline, scenes: Sequence[Scene],
@@ -105,11 +160,13 @@ def tension_course(outline: Outline, scenes: Sequence[Scene],
 
 
 def read_standing(project: Any, curve: str, reader: SceneReader | None = None,
-                  upto: int | None = None, *, strict: bool = False) -> BookStanding | None:
+                  upto: int | None = None, *, strict: bool = False,
+                  loops: Sequence[dict[str, Any]] | None = None) -> BookStanding | None:
     """Where the project's next scene goes (after scene `upto`, else its last), from its
     outline and its scenes (read by `reader`, which keeps them parsed; one that cannot be
     read is left out, the tick stops on it naming it, or with `strict` its error is
-    raised); None when the book has no outline. A bad outline is an OutlineError naming
+    raised) and its `loops` (else memory's as the files hold them; none when they cannot
+    be read); None when the book has no outline. A bad outline is an OutlineError naming
     its file and line."""
     outline = load_outline(project.outline_file)
     if outline is None:
@@ -117,7 +174,17 @@ def read_standing(project: Any, curve: str, reader: SceneReader | None = None,
     reader = reader or SceneReader(project.scenes_dir)
     ticks = [t for t in scene_ticks(project.scenes_dir) if upto is None or t <= upto]
     read = reader if strict else _readable(reader)
-    return book_standing(outline, [s for s in map(read, ticks) if s is not None], curve)
+    return book_standing(outline, [s for s in map(read, ticks) if s is not None], curve,
+                         _loops(project) if loops is None else loops)
+
+
+def _loops(project: Any) -> list[dict[str, Any]]:
+    """Memory's loops as the project's files hold them ([] when they cannot be read: the
+    tick stops on them, naming the file)."""
+    try:
+        return load_memory(project.memory_dir).loops
+    except (NovelError, OSError):
+        return []
 
 
 def _readable(reader: SceneReader) -> Callable[[int], Scene | None]:
@@ -154,7 +221,7 @@ def scene_shape(at: BookStanding | None, beat: str, status: str, tension: int | 
     and why; nothing for a book without one."""
     if at is None:
         return {}
-    chapter = at.standing.chapter
+    chapter = at.standing.chapter or (at.outline.chapters()[-1] if at.in_finale else None)
     return {"chapter": chapter.number if chapter is not None else None, "beat": beat,
             "beat_status": status if beat else "", "tension": tension,
             "tension_reason": reason if tension is not None else ""}

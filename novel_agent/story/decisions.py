@@ -146,16 +146,20 @@ PACING_SCHEMA: dict[str, Any] = {
 }
 
 
-def extract_schema(knowledge: bool = True, *, beat: bool = False,
-                   tension: bool = False) -> dict[str, Any]:
+def extract_schema(knowledge: bool = True, *, beat: bool = False, tension: bool = False,
+                   opens: bool = True) -> dict[str, Any]:
     """The extractor's schema (`knowledge`: with the audit's keys), asking also whether the
     planned beat happened (`beat`) and the scene's tension with its reason (`tension`): in a
-    book with an outline. Neither: EXTRACT_SCHEMA or LEAN_EXTRACT_SCHEMA themselves."""
+    book with an outline; in its final act (`opens` off) loops_opened holds none. Neither:
+    EXTRACT_SCHEMA or LEAN_EXTRACT_SCHEMA themselves."""
     base = EXTRACT_SCHEMA if knowledge else LEAN_EXTRACT_SCHEMA
     keys = [*(["beat_status"] if beat else []), *(["tension", "tension_reason"] if tension else [])]
-    if not keys:
+    if not keys and opens:
         return base
-    return {**base, "properties": {**base["properties"], **{k: PACING_SCHEMA[k] for k in keys}},
+    closed = {} if opens else {"loops_opened": {**base["properties"]["loops_opened"],
+                                                "maxItems": 0}}
+    return {**base, "properties": {**base["properties"], **{k: PACING_SCHEMA[k] for k in keys},
+                                   **closed},
             "required": [*base["required"], *keys]}
 
 

@@ -21,13 +21,22 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from novel_agent.text.names import normalize_name
 
 KEPT = 16      # indexes kept (the last dicts and lists asked about)
 LOOP_WORD = re.compile(r"[a-z]{5,}")
+# A loop's status: open, progressing (a scene touched it), deferred (its payoff passed and
+# it was pushed on: story/payoffs.py) or resolved; all but resolved are still open.
+LOOP_STATUSES = ("open", "progressing", "deferred", "resolved")
+OPEN_STATUSES = frozenset(LOOP_STATUSES[:3])
+
+
+def is_open(loop: Mapping[str, Any]) -> bool:
+    """Whether a loop is still open: open, progressing or deferred (no status: open)."""
+    return (loop.get("status") or "open") in OPEN_STATUSES
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -165,7 +174,7 @@ class LoopIndex:
         found = 0
         for n in self.words.get(word, []):
             loop = self.loops[n]
-            if loop.get("status", "open") == "open" and \
+            if is_open(loop) and \
                     word in loop_words(str(loop.get("description", ""))):
                 found += 1
                 if found >= enough:
@@ -175,7 +184,7 @@ class LoopIndex:
     def open_saying_any(self, words: frozenset[str]) -> list[dict[str, Any]]:
         """The open loops whose description says any of `words`, in order."""
         found = sorted({n for w in words for n in self.words.get(w, [])})
-        return [self.loops[n] for n in found if self.loops[n].get("status", "open") == "open"]
+        return [self.loops[n] for n in found if is_open(self.loops[n])]
 
     def saying(self, lowered: str) -> list[dict[str, Any]]:
         """The loops whose description (lowercased, stripped) is `lowered`, in order."""

@@ -28,6 +28,7 @@ from novel_agent.story.lookup import (
     LOOP_WORD,
     entity_index,
     fact_index,
+    is_open,
     learned,
     loop_index,
     names_of,
@@ -81,7 +82,8 @@ class Memory:
                       plain_copy(self.facts))
 
     def open_loops(self) -> list[dict[str, Any]]:
-        return [loop for loop in self.loops if loop.get("status", "open") == "open"]
+        """The loops not resolved: open, progressing or deferred."""
+        return [loop for loop in self.loops if is_open(loop)]
 
     def find_character(self, name_or_id: str) -> dict[str, Any] | None:
         """A character by id or by name (case-insensitive)."""
@@ -163,7 +165,7 @@ def _match_loop(loops: list[dict[str, Any]], ref: str,
     """The first of `loops` (the open ones, with `open_only`) whose id is `ref` (or its
     slug), else whose description is (looked up in the list's index: story/lookup.py)."""
     index = loop_index(loops)
-    wanted = (lambda l: l.get("status", "open") == "open") if open_only else (lambda l: True)
+    wanted = is_open if open_only else (lambda l: True)
     for found in (index.with_id(str(ref), slug(ref)), index.saying(str(ref).strip().lower())):
         for loop in found:
             if wanted(loop):

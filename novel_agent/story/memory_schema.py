@@ -1,8 +1,8 @@
 """The types of the memory files' fields, checked as they are read.
 
-A hand edit that puts `last_seen: soon` in a character, `scenes: x` in a loop
-or `a: 1` in a relationship would otherwise break a tick later with a raw
-traceback. `check_entity` and `check_items` raise FileFormatError naming the
+A hand edit that puts `last_seen: soon` in a character, `scenes: x` or
+`status: closed` in a loop or `a: 1` in a relationship would otherwise break a
+tick later with a raw traceback. `check_entity` and `check_items` raise FileFormatError naming the
 file, the line and the field instead. Fields not listed here are the user's
 own and are left alone; a field left empty (`~`) counts as absent.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import yaml_line
+from novel_agent.story.lookup import LOOP_STATUSES
 
 
 def _text(v: Any) -> bool:
@@ -33,11 +34,27 @@ def _ticks(v: Any) -> bool:
     return isinstance(v, list) and all(_tick(x) for x in v)
 
 
+def _flag(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _loop_status(v: Any) -> bool:
+    return v in LOOP_STATUSES
+
+
+def _payoff(v: Any) -> bool:
+    # a chapter (7, or "7") or a beat ("7.2", quoted: 7.2 unquoted is a number, and 7.10 7.1)
+    return _tick(v) or (isinstance(v, str) and bool(v.strip()))
+
+
 Check = tuple[Callable[[Any], bool], str]
 TEXT: Check = (_text, "text (quote it)")
 TICK: Check = (_tick, "a tick number")
 TEXTS: Check = (_texts, "a list of text")
 TICKS: Check = (_ticks, "a list of tick numbers")
+FLAG: Check = (_flag, "true or false")
+LOOP_STATUS: Check = (_loop_status, " or ".join(LOOP_STATUSES))
+PAYOFF: Check = (_payoff, 'a chapter or a beat of the outline (7, or "7.2" quoted)')
 
 FIELDS: dict[str, dict[str, Check]] = {
     "characters": {"id": TEXT, "name": TEXT, "description": TEXT, "traits": TEXTS,
@@ -46,8 +63,11 @@ FIELDS: dict[str, dict[str, Check]] = {
                    "status": TEXT, "status_in": TICK, "status_how": TEXT, "place": TEXT,
                    "place_in": TICK, "holds": TEXTS},
     "locations": {"id": TEXT, "name": TEXT, "description": TEXT, "first_seen": TICK},
-    "loops": {"id": TEXT, "description": TEXT, "status": TEXT, "opened_in": TICK,
-              "resolved_in": TICK, "scenes": TICKS, "resolution": TEXT},
+    "loops": {"id": TEXT, "description": TEXT, "status": LOOP_STATUS, "opened_in": TICK,
+              "resolved_in": TICK, "scenes": TICKS, "resolution": TEXT,
+              # a book with an outline (story/payoffs.py): where it is meant to pay off,
+              # and an author's `keep_open: true` (left open on purpose at the end)
+              "payoff": PAYOFF, "keep_open": FLAG},
     "relationships": {"id": TEXT, "a": TEXT, "b": TEXT, "kind": TEXT, "description": TEXT,
                       "since": TICK, "updated_in": TICK},
     "facts": {"text": TEXT, "scene": TICK, "witnesses": TEXTS},

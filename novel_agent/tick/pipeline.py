@@ -57,11 +57,12 @@ from novel_agent.story.lore import Lorebook, load_lorebook
 from novel_agent.story.memory import FOLDERS, Listed, Memory, find_person
 from novel_agent.story.memory_kept import item_files
 from novel_agent.story.name_pool import POOL_FILE, NamePool
+from novel_agent.story.payoffs import final_act
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
-from novel_agent.tick import book_names
+from novel_agent.tick import book_names, payoff_step
 from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
@@ -109,6 +110,8 @@ class TickDraft:
     written: list[Path] = field(default_factory=list)   # the files the commit wrote or removed
     unread: dict[str, str] = field(default_factory=dict)  # scenes that cannot be read: why
     standing: BookStanding | None = None   # where the book stands: a book with an outline
+    payoffs: dict[str, dict[str, Any]] = field(default_factory=dict)  # what the commit set of
+                                           # the loops' payoffs and status (story/payoffs.py)
 
     @property
     def planned(self) -> Plan:
@@ -194,12 +197,16 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
     draft.standing = read_standing(project, session.config.outline.curve, draft.scenes,
-                                   upto=draft.tick - 1)
+                                   upto=draft.tick - 1, loops=memory.loops)
     session.at_tick(draft.tick)
     session.source.story, session.source.memory = draft.story, draft.memory
     session.source.steer = draft.steer
     session.source.plan, session.source.prose, session.source.summary = None, "", None
     session.source.target_tension = draft.standing.target if draft.standing else None
+    session.source.due = [str(loop.get("id")) for loop in draft.standing.due] \
+        if draft.standing else []
+    session.source.no_new_loops = draft.standing is not None and final_act(
+        draft.standing.outline, draft.standing.standing)
     session.begun_at = session.seen.looks if seen is not None else None
     return draft
 
@@ -230,6 +237,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
                                   lean=session.lean, beats=beats)
     d.plan, warning = plan_stage.settle_beat(d.plan, beats)
+    d.notices += [warning] if warning else []
+    d.plan, warning = payoff_step.closed_plan(d.plan, d.standing)
     d.notices += [warning] if warning else []
     check = name_check(d.story)
     last = d.scenes(d.tick - 1)
@@ -317,7 +326,8 @@ def asked_of(d: TickDraft) -> dict[str, Any]:
 
 def _asks(d: TickDraft) -> dict[str, bool]:
     asked = asked_of(d)
-    return {"beat": asked["beat"] is not None, "tension": asked["tension"]}
+    return {"beat": asked["beat"] is not None, "tension": asked["tension"],
+            "opens": not payoff_step.closing(d.standing)}
 
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
@@ -337,6 +347,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
                          "sentences stand as its summary; nothing of the scene is added to memory")
         return exc.call
     d.extraction = book_names.guard_extraction(d, d.extraction, d.prose)
+    d.extraction, warning = payoff_step.closed_extraction(d.extraction, d.standing)
+    d.notices += [warning] if warning else []
     if d.given is not None and d.given.introduce is not None:
         d.changes += d.given.introduce(d)
     if session.config.audit.mode == "revise":
@@ -405,6 +417,8 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
     if draft.fallback:
         record["extraction_fallback"] = draft.fallback
     record |= {"extraction": draft.extracted.to_dict(), "memory_changes": draft.changes}
+    if draft.payoffs:
+        record["payoffs"] = draft.payoffs
     if draft.audit and draft.audit.mode != "off":
         record["audit"] = draft.audit.record()
     return record | (draft.given.record if draft.given else {})
@@ -427,6 +441,8 @@ def tick_state(before: dict[str, Any], draft: TickDraft) -> dict[str, Any]:
 def commit(session: Session, draft: TickDraft) -> Scene:
     """Land the scene, its plan, memory, the tier state and the prompt logs together."""
     plan, extraction, project = draft.planned, draft.extracted, session.project
+    draft.payoffs, lines = payoff_step.settle_step(draft.memory, plan, draft.standing, draft.tick)
+    draft.changes += lines
     scene = Scene(tick=draft.tick, body=draft.prose, title=plan.title or f"Scene {draft.tick}",
                   pov=plan.pov, location=plan.location, characters=list(plan.characters),
                   summary=list(extraction.summary), words=word_count(draft.prose),
@@ -592,7 +608,8 @@ def _standing_after(session: Session, draft: TickDraft) -> BookStanding | None:
     """Where the book stands once the tick has landed (None: a book without an outline)."""
     if draft.standing is None:
         return None
-    return read_standing(session.project, session.config.outline.curve, upto=draft.tick)
+    return read_standing(session.project, session.config.outline.curve, upto=draft.tick,
+                         loops=draft.memory.loops)
 
 
 def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
@@ -609,6 +626,7 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         d.memory, d.changes = memory, d.changes[:kept]
         d.prose = result.prose
         d.extraction = book_names.guard_extraction(d, result.extraction, d.prose)
+        d.extraction, _ = payoff_step.closed_extraction(d.extraction, d.standing)
         session.source.prose = d.prose
         d.changes += extraction_step(d.memory, d.extraction, tick=d.tick, prose=d.prose,
                                      generation=session.config.generation)

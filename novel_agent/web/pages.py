@@ -26,6 +26,7 @@ from novel_agent.reports.costs import money, totals
 from novel_agent.reports.stats import Stats, collect_stats, read_log, summary
 from novel_agent.reports.status import steer_status
 from novel_agent.reports.usage import project_rows, usage_report
+from novel_agent.story.lookup import is_open
 from novel_agent.story.lore import load_lorebook
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import Project
@@ -184,11 +185,11 @@ def memory_page(project: Project, overdue_after: int) -> dict[str, Any]:
     memory = load_memory(project.memory_dir)
     now = project.tick() + 1
     loops = []
-    for loop in sorted(memory.loops, key=lambda l: (l.get("status") != "open",
+    for loop in sorted(memory.loops, key=lambda l: (not is_open(l),
                                                      int(l.get("opened_in") or 0))):
         opened = int(loop.get("opened_in") or 0)
         loops.append({**loop, "age": now - opened if opened else None,
-                      "overdue": overdue(loop, now, overdue_after)})
+                      "overdue": overdue(loop, now, overdue_after), "open": is_open(loop)})
     facts = list(reversed(memory.facts))
     return {"characters": sorted(memory.characters.values(), key=lambda c: str(c.get("name"))),
             "locations": sorted(memory.locations.values(), key=lambda c: str(c.get("name"))),

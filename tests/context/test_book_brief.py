@@ -45,7 +45,9 @@ def test_the_planner_is_told_the_act_chapter_beats_room_and_tension():
         "This scene is the chapter's scene 2 of 2: room for 1 scene, this one included.\n"
         "Current beat 1.2 (tension 4): Corin tells Mara what the map may mean.\n"
         "Next beat 2.1 (tension 9): The ledger names the drowned man.\n"   # (the curve's)
-        "Tension: this scene's target is 4 of 10; the last scenes were 4 (scene 1): on target.")
+        "Tension: this scene's target is 4 of 10; the last scenes were 4 (scene 1): on target.\n"
+        'A loop you open may name where it pays off as its open_loop target: a chapter ("7") '
+        'or a beat ("7.2") ahead.')
     assert at.choices() == ("1.2", "2.1")
 
 
@@ -57,8 +59,7 @@ def test_a_beat_not_done_with_the_chapters_room_used_up_is_flagged_overdue():
            "it now." in text
     assert "OVERDUE, not done with the chapter's room used up: 1.2 (tension 4): Corin tells " \
            "Mara what the map may mean." in text
-    assert text.endswith("the last scenes were 2 (scene 1), 2 (scene 2): under it: raise the "
-                         "stakes.")
+    assert "the last scenes were 2 (scene 1), 2 (scene 2): under it: raise the stakes." in text
     assert "OVERDUE: 1.2" in standing_forms(at)[-1]
 
 

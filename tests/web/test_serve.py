@@ -196,6 +196,23 @@ def test_a_lore_file_is_edited_only_when_it_validates(book, projects_dir):
     assert good.status == 200 and path.read_text() == "keys: [locket, key]\ncontent: A key inside.\n"
 
 
+def test_memory_shows_a_loops_payoff_and_its_progressing_or_deferred_status_as_open(book,
+                                                                                   projects_dir):
+    memory = pages.load_memory(book.memory_dir)
+    first, second = memory.loops[:2]
+    for loop, fields in ((first, {"status": "progressing", "payoff": "3", "keep_open": True}),
+                         (second, {"status": "deferred", "payoff": "4.2"})):
+        path = book.memory_dir / "loops" / f"{loop['id']}.yaml"
+        path.write_text(dump_yaml({**read_yaml(path), **fields}))
+    with serving(make_site(projects_dir)) as client:
+        page = client.get("/p/harbour/memory")
+    for loop, cell in ((first, "progressing · payoff 3 · kept open"),
+                       (second, "deferred · payoff 4.2")):
+        row = re.search(rf"<td>{re.escape(_escape(loop['description']))}(.*?)</tr>", page.text,
+                        re.S).group(0)
+        assert f"<td>{cell}</td><td class=\"num\">{6 - int(loop['opened_in'])}</td>" in row
+
+
 def test_memory_shows_loops_with_their_age_and_the_overdue_ones(book, projects_dir):
     data = read_yaml(book.project_file)
     data["generation"] = {"loop_overdue_after": 1}

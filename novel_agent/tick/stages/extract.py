@@ -30,12 +30,13 @@ from novel_agent.text.names import (
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         room: Room | None = None, knowledge: bool = True, beat: bool = False,
-        tension: bool = False) -> tuple[Extraction, StageCall]:
+        tension: bool = False, opens: bool = True) -> tuple[Extraction, StageCall]:
     """Extract what the scene established, from the extractor's prompt (`room`: see
     ask_json); `knowledge=False` holds the answer to the keys without the continuity
     audit's (LEAN_EXTRACT_SCHEMA), as its prompt asks. In a book with an outline it is
-    asked whether the planned beat happened (`beat`) and the scene's tension (`tension`)."""
-    schema = extract_schema(knowledge, beat=beat, tension=tension)
+    asked whether the planned beat happened (`beat`) and the scene's tension (`tension`);
+    in its final act (`opens` off) its schema opens no loop."""
+    schema = extract_schema(knowledge, beat=beat, tension=tension, opens=opens)
     return ask_json(model, "extractor", messages, max_tokens, schema,
                     lambda data: extraction_from_json(data, beat=beat, tension=tension), room)
 

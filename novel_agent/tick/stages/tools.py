@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from novel_agent.story.decisions import Plan, ToolCall
+from novel_agent.story.lookup import is_open
 from novel_agent.story.memory import (
     Memory,
     add_relationship,
@@ -63,7 +64,7 @@ def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -
     if not text:
         return "open_loop skipped: no question"
     same = memory.find_loop(name) if name else None
-    if same is not None and same.get("status", "open") == "open":   # its id, asked again
+    if same is not None and is_open(same):   # its id, asked again
         return f"Still open loop [{same['id']}]: {same['description']}"
     why = loop_problem(text)
     if why:
