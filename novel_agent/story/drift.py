@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from novel_agent.story.faithfulness import Mention, names
+from novel_agent.story.lookup import is_open
 from novel_agent.story.outline import Beat, Outline
 from novel_agent.story.outline_standing import standing, tally
 from novel_agent.story.scenes import Scene
@@ -121,7 +122,7 @@ def threads(loops: Iterable[Mapping[str, Any]], since: int, rest: Sequence[Beat]
     found = []
     for loop in loops:
         opened, text = loop.get("opened_in"), str(loop.get("description") or "").strip()
-        if loop.get("status", "open") != "open" or not isinstance(opened, int) \
+        if not is_open(loop) or not isinstance(opened, int) \
                 or opened < since or not text:
             continue
         if not any(names(beat.what, Mention("loop", text)) for beat in rest):

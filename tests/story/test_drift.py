@@ -79,3 +79,11 @@ def test_new_open_threads_no_beat_names_are_drift_from_THREADS_on():
     more = measure(OUTLINE, scenes, [*loops, loop("whose boat burned at the quay", 1)], 2)
     assert len(more.threads) == THREADS and more.drifted
     assert more.line() == "3 new threads"
+
+
+def test_a_progressing_or_deferred_thread_is_still_open():
+    loops = [loop(f"who hid the {thing} from the keeper", 2, status=status)
+             for thing, status in (("ledger", "progressing"), ("locket", "deferred"),
+                                   ("lantern", "open"))]
+    drift = measure(OUTLINE, ON_COURSE, loops, 2)
+    assert len(drift.threads) == THREADS and drift.drifted
