@@ -170,11 +170,15 @@ def tension_r(project: Project, outline: Outline, scenes: list[Scene]) -> tuple[
     return statistics.correlation([t for t, _ in pairs], [r for _, r in pairs]), len(pairs)
 
 
+REVISED = "outline revised at chapter"     # a checkpoint's revision's history subject
+
+
 def revisions(project: Project) -> int:
-    """History entries of kind `outline` made after the first one."""
+    """The outline's revisions at checkpoints: its history entries of kind `outline`
+    whose subject says so (not the outline made, edited or rewritten by hand)."""
     history = history_of(project)
     entries = history.entries() if history is not None else []
-    return max(0, sum(1 for e in entries if e.kind == "outline") - 1)
+    return sum(1 for e in entries if e.kind == "outline" and e.subject.startswith(REVISED))
 
 
 def row(label: str, value: str) -> str:
@@ -204,7 +208,8 @@ def report(part: str, project: Project, first: Outline, ran: Ran, guard: int) ->
     if part == "stress":
         made = revisions(project)
         within = ran.finished_at is not None and ran.finished_at <= STRETCH * planned
-        lines += [row("outline revised", f"{made}" + " (no revision yet)" * (not made)),
+        lines += [row("outline revised", f"{made} time{'s' * (made != 1)} (drift noticed at "
+                      "chapters closed off course)" if made else "0: no drift noticed"),
                   row("ended by itself", f"yes: the next tick refused (guard {guard} ticks)"
                       if ran.refused else f"NO: stopped by the guard at {ran.ticks} ticks"),
                   row(f"finished within {STRETCH}× planned",

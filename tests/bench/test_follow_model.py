@@ -133,3 +133,29 @@ def test_it_opens_loops_outside_the_final_act_and_resolves_every_one_by_the_end(
     assert all(loop["status"] == "resolved" for loop in loops), loops
     assert any(loop["resolved_in"] <= 4 for loop in loops)      # ripened before the last act
     assert any(loop["opened_in"] == 4 for loop in loops)    # unripe: due in the last act
+
+
+DUE_RICH = """## Where the book stands
+Act 3 of 3, "The Reckoning": …
+Current beat 4.1 (tension 6): A secret about the map comes out at the old observatory.
+Loops due, most urgent first (resolve each: resolve_loop naming its id):
+- [what_lies_beneath_the_old_observatory] what lies beneath The old observatory (payoff 4)
+- [who_is_paying_osric_s_debts] who is paying Osric's debts (payoff 3, deferred)
+- and 2 more due
+Final act: open no new loop; pay off the loops left.
+
+## Open plot loops
+[who_sent_a_torn_map] who sent a torn map (opened in scene 2)
+"""
+
+
+def test_the_loops_due_are_read_from_where_the_book_stands_once_it_lists_them():
+    shown = read_shown(DUE_RICH)
+    assert shown_due(shown, ripen=6) == ["what_lies_beneath_the_old_observatory",
+                                         "who_is_paying_osric_s_debts"]
+    assert shown.final_act
+    bare = read_shown("## Where the book stands\nAct 2 of 3; chapter 5; beat 5.1: x; "
+                      "loops due: who_sent_a_map, whose_boat (+3)\n")
+    assert shown_due(bare, ripen=6) == ["who_sent_a_map", "whose_boat"]
+    assert not bare.final_act
+    assert shown_due(read_shown(RICH), ripen=6) == ["who_sent_a_torn_map", "bare_loop"]

@@ -15,10 +15,11 @@ of the same tick (the extractor is not shown the target), so it works alike in-p
 (`make_model=lambda source: FollowModel(source=source)`) and behind the test server
 (story_server.py's StoryServer, through the real openai SDK). Used by bench/shape.py.
 
-The loops "shown as due" are found by `shown_due` alone: today (before loops have a
-planned payoff) they are the open loops of the planner's "Open plot loops" section that
-opened at least `ripen` scenes before this one, or all of them in the final act; once
-the planner is shown the loops now due, that function reads that section instead.
+The loops "shown as due" are those "Where the book stands" lists under "Loops due" (or,
+in an ending scene, "Loops that must be paid off now"), each by its id: the payoffs'
+protocol (context/book_brief.py). A book whose planner is shown no such list (no loop
+has a payoff yet) falls back on the open loops of "Open plot loops" that opened at
+least `ripen` scenes before this one, or all of them in the final act.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ TARGET = re.compile(r"this scene's target is (\d+) of 10|target tension (\d+)")
 USED_UP = "The chapter's room is used up"
 SCENE = re.compile(r"Plan scene (\d+)")
 LOOP = re.compile(r"^\[([a-z0-9_]+)\](.*?)(?: \(opened in scene (\d+)\))?\s*$")
+DUE = re.compile(r"^- \[([a-z0-9_]+)\] .*\(payoff [^)]*\)\s*$")
+DUE_HEADS = ("Loops due", "Loops that must be paid off now")
+BARE_DUE = re.compile(r"; loops due: ([a-z0-9_, ]+)")
+FINAL_ACT = "Final act: open no new loop"
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,13 @@ class Shown:
     act: tuple[int, int] = (0, 0)  # (act, acts)
     used_up: bool = False          # the chapter's room is used up: land the beat now
     loops: list[tuple[str, int | None]] = field(default_factory=list)   # (id, opened in)
+    due: list[str] | None = None   # the ids listed as due (None: no such list shown)
+
+    told_final: bool = False       # the prompt says the final act opens no new loop
 
     @property
     def final_act(self) -> bool:
-        return self.act[1] > 0 and self.act[0] == self.act[1]
+        return self.told_final or (self.act[1] > 0 and self.act[0] == self.act[1])
 
 
 def section(prompt: str, title: str) -> str:
@@ -77,17 +85,32 @@ def read_shown(prompt: str) -> Shown:
         found = LOOP.match(line.strip())
         if found:
             loops.append((found.group(1), int(found.group(3)) if found.group(3) else None))
-    return Shown(scene=int(scene.group(1)) if scene else 0,
+    return Shown(due=due_listed(standing), told_final=FINAL_ACT in standing,
+                 scene=int(scene.group(1)) if scene else 0,
                  beat=beat.group(1) if beat else "", what=beat.group(2).strip() if beat else "",
                  target=int(target.group(1) or target.group(2)) if target else None,
                  act=(int(act.group(1)), int(act.group(2))) if act else (0, 0),
                  used_up=USED_UP in standing, loops=loops)
 
 
+def due_listed(standing: str) -> list[str] | None:
+    """The loop ids "Where the book stands" lists as due, in its order (None: it lists none)."""
+    bare = BARE_DUE.search(standing)
+    if bare:
+        return [i.strip() for i in bare.group(1).split(",") if i.strip()]
+    if not any(head in standing for head in DUE_HEADS):
+        return None
+    return [found.group(1) for line in standing.splitlines()
+            if (found := DUE.match(line.strip()))]
+
+
 def shown_due(shown: Shown, ripen: int) -> list[str]:
-    """The ids of the loops the planner was shown as due. Until loops have a planned
-    payoff, the open loops shown that opened `ripen` scenes or more before this one (one
-    shown without the scene it opened in is due), and every one in the final act."""
+    """The ids of the loops the planner was shown as due: those "Where the book stands"
+    lists (the payoffs' protocol); without that list, the open loops shown that opened
+    `ripen` scenes or more before this one (one shown without the scene it opened in is
+    due), and every one in the final act."""
+    if shown.due is not None:
+        return list(shown.due)
     return [loop for loop, opened in shown.loops
             if shown.final_act or opened is None or shown.scene - opened >= ripen]
 

@@ -9,7 +9,9 @@ Its story source is read from the project's files at each request, the plan it g
 remembered for the writer and the extractor, and the prose is read back from the
 extractor's prompt. A scene or summary longer than the request's max_tokens is cut there
 with finish_reason "length", as a real server does, and a request to continue gets the
-rest. Used by bench/server_run.py, bench/long_run.py and the suite.
+rest. An outline call (a revision at a checkpoint among them) is answered by the offline
+model's outline, its level and size read from the call's schema (`outline_job`). Used by
+bench/server_run.py, bench/long_run.py and the suite.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from novel_agent.text.lenient_json import parse_json
 from novel_agent.text.vocabulary import load_encoding
 
 ENCODING = load_encoding("cl100k_base")
-STAGE_WORDS = (("You condense part of a novel", "summarizer"),
+STAGE_WORDS = (("You are the architect of a novel", "outline"),
+               ("You condense part of a novel", "summarizer"),
                ("record what it establishes", "extractor"), ("You are the planner", "planner"))
 
 
@@ -71,6 +74,8 @@ class StoryServer:
         if stage == "summarizer":
             source.summary = self.summary_job(body["messages"][-1]["content"])
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
+        if stage == "outline":
+            source.outline = outline_job(schema or {}, body["messages"][-1]["content"])
         request = Request(stage, body["messages"], max_tokens, schema)
         text = self.model.complete(request).text
         if stage == "planner":
@@ -117,3 +122,26 @@ class StoryServer:
         items = [(i.kind, i.label) for i in range_items(self.source.memory, scenes, first, last)]
         return SummaryJob(kind, first, last, items if kind != "overall" else [],
                           previous.group(1).strip() if previous else "", blocks)
+
+
+def outline_job(schema: dict, user: str) -> dict:
+    """What an outline call asks for, read from its answer's schema as a real model would
+    (the level, how many parts) and its prompt (the chapters' numbers it names): for the
+    offline model's outline_answer. A revision at a checkpoint is the schema of chapters
+    with their beats."""
+    props = schema.get("properties", {})
+    level = next((k for k in ("acts", "chapters", "beats") if k in props), "arc")
+    items = props.get(level, {})
+    count = int(items.get("maxItems") or 1)
+    said = [int(n) for n in re.findall(r"\bchapters? (\d+)", user)]
+    total = max(said, default=count)
+    if level == "chapters" and "beats" in items.get("items", {}).get("properties", {}):
+        most = int(items["items"]["properties"]["beats"].get("maxItems") or 1)
+        numbers = sorted(set(said))[-count:] if len(set(said)) >= count else \
+            list(range(1, count + 1))
+        return {"level": "revise", "rewrite": True, "count": count, "numbers": numbers,
+                "beats": [most] * count, "total": max(total, *numbers), "threads": []}
+    job = {"level": level, "count": count, "total": total}
+    if level == "beats":
+        job["chapter"] = said[-1] if said else 1
+    return job
