@@ -81,6 +81,10 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
         if s.overdue:
             lines.append("OVERDUE, not done with the chapter's room used up: "
                          + "; ".join(_beat(b, words) for b in s.overdue))
+        if chapter.number == outline.chapters()[-1].number:
+            lines.append("This is the book's last chapter: its last beat ends the book"
+                         + (f", as the arc ends: {_cut(outline.arc.ending, words)}"
+                            if outline.arc.ending else "."))
         lines.append(pacing_line(at))
         return "\n".join(lines)
 
