@@ -75,7 +75,9 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
             lines.append(f"The chapter's room is used up ({s.written} scenes written of its "
                          f"{chapter.scenes}): land what is left of it now.")
         if s.beat is not None:
-            lines.append(f"Current beat {_beat(s.beat, words)}")
+            begun = (" (begun in an earlier scene, not finished: finish it in this one)"
+                     if at.beat_status(s.beat.id) == "partly" else "")
+            lines.append(f"Current beat {_beat(s.beat, words)}{begun}")
         if s.next_beat is not None:
             lines.append(f"Next beat {_beat(s.next_beat, words)}")
         if s.overdue:

@@ -185,21 +185,40 @@ def test_on_a_small_local_model_a_repeated_part_is_sent_back_once(project):
     for answer in (ARC, ACTS, chapters("The Drowned Man", "The Drawn Door"),
                    chapters("The Drawn Door"), chapters("Home"),
                    beats("Mara finds the map.", "She reads it.", tension=4),
-                   beats("She opens the door.", "She steps through."),
-                   beats("She opens the door.", "She steps through."),
-                   beats("She opens the door.", "She shuts it for good.")):
+                   beats("Mara finds the map.", "She steps through."),
+                   beats("Mara finds the map.", "She steps through."),
+                   beats("She steps through."), beats("She climbs the stair.")):
         model.add("outline", answer)
     with session_on(project, model) as session:
         session.model.provider = "local"
         outline = make_outline(session, project.story(), SMALL, "three_act")
     assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
-    assert [b.what for b in outline.beats()][-2:] == ["She opens the door.",
-                                                     "She shuts it for good."]
+    assert [b.what for b in outline.beats()][2:] == [
+        "Mara finds the map.", "She steps through.",            # a repeat after the repair
+        "She climbs the stair.", "She shuts the drawn door for good."]   # (the arc's ending)
     repair = model.requests[4].messages[-1]["content"]
     assert "chapters 1: its title repeats an earlier one ('The Drawn Door')" in repair
-    assert len(model.requests) == 9
+    assert "beats 1: its what repeats an earlier one ('She steps through.')" in \
+        model.requests[-1].messages[-1]["content"]
+    assert len(model.requests) == 10
     again = scripted()
     again.queues["outline"].insert(3, chapters("The Drawn Door"))   # would be the repair
     with session_on(project, again) as session:
         assert [c.title for c in make_outline(session, project.story(), SMALL,
                                               "three_act").chapters()][-1] == "The Drawn Door"
+
+
+def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project):
+    """The 1.5B's last beat went on with the middle: on an embedded model the last beat is
+    the arc's ending, and the last chapter's call asks only for the beats before it."""
+    model = scripted()
+    model.queues["outline"][-1] = beats("She shuts it.")
+    with session_on(project, model) as session:
+        session.model.provider = "local"
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    assert [b.what for b in outline.chapter(3).beats] == ["She shuts it.",
+                                                         "She shuts the drawn door for good."]
+    last = model.requests[-1]
+    assert last.json_schema["properties"]["beats"]["maxItems"] == 1
+    assert "These beats of the chapter stay as they are: 3.2 She shuts the drawn door for " \
+           "good." in last.messages[-1]["content"]

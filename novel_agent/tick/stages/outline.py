@@ -224,8 +224,11 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
     step = OutlineStep("beats")
     planned = outline.planned_scenes()
     for chapter in outline.chapters():
-        held = slots.get(chapter.number)
+        held = _ended(architect, outline, chapter.number, slots.get(chapter.number))
         count = sum(beat is None for _, beat in held or [])
+        if held and not count:
+            outline = _with_chapters(outline, {chapter.number: replace(
+                chapter, beats=tuple(b for _, b in held if b is not None))})
         if not held or not count:
             continue
         middle = sum(c.scenes for c in outline.chapters() if c.number < chapter.number) \
@@ -240,6 +243,20 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
         outline = _with_chapters(outline, {chapter.number: replace(chapter, beats=beats)})
     architect.done(step)
     return fill_tensions(outline, architect.curve)
+
+
+def _ended(architect: Architect, outline: Outline, number: int,
+           held: list[tuple[str, Beat | None]] | None) -> list[tuple[str, Beat | None]] | None:
+    """Chapter `number`'s beats to write (`held`), the book's last beat, when it is to be
+    written on an embedded local model, made the arc's ending: the 1.5B, told its last
+    beat ends the book, went on with the middle ("She faces challenges and obstacles
+    along the way"), and the book would have ended there."""
+    chapters = outline.chapters()
+    if not (held and architect.session.lean and chapters and number == chapters[-1].number
+            and held[-1][1] is None and outline.arc.ending):
+        return held
+    beat_id = held[-1][0]
+    return [*held[:-1], (beat_id, Beat(beat_id, outline.arc.ending))]
 
 
 def _parts(level: str, outline: Outline | None) -> list[dict[str, Any]]:
