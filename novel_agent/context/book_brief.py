@@ -128,12 +128,18 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
             lines.append(f"The chapter's room is used up ({s.written} scenes written of its "
                          f"{chapter.scenes}): land what is left of it now.")
         if s.beat is not None:
-            lines.append(f"Current beat {_beat(s.beat, words)}")
+            begun = (" (begun in an earlier scene, not finished: finish it in this one)"
+                     if at.beat_status(s.beat.id) == "partly" else "")
+            lines.append(f"Current beat {_beat(s.beat, words)}{begun}")
         if s.next_beat is not None:
             lines.append(f"Next beat {_beat(s.next_beat, words)}")
         if s.overdue:
             lines.append("OVERDUE, not done with the chapter's room used up: "
                          + "; ".join(_beat(b, words) for b in s.overdue))
+        if chapter.number == outline.chapters()[-1].number:
+            lines.append("This is the book's last chapter: its last beat ends the book"
+                         + (f", as the arc ends: {_cut(outline.arc.ending, words)}"
+                            if outline.arc.ending else "."))
         lines.append(pacing_line(at))
         lines += [*due_lines(at, words), payoff_line(at)]
         return "\n".join(lines)

@@ -112,6 +112,10 @@ class WriterInputs:
     # Tier 1 as the newest scene's ending only, every earlier recent scene as its summary
     # (context.full_text "ending": a small model shown whole scenes writes them again).
     ending: bool = False
+    # A book with an outline: what the beat the plan names must make happen, and when it
+    # is the outline's last, the arc's ending (this scene ends the book).
+    beat: str = ""
+    finale: str = ""
 
     def full_form(self, scene: Scene) -> str:
         """A tier-1 scene as this writer is shown it: whole, or its ending."""
@@ -269,7 +273,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                           scenes_full, described, lined, settled, around),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
-                       "goes_on": inputs.ending and bool(scenes_full)})
+                       "goes_on": inputs.ending and bool(scenes_full),
+                       "beat": inputs.beat, "finale": inputs.finale})
     return Proposal(context, notes, truncatable=("recent_full",),
                     droppable=LEAN_DROPPABLE if level >= 3 else ("retrieved", "settled"),
                     elastic=("retrieved", "settled", "tier3"),   # sized by their own caps

@@ -71,17 +71,28 @@ class BookStanding:
         """Whether the next scene is an ending scene: past the last beat, paying off loops."""
         return self.standing.finished and self.finale_left > 0
 
-    def choices(self) -> tuple[str, ...]:
-        """The beats the next scene may advance: the current one, then the next (none when
-        the chapter has no beat left to land)."""
+    def choices(self, ahead: bool = True) -> tuple[str, ...]:
+        """The beats the next scene may advance: the current one, then (`ahead`) the next;
+        none when the chapter has no beat left to land. An embedded 1.5B offered the next
+        beat took it, scene after scene, and landed the beats out of order: a lean
+        session offers only the current one."""
         at = self.standing
         if at.beat is None:
             return ()
-        return (at.beat.id, at.next_beat.id) if at.next_beat is not None else (at.beat.id,)
+        return (at.beat.id, at.next_beat.id) if at.next_beat is not None and ahead \
+            else (at.beat.id,)
 
     def beat_status(self, beat_id: str) -> str:
         """"done", "partly" or "not": the best status a scene gave beat `beat_id`."""
         return self.status.get(beat_id, "not")
+
+    def ending(self, beat_id: str) -> str:
+        """The arc's ending when `beat_id` is the outline's last beat (the scene that lands
+        it ends the book), else ""."""
+        beats = self.outline.beats()
+        last = beats[-1].id if beats else ""
+        return (self.outline.arc.ending or "the book ends") if beat_id and beat_id == last \
+            else ""
 
     def beat(self, beat_id: str) -> Beat | None:
         """The outline's beat `beat_id`, or None."""

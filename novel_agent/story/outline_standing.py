@@ -15,6 +15,10 @@ scene goes. The rules:
   a chapter without beats takes its target length;
 - a beat of the chapter not done once its room is used up is `overdue` (flag it);
   one of a chapter the book has gone past is `missed`;
+- once the chapter holds a scene, a beat is passed (`missed`) when the chapter has
+  fewer scenes left, up to its stretch, than beats not done: each later beat keeps a
+  scene, the book's last (its ending) included (a 1.5B spent each chapter's three
+  scenes on its first beat);
 - when no chapter is left the book is `finished` (when the last beat lands).
 
 `tally` gives `written` and `status` from the scenes themselves (each says its
@@ -88,7 +92,10 @@ def standing(outline: Outline, written: Mapping[int, int], status: Mapping[str, 
         undone = [b for b in chapter.beats if b.id not in done]
         over = count >= longest(chapter, stretch)
         if not (over or (not undone and (chapter.beats or count >= chapter.scenes))):
-            return _at(outline, chapters, i, count, undone, done, tuple(missed))
+            over_room = len(undone) - (longest(chapter, stretch) - count)
+            passed = max(0, min(len(undone) - 1, over_room)) if count else 0
+            return _at(outline, chapters, i, count, undone[passed:], done,
+                       (*missed, *undone[:passed]))
         missed += undone
     return Standing(None, None, None, None, 0, 0, 1.0, (), tuple(missed))
 

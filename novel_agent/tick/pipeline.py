@@ -231,7 +231,7 @@ TITLES_SEEN = 30     # a scene's title differs from the titles of this many befo
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     budget = session.budget("planner")
-    beats = d.standing.choices() if d.standing else ()
+    beats = d.standing.choices(ahead=not session.lean) if d.standing else ()
     d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
@@ -278,7 +278,7 @@ def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -
     return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
-                        lore=d.lore, budget=budget)
+                        lore=d.lore, budget=budget, standing=d.standing)
 
 
 COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy

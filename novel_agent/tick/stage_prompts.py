@@ -135,7 +135,8 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
     through the summary tree up to a checkpoint, and the recent scenes run from there:
     each scene told once. `names`: the book's names it offers for newcomers. With `standing`
     (a book with an outline), where the book stands (context/book_brief.py), pinned, and
-    the beats the plan may name."""
+    the beats the plan may name; when the current beat is the outline's last, the
+    template's `finale` is the arc's ending (the scene ends the book)."""
     gen = session.config.generation
     anchor, count = settled_tick(tick, gen.checkpoint_summary_interval), gen.recent_scenes_count
     recent = scenes.recent(tick - 1, count + tick - 1 - anchor)
@@ -166,9 +167,11 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 story_so_far=so_far, remember=session.remembered,
                                 names=names)
     if standing is not None:
+        current = standing.standing.beat
         briefing = briefing.with_section(standing_section(
             standing, session.counter.count, session.budget("planner").tokens)).with_values(
-            beats=list(standing.choices()))
+            beats=list(standing.choices(ahead=not session.lean)),
+            finale=standing.ending(current.id) if current is not None else "")
     return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 
@@ -176,11 +179,13 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int, int | None], Sequence[Piece]] = (),
                  tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None,
-                 budget: Budget | None = None) -> Built:
+                 budget: Budget | None = None, standing: BookStanding | None = None) -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
     probe in its report. `budget`: a smaller one than the stage's (a request that adds to
-    the prompt: the audit's revision)."""
+    the prompt: the audit's revision). With `standing` (a book with an outline), the
+    writer is told what the plan's beat must make happen, and when it is the outline's
+    last, that the scene ends the book, as the arc's ending says."""
     config = session.config
     budget = budget or session.budget("writer")
     gen = config.generation
@@ -200,7 +205,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words,
-                          ending=session.ending)
+                          ending=session.ending, **beat_of_plan(standing, plan))
     propose = propose_writer(inputs, session.counter, budget.tokens, config.context, gen)
     built = fit_prompt(session, "writer", tick, propose, budget=budget)
     if retrieval is not None:
@@ -212,6 +217,15 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                              flatten(built.messages), [key_tick(k) for k in full])
         built.report["recall"] = probe.to_dict()
     return built
+
+
+def beat_of_plan(standing: BookStanding | None, plan: Plan) -> dict[str, str]:
+    """What the writer is told of the outline: the beat the plan names (its text) and,
+    when it is the outline's last, the arc's ending (`finale`); nothing without one."""
+    beat = standing.beat(plan.beat) if standing is not None else None
+    if standing is None or beat is None:
+        return {}
+    return {"beat": beat.what, "finale": standing.ending(beat.id)}
 
 
 def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]], list[Item]]:

@@ -10,6 +10,7 @@ from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats
 from novel_agent.reports.usage import project_rows
 from novel_agent.story.project import create_project, find_project
+from novel_agent.story.scenes import load_scenes
 from tests.support.clirunner import invoke
 from tests.support.repo import ROOT
 from tests.support.ticking import run_ticks
@@ -141,3 +142,32 @@ def test_stats_and_usage_count_the_same_prompt_tokens(project):
 def test_the_demo_installs_quietly():
     demo = (ROOT / "scripts" / "demo").read_text()
     assert "novel models install --quiet" in demo
+
+
+DEMO_STEPS = ("novel new demo --foundation scripts/demo.yaml", "novel outline -p demo",
+              "novel run -p demo --ticks 3", "novel status -p demo")
+
+
+def test_the_demo_makes_an_outline_and_writes_from_it_and_a_finished_story_stops_it_not(
+        projects_dir):
+    """The demo's commands, in its order, on the offline model: the outline, 3 scenes of it,
+    3 more on a second run, and a run on the finished story says so and exits 0."""
+    demo = (ROOT / "scripts" / "demo").read_text()
+    places = [demo.find(step) for step in DEMO_STEPS]
+    assert -1 not in places and places == sorted(places)
+    invoke("new", "demo", "--foundation", str(ROOT / "scripts" / "demo.yaml"), "--provider",
+           "offline", ok=True)
+    project_yaml = projects_dir / "demo" / "project.yaml"     # the 1.5B's sizes (OUTLINE_AUTO)
+    project_yaml.write_text(project_yaml.read_text() + "outline:\n  chapters: 4\n"
+                            "  beats_per_chapter: 2\n  scenes_per_chapter: 2\n")
+    assert "wrote demo/outline/outline.yaml: 3 acts, 4 chapters, 8 beats, 8 scenes planned" \
+        in invoke("outline", "-p", "demo", ok=True).output
+    for _ in range(2):
+        invoke("run", "-p", "demo", "--ticks", "3", ok=True)
+    scenes = load_scenes(projects_dir / "demo" / "scenes")
+    assert [s.beat for s in scenes] == ["1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]
+    invoke("run", "-p", "demo", "--ticks", "3", ok=True)
+    again = invoke("run", "-p", "demo", "--ticks", "3", ok=True).output
+    assert "the book is finished: 4 chapters, 8 scenes" in again
+    assert "outline     finished: 4 chapters, 8 scenes" in invoke("status", "-p", "demo",
+                                                                   ok=True).output

@@ -101,3 +101,15 @@ def test_the_extractor_is_told_the_planned_beat():
     assert section.pinned and section.text == ("Beat 2.1 of the outline, which this scene was "
                                                "meant to advance: The ledger names the drowned "
                                                "man.")
+
+
+def test_a_beat_begun_is_to_be_finished_and_the_last_chapter_says_the_book_ends_in_it():
+    begun = book_standing(outline(), [scene(1, 1, "1.1", "partly", 3)], "three_act")
+    assert "Current beat 1.1 (tension 3): Mara finds the drowned man's map. (begun in an " \
+           "earlier scene, not finished: finish it in this one)" in standing_forms(begun)[0]
+    assert "last chapter" not in standing_forms(begun)[0]
+    last = book_standing(outline(), [scene(1, 1, "1.1", "done", 3), scene(2, 1, "1.2", "done", 4)],
+                         "three_act")
+    assert standing_forms(last)[0].splitlines()[-2] == \
+        "This is the book's last chapter: its last beat ends the book, as the arc ends: end"
+    assert last.ending("2.1") == "end" and last.ending("1.2") == ""

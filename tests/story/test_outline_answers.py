@@ -62,3 +62,41 @@ def test_a_string_cut_at_its_limit_is_made_whole():
     assert whole("title", title) == "Act I: The lighthouse keeper receives"
     assert whole("title", "The  Drowned Man") == "The Drowned Man"      # not cut: kept
     assert whole("what", "She runs") == "She runs"
+
+
+def test_one_cut_sentence_keeps_its_whole_clauses_and_each_level_its_own_limit():
+    purpose = ("Edda must confront the stranger who claims the map, revealing the truth about "
+               "her husband's death and his love for her, leading to a thrilling confrontation "
+               "and a revelation of the island's古老")
+    assert whole("purpose", purpose.ljust(200, "x")[:200], "chapters") == (
+        "Edda must confront the stranger who claims the map, revealing the truth about her "
+        "husband's death and his love for her.")
+    act = ("Edda searches the island and finds the map hidden in a cave. She learns the stranger "
+           "was her own daughter, lost at sea years ago. Edda sets out to find her daughter and "
+           "resolves the premise by going back to Skerry Light and finding her safe and sound "
+           "at the foot of the lamp, where the map said the room would be, and")[:300]
+    assert len(act) == 300 and whole("summary", act, "acts") == (
+        "Edda searches the island and finds the map hidden in a cave. She learns the stranger "
+        "was her own daughter, lost at sea years ago.")
+    assert whole("summary", act, "arc") == act          # 300 is under the arc's limit: whole
+
+
+def test_a_part_that_repeats_one_already_made_is_a_problem_when_asked():
+    made = [{"title": "Confrontation", "purpose": "Edda confronts the stranger, revealing the "
+                                                  "truth about her husband's death."}]
+    answer = {"chapters": [{"title": "The Cave", "purpose": "Edda finds the cave."},
+                           {"title": "confrontation ", "purpose": "She sails home."},
+                           {"title": "Home", "purpose": "Edda confronts the stranger, revealing "
+                                                        "the truth about her husband's death."}]}
+    with pytest.raises(ModelResponseError) as caught:
+        items_from_json("chapters", answer, 3, taken=made)
+    assert str(caught.value) == (
+        "outline: the chapters answer is unusable: chapters 2: its title repeats an earlier "
+        "one ('confrontation'): write a new one, different from the rest; chapters 3: its "
+        "purpose repeats an earlier one ('Edda confronts the stranger, revealing the truth "
+        "a'): write a new one, different from the rest")
+    assert len(items_from_json("chapters", answer, 3)) == 3          # not asked: it stands
+    twice = {"beats": [{"what": "Edda finds the map in the cave."},
+                       {"what": "Edda finds the map in the cave at last."}]}
+    with pytest.raises(ModelResponseError, match="beats 2: its what repeats"):
+        items_from_json("beats", twice, 2, taken=[])

@@ -86,3 +86,19 @@ def test_the_scenes_say_what_each_chapter_holds_and_each_beats_best_status():
     at = standing(book(), written, status)
     assert (at.chapter.number, at.beat, at.written) == (2, None, 1)
     assert [b.id for b in at.missed] == ["1.2"]
+
+
+def test_a_beat_is_passed_when_the_chapter_has_fewer_scenes_left_than_beats_to_land():
+    """A 1.5B spent each chapter's three scenes on its first beat, and the book's last beat,
+    its ending, would have had no scene: once a chapter holds a scene, a beat not done is
+    passed (missed) when fewer scenes are left, up to the stretch, than beats to land."""
+    two = Outline(Arc("arc", "end"), (Act("I", "", (
+        Chapter(1, "One", scenes=2, beats=(Beat("1.1", "a"), Beat("1.2", "b"))),
+        Chapter(2, "Two", scenes=2, beats=(Beat("2.1", "c"), Beat("2.2", "the end")))),),))
+    assert standing(two, {1: 1}, {"1.1": "partly"}).beat.id == "1.1"     # 2 left, 2 to land
+    stuck = standing(two, {1: 2}, {"1.1": "partly"})                     # 1 left, 2 to land
+    assert (stuck.beat.id, [b.id for b in stuck.missed]) == ("1.2", ["1.1"])
+    last = standing(two, {1: 3, 2: 2}, {"1.2": "done", "2.1": "not"})
+    assert (last.beat.id, last.next_beat, [b.id for b in last.missed]) == ("2.2", None,
+                                                                           ["1.1", "2.1"])
+    assert standing(two, {1: 3, 2: 3}, {"1.2": "done", "2.2": "not"}).finished

@@ -125,3 +125,41 @@ def test_a_book_without_an_outline_is_asked_nothing_of_one(project):
     for path in sorted(project.scenes_dir.iterdir()) + sorted(project.plans_dir.iterdir()):
         text = path.read_text()
         assert not any(f"\n{key}:" in text for key in OUTLINE_KEYS), path.name
+
+
+def test_the_scene_that_lands_the_last_beat_is_told_it_ends_the_book(project):
+    """The planner and the writer of the last beat's scene are told the book ends in it, as
+    the arc's ending says; every writer is told what its beat must make happen; the scenes
+    before the last chapter's hear nothing of the end."""
+    outline_project(project, chapters=2, beats=1, scenes=1)
+    model = ScriptedModel(otherwise=OfflineModel())
+    run_ticks(project, 2, model, offline_seed=0)
+    planners, writers = model.calls("planner"), model.calls("writer")
+    first, last = (json.dumps(p.messages) for p in planners)
+    assert "This is the book's last chapter: its last beat ends the book, as the arc ends: " \
+           "She shuts the door." in last
+    assert "this scene ends the book. In it the ending happens: She shuts the door." in last
+    assert "ends the book" not in first and "last chapter" not in first
+    assert "In this scene this must happen: Beat 1 of chapter 1 happens." in \
+        writers[0].messages[-1]["content"]
+    assert "This is the book's last scene" not in writers[0].messages[-1]["content"]
+    assert "In this scene this must happen: Beat 1 of chapter 2 happens.\nThis is the book's " \
+           "last scene: it ends the story, resolving the premise: She shuts the door." in \
+        writers[-1].messages[-1]["content"]
+
+
+def test_a_small_local_model_is_offered_only_the_current_beat(project):
+    """An embedded 1.5B offered the next beat too took it scene after scene (2.1 before
+    1.2): a lean session's plan may name the current beat only."""
+    outline_project(project, chapters=2, beats=2, scenes=2)
+    model = ScriptedModel(otherwise=OfflineModel(source=None))
+    with reconciled(project), Session.open(project, project.config(),
+                                           make_model=lambda source: model,
+                                           now=lambda: NOW) as session:
+        session.model.provider = "local"
+        model.otherwise = OfflineModel(source=session.source)
+        tick(session)
+    (planner,) = model.calls("planner")
+    assert planner.json_schema["properties"]["beat"]["enum"] == ["1.1"]
+    assert '"beat": the id of the outline\'s beat this scene advances: "1.1", the current ' \
+           'beat.' in planner.messages[0]["content"]

@@ -159,3 +159,66 @@ def test_a_project_s_outline_is_rewritten_and_saved_only_when_it_changed(project
     assert project.outline_file.stat().st_mtime_ns == mtime
     with pytest.raises(Exception, match="there is no chapter 25: the outline has chapters 1–24"):
         regen_slots(first, 25, 3)
+
+
+def test_each_chapter_and_beat_is_told_its_place_and_the_last_the_ending(project):
+    """The first chapter opens with the premise's event, the middle ones move the story on,
+    the last ends it as the arc's ending says; so do the first and last chapters' beats."""
+    model = scripted()
+    with session_on(project, model) as session:
+        make_outline(session, project.story(), SMALL, "three_act")
+    asks = [r.messages[-1]["content"] for r in model.requests]
+    assert "how the story begins (the premise's first event" in asks[0]
+    assert "Chapter 1 opens the book: the premise's first event happens in it" in asks[2]
+    assert "Chapter 2 moves the story on from the chapter before it" in asks[2]
+    assert "Chapter 3, the last, ends the book: She shuts the drawn door for good." in asks[3]
+    assert "The first beat is the premise's first event" in asks[4]
+    assert "ends the book" not in asks[5] and "first beat" not in asks[5]
+    assert "The last beat ends the book: She shuts the drawn door for good." in asks[6]
+
+
+def test_on_a_small_local_model_a_repeated_part_is_sent_back_once(project):
+    """The 1.5B wrote a last chapter that copied the second: asked again, its new answer is
+    taken; a repeat after that stands (an outline with one beats none); elsewhere no
+    repeat is sent back."""
+    model = ScriptedModel()
+    for answer in (ARC, ACTS, chapters("The Drowned Man", "The Drawn Door"),
+                   chapters("The Drawn Door"), chapters("Home"),
+                   beats("Mara finds the map.", "She reads it.", tension=4),
+                   beats("Mara finds the map.", "She steps through."),
+                   beats("Mara finds the map.", "She steps through."),
+                   beats("She steps through."), beats("She climbs the stair.")):
+        model.add("outline", answer)
+    with session_on(project, model) as session:
+        session.model.provider = "local"
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
+    assert [b.what for b in outline.beats()][2:] == [
+        "Mara finds the map.", "She steps through.",            # a repeat after the repair
+        "She climbs the stair.", "She shuts the drawn door for good."]   # (the arc's ending)
+    repair = model.requests[4].messages[-1]["content"]
+    assert "chapters 1: its title repeats an earlier one ('The Drawn Door')" in repair
+    assert "beats 1: its what repeats an earlier one ('She steps through.')" in \
+        model.requests[-1].messages[-1]["content"]
+    assert len(model.requests) == 10
+    again = scripted()
+    again.queues["outline"].insert(3, chapters("The Drawn Door"))   # would be the repair
+    with session_on(project, again) as session:
+        assert [c.title for c in make_outline(session, project.story(), SMALL,
+                                              "three_act").chapters()][-1] == "The Drawn Door"
+
+
+def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project):
+    """The 1.5B's last beat went on with the middle: on an embedded model the last beat is
+    the arc's ending, and the last chapter's call asks only for the beats before it."""
+    model = scripted()
+    model.queues["outline"][-1] = beats("She shuts it.")
+    with session_on(project, model) as session:
+        session.model.provider = "local"
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    assert [b.what for b in outline.chapter(3).beats] == ["She shuts it.",
+                                                         "She shuts the drawn door for good."]
+    last = model.requests[-1]
+    assert last.json_schema["properties"]["beats"]["maxItems"] == 1
+    assert "These beats of the chapter stay as they are: 3.2 She shuts the drawn door for " \
+           "good." in last.messages[-1]["content"]

@@ -80,14 +80,19 @@ class Architect:
 
     def ask(self, level: str, count: int, values: Mapping[str, Any], shown: Outline | None,
             step: OutlineStep, near: int = 0) -> Any:
-        """One call: the answer of `level` for `count` parts, `shown` the outline so far."""
+        """One call: the answer of `level` for `count` parts, `shown` the outline so far.
+        On an embedded local model (the lean session), a part that repeats one of `shown`
+        or another of the answer is sent back once; after the repair it stands (an
+        outline with a repeat beats none)."""
         job = {"level": level, "count": count, "rewrite": self.rewrite, **values}
         self.session.source.story, self.session.source.outline = self.story, job
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
+        strict = iter((self.session.lean,))
         convert: Callable[[dict[str, Any]], Any] = (
-            arc_from_json if level == "arc" else lambda data: items_from_json(level, data, count))
+            arc_from_json if level == "arc" else lambda data: items_from_json(
+                level, data, count, _parts(level, shown) if next(strict, False) else None))
         answer, call = ask_json(self.session.model, STAGE, built.messages, budget.max_output,
                                 schema(level, count), convert,
                                 lambda m: budget.left_after(self.session.counter.count_messages(m)))
@@ -233,7 +238,7 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
             continue
         values = {"numbers": wanted, "numbers_text": numbers_text(wanted), "act": number,
                   "act_name": act.name, "act_summary": act.summary, "total": total,
-                  "last_act": number == len(outline.acts) and total in wanted}
+                  "ending": outline.arc.ending}
         answers = architect.ask("chapters", len(wanted), values, _without(outline, pending),
                                 step, near=wanted[0])
         outline = _with_chapters(outline, {n: replace(
@@ -245,14 +250,18 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
     step = OutlineStep("beats")
     planned = outline.planned_scenes()
     for chapter in outline.chapters():
-        held = slots.get(chapter.number)
+        held = _ended(architect, outline, chapter.number, slots.get(chapter.number))
         count = sum(beat is None for _, beat in held or [])
+        if held and not count:
+            outline = _with_chapters(outline, {chapter.number: replace(
+                chapter, beats=tuple(b for _, b in held if b is not None))})
         if not held or not count:
             continue
         middle = sum(c.scenes for c in outline.chapters() if c.number < chapter.number) \
             + chapter.scenes / 2
         values = {"chapter": chapter.number, "title": chapter.title, "purpose": chapter.purpose,
-                  "total": total, "kept": "; ".join(f"{b.id} {b.what}" for _, b in held if b),
+                  "total": total, "ending": outline.arc.ending,
+                  "kept": "; ".join(f"{b.id} {b.what}" for _, b in held if b),
                   "tension": round(target_tension(architect.curve, middle / max(1, planned)))}
         answers = iter(architect.ask("beats", count, values, _without(outline, {chapter.number}),
                                      step, near=chapter.number))    # (its text is the task's)
@@ -260,6 +269,31 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
         outline = _with_chapters(outline, {chapter.number: replace(chapter, beats=beats)})
     architect.done(step)
     return fill_tensions(outline, architect.curve)
+
+
+def _ended(architect: Architect, outline: Outline, number: int,
+           held: list[tuple[str, Beat | None]] | None) -> list[tuple[str, Beat | None]] | None:
+    """Chapter `number`'s beats to write (`held`), the book's last beat, when it is to be
+    written on an embedded local model, made the arc's ending: the 1.5B, told its last
+    beat ends the book, went on with the middle ("She faces challenges and obstacles
+    along the way"), and the book would have ended there."""
+    chapters = outline.chapters()
+    if not (held and architect.session.lean and chapters and number == chapters[-1].number
+            and held[-1][1] is None and outline.arc.ending):
+        return held
+    beat_id = held[-1][0]
+    return [*held[:-1], (beat_id, Beat(beat_id, outline.arc.ending))]
+
+
+def _parts(level: str, outline: Outline | None) -> list[dict[str, Any]]:
+    """The parts of `level` that `outline` holds, as an answer gives them (for `repeats`)."""
+    if outline is None:
+        return []
+    if level == "acts":
+        return [{"name": a.name, "summary": a.summary} for a in outline.acts]
+    if level == "chapters":
+        return [{"title": c.title, "purpose": c.purpose} for c in outline.chapters()]
+    return [{"what": b.what} for b in outline.beats()]
 
 
 def _beat(beat_id: str, answer: Mapping[str, Any]) -> Beat:
