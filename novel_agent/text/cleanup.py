@@ -41,6 +41,11 @@ _NOTE = re.compile(r"^\W*(?:(?:opened|closed|resolved|still open) loop\b|new (?:
                    r"location):|relationship:|memory on\b|.*\[[a-z0-9]+(?:_[a-z0-9]+)+\])",
                    re.IGNORECASE)      # the planner's tool notes, copied back after the scene
 _LABEL_MAX_WORDS = 12
+# A sentence about the scene or the book rather than in it: the prompt's instruction said
+# back ("In this scene 10 ends as … resolving the premise": the 1.5B on a book's last beat).
+_META = re.compile(r"\b(?:in this scene|this scene (?:ends|begins|opens|closes|shows)|"
+                   r"the (?:book's|story's) (?:premise|ending|last scene)|"
+                   r"resolv\w* the premise|the premise\b)", re.IGNORECASE)
 
 
 def clean_scaffolding(text: str, title: str = "") -> str:
@@ -50,7 +55,8 @@ def clean_scaffolding(text: str, title: str = "") -> str:
     start or end, and leading lines that restate the scene ("Scene 3:", "Title: …",
     the title itself, a lone bold line, a line set as a title: "The Keeper’s Map") or
     trail it ("Word count: 350", the prompt's tool notes copied back: "- Opened loop
-    [the_sailor]: …"). Blank runs collapse to one blank line.
+    [the_sailor]: …"), and every sentence about the scene rather than in it ("In this
+    scene 10 ends as she … resolving the premise."). Blank runs collapse to one blank line.
 
     >>> clean_scaffolding("# Scene 3: The Lamp\\n---\\nMara lit the lamp.\\n---")
     'Mara lit the lamp.'
@@ -60,7 +66,17 @@ def clean_scaffolding(text: str, title: str = "") -> str:
                      or is_scaffold_line(line))]
     lines = _trim(lines, lambda line: _is_leading_scaffold(line, title))
     lines = _trim(lines[::-1], _is_trailing_scaffold)[::-1]
+    lines = [_without_meta(line) for line in lines]
+    lines = _trim(lines[::-1], _is_trailing_scaffold)[::-1]
     return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", "\n".join(lines)).strip()
+
+
+def _without_meta(line: str) -> str:
+    """`line` without its sentences about the scene or the book (_META); a line of prose
+    that has none stays as it was, spacing and all."""
+    if not _META.search(line):
+        return line
+    return " ".join(s for s in sentences(line) if not _META.search(s))
 
 
 def is_scaffold_line(line: str) -> bool:

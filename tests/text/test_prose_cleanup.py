@@ -129,3 +129,13 @@ def test_copied_paragraphs_go_short_ones_and_new_ones_stay():
     again = "The sea was grey and cold, and one boat in the harbour was still tied up."
     assert drop_copied(again, prompt) == ("", 1)
     assert drop_copied(prompt.split("\n", 1)[1], prompt) == ("Yes.", 1)
+
+
+def test_a_sentence_about_the_scene_or_the_premise_goes_and_the_prose_around_it_stays():
+    # the 1.5B's last scene of a book, told the scene resolves the premise
+    answer = ("Edda climbed the stair to the lamp room.\n\nShe opened the door. In this "
+              "scene 10 ends as Edda returns to Skerry Light, resolving the premise by "
+              "returning with her daughter.\n\nThis scene ends the book.")
+    assert clean_scaffolding(answer) == "Edda climbed the stair to the lamp room.\n\nShe opened the door."
+    prose = "The scene at the quay was worse than she feared. Nobody spoke of it."
+    assert clean_scaffolding(prose) == prose          # "the scene" in the story stays
