@@ -190,14 +190,18 @@ class Words:
         `beats` to write): written anew, the first beat taking up the first new thread."""
         numbers, total = list(job.get("numbers") or []), int(job.get("total") or 1)
         counts, taken = list(job.get("beats") or []), list(job.get("threads") or [])
+        # each checkpoint's revision writes other titles and beats than the one before it
+        # (which a later one rewrites), or a second revision would give the rest as it was
+        shift = int(numbers[0]) if numbers else 0
         chapters = []
         for number, count in zip(numbers, counts):
-            before = phase_place(number, total) * count
+            before = phase_place(number, total) * count + shift
             beats = [{"what": self.beat(number, total, before + k)} for k in range(count)]
             if taken and beats:
                 beats[0] = {"what": f"{self.first} takes up the thread of "
                                     f"{' '.join(str(taken.pop(0)).split()[:24])}."}
-            chapters.append({**self.chapter(number, total), "beats": beats})
+            chapters.append({**self.chapter(number, total), "title": self.title(
+                number + 64 + shift), "beats": beats})
         return chapters
 
     def say(self, line: str, chapter: int, k: int) -> str:

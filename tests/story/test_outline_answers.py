@@ -3,9 +3,12 @@ problem of an answer named, tensions read leniently, strings a length limit cut 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from novel_agent.errors import ModelResponseError
+from novel_agent.models.offline_outline import outline_answer
 from novel_agent.story.outline_answers import (
     arc_from_json,
     items_from_json,
@@ -100,3 +103,16 @@ def test_a_part_that_repeats_one_already_made_is_a_problem_when_asked():
                        {"what": "Edda finds the map in the cave at last."}]}
     with pytest.raises(ModelResponseError, match="beats 2: its what repeats"):
         items_from_json("beats", twice, 2, taken=[])
+
+
+def test_the_offline_revision_at_each_checkpoint_writes_the_rest_anew():
+    # told no thread (a server reads none from the prompt), a revision at chapter 4 must
+    # still differ from the one at chapter 3 for chapters 4 to 6, or it is "the rest as it was"
+    story = SimpleNamespace(name="keeper", protagonist="Mara Quill", premise="A keeper finds a map.")
+    def revision(numbers):
+        return outline_answer(0, story, {"level": "revise", "rewrite": True, "numbers": numbers,
+                                         "beats": [2] * len(numbers), "total": 6})["chapters"]
+    third, fourth = revision([3, 4, 5, 6]), revision([4, 5, 6])
+    assert all(a != b for a, b in zip(third[1:], fourth))
+    titles = [c["title"] for c in fourth] + [c["title"] for c in third[:1]]
+    assert len(set(titles)) == len(titles)

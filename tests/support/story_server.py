@@ -137,11 +137,20 @@ def outline_job(schema: dict, user: str) -> dict:
     total = max(said, default=count)
     if level == "chapters" and "beats" in items.get("items", {}).get("properties", {}):
         most = int(items["items"]["properties"]["beats"].get("maxItems") or 1)
-        numbers = sorted(set(said))[-count:] if len(set(said)) >= count else \
-            list(range(1, count + 1))
+        numbers = asked_numbers(user) or list(range(1, count + 1))
         return {"level": "revise", "rewrite": True, "count": count, "numbers": numbers,
                 "beats": [most] * count, "total": max(total, *numbers), "threads": []}
     job = {"level": level, "count": count, "total": total}
     if level == "beats":
         job["chapter"] = said[-1] if said else 1
     return job
+
+
+def asked_numbers(user: str) -> list[int]:
+    """The chapters a revision asks for, as its prompt names them ("write chapters 5 to 8
+    anew", "chapters 5, 7 and 8", "chapter 5"): tick/stages/outline.py's numbers_text."""
+    found = re.search(r"write chapters? (\d+(?:(?:, | and | to )\d+)*) anew", user)
+    if not found:
+        return []
+    said = [int(n) for n in re.findall(r"\d+", found.group(1))]
+    return list(range(said[0], said[-1] + 1)) if " to " in found.group(1) else said
