@@ -33,7 +33,8 @@ _PROMPT_LABEL = re.compile(r"^\W*(?:title|scene title|scene intention|intention|
                            r"author's note|steer|premise|genre|tone|setting|protagonist|"
                            r"style guide|notes? from the planner's tools)\s*:", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^\s*(?:[-+*•](?!\s*[-*_])|\d{1,2}[.)])\s+\S")   # not "* * *"
-_NUMBERED = re.compile(r"^\W*(?:scene|chapter|part)\s+(?:\d+|[ivxlc]+)\W*$", re.IGNORECASE)
+_NUMBERED = re.compile(r"^\W*(?:scene|chapter|part)\s+(?:\d+|[ivxlc]+)"
+                       r"(?:\s+(?:continues|continued|begins))?\W*$", re.IGNORECASE)
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)[^*_]+\1\s*$")
 _TRAILER = re.compile(r"^\W*(?:word count\W*\d+|\d+\s+words|end of (?:the )?scene\b.*|"
                       r"the end|\(?continued\)?)\W*$", re.IGNORECASE)

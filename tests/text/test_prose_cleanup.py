@@ -29,6 +29,7 @@ def test_scaffolding_around_a_scene_is_removed_and_the_scene_kept():
     "Scene 3:", "SCENE 3 — The Lamp", "Scene 12", "Chapter IV.", "## The Lamp",
     "Title: The Lamp", "*** ", "- - -", "POV: Mara", "The Drowned Man's Map",
     "**The Drowned Man's Map**", "The Keeper’s Map", "Scene 3 - The Lost Room",
+    "Scene 1 continues...",   # the 1.5B, opening a story
 ])
 def test_each_kind_of_leading_line_goes(leading):
     assert clean_scaffolding(f"{leading}\n\n{PROSE}", title="The Drowned Man's Map") == PROSE
