@@ -14,6 +14,7 @@ book's last chapter as a copy of its second, title, purpose and beats). Pure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -78,8 +79,10 @@ def items_from_json(level: str, data: dict[str, Any], count: int,
             continue
         missing = [k for k in FIELDS[level] if k != "tension" and not _said(item.get(k))]
         problems += [f"{level} {number}: '{k}' must be text" for k in missing]
-        out.append({k: whole(k, item[k], level) for k in FIELDS[level] if k != "tension" and k not in missing}
-                   | ({"tension": tension(item.get("tension"))} if level == "beats" else {}))
+        said = {k: whole(k, item[k], level) for k in FIELDS[level]
+                if k != "tension" and k not in missing}
+        out.append(said | (beat_said(said.get("what", ""), item.get("tension"))
+                           if level == "beats" else {}))
     if not problems and taken is not None:
         problems = repeats(level, out, taken)
     if problems:
@@ -111,6 +114,25 @@ def repeats(level: str, items: Sequence[Mapping[str, Any]],
                                 f"({said[:50]!r}): write a new one, different from the rest")
         before.append(dict(item))
     return problems
+
+
+_SAID_TENSION = re.compile(r"\s*\(tension:? (\d+)\)\s*\.?\s*$", re.IGNORECASE)
+
+
+def beat_said(what: str, given: Any) -> dict[str, Any]:
+    """A beat's {what, tension}, a "(tension 4)" the model wrote at the end of its text (the
+    prompt's own way of showing a beat, copied by the 1.5B) taken off it, and taken as its
+    tension when it gave none.
+
+    >>> beat_said("Edda finds the map. (tension 4)", None)
+    {'what': 'Edda finds the map.', 'tension': 4}
+    """
+    found = _SAID_TENSION.search(what)
+    if found and what[:found.start()].strip():
+        said = tension(given)
+        return {"what": what[:found.start()].strip(),
+                "tension": said if said is not None else tension(found.group(1))}
+    return {"what": what, "tension": tension(given)}
 
 
 def tension(value: Any) -> int | None:

@@ -21,7 +21,7 @@ from typing import Any
 from novel_agent.errors import ModelResponseError
 from novel_agent.story.drift import Drift
 from novel_agent.story.outline import Beat, Chapter, Outline
-from novel_agent.story.outline_answers import FIELDS, STAGE, tension, whole
+from novel_agent.story.outline_answers import FIELDS, STAGE, beat_said, whole
 from novel_agent.story.scenes import Scene
 
 Slots = Mapping[int, Sequence[tuple[str, Beat | None]]]   # chapter -> its beats, kept or None
@@ -69,8 +69,7 @@ def revision_from_json(data: dict[str, Any], slots: Slots) -> list[dict[str, Any
         if not missing:
             out.append({"title": whole("title", item["title"]),
                         "purpose": whole("purpose", item["purpose"]),
-                        "beats": [{"what": whole("what", b["what"]),
-                                   "tension": tension(b.get("tension"))}
+                        "beats": [beat_said(whole("what", b["what"]), b.get("tension"))
                                   for b in beats[:wanted[number]]]})
     if problems:
         raise ModelResponseError(f"{STAGE}: the revision is unusable: {'; '.join(problems[:6])}",

@@ -116,3 +116,12 @@ def test_the_offline_revision_at_each_checkpoint_writes_the_rest_anew():
     assert all(a != b for a, b in zip(third[1:], fourth))
     titles = [c["title"] for c in fourth] + [c["title"] for c in third[:1]]
     assert len(set(titles)) == len(titles)
+
+
+def test_a_tension_written_into_a_beats_text_is_taken_off_it_and_read():
+    # the 1.5B's revision copied the prompt's "… (tension 4)" into a beat's text
+    beats = items_from_json("beats", {"beats": [
+        {"what": "Edda embarks on a journey to find the map. (tension 4)"},
+        {"what": "She reads the map aloud (tension: 6).", "tension": 8}]}, 2)
+    assert beats == [{"what": "Edda embarks on a journey to find the map.", "tension": 4},
+                     {"what": "She reads the map aloud", "tension": 8}]

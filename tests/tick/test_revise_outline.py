@@ -65,6 +65,7 @@ def test_a_book_that_drifts_every_chapter_is_revised_once_a_checkpoint_and_still
     assert after != planned and after.chapter(1) == planned.chapter(1)
     assert [c.scenes for c in after.chapters()] == [c.scenes for c in planned.chapters()]
     assert all(b.id in {x.id for x in after.beats()} for b in planned.beats())
+    assert after.beats()[-1] == planned.beats()[-1]       # the ending stays where it was
 
 
 def test_a_revision_keeps_locked_parts(project):

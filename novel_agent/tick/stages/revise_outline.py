@@ -71,8 +71,12 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     drift = measure(outline, scenes, memory.loops, chapter, config.revise_every)
     if not drift.drifted:
         return []
+    # the book's last beat, its ending, stays: a revision changes the road, not where it ends
+    # (the 1.5B, asked to revise the last chapter, wrote "She faces challenges and obstacles
+    # along the way" over the arc's ending)
+    ending = [b.id for b in outline.beats()[-1:]]
     slots = regen_slots(outline, chapter, config.sizes(session.lean).beats,
-                        keep=landed(scenes))
+                        keep=[*landed(scenes), *ending])
     at = f"at chapter {chapter}: {drift.line()}"
     if not slots:
         return [f"the outline was not revised {at}: the rest of it is locked or landed"]
