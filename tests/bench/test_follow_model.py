@@ -118,10 +118,11 @@ def test_a_beat_only_partly_done_is_landed_once_the_chapters_room_is_used_up(pro
     outline_project(project, chapters=3, beats=2, scenes=2)
     ticked_to_the_end(project, lambda source: FollowModel(source=source, partly=1.0, opens=0))
     scenes = load_scenes(project.scenes_dir)
-    # room 2, then 1: partly; then the room is used up: done, and the chapter's stretch
-    # (3 scenes) is spent, so the book goes on to chapter 2 with beat 1.2 missed
+    # room 2, then 1: partly; then one scene is left of the chapter's stretch (3) and two
+    # beats to land, so 1.1 is passed (missed) and the room used up: 1.2 is landed, done,
+    # and the book goes on to chapter 2
     assert [(s.chapter, s.beat, s.beat_status) for s in scenes][:4] == [
-        (1, "1.1", "partly"), (1, "1.1", "partly"), (1, "1.1", "done"), (2, "2.1", "partly")]
+        (1, "1.1", "partly"), (1, "1.1", "partly"), (1, "1.2", "done"), (2, "2.1", "partly")]
 
 
 def test_it_opens_loops_outside_the_final_act_and_resolves_every_one_by_the_end(project):

@@ -110,6 +110,6 @@ def test_a_beat_begun_is_to_be_finished_and_the_last_chapter_says_the_book_ends_
     assert "last chapter" not in standing_forms(begun)[0]
     last = book_standing(outline(), [scene(1, 1, "1.1", "done", 3), scene(2, 1, "1.2", "done", 4)],
                          "three_act")
-    assert standing_forms(last)[0].splitlines()[-2] == \
-        "This is the book's last chapter: its last beat ends the book, as the arc ends: end"
+    assert "This is the book's last chapter: its last beat ends the book, as the arc ends: " \
+        "end" in standing_forms(last)[0].splitlines()
     assert last.ending("2.1") == "end" and last.ending("1.2") == ""
