@@ -22,10 +22,11 @@ import argparse
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from novel_agent.models.offline import OfflineModel, StorySource
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import TickResult, tick
@@ -61,15 +62,20 @@ def book(folder: Path, offline: bool, window: int, preset: str, name: str = "str
         "protagonist": "Mara Quill"}, config=config)
 
 
+def stress(source: StorySource | None) -> OfflineModel:
+    return StressModel(source=source)
+
+
 @contextmanager
-def opened(project: Project, offline: bool) -> Iterator[Session]:
-    """A session on `project`: in-process, or through a test server of its own."""
+def opened(project: Project, offline: bool,
+           make: Callable[[StorySource | None], OfflineModel] = stress) -> Iterator[Session]:
+    """A session on `project` answered by the model `make` makes (the stress model):
+    in-process, or through a test server of its own."""
     if offline:
-        with reconciled(project), Session.open(project, project.config(),
-                                   make_model=lambda source: StressModel(source=source)) as s:
+        with reconciled(project), Session.open(project, project.config(), make_model=make) as s:
             yield s
         return
-    server = StoryServer(project, model=StressModel(source=None))
+    server = StoryServer(project, model=make(None))
     try:
         with FakeOpenAIServer(server) as fake:
             config = project.config(flags={"llm.base_url": fake.base_url})

@@ -34,11 +34,11 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.long_run import opened
 from novel_agent.config.settings import CURVES
 from novel_agent.errors import BookFinishedError
 from novel_agent.history.hooks import after_outline, history_of
@@ -47,14 +47,10 @@ from novel_agent.story.book_standing import read_standing, tension_course
 from novel_agent.story.memory import load_memory
 from novel_agent.story.outline import Outline, load_outline
 from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.tick.pipeline import tick
-from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import new_outline
-from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.follow_model import FollowModel
-from tests.support.story_server import StoryServer
 from tests.support.stress_model import StressModel
 
 MakeModel = Callable[[StorySource | None], OfflineModel]
@@ -83,28 +79,10 @@ def book(folder: Path, name: str, offline: bool, chapters: int, scenes: int,
 
 def outlined(project: Project, make: MakeModel) -> Outline:
     """The book's outline made as `novel outline` makes it, and its history entry."""
-    with reconciled(project), Session.open(project, project.config(), make_model=make) as s:
+    with opened(project, True, make) as s:         # in-process, as the CLI makes it
         outline = new_outline(s)
         after_outline(project, f"outline made: {outline.describe()}", now=s.now)
     return outline
-
-
-@contextmanager
-def opened(project: Project, offline: bool, make: MakeModel) -> Iterator[Session]:
-    """A session on `project`: in-process, or through a test server of its own."""
-    if offline:
-        with reconciled(project), Session.open(project, project.config(), make_model=make) as s:
-            yield s
-        return
-    server = StoryServer(project, model=make(None))
-    try:
-        with FakeOpenAIServer(server) as fake:
-            config = project.config(flags={"llm.base_url": fake.base_url})
-            with reconciled(project), Session.open(project, config,
-                                                   {"OPENAI_API_KEY": "sk-test"}) as s:
-                yield s
-    finally:
-        server.close()
 
 
 @dataclass
