@@ -156,8 +156,9 @@ class OutlineSizes(NamedTuple):
 CURVES = ("three_act", "five_act", "rising", "serial")   # story/curves.py draws each one
 REVISE_MODES = ("auto", "off")     # outline.revise: tick/stages/revise_outline.py
 # The sizes an outline is made at when its keys are 0: (a served model's, an embedded
-# local model's). A 1.5B keeps a short story whole: 3 acts, 4 chapters, 8 beats, 8 scenes.
-OUTLINE_AUTO = {"chapters": (24, 4), "beats_per_chapter": (3, 2), "scenes_per_chapter": (4, 2)}
+# local model's). A 1.5B keeps a short story whole: 3 acts, a chapter each, 6 beats, 6 scenes
+# (at most 9 with each chapter's stretch; 4 chapters of 2 scenes ran to 12, past a short story).
+OUTLINE_AUTO = {"chapters": (24, 3), "beats_per_chapter": (3, 2), "scenes_per_chapter": (4, 2)}
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class OutlineConfig:
     # three_act | five_act | rising | serial (a beat the model gives none takes it).
     curve: str = "three_act"
     acts: int = 3                   # acts (or parts) `novel outline` makes
-    chapters: int = 0               # chapters in all; 0 = 24, or 4 on an embedded local model
+    chapters: int = 0               # chapters in all; 0 = 24, or 3 on an embedded local model
     beats_per_chapter: int = 0      # beats of each chapter; 0 = 3, or 2 on an embedded local model
     # A chapter's target length in scenes; 0 = 4, or 2 on an embedded local model.
     scenes_per_chapter: int = 0

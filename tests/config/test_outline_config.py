@@ -3,10 +3,13 @@ local model when left at 0), each value checked with the file and line that set 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from novel_agent.config.settings import OutlineConfig, OutlineSizes, load_config, load_yaml_layer
 from novel_agent.errors import ConfigError
+from novel_agent.story.outline_standing import STRETCH
 
 
 def test_sizes_left_at_0_are_a_novel_s_or_a_short_story_s_on_an_embedded_model():
@@ -15,8 +18,10 @@ def test_sizes_left_at_0_are_a_novel_s_or_a_short_story_s_on_an_embedded_model()
     assert (outline.revise, outline.revise_every) == ("auto", 1)
     assert outline.sizes(small=False) == OutlineSizes(acts=3, chapters=24, beats=3, scenes=4)
     small = outline.sizes(small=True)
-    assert small == OutlineSizes(acts=3, chapters=4, beats=2, scenes=2)
-    assert 6 <= small.chapters * small.beats <= 12          # a 1.5B keeps it whole
+    assert small == OutlineSizes(acts=3, chapters=3, beats=2, scenes=2)
+    # a short story of 6 to 10 scenes, each chapter's stretch included (a 1.5B keeps it whole)
+    longest_book = small.chapters * math.floor(small.scenes * STRETCH)
+    assert 6 <= small.chapters * small.scenes and longest_book <= 10
 
 
 def test_sizes_set_are_taken_and_never_fewer_chapters_than_acts():
