@@ -15,6 +15,7 @@ from novel_agent.story.curves import beat_position, target_tension
 from novel_agent.story.outline import load_outline, parse_outline, render_outline
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import (
+    beat_role,
     make_outline,
     new_outline,
     regen_outline,
@@ -222,3 +223,29 @@ def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project
     assert last.json_schema["properties"]["beats"]["maxItems"] == 1
     assert "These beats of the chapter stay as they are: 3.2 She shuts the drawn door for " \
            "good." in last.messages[-1]["content"]
+
+
+def test_on_a_small_local_model_each_beat_is_told_what_it_does_for_the_story(project):
+    """The 1.5B, asked for a chapter's beats, told the ending in the middle chapter and then
+    again: on an embedded model each beat is told its part of the story's shape, the
+    premise's first event to the climax, none the ending before the last; a served model
+    is told none (it plans its own)."""
+    model = scripted()
+    with session_on(project, model) as session:
+        session.model.provider = "local"
+        make_outline(session, project.story(), SMALL, "three_act")
+    first, middle, last = (r.messages[-1]["content"] for r in model.requests[-3:])
+    assert "1. The premise's first event, as the premise tells it. 2. The protagonist " \
+           "chooses to find out" in first
+    assert "1. A discovery: a clue to the premise's question" in middle
+    assert "2. A danger or a reversal" in middle
+    assert "1. The climax: the protagonist faces the heart of the premise" in last
+    assert "2." not in last.split("What each beat does")[1].split("None of them")[0]
+    assert [beat_role(i, 6).split(":")[0] for i in range(6)] == [
+        "the premise's first event, as the premise tells it",
+        "the protagonist chooses to find out", "a discovery", "a danger or a reversal",
+        "the climax", "the ending"]
+    served = scripted()
+    with session_on(project, served) as session:
+        make_outline(session, project.story(), SMALL, "three_act")
+    assert all("What each beat does" not in r.messages[-1]["content"] for r in served.requests)

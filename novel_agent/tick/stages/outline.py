@@ -249,6 +249,9 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
     architect.done(step)
     step = OutlineStep("beats")
     planned = outline.planned_scenes()
+    places = [beat_id for c in outline.chapters()     # the book's beats' ids, in order
+              for beat_id in ([i for i, _ in slots[c.number]] if c.number in slots
+                              else [b.id for b in c.beats])]
     for chapter in outline.chapters():
         held = _ended(architect, outline, chapter.number, slots.get(chapter.number))
         count = sum(beat is None for _, beat in held or [])
@@ -262,13 +265,35 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
         values = {"chapter": chapter.number, "title": chapter.title, "purpose": chapter.purpose,
                   "total": total, "ending": outline.arc.ending,
                   "kept": "; ".join(f"{b.id} {b.what}" for _, b in held if b),
-                  "tension": round(target_tension(architect.curve, middle / max(1, planned)))}
+                  "tension": round(target_tension(architect.curve, middle / max(1, planned))),
+                  "roles": [beat_role(places.index(beat_id), len(places))
+                            for beat_id, beat in held if beat is None]
+                  if architect.session.lean else []}
         answers = iter(architect.ask("beats", count, values, _without(outline, {chapter.number}),
                                      step, near=chapter.number))    # (its text is the task's)
         beats = tuple(beat or _beat(beat_id, next(answers)) for beat_id, beat in held)
         outline = _with_chapters(outline, {chapter.number: replace(chapter, beats=beats)})
     architect.done(step)
     return fill_tensions(outline, architect.curve)
+
+
+def beat_role(index: int, total: int) -> str:
+    """What the book's beat `index` (0-based, of `total`) does for a short story's shape,
+    for a small model that is told it beat by beat (an embedded 1.5B, asked for a
+    chapter's beats, told the ending in the middle of the book and then again): the
+    premise's first event, the choice to find out, discoveries in the first half and
+    dangers in the second, the climax where the answer is found, the ending. Pure."""
+    if index == 0:
+        return "the premise's first event, as the premise tells it"
+    if index == total - 1:
+        return "the ending: the premise's answer told plainly, and what it changes"
+    if index == total - 2:
+        return "the climax: the protagonist faces the heart of the premise and finds its answer"
+    if index == 1:
+        return "the protagonist chooses to find out: a first step toward the premise's answer"
+    if index / max(1, total - 1) < 0.5:
+        return "a discovery: a clue to the premise's question comes out, and a new question with it"
+    return "a danger or a reversal: finding out costs the protagonist, or someone stands in the way"
 
 
 def _ended(architect: Architect, outline: Outline, number: int,
