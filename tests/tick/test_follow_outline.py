@@ -6,6 +6,7 @@ is corrected, never a crash; and a book without an outline is asked nothing of i
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -143,9 +144,31 @@ def test_the_scene_that_lands_the_last_beat_is_told_it_ends_the_book(project):
     assert "In this scene this must happen: Beat 1 of chapter 1 happens." in \
         writers[0].messages[-1]["content"]
     assert "This is the book's last scene" not in writers[0].messages[-1]["content"]
-    assert "In this scene this must happen: Beat 1 of chapter 2 happens.\nThis is the book's " \
-           "last scene: it ends the story, resolving the premise: She shuts the door." in \
-        writers[-1].messages[-1]["content"]
+    task = writers[-1].messages[-1]["content"].split("## Scene 2")[1]
+    assert "In this scene this must happen: Beat 1 of chapter 2 happens.\n" in task
+    assert task.endswith("This is the book's last scene: it ends the story, resolving the "
+                         "premise: She shuts the door. Close it; leave no question open.\n"
+                         "Write scene 2 now, 200 to 400 words of prose.")
+
+
+def test_the_last_scene_is_told_its_ending_once_and_last(project):
+    """The 1.5B's last scene was told its ending three times (the plan's intention, the beat,
+    the ending: the same sentence) and then to go on from the scene before; it went on and
+    never ended: the ending is said once, the last thing asked (after any going on)."""
+    outline = short_outline(chapters=2, beats=1, scenes=1)
+    last = replace(outline.beats()[-1], what=outline.arc.ending)
+    save_outline(project.outline_file, replace(outline, acts=tuple(replace(a, chapters=tuple(
+        replace(c, beats=(last,)) if c.number == 2 else c for c in a.chapters))
+        for a in outline.acts)))
+    model = ScriptedModel(otherwise=OfflineModel())
+    run_ticks(project, 1, model, offline_seed=0)
+    plan = {"title": "The Door", "intention": "She shuts the door.", "pov": "Mara",
+            "location": "the lighthouse", "characters": ["Mara"], "tool_calls": [], "beat": "2.1"}
+    model.add("planner", plan)
+    run_ticks(project, 1, model, offline_seed=0)
+    task = model.calls("writer")[-1].messages[-1]["content"].split("## Scene 2")[1]
+    assert task.count("She shuts the door.") == 1
+    assert task.split("\n")[-2].startswith("This is the book's last scene")     # asked last
 
 
 def test_a_small_local_model_is_offered_only_the_current_beat(project):
