@@ -137,9 +137,11 @@ def standing_forms(at: BookStanding) -> tuple[str, ...]:
             lines.append("OVERDUE, not done with the chapter's room used up: "
                          + "; ".join(_beat(b, words) for b in s.overdue))
         if chapter.number == outline.chapters()[-1].number:
+            told = {b.what.strip() for b in (s.beat, s.next_beat) if b is not None}
             lines.append("This is the book's last chapter: its last beat ends the book"
                          + (f", as the arc ends: {_cut(outline.arc.ending, words)}"
-                            if outline.arc.ending else "."))
+                            if outline.arc.ending and outline.arc.ending.strip() not in told
+                            else "."))
         lines.append(pacing_line(at))
         lines += [*due_lines(at, words), payoff_line(at)]
         return "\n".join(lines)

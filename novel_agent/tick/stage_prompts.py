@@ -171,7 +171,9 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
         briefing = briefing.with_section(standing_section(
             standing, session.counter.count, session.budget("planner").tokens)).with_values(
             beats=list(standing.choices(ahead=not session.lean)),
-            finale=standing.ending(current.id) if current is not None else "")
+            finale=standing.ending(current.id) if current is not None else "",
+            finale_is_beat=current is not None and standing.ending(current.id).strip()
+            == current.what.strip())
     return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
 
 

@@ -154,7 +154,9 @@ def test_the_scene_that_lands_the_last_beat_is_told_it_ends_the_book(project):
 def test_the_last_scene_is_told_its_ending_once_and_last(project):
     """The 1.5B's last scene was told its ending three times (the plan's intention, the beat,
     the ending: the same sentence) and then to go on from the scene before; it went on and
-    never ended: the ending is said once, the last thing asked (after any going on)."""
+    never ended: the ending is said once, the last thing asked (after any going on). Its
+    planner, told it three times too (the current beat, the last chapter's line, the
+    finale), is told it once, as the current beat."""
     outline = short_outline(chapters=2, beats=1, scenes=1)
     last = replace(outline.beats()[-1], what=outline.arc.ending)
     save_outline(project.outline_file, replace(outline, acts=tuple(replace(a, chapters=tuple(
@@ -169,6 +171,9 @@ def test_the_last_scene_is_told_its_ending_once_and_last(project):
     task = model.calls("writer")[-1].messages[-1]["content"].split("## Scene 2")[1]
     assert task.count("She shuts the door.") == 1
     assert task.split("\n")[-2].startswith("This is the book's last scene")     # asked last
+    planner = model.calls("planner")[-1].messages[-1]["content"]     # its planner: once too
+    assert planner.count("She shuts the door.") == 1
+    assert "In it the current beat, the ending, happens." in planner
 
 
 def test_a_small_local_model_is_offered_only_the_current_beat(project):
