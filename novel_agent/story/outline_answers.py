@@ -37,12 +37,18 @@ FIELDS: dict[str, dict[str, dict[str, Any]]] = {
     "beats": {"what": _text(200, 8), "tension": {"type": "integer", "minimum": 0, "maximum": 10}},
 }
 ARC_FIELDS = {"summary": _text(400, 12), "ending": _text(300, 12)}
+# Asked of a small model first, so that its ending answers something: the question the
+# premise leaves open (an embedded 1.5B's endings answered none: "she goes on keeping the
+# light"). A scaffold: the outline keeps the ending that answers it, not the question.
+QUESTION_FIELD = {"question": _text(200, 8)}
 
 
-def schema(level: str, count: int = 1) -> dict[str, Any]:
-    """The JSON schema of a `level` answer holding `count` items (the arc: one of it)."""
+def schema(level: str, count: int = 1, *, question: bool = False) -> dict[str, Any]:
+    """The JSON schema of a `level` answer holding `count` items (the arc: one of it; with
+    `question`, the premise's open question first)."""
     if level == "arc":
-        return {"type": "object", "properties": ARC_FIELDS, "required": list(ARC_FIELDS)}
+        fields = {**QUESTION_FIELD, **ARC_FIELDS} if question else ARC_FIELDS
+        return {"type": "object", "properties": fields, "required": list(fields)}
     fields = FIELDS[level]
     required = [k for k in fields if k != "tension"]     # the curve gives a tension left out
     return {"type": "object", "required": [level], "properties": {level: {

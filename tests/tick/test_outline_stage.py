@@ -249,3 +249,25 @@ def test_on_a_small_local_model_each_beat_is_told_what_it_does_for_the_story(pro
     with session_on(project, served) as session:
         make_outline(session, project.story(), SMALL, "three_act")
     assert all("What each beat does" not in r.messages[-1]["content"] for r in served.requests)
+
+
+def test_on_a_small_local_model_the_arc_first_says_the_question_its_ending_answers(project):
+    """The 1.5B's endings answered nothing the premise asked ("she goes on keeping the
+    light"): on an embedded model the arc's answer says the premise's open question first
+    and its ending answers it; the outline keeps the ending, not the question; a served
+    model's arc is asked as before."""
+    model = scripted()
+    model.queues["outline"][0] = {"question": "What is the drawn room?", **ARC}
+    with session_on(project, model) as session:
+        session.model.provider = "local"
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    arc = model.requests[0]
+    assert list(arc.json_schema["properties"])[0] == "question"
+    assert arc.json_schema["required"] == ["question", "summary", "ending"]
+    assert '"ending", one or two sentences that answer the question plainly' in \
+        arc.messages[-1]["content"]
+    assert outline.arc.ending == ARC["ending"]
+    served = scripted()
+    with session_on(project, served) as session:
+        make_outline(session, project.story(), SMALL, "three_act")
+    assert "question" not in served.requests[0].json_schema["properties"]

@@ -84,7 +84,8 @@ class Architect:
         On an embedded local model (the lean session), a part that repeats one of `shown`
         or another of the answer is sent back once; after the repair it stands (an
         outline with a repeat beats none)."""
-        job = {"level": level, "count": count, "rewrite": self.rewrite, **values}
+        job = {"level": level, "count": count, "rewrite": self.rewrite,
+               "question": self.session.lean, **values}
         self.session.source.story, self.session.source.outline = self.story, job
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
@@ -94,7 +95,7 @@ class Architect:
             arc_from_json if level == "arc" else lambda data: items_from_json(
                 level, data, count, _parts(level, shown) if next(strict, False) else None))
         answer, call = ask_json(self.session.model, STAGE, built.messages, budget.max_output,
-                                schema(level, count), convert,
+                                schema(level, count, question=self.session.lean), convert,
                                 lambda m: budget.left_after(self.session.counter.count_messages(m)))
         step.add(call, count)
         return answer
