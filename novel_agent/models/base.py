@@ -9,11 +9,16 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a call consumed, as the provider reported them (0 when unknown)."""
+    """Tokens a call consumed, as the provider reported them (0 when unknown).
+
+    `cached_tokens` and `cache_write_tokens` are part of `prompt_tokens`: the prompt's
+    tokens read from the provider's prompt cache, and those written to it (Anthropic
+    bills a write above the input price)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -29,6 +34,10 @@ class Request:
     `max_words`: a streaming model stops reading the answer once it has more words than
     this (the caller cuts it to a sentence within them: what would follow goes unread and
     unwritten); its finish_reason is then WORDS. A model that does not stream ignores it.
+    `stable_prefix`: how many characters at the start of the first user message stay
+    the same from tick to tick until the next checkpoint (0: none known), where a
+    provider with an explicit prompt cache puts its breakpoint (Anthropic's
+    cache_control); the others ignore it.
     """
 
     stage: str
@@ -40,6 +49,7 @@ class Request:
     grammar: str | None = None
     stop: tuple[str, ...] = ()
     max_words: int = 0
+    stable_prefix: int = 0
 
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
