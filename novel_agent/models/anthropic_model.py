@@ -41,7 +41,7 @@ except ImportError:             # pragma: no cover - depends on the installed SD
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 NO_KEY = "not-needed"    # a proxy that wants no key; the SDK wants a string

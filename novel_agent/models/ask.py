@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from novel_agent.errors import ModelResponseError
@@ -44,6 +44,28 @@ class StageCall:
     @property
     def cached_tokens(self) -> int:
         return sum(c.usage.cached_tokens for c in self.completions)
+
+
+class StablePrefix:
+    """A model whose requests say where their prompt's stable prefix ends
+    (Request.stable_prefix): every request a stage makes from one prompt (a repair, a
+    continuation, the scene asked anew) begins with that prompt's first user message."""
+
+    def __init__(self, model: ChatModel, chars: int):
+        self.model, self.chars = model, chars
+
+    def describe(self) -> str:
+        return self.model.describe()
+
+    def complete(self, request: Request) -> Completion:
+        return self.model.complete(replace(request, stable_prefix=request.stable_prefix
+                                           or self.chars))
+
+
+def keeping_prefix(model: ChatModel, chars: int) -> ChatModel:
+    """`model`, its requests told that the first `chars` characters of their first user
+    message stay the same from tick to tick (see StablePrefix; as it is when 0)."""
+    return StablePrefix(model, chars) if chars > 0 else model
 
 
 def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],

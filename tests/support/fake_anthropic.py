@@ -6,9 +6,10 @@ content_block_start/delta/stop, message_delta with the usage, message_stop), and
 records every request it receives (method, path, headers with lower-case names,
 json body), so a test can see where `cache_control` sat. It checks what the real API
 refuses (a role other than user or assistant, an empty text block, more than four
-cache breakpoints, a tool_choice naming no tool, a wrong `x-api-key` when `api_key` is
-set: 401) and can be told to misbehave: fail the first calls with given statuses
-(429, 500, 529 overloaded...), or answer slowly.
+cache breakpoints, a tool_choice naming no tool, a key other than `api_key` when that
+is set, in `x-api-key` or as the SDK sends it, `Authorization: Bearer`: 401) and can
+be told to misbehave: fail the first calls with given statuses (429, 500, 529
+overloaded...), or answer slowly.
 
     with FakeAnthropicServer(responder=lambda body: "Hello.") as server:
         client = anthropic.Anthropic(base_url=server.base_url, api_key="sk-ant-test")
@@ -297,7 +298,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         headers = self._headers()
         self.fake.record("POST", self.path, headers, body)
-        if self.fake.api_key is not None and headers.get("x-api-key") != self.fake.api_key:
+        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.fake.api_key is not None and given != self.fake.api_key:
             return self._error(401, "invalid x-api-key")
         if body is None:
             return self._error(400, "request body is not JSON")
