@@ -52,7 +52,8 @@ MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
 class LLMConfig:
     """Which model answers, and how."""
 
-    provider: str = "auto"          # auto: local if its model file is installed, else offline
+    # openai, anthropic, local, offline, or auto: local if its model file is installed, else offline
+    provider: str = "auto"
     model: str = ""                 # "" = the provider's default model
     base_url: str = ""              # openai: any OpenAI-compatible endpoint; anthropic: "" = api.anthropic.com
     # the NAME of the variable; keys never live in files (anthropic: ANTHROPIC_API_KEY unless set)

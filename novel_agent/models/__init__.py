@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from novel_agent.models.offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 
 __all__ = ["ChatModel", "Completion", "OnProgress", "Progress", "Request", "Usage", "get_model",
            "resolve_provider", "describe_provider", "local_choice", "local_tokenizer", "model_id"]
@@ -60,8 +62,7 @@ def model_id(config: Config) -> str:
     if provider == "openai":
         return DEFAULT_OPENAI_MODEL
     if provider == "anthropic":
-        from novel_agent.models.anthropic_model import DEFAULT_MODEL
-        return DEFAULT_MODEL
+        return DEFAULT_ANTHROPIC_MODEL
     if provider == "local":
         try:
             return local_choice(config).name
@@ -73,9 +74,8 @@ def model_id(config: Config) -> str:
 def anthropic_key_env(config: Config) -> str:
     """The variable the anthropic provider's key is read from: llm.api_key_env when set
     to other than the openai default, else ANTHROPIC_API_KEY."""
-    from novel_agent.models.anthropic_model import DEFAULT_KEY_ENV
     given = config.llm.api_key_env
-    return DEFAULT_KEY_ENV if given == LLMConfig.api_key_env else given
+    return ANTHROPIC_KEY_ENV if given == LLMConfig.api_key_env else given
 
 
 def missing_key(config: Config, env: Mapping[str, str]) -> str:
@@ -126,14 +126,18 @@ def get_model(config: Config, env: Mapping[str, str], source: StorySource | None
                                  timeout=llm.timeout, max_retries=llm.max_retries,
                                  temperature=llm.temperature, client=client)
     if provider == "anthropic":
-        from novel_agent.models.anthropic_model import DEFAULT_BASE_URL, AnthropicModel
+        try:
+            from novel_agent.models.anthropic_model import AnthropicModel
+        except ImportError:
+            raise ConfigError("llm.provider is anthropic but the anthropic SDK is not installed: "
+                              "pip install 'novel_agent[anthropic]'", key="llm.provider") from None
         name = anthropic_key_env(config)
         if not env.get(name) and not llm.base_url:
             raise ConfigError(f"llm.provider is anthropic but ${name} is not set (export it, or "
                               "set llm.api_key_env to the variable that holds your key)",
                               key="llm.api_key_env")
         return AnthropicModel(model_id(config), env.get(name) or None, key_env=name,
-                              base_url=llm.base_url or DEFAULT_BASE_URL, timeout=llm.timeout,
+                              base_url=llm.base_url or "https://api.anthropic.com", timeout=llm.timeout,
                               max_retries=llm.max_retries, on_progress=on_progress)
     raise ConfigError(f"unknown llm.provider {provider!r}", key="llm.provider")
 

@@ -41,9 +41,8 @@ except ImportError:             # pragma: no cover - depends on the installed SD
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/__init__.py's ANTHROPIC_KEY_ENV
 NO_KEY = "not-needed"    # a proxy that wants no key; the SDK wants a string
 EPHEMERAL = {"type": "ephemeral"}
 RETRY_STATUSES = frozenset({408, 409, 429})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -197,3 +198,12 @@ def test_the_provider_reads_its_own_key_and_says_what_it_lacks(fake_anthropic, t
     assert model.describe() == f"anthropic model claude-sonnet-4-6 at {fake_anthropic.base_url}"
     model.complete(ask())
     assert fake_anthropic.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
+
+
+def test_without_the_sdk_the_provider_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "anthropic", None)     # `import anthropic` fails
+    monkeypatch.delitem(sys.modules, "novel_agent.models.anthropic_model", raising=False)
+    config = load_config(flags={"llm.provider": "anthropic"})
+    with pytest.raises(ConfigError, match=r"anthropic SDK is not installed: pip install "
+                                          r"'novel_agent\[anthropic\]'"):
+        get_model(config, {"ANTHROPIC_API_KEY": KEY})
