@@ -65,6 +65,7 @@ SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
 # The sections that change only when the anchor moves (at a checkpoint, or every few
 # ticks): the prompt's stable prefix ends after them (context/stable.py).
 PLANNER_STABLE = PLANNER_LAYOUT[:6]
+PLANNER_GROWING = ("recent",)      # the scenes since the anchor, each appended as written
 SUMMARIZER_STABLE = ("bible",)     # the same for every call of a checkpoint
 # The most relevant items a planner section holds, whatever the budget: a briefing on
 # the scene at hand, not a dump of memory (without these the planner's prompt grows

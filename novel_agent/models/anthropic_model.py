@@ -11,12 +11,15 @@ What is Anthropic's own:
 - A JSON answer is asked for through tool use: one tool whose input schema is the
   request's JSON schema, forced by tool_choice; the tool's input is the answer.
 - The prompt cache is explicit: `cache_control` breakpoints end the system prompt
-  (the tool's schema before it is cached with it) and the stable prefix of the first
+  (the tool's schema before it is cached with it), the stable prefix of the first
   user message (`Request.stable_prefix`: the sections that change at a checkpoint,
-  not at a tick), which becomes a text block of its own. The usage then says what
-  was read from the cache (billed at 0.1 times the input price) and what was written
-  to it (1.25 times): both go to the ledger (`Usage.cached_tokens`,
-  `Usage.cache_write_tokens`), and `prompt_tokens` counts all the prompt's tokens.
+  not at a tick), a text block of its own, and its growing prefix
+  (`Request.growing_prefix`: the recent scenes, to which a tick appends one), a block
+  a paragraph so that the next tick's request finds this one's breakpoint among its
+  block boundaries. The usage then says what was read from the cache (billed at 0.1
+  times the input price) and what was written to it (1.25 times): both go to the
+  ledger (`Usage.cached_tokens`, `Usage.cache_write_tokens`), and `prompt_tokens`
+  counts all the prompt's tokens.
 - The messages are laid out as the API takes them: the system apart, empty messages
   left out, consecutive ones of a role joined. No temperature is sent: the SDK's
   Messages API takes no sampling parameters (llm.temperature is the other providers').
@@ -67,9 +70,9 @@ def tool_name(name: str) -> str:
 
 def system_and_messages(request: Request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The request's messages as the Messages API takes them: the system blocks apart
-    (a breakpoint at their end), the first user message split where its stable prefix
-    ends (a breakpoint there), empty messages left out, a role's consecutive messages
-    joined into one of several blocks."""
+    (a breakpoint at their end), the first user message split where its stable and
+    growing prefixes end (a breakpoint at each), empty messages left out, a role's
+    consecutive messages joined into one of several blocks."""
     system = "\n\n".join(m["content"] for m in request.messages
                          if m["role"] == "system" and m["content"].strip())
     blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
@@ -81,7 +84,7 @@ def system_and_messages(request: Request) -> tuple[list[dict[str, Any]], list[di
             continue
         content = [{"type": "text", "text": text}]
         if role == "user" and first_user:
-            content = _split(text, request.stable_prefix)
+            content = _split(text, request.stable_prefix, request.growing_prefix)
             first_user = False
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(content)
@@ -90,15 +93,42 @@ def system_and_messages(request: Request) -> tuple[list[dict[str, Any]], list[di
     return blocks, messages
 
 
-def _split(text: str, stable: int) -> list[dict[str, Any]]:
-    """The first user message as its stable prefix (with a breakpoint) and the rest."""
-    head, tail = text[:stable], text[stable:]
-    if stable <= 0 or not head.strip():
-        return [{"type": "text", "text": text}]
-    if not tail.strip():
-        return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
-    return [{"type": "text", "text": head, "cache_control": EPHEMERAL},
-            {"type": "text", "text": tail}]
+def _split(text: str, stable: int, growing: int) -> list[dict[str, Any]]:
+    """The first user message in text blocks: its stable prefix (a breakpoint at its
+    end); what grows by appending, a block a paragraph (a breakpoint at its end: the
+    next tick's request finds this one's among its block boundaries, and reads all
+    but the paragraphs appended since from the cache); the rest."""
+    stable = stable if 0 < stable <= len(text) and text[:stable].strip() else 0
+    growing = growing if stable < growing <= len(text) and text[stable:growing].strip() else stable
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": text[:stable], "cache_control": EPHEMERAL}] if stable else [])
+    blocks += [{"type": "text", "text": part} for part in _paragraphs(text[stable:growing])]
+    if growing > stable:
+        blocks[-1]["cache_control"] = EPHEMERAL
+    rest = text[growing:]
+    if rest.strip() or not blocks:
+        blocks.append({"type": "text", "text": rest})
+    elif rest:
+        blocks[-1]["text"] += rest      # a block of blanks alone is refused
+    return blocks
+
+
+def _paragraphs(text: str) -> list[str]:
+    """`text` cut after each blank line (the parts joined are `text`); a part of only
+    blanks goes with the one before it."""
+    parts: list[str] = []
+    start = 0
+    for found in re.finditer(r"\n\n(?=[^\n])", text):
+        parts.append(text[start:found.end()])
+        start = found.end()
+    parts.append(text[start:])
+    joined: list[str] = []
+    for part in parts:
+        if joined and not part.strip():
+            joined[-1] += part
+        elif part:
+            joined.append(part)
+    return joined
 
 
 class AnthropicModel:

@@ -37,7 +37,9 @@ class Request:
     `stable_prefix`: how many characters at the start of the first user message stay
     the same from tick to tick until the next checkpoint (0: none known), where a
     provider with an explicit prompt cache puts its breakpoint (Anthropic's
-    cache_control); the others ignore it.
+    cache_control); the others ignore it. `growing_prefix`: how many characters of it
+    the next tick's prompt begins with too, between two compactions of the recent
+    scenes (the stable prefix and the scenes appended after it; 0: none known).
     """
 
     stage: str
@@ -50,6 +52,7 @@ class Request:
     stop: tuple[str, ...] = ()
     max_words: int = 0
     stable_prefix: int = 0
+    growing_prefix: int = 0
 
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
@@ -64,7 +67,7 @@ class Completion:
     finish_reason: str = "stop"
     model: str = ""
     latency: float = 0.0
-    # How the JSON was asked for: "json_schema", "json_object", "text" or "" (prose).
+    # How the JSON was asked for: "json_schema", "json_object", "text", "tool_use" or "" (prose).
     response_format: str = ""
     attempts: int = 1        # requests the client made for it (retries and fallbacks included)
     # From a small local model, which writes an earlier scene's paragraphs again with a

@@ -233,8 +233,8 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("planner")
     beats = d.standing.choices(ahead=not session.lean) if d.standing else ()
     built = d.built["planner"]
-    d.plan, call = plan_stage.run(keeping_prefix(session.model, built.stable_prefix),
-                                  built.messages,
+    model = keeping_prefix(session.model, built.stable_prefix, built.growing_prefix)
+    d.plan, call = plan_stage.run(model, built.messages,
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
                                   lean=session.lean, beats=beats)
@@ -289,7 +289,8 @@ COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer m
 def _write(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("writer")
     built = d.built["writer"]
-    d.prose, call = write.run(keeping_prefix(session.model, built.stable_prefix), built.messages,
+    model = keeping_prefix(session.model, built.stable_prefix, built.growing_prefix)
+    d.prose, call = write.run(model, built.messages,
                               max_tokens=budget.max_output,
                               min_words=session.config.generation.scene_min_words,
                               max_words=session.config.generation.scene_max_words,

@@ -7,7 +7,13 @@ from dataclasses import replace
 import pytest
 
 from novel_agent.context.prompts import SAMPLE_VALUES, render_stage, sample_context
-from novel_agent.context.stable import STABLE_SECTIONS, first_user, stable_prefix
+from novel_agent.context.stable import (
+    GROWING_SECTIONS,
+    STABLE_SECTIONS,
+    first_user,
+    growing_prefix,
+    stable_prefix,
+)
 
 
 def render(context):
@@ -42,3 +48,27 @@ def test_a_stage_without_stable_sections_has_none():
         replace(s, text="") if s.name in STABLE_SECTIONS["writer"] else s
         for s in writer.sections))
     assert stable_prefix(bare, render) == 0
+
+
+@pytest.mark.parametrize("stage", ["planner", "writer"])
+def test_the_growing_prefix_ends_after_the_recent_scenes(stage):
+    context = sample_context(stage, SAMPLE_VALUES[stage][0])
+    user = first_user(render(context))
+    stable, growing = stable_prefix(context, render), growing_prefix(context, render)
+    assert 0 < stable < growing
+    kept = STABLE_SECTIONS[stage] + GROWING_SECTIONS[stage]
+    first_other = next(s for s in context.sections if s.name not in kept)
+    assert user[growing:].startswith(f"## {first_other.title}\n")
+    for name in GROWING_SECTIONS[stage]:
+        section = context.section(name)
+        assert section is not None and f"## {section.title}\n{section.text}" in \
+            user[stable:growing]
+    # a scene appended to the last recent section keeps everything before it
+    last = GROWING_SECTIONS[stage][-1]
+    grown = replace(context, sections=tuple(
+        replace(s, text=s.text + "\n\nScene 13 — The Salt Map") if s.name == last else s
+        for s in context.sections))
+    assert first_user(render(grown))[:growing - 2] == user[:growing - 2]
+    assert growing_prefix(grown, render) > growing
+    assert growing_prefix(sample_context("summarizer", SAMPLE_VALUES["summarizer"][0]),
+                          render) == 0

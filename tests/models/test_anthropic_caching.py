@@ -23,6 +23,8 @@ STABLE_HEADINGS = {"writer": ("## Story bible", "## The story so far", "## Who a
                               "## Earlier, about these people and places"),
                    "planner": ("## Story bible", "## The story so far", "## Characters",
                                "## Known locations", "## Relationships", "## What is known")}
+RECENT_HEADINGS = {"writer": ("## Earlier scenes (summaries)", "## The last scenes in full"),
+                   "planner": ("## Recent scenes",)}
 
 
 @pytest.fixture
@@ -42,13 +44,17 @@ def by_stage(server: FakeAnthropicServer, story: StoryServer) -> dict[str, list[
     return stages
 
 
-def cut(body: dict) -> tuple[str, str]:
-    """The first user message of a request: its text up to the breakpoint, and after it."""
+def cut(body: dict) -> tuple[str, str, str, list[int]]:
+    """The first user message of a request: its text up to the first breakpoint (the
+    stable part), from there to the second (the recent scenes), after it; and where its
+    blocks end, in characters."""
     blocks = body["messages"][0]["content"]
     marked = [n for n, b in enumerate(blocks) if b.get("cache_control") == EPHEMERAL]
-    assert len(marked) == 1, blocks
-    return ("".join(b["text"] for b in blocks[: marked[0] + 1]),
-            "".join(b["text"] for b in blocks[marked[0] + 1:]))
+    assert len(marked) == 2, blocks
+    ends = [sum(len(b["text"]) for b in blocks[: n + 1]) for n in range(len(blocks))]
+    text = "".join(b["text"] for b in blocks)
+    first, second = ends[marked[0]], ends[marked[1]]
+    return text[:first], text[first:second], text[second:], ends
 
 
 def test_breakpoints_sit_where_the_prompt_stops_changing_and_the_next_tick_reads_them(
@@ -68,25 +74,35 @@ def test_breakpoints_sit_where_the_prompt_stops_changing_and_the_next_tick_reads
         bodies = stages[stage]
         assert len(bodies) == 8
         for body in bodies[1:]:
-            # the breakpoint ends the sections that change only at a checkpoint (or when
-            # the planner's anchor moves), right before the first that changes every tick
-            stable, rest = cut(body)
+            # the first breakpoint ends the sections that change only at a checkpoint (or
+            # when the planner's anchor moves); the second the recent scenes after them
+            stable, recent, rest, _ = cut(body)
             headings = [line for line in stable.splitlines() if line.startswith("## ")]
             assert headings and set(headings) <= set(STABLE_HEADINGS[stage]), headings
-            assert stable.endswith("\n\n") and rest.startswith("## ")
-            assert rest.split("\n")[0] not in STABLE_HEADINGS[stage]
+            assert stable.endswith("\n\n") and recent.startswith("## ")
+            assert recent.split("\n")[0] in RECENT_HEADINGS[stage]
+            assert recent.endswith("\n\n") and rest.startswith("## ")
+            assert rest.split("\n")[0] not in RECENT_HEADINGS[stage] + STABLE_HEADINGS[stage]
             assert body["system"][0]["cache_control"] == EPHEMERAL
-        # between two checkpoints (at 3 and 6) it mostly stays put from tick to tick
-        # (it moves with tier 3 and the planner's anchor), and the next tick reads it
-        # (the system and the stable part) from the cache
+        # between two checkpoints (at 3 and 6) the stable part mostly stays put from tick
+        # to tick (it moves with tier 3 and the planner's anchor), a scene is appended
+        # to the recent ones, and the next tick reads both from the cache: this tick's
+        # second breakpoint is one of the next one's block boundaries
         kept = [n for n in range(every + 1, 8) if cut(bodies[n - 1])[0] == cut(bodies[n])[0]]
         assert len(kept) >= 2, (stage, kept)
+        appended = 0
         for n in kept:
-            stable = cut(bodies[n])[0]
-            assert cut(bodies[n - 1])[1] != cut(bodies[n])[1]
+            (stable, recent, rest, _), (_, recent_next, rest_next, ends_next) = \
+                cut(bodies[n - 1]), cut(bodies[n])
+            assert rest != rest_next
             (row,) = [r for r in rows if r["tick"] == n + 1 and r["stage"] == stage]
-            words = len(bodies[n]["system"][0]["text"].split()) + len(stable.split())
-            assert row["cached_tokens"] >= words > 0, (stage, n)
+            system = len(bodies[n]["system"][0]["text"].split())
+            assert row["cached_tokens"] >= system + len(stable.split()) > 0, (stage, n)
+            if recent_next.startswith(recent) and recent_next != recent:
+                appended += 1
+                assert len(stable) + len(recent) in ends_next
+                assert row["cached_tokens"] >= system + len((stable + recent).split())
+        assert appended >= 1, stage
     extractor = stages["extractor"][-1]
     assert [b.get("cache_control") for b in extractor["messages"][0]["content"]] == [None]
 

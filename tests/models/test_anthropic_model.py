@@ -103,6 +103,28 @@ def test_breakpoints_end_the_system_and_the_stable_prefix(fake_anthropic):
         {"type": "text", "text": PROMPT}]
 
 
+def test_the_recent_scenes_are_a_block_a_paragraph_and_the_next_tick_reads_them(
+        fake_anthropic):
+    recent = "## Recent scenes\nScene 4 was dark.\n\nScene 5 was wet.\n\n"
+    tail = "## This scene\nMara opens the door."
+    model, _ = make_model(fake_anthropic)
+    first = model.complete(Request("writer", [{"role": "user", "content": STABLE + recent + tail}],
+                                   50, stable_prefix=len(STABLE),
+                                   growing_prefix=len(STABLE + recent)))
+    blocks = fake_anthropic.messages[0]["messages"][0]["content"]
+    assert [(b["text"], "cache_control" in b) for b in blocks] == [
+        (STABLE, True), ("## Recent scenes\nScene 4 was dark.\n\n", False),
+        ("Scene 5 was wet.\n\n", True), (tail, False)]
+    # the next tick appends scene 6: all but it is read from the cache
+    more = recent + "Scene 6 was bright.\n\n"
+    second = model.complete(Request("writer", [{"role": "user", "content": STABLE + more + tail}],
+                                    50, stable_prefix=len(STABLE),
+                                    growing_prefix=len(STABLE + more)))
+    assert first.usage.cache_write_tokens == len((STABLE + recent).split())
+    assert second.usage.cached_tokens == len((STABLE + recent).split())
+    assert second.usage.cache_write_tokens == len("Scene 6 was bright.".split())
+
+
 def test_the_second_call_reads_the_stable_prefix_from_the_cache(fake_anthropic):
     model, _ = make_model(fake_anthropic)
     first = model.complete(ask(stable=len(STABLE)))
