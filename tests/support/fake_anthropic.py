@@ -17,8 +17,8 @@ overloaded...), or answer slowly.
 The prompt cache is simulated: the prompt is laid out as the API caches it (tools,
 then the system blocks, then each message's blocks), a token is a word, and the
 server remembers the prefix up to each `cache_control` breakpoint it has seen. A
-request whose prefix up to a breakpoint, or up to any block boundary before one, was
-remembered reads those tokens from the cache (`cache_read_input_tokens`); the rest up
+request whose prefix up to a breakpoint, or up to one of the 20 block boundaries
+before one (as the API looks), was remembered reads those tokens from the cache (`cache_read_input_tokens`); the rest up
 to its last breakpoint is written (`cache_creation_input_tokens`); `input_tokens` are
 the others. Prefixes under `min_cache_tokens` are not cached, as the API's minimum.
 
@@ -44,6 +44,7 @@ import pytest
 API_KEY = "sk-ant-test-NEVER-ON-DISK-42"   # the key tests set; it must never reach a file
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 MAX_BREAKPOINTS = 4
+LOOKBACK = 20          # block boundaries looked at for a cached prefix, from a breakpoint back
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -235,7 +236,8 @@ class FakeAnthropicServer:
         marks = [n for n, (_, _, mark) in enumerate(blocks) if mark]
         last = marks[-1] if marks else -1
         with self._lock:
-            hits = [n for n in range(last + 1) if hashes[n] in self.cache]
+            looked = {n for m in marks for n in range(max(0, m - LOOKBACK + 1), m + 1)}
+            hits = sorted(n for n in looked if hashes[n] in self.cache)
             read = tokens[hits[-1] + 1] if hits else 0
             for n in marks:
                 if tokens[n + 1] >= max(self.min_cache_tokens, 1):
