@@ -115,7 +115,7 @@ def _split(text: str, stable: int, growing: int) -> list[dict[str, Any]]:
 
 def _paragraphs(text: str) -> list[str]:
     """`text` cut after each blank line (the parts joined are `text`); a part of only
-    blanks goes with the one before it."""
+    blanks goes with the one before it (the first, with the one after it)."""
     parts: list[str] = []
     start = 0
     for found in re.finditer(r"\n\n(?=[^\n])", text):
@@ -123,12 +123,16 @@ def _paragraphs(text: str) -> list[str]:
         start = found.end()
     parts.append(text[start:])
     joined: list[str] = []
+    blanks = ""
     for part in parts:
-        if joined and not part.strip():
+        if part.strip():
+            joined.append(blanks + part)
+            blanks = ""
+        elif joined:
             joined[-1] += part
-        elif part:
-            joined.append(part)
-    return joined
+        else:
+            blanks += part
+    return joined or ([blanks] if blanks else [])
 
 
 class AnthropicModel:

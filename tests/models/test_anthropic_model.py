@@ -6,11 +6,13 @@ import json
 import sys
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models import describe_provider, get_model, missing_key, model_id
-from novel_agent.models.anthropic_model import AnthropicModel
+from novel_agent.models.anthropic_model import AnthropicModel, _split
 from novel_agent.models.base import WORDS, ChatModel, Progress, Request
 from novel_agent.models.prices import Price, model_price
 from novel_agent.models.recording import RecordingModel
@@ -229,3 +231,12 @@ def test_without_the_sdk_the_provider_says_how_to_install_it(monkeypatch):
     with pytest.raises(ConfigError, match=r"anthropic SDK is not installed: pip install "
                                           r"'novel_agent\[anthropic\]'"):
         get_model(config, {"ANTHROPIC_API_KEY": KEY})
+
+
+@given(st.text(alphabet="ab \n", max_size=40), st.integers(0, 40), st.integers(0, 40))
+def test_the_blocks_of_a_message_join_back_and_none_is_blank(text, stable, growing):
+    assume(text.strip())
+    blocks = _split(text, stable, growing)
+    assert "".join(b["text"] for b in blocks) == text
+    assert all(b["text"].strip() for b in blocks)
+    assert sum("cache_control" in b for b in blocks) <= 2
