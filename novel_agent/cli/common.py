@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from novel_agent.cli.live import LiveLine
-from novel_agent.config.settings import Config
+from novel_agent.config.settings import PROVIDERS, Config
 from novel_agent.errors import ConfigError, FileFormatError, NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
@@ -33,10 +33,11 @@ wait_option = click.option(
 
 def model_options(fn: Callable) -> Callable:
     """--provider/--model/--base-url, the flag layer of the configuration."""
-    fn = click.option("--base-url", default=None, help="An OpenAI-compatible endpoint.")(fn)
+    fn = click.option("--base-url", default=None,
+                      help="An OpenAI-compatible endpoint (anthropic: the Messages API's).")(fn)
     fn = click.option("--model", "model_flag", default=None, help="Model name (llm.model).")(fn)
     fn = click.option("--provider", default=None,
-                      type=click.Choice(["auto", "openai", "local", "offline"]),
+                      type=click.Choice(PROVIDERS),
                       help="Which model answers (llm.provider).")(fn)
     return fn
 

@@ -25,7 +25,7 @@ from novel_agent.errors import ConfigError
 from novel_agent.files import yaml_problem
 from novel_agent.paths import config_dir
 
-PROVIDERS = ("auto", "openai", "local", "offline")
+PROVIDERS = ("auto", "openai", "anthropic", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 # The writer's output cap per word of generation.scene_max_words: English prose runs
 # ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
@@ -52,10 +52,12 @@ MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
 class LLMConfig:
     """Which model answers, and how."""
 
-    provider: str = "auto"          # auto: local if its model file is installed, else offline
+    # openai, anthropic, local, offline, or auto: local if its model file is installed, else offline
+    provider: str = "auto"
     model: str = ""                 # "" = the provider's default model
-    base_url: str = ""              # openai provider: any OpenAI-compatible endpoint
-    api_key_env: str = "OPENAI_API_KEY"   # the NAME of the variable; keys never live in files
+    base_url: str = ""              # openai: any OpenAI-compatible endpoint; anthropic: "" = api.anthropic.com
+    # the NAME of the variable; keys never live in files (anthropic: ANTHROPIC_API_KEY unless set)
+    api_key_env: str = "OPENAI_API_KEY"
     # local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path
     local_model: str = "auto"
     local_context: int = 0          # local provider: llama.cpp's n_ctx; 0 = the model's
@@ -67,7 +69,7 @@ class LLMConfig:
     writer_max_tokens: int = 0      # 0 = WRITER_TOKENS_PER_WORD (1.75) x generation.scene_max_words
     extractor_max_tokens: int = 800   # the extractor's answer, at most
     summarizer_max_tokens: int = 400  # a summary, at most
-    # Dollars per million tokens {input, cached_input, output}; {} = configs/models.yaml's.
+    # Dollars per million tokens {input, cached_input, output, cache_write?}; {} = configs/models.yaml's.
     prices: dict[str, float] = field(default_factory=dict)
     max_cost: float = 0.0           # dollars this project may spend in all; 0 = no ceiling
 
@@ -528,11 +530,12 @@ def price_problem(prices: Mapping[str, float]) -> str:
     """What is wrong with an `llm.prices` mapping ("" when nothing is, or it is empty)."""
     if not prices:
         return ""
-    unknown = [k for k in prices if k not in ("input", "cached_input", "output")]
+    unknown = [k for k in prices if k not in ("input", "cached_input", "output", "cache_write")]
     if unknown:
-        return f"unknown key '{unknown[0]}' (expected input, cached_input, output)"
+        return f"unknown key '{unknown[0]}' (expected input, cached_input, output, cache_write)"
     if "input" not in prices or "output" not in prices:
-        return "needs input and output (dollars per million tokens; cached_input optional)"
+        return ("needs input and output (dollars per million tokens; cached_input and "
+                "cache_write optional)")
     negative = [k for k, v in prices.items() if v < 0]
     return f"'{negative[0]}' must be 0 or more" if negative else ""
 

@@ -62,6 +62,11 @@ PLANNER_LAYOUT = ("bible", "overall", "characters", "locations", "relationships"
                   "recent", "loops", "lore", "now", "names", "outline", "steer")
 EXTRACTOR_LAYOUT = ("characters", "loops", "plan", "beat", "scene")
 SUMMARIZER_LAYOUT = ("bible", "previous", "scenes")
+# The sections that change only when the anchor moves (at a checkpoint, or every few
+# ticks): the prompt's stable prefix ends after them (context/stable.py).
+PLANNER_STABLE = PLANNER_LAYOUT[:6]
+PLANNER_GROWING = ("recent",)      # the scenes since the anchor, each appended as written
+SUMMARIZER_STABLE = ("bible",)     # the same for every call of a checkpoint
 # The most relevant items a planner section holds, whatever the budget: a briefing on
 # the scene at hand, not a dump of memory (without these the planner's prompt grows
 # with the book). Items neither in focus nor seen in the last ~20 ticks score under

@@ -62,6 +62,10 @@ TIER3_STRETCH = 2
 LEAN_DROPPABLE = ("retrieved", "settled", "lore", "tier3", "recent_summaries", "cast")
 WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent_full",
                 "retrieved", "lore", "tools", "intention", "steer")
+# What moves only with tier 3, once a checkpoint interval: the stable prefix (stable.py).
+WRITER_STABLE = WRITER_ORDER[:4]
+# The recent tiers: between two compactions a new scene is appended to them, nothing else.
+WRITER_GROWING = WRITER_ORDER[4:6]
 # The tail a scene's brief takes (tools, intention, steer), an estimate for sizing the
 # settled block before the brief is known.
 BRIEF_TOKENS = 300

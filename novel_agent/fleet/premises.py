@@ -28,12 +28,12 @@ from typing import Any
 
 import yaml
 
+from novel_agent.config.settings import PROVIDERS
 from novel_agent.errors import ConfigError
 from novel_agent.story.project import NAME_RE, PROJECT_FILE, Project, create_project
 
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
 ENTRY_KEYS = ("name", *FOUNDATION_KEYS, "preset", "provider", "model")
-PROVIDERS = ("auto", "openai", "local", "offline")
 MAX_NAME = 100
 
 

@@ -50,11 +50,13 @@ MIGRATIONS: list[tuple[str, str | list[str]]] = [
         "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER)",
         "CREATE TABLE embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)",
     ]),
+    # prompt tokens written to the provider's prompt cache (Anthropic bills them apart)
+    ("005_usage_cache_writes", "ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER"),
 ]
 # The columns of a usage row, in the order `novel usage --json` and usage.jsonl give them.
 USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_tokens",
                  "completion_tokens", "latency", "attempts", "finish_reason", "cost", "error",
-                 "response_format", "at")
+                 "response_format", "at", "cache_write_tokens")
 
 
 def _unreadable(exc: sqlite3.DatabaseError) -> bool:

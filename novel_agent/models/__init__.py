@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from novel_agent.config.settings import Config
+from novel_agent.config.settings import Config, LLMConfig
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.base import ChatModel, Completion, OnProgress, Progress, Request, Usage
 
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from novel_agent.models.offline import StorySource
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 
 __all__ = ["ChatModel", "Completion", "OnProgress", "Progress", "Request", "Usage", "get_model",
            "resolve_provider", "describe_provider", "local_choice", "local_tokenizer", "model_id"]
@@ -59,6 +61,8 @@ def model_id(config: Config) -> str:
         return config.llm.model
     if provider == "openai":
         return DEFAULT_OPENAI_MODEL
+    if provider == "anthropic":
+        return DEFAULT_ANTHROPIC_MODEL
     if provider == "local":
         try:
             return local_choice(config).name
@@ -67,9 +71,22 @@ def model_id(config: Config) -> str:
     return "offline"
 
 
+def anthropic_key_env(config: Config) -> str:
+    """The variable the anthropic provider's key is read from: llm.api_key_env when set
+    to other than the openai default, else ANTHROPIC_API_KEY."""
+    given = config.llm.api_key_env
+    return ANTHROPIC_KEY_ENV if given == LLMConfig.api_key_env else given
+
+
 def missing_key(config: Config, env: Mapping[str, str]) -> str:
     """What the configured provider lacks before it can answer ("" when nothing): an
-    openai provider with no key in the environment and no base_url of its own."""
+    openai or anthropic provider with no key in the environment and no base_url of its
+    own."""
+    if config.llm.provider == "anthropic" and not config.llm.base_url \
+            and not env.get(anthropic_key_env(config)):
+        name = anthropic_key_env(config)
+        return (f"llm.provider is anthropic but ${name} is not set: export {name}=..., or "
+                "set llm.api_key_env to the variable that holds your key")
     if config.llm.provider == "openai" and not env.get(config.llm.api_key_env) \
             and not config.llm.base_url:
         return (f"llm.provider is openai but ${config.llm.api_key_env} is not set: export "
@@ -108,6 +125,20 @@ def get_model(config: Config, env: Mapping[str, str], source: StorySource | None
                                  model=llm.model or DEFAULT_OPENAI_MODEL, api_key=key,
                                  timeout=llm.timeout, max_retries=llm.max_retries,
                                  temperature=llm.temperature, client=client)
+    if provider == "anthropic":
+        try:
+            from novel_agent.models.anthropic_model import AnthropicModel
+        except ImportError:
+            raise ConfigError("llm.provider is anthropic but the anthropic SDK is not installed: "
+                              "pip install 'novel_agent[anthropic]'", key="llm.provider") from None
+        name = anthropic_key_env(config)
+        if not env.get(name) and not llm.base_url:
+            raise ConfigError(f"llm.provider is anthropic but ${name} is not set (export it, or "
+                              "set llm.api_key_env to the variable that holds your key)",
+                              key="llm.api_key_env")
+        return AnthropicModel(model_id(config), env.get(name) or None, key_env=name,
+                              base_url=llm.base_url or "https://api.anthropic.com", timeout=llm.timeout,
+                              max_retries=llm.max_retries, on_progress=on_progress)
     raise ConfigError(f"unknown llm.provider {provider!r}", key="llm.provider")
 
 
@@ -116,6 +147,8 @@ def describe_provider(config: Config) -> str:
     provider = resolve_provider(config)
     if provider == "openai":
         return f"openai {model_id(config)} at {config.llm.base_url or 'api.openai.com'}"
+    if provider == "anthropic":
+        return f"anthropic {model_id(config)} at {config.llm.base_url or 'api.anthropic.com'}"
     if provider == "local":
         try:
             return f"local {local_choice(config).describe()} (llama.cpp)"

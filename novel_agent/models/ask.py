@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from novel_agent.errors import ModelResponseError
@@ -44,6 +44,31 @@ class StageCall:
     @property
     def cached_tokens(self) -> int:
         return sum(c.usage.cached_tokens for c in self.completions)
+
+
+class StablePrefix:
+    """A model whose requests say where their prompt's stable and growing prefixes end
+    (Request.stable_prefix, growing_prefix): every request a stage makes from one prompt
+    (a repair, a continuation, the scene asked anew) begins with that prompt's first
+    user message."""
+
+    def __init__(self, model: ChatModel, stable: int, growing: int = 0):
+        self.model, self.stable, self.growing = model, stable, growing
+
+    def describe(self) -> str:
+        return self.model.describe()
+
+    def complete(self, request: Request) -> Completion:
+        return self.model.complete(replace(
+            request, stable_prefix=request.stable_prefix or self.stable,
+            growing_prefix=request.growing_prefix or self.growing))
+
+
+def keeping_prefix(model: ChatModel, stable: int, growing: int = 0) -> ChatModel:
+    """`model`, its requests told that the first `stable` characters of their first user
+    message stay the same until a checkpoint and the first `growing` until the recent
+    scenes are compacted (see StablePrefix; as it is when both are 0)."""
+    return StablePrefix(model, stable, growing) if stable > 0 or growing > 0 else model
 
 
 def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],

@@ -9,11 +9,16 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a call consumed, as the provider reported them (0 when unknown)."""
+    """Tokens a call consumed, as the provider reported them (0 when unknown).
+
+    `cached_tokens` and `cache_write_tokens` are part of `prompt_tokens`: the prompt's
+    tokens read from the provider's prompt cache, and those written to it (Anthropic
+    bills a write above the input price)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -29,6 +34,12 @@ class Request:
     `max_words`: a streaming model stops reading the answer once it has more words than
     this (the caller cuts it to a sentence within them: what would follow goes unread and
     unwritten); its finish_reason is then WORDS. A model that does not stream ignores it.
+    `stable_prefix`: how many characters at the start of the first user message stay
+    the same from tick to tick until the next checkpoint (0: none known), where a
+    provider with an explicit prompt cache puts its breakpoint (Anthropic's
+    cache_control); the others ignore it. `growing_prefix`: how many characters of it
+    the next tick's prompt begins with too, between two compactions of the recent
+    scenes (the stable prefix and the scenes appended after it; 0: none known).
     """
 
     stage: str
@@ -40,6 +51,8 @@ class Request:
     grammar: str | None = None
     stop: tuple[str, ...] = ()
     max_words: int = 0
+    stable_prefix: int = 0
+    growing_prefix: int = 0
 
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
@@ -54,7 +67,7 @@ class Completion:
     finish_reason: str = "stop"
     model: str = ""
     latency: float = 0.0
-    # How the JSON was asked for: "json_schema", "json_object", "text" or "" (prose).
+    # How the JSON was asked for: "json_schema", "json_object", "text", "tool_use" or "" (prose).
     response_format: str = ""
     attempts: int = 1        # requests the client made for it (retries and fallbacks included)
     # From a small local model, which writes an earlier scene's paragraphs again with a

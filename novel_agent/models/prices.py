@@ -3,13 +3,15 @@ the project's override (`llm.prices`) and the arithmetic.
 
 Prices are US dollars per million tokens: `input`, `cached_input` (prompt
 tokens the provider's prompt cache served) and `output`, with the date they
-were `checked`. They are estimates: providers change them, and batch or
-priority tiers bill differently.
+were `checked`; and `cache_write` (prompt tokens written to the provider's
+cache, which Anthropic bills at 1.25 times the input price) where a write does
+not cost the input price. They are estimates: providers change them, and batch
+or priority tiers bill differently.
 
 A price is looked up more strictly than a window: the model's name exactly
 (after lower-casing and stripping a provider prefix "openai/"), or that name
-less a snapshot suffix ("-2024-07-18", "-0613", "-latest"). Anything else is
-unknown, and an unknown price is None everywhere, never 0. The local and
+less a snapshot suffix ("-2024-07-18", "-20250929", "-0613", "-latest"). Anything
+else is unknown, and an unknown price is None everywhere, never 0. The local and
 offline providers cost nothing.
 """
 
@@ -26,7 +28,8 @@ from novel_agent.models.limits import default_table_path, read_table
 
 PRICE_KEYS = ("input", "cached_input", "output")
 FREE_PROVIDERS = ("local", "offline")
-_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{4}|latest)$")
+OPTIONAL_KEYS = ("cache_write",)
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$")
 
 
 @dataclass(frozen=True)
@@ -38,20 +41,25 @@ class Price:
     output: float
     checked: str = ""        # the date the table's numbers were checked
     source: str = ""         # "configs/models.yaml: gpt-4o-mini", "llm.prices", "offline"
+    cache_write: float | None = None    # None: a write costs the input price
 
-    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
-        """The dollars of one call; cached tokens are part of the prompt tokens."""
+    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int,
+             cache_write_tokens: int = 0) -> float:
+        """The dollars of one call; cached tokens and cache writes are part of the prompt
+        tokens."""
         cached = min(max(cached_tokens, 0), prompt_tokens)
-        return ((prompt_tokens - cached) * self.input + cached * self.cached_input
-                + completion_tokens * self.output) / 1_000_000
+        written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
+        write = self.input if self.cache_write is None else self.cache_write
+        return ((prompt_tokens - cached - written) * self.input + cached * self.cached_input
+                + written * write + completion_tokens * self.output) / 1_000_000
 
 
 def load_price_table(path: Path) -> dict[str, Price]:
     """Read the `prices` table of a models.yaml: lower-cased name -> Price.
 
     Each entry holds exactly input, cached_input, output (dollars per million
-    tokens, 0 or more) and checked (a date); anything else is a ConfigError
-    naming the file and the line.
+    tokens, 0 or more) and checked (a date), and may hold cache_write; anything
+    else is a ConfigError naming the file and the line.
     """
     path = Path(path)
     data, lines = read_table(path)
@@ -68,23 +76,25 @@ def _price(path: Path, lines: dict, name: str, entry: object) -> Price:
     if not isinstance(entry, dict):
         raise fail(f"'{name}' must be a mapping with {', '.join(PRICE_KEYS)} and checked")
     for key in entry:
-        if key not in (*PRICE_KEYS, "checked"):
+        if key not in (*PRICE_KEYS, *OPTIONAL_KEYS, "checked"):
             raise fail(f"unknown key '{key}' in '{name}' (expected {', '.join(PRICE_KEYS)}, "
-                       "checked)", str(key))
-    dollars = []
-    for key in PRICE_KEYS:
+                       f"checked, {', '.join(OPTIONAL_KEYS)})", str(key))
+    dollars: dict[str, float] = {}
+    for key in (*PRICE_KEYS, *OPTIONAL_KEYS):
         value = entry.get(key)
+        if key in OPTIONAL_KEYS and value is None:
+            continue
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
             raise fail(f"'{name}.{key}' must be a number of dollars (0 or more), not {value!r}",
                        key)
-        dollars.append(float(value))
-    given, cached, out = dollars
+        dollars[key] = float(value)
     checked = entry.get("checked")
     if not isinstance(checked, dt.date):
         raise fail(f"'{name}.checked' must be the date the price was checked (YYYY-MM-DD), "
                    f"not {checked!r}", "checked")
-    return Price(given, cached, out, checked=checked.isoformat(),
-                 source=f"configs/models.yaml: {name}")
+    return Price(dollars["input"], dollars["cached_input"], dollars["output"],
+                 checked=checked.isoformat(), source=f"configs/models.yaml: {name}",
+                 cache_write=dollars.get("cache_write"))
 
 
 def match_price(model: str, table: dict[str, Price]) -> str | None:
@@ -111,7 +121,8 @@ def price_for(config: Config, table_path: Path | None = None) -> Price | None:
     override = config.llm.prices
     if override:
         return Price(override["input"], override.get("cached_input", override["input"]),
-                     override["output"], source="llm.prices")
+                     override["output"], source="llm.prices",
+                     cache_write=override.get("cache_write"))
     table = load_price_table(table_path or default_table_path())
     matched = match_price(model_id(config), table)
     return table[matched] if matched else None
@@ -132,5 +143,6 @@ def describe_price(price: Price | None, model: str) -> str:
     if price.source in FREE_PROVIDERS:
         return f"price: 0 ({price.source} model)"
     checked = f", checked {price.checked}" if price.checked else ""
-    return (f"price per million tokens: ${price.input:g} input, ${price.cached_input:g} cached, "
-            f"${price.output:g} output ({price.source}{checked})")
+    written = f", ${price.cache_write:g} cache write" if price.cache_write is not None else ""
+    return (f"price per million tokens: ${price.input:g} input, ${price.cached_input:g} cached"
+            f"{written}, ${price.output:g} output ({price.source}{checked})")

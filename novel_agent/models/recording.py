@@ -1,7 +1,7 @@
 """RecordingModel: wraps any ChatModel and keeps one usage row per call.
 
 A row says which tick and stage a call worked for, the model and provider,
-prompt, cached and completion tokens, latency, the requests the client made,
+prompt, cached (read from the prompt cache), cache-written and completion tokens, latency, the requests the client made,
 the finish reason, the JSON format that worked, when it was made, and what it
 cost at the session's price (None when the price is unknown, never 0). A
 failed call (a ModelError after the client's retries) is a row too, with its
@@ -71,9 +71,11 @@ class RecordingModel:
     def _row(self, stage: str, usage: Usage, *, model: str, latency: float, attempts: int,
              finish_reason: str, response_format: str = "", error: str = "") -> dict[str, Any]:
         cost = None if self.price is None else round(
-            self.price.cost(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens), 8)
+            self.price.cost(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens,
+                            usage.cache_write_tokens), 8)
         return {"tick": self.tick, "stage": stage, "model": model, "provider": self.provider,
                 "prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
                 "completion_tokens": usage.completion_tokens, "latency": round(latency, 4),
                 "attempts": attempts, "finish_reason": finish_reason, "cost": cost,
                 "error": error, "response_format": response_format,

@@ -34,6 +34,7 @@ class Totals:
     failed: int = 0
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0     # prompt tokens written to the provider's prompt cache
     completion_tokens: int = 0
     known_cost: float = 0.0     # dollars of the calls whose price is known
     unknown: int = 0            # calls whose price is unknown
@@ -44,6 +45,7 @@ class Totals:
         self.failed += bool(row.get("error"))
         self.prompt_tokens += row.get("prompt_tokens") or 0
         self.cached_tokens += row.get("cached_tokens") or 0
+        self.cache_write_tokens += row.get("cache_write_tokens") or 0
         self.completion_tokens += row.get("completion_tokens") or 0
         self.latency += row.get("latency") or 0.0
         if row.get("cost") is None:
@@ -68,7 +70,7 @@ class Totals:
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "failed": self.failed, "prompt_tokens": self.prompt_tokens,
-                "cached_tokens": self.cached_tokens,
+                "cached_tokens": self.cached_tokens, "cache_write_tokens": self.cache_write_tokens,
                 "completion_tokens": self.completion_tokens, "tokens": self.tokens,
                 "cost": _round(self.cost), "unknown_price_calls": self.unknown,
                 "cache_share": round(self.cache_share, 4), "latency": round(self.latency, 3)}

@@ -1,8 +1,8 @@
 """Whose token counts the usage ledger holds, set against ours.
 
 A row of the ledger has the prompt tokens the model reported: for an
-OpenAI-compatible server or the embedded llama.cpp (`provider` openai or
-local), the server's own count from its `usage`. Ours is the count the
+OpenAI-compatible server, Anthropic's API or the embedded llama.cpp (`provider`
+openai, anthropic or local), the server's own count from its `usage`. Ours is the count the
 context engine made of the same prompt (tiktoken, or the local model's
 tokenizer) and saved in the prompt log. Where both exist for a call (one call
 of a stage at a tick, one log) and they differ, `novel usage` and `novel
@@ -17,7 +17,7 @@ from typing import Any
 
 from novel_agent.reports.costs import Row
 
-SERVER = ("openai", "local")     # providers whose usage is the server's own count
+SERVER = ("openai", "anthropic", "local")     # providers whose usage is the server's own count
 COMPARED = ("planner", "writer", "extractor")   # one prompt, one log per tick
 
 

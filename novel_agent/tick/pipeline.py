@@ -43,7 +43,7 @@ from novel_agent.errors import (
 )
 from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
-from novel_agent.models.ask import StageCall
+from novel_agent.models.ask import StageCall, keeping_prefix
 from novel_agent.storage import explain
 from novel_agent.story.book_standing import (
     BookStanding,
@@ -232,7 +232,9 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     budget = session.budget("planner")
     beats = d.standing.choices(ahead=not session.lean) if d.standing else ()
-    d.plan, call = plan_stage.run(session.model, d.built["planner"].messages,
+    built = d.built["planner"]
+    model = keeping_prefix(session.model, built.stable_prefix, built.growing_prefix)
+    d.plan, call = plan_stage.run(model, built.messages,
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
                                   lean=session.lean, beats=beats)
@@ -286,7 +288,9 @@ COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer m
 
 def _write(session: Session, d: TickDraft) -> StageCall:
     budget = session.budget("writer")
-    d.prose, call = write.run(session.model, d.built["writer"].messages,
+    built = d.built["writer"]
+    model = keeping_prefix(session.model, built.stable_prefix, built.growing_prefix)
+    d.prose, call = write.run(model, built.messages,
                               max_tokens=budget.max_output,
                               min_words=session.config.generation.scene_min_words,
                               max_words=session.config.generation.scene_max_words,

@@ -24,6 +24,7 @@ from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.report import build_report, flatten
 from novel_agent.context.sections import Context
+from novel_agent.context.stable import growing_prefix, stable_prefix
 from novel_agent.context.tier3 import select_tier3, tier3_budget, tier3_end
 from novel_agent.context.writer import (
     TIER3_STRETCH,
@@ -68,6 +69,11 @@ class Built:
     # The planner's: what its template says whatever the story, the prompt with no
     # sections (it drops a sentence of its intention copied from these words).
     instructions: str = ""
+    # Characters of the first user message that change only at a checkpoint, and those
+    # the next tick's prompt begins with too (stable.py): where a provider's explicit
+    # prompt cache puts its breakpoints (Request.stable_prefix, Request.growing_prefix).
+    stable_prefix: int = 0
+    growing_prefix: int = 0
 
 
 def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int], Proposal],
@@ -83,7 +89,8 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
     return Built(stage, fitted.messages, report, fitted.state,
-                 _instructions(render, fitted.context) if stage == "planner" else "")
+                 _instructions(render, fitted.context) if stage == "planner" else "",
+                 stable_prefix(fitted.context, render), growing_prefix(fitted.context, render))
 
 
 def _instructions(render: Callable[[Context], list[dict[str, str]]], context: Context) -> str:

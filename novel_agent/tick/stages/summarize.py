@@ -30,7 +30,7 @@ from novel_agent.context.builders import summaries_briefing, summarizer_briefing
 from novel_agent.context.tier3 import doc_cost, tier3_budget
 from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from novel_agent.files import atomic_write
-from novel_agent.models.ask import StageCall, ask_text, continued
+from novel_agent.models.ask import StageCall, ask_text, continued, keeping_prefix
 from novel_agent.models.offline import SummaryJob
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
@@ -160,7 +160,8 @@ class Summarizer:
         """Fit, log and send one summarizer prompt; the answer as sent back (unstripped)."""
         built = build_summary(self.session, context, self.tick)
         self._log(built, name)
-        _, call = ask_text(self.session.model, "summarizer", built.messages,
+        model = keeping_prefix(self.session.model, built.stable_prefix)
+        _, call = ask_text(model, "summarizer", built.messages,
                            self.session.budget("summarizer").max_output)   # as fitted
         r = self.report
         r.calls += len(call.completions)
