@@ -51,11 +51,12 @@ from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
 from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
-from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
+from novel_agent.models import get_model, model_id, provider_for
 from novel_agent.models.base import ChatModel, OnProgress, Request
 from novel_agent.models.limits import limits_for
 from novel_agent.models.offline import OfflineModel, StorySource
 from novel_agent.models.prices import Price, model_price, price_for
+from novel_agent.models.providers import OFFLINE, Provider
 from novel_agent.models.recording import RecordingModel
 from novel_agent.story.memory import Memory
 from novel_agent.story.memory_kept import KeptMemory
@@ -76,10 +77,12 @@ FREEZE_EVERY = 50
 def counter_for(config: Config, store: CountStore | None = None,
                 tokenizer: Tokenizer | None = None) -> TokenCounter:
     """The token counter of the configured model: the one place a counter is made. A local
-    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use),
-    unless context.encoding names a tiktoken encoding."""
-    if tokenizer is None and not config.context.encoding and resolve_provider(config) == "local":
-        tokenizer = local_tokenizer(config)
+    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use:
+    any provider with a tokenizer of its own), unless context.encoding names a tiktoken
+    encoding."""
+    own = provider_for(config).tokenizer
+    if tokenizer is None and not config.context.encoding and own is not None:
+        tokenizer = own(config)
     return TokenCounter(model_id(config), config.context.encoding, store=store,
                         tokenizer=None if config.context.encoding else tokenizer)
 
@@ -90,12 +93,12 @@ class Session:
     def __init__(self, project: Project, config: Config, model: ChatModel, *,
                  source: StorySource, counter: TokenCounter, limits: ModelLimits,
                  index: Index | None = None, record: bool = True,
-                 price: Price | None = None, provider: str = "",
+                 price: Price | None = None, provider: Provider = OFFLINE,
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.project, self.config, self.source = project, config, source
-        self.price = price
-        self.model = RecordingModel(model, model=limits.model, provider=provider, price=price,
+        self.price, self.provider = price, provider
+        self.model = RecordingModel(model, model=limits.model, provider=provider.name, price=price,
                                     now=now, clock=clock, refuse=self.over_window)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
@@ -137,7 +140,7 @@ class Session:
         counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
         session = cls(project, config, model, source=source, counter=counter,
                       limits=limits_for(config), index=index, record=not stand_in,
-                      price=price_for(config), provider=resolve_provider(config), now=now,
+                      price=price_for(config), provider=provider_for(config), now=now,
                       clock=clock)
         settings = EmbeddingSettings.of(config)
         if settings.enabled:
@@ -151,7 +154,7 @@ class Session:
         """Whether the planner and the extractor are held to their lean schemas (fewer
         tools and items, no audit keys): on an embedded local model, which writes twenty
         tokens a second and fills what it is given room for."""
-        return self.model.provider == "local"
+        return self.provider.local
 
     @property
     def live_index(self) -> Index:
@@ -171,7 +174,7 @@ class Session:
         """Whether the writer is shown the newest scene's ending rather than whole scenes
         (context.full_text; auto: on an embedded local model, which copies whole scenes)."""
         wanted = self.config.context.full_text
-        return wanted == "ending" or (wanted == "auto" and self.model.provider == "local")
+        return wanted == "ending" or (wanted == "auto" and self.provider.local)
 
     def over_window(self, request: Request) -> str:
         """Why `request` may not be sent: its prompt and its answer's limit are over the

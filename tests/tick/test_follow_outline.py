@@ -11,6 +11,7 @@ import pytest
 
 from novel_agent.errors import BookFinishedError
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import EXTRACT_SCHEMA, plan_schema
 from novel_agent.story.outline import load_outline, save_outline
@@ -156,7 +157,7 @@ def test_a_small_local_model_is_offered_only_the_current_beat(project):
     with reconciled(project), Session.open(project, project.config(),
                                            make_model=lambda source: model,
                                            now=lambda: NOW) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         model.otherwise = OfflineModel(source=session.source)
         tick(session)
     (planner,) = model.calls("planner")

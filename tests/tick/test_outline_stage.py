@@ -10,6 +10,7 @@ from novel_agent.config.settings import OutlineSizes
 from novel_agent.errors import ModelResponseError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.curves import beat_position, target_tension
 from novel_agent.story.outline import load_outline, parse_outline, render_outline
@@ -190,7 +191,7 @@ def test_on_a_small_local_model_a_repeated_part_is_sent_back_once(project):
                    beats("She steps through."), beats("She climbs the stair.")):
         model.add("outline", answer)
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         outline = make_outline(session, project.story(), SMALL, "three_act")
     assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
     assert [b.what for b in outline.beats()][2:] == [
@@ -214,7 +215,7 @@ def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project
     model = scripted()
     model.queues["outline"][-1] = beats("She shuts it.")
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         outline = make_outline(session, project.story(), SMALL, "three_act")
     assert [b.what for b in outline.chapter(3).beats] == ["She shuts it.",
                                                          "She shuts the drawn door for good."]
