@@ -207,18 +207,18 @@ class Fleet:
         row.tick, row.words = project.tick(), book_words(project)
         return True
 
-    def _model_factory(self, config: Any, clients: Clients) -> Callable[[Any], Any]:
+    def _model_factory(self, config: Any, clients: Clients) -> Callable[[], Any]:
         """The book's model: on the fleet's one embedded server for a provider shared by
         server, through the fleet's client of its server for one shared by client."""
         provider = provider_for(config)
         if provider.shares == "server":
-            return lambda source: self.local.model(config, clients)
+            return lambda: self.local.model(config, clients)
         if provider.shares != "client" or provider.server is None:
-            return lambda source: get_model(config, self.env, source=source)
+            return lambda: get_model(config, self.env)
         llm = config.llm
         client = clients.for_server(provider.server(config),
                                     self.env.get(llm.api_key_env) or None, llm.timeout)
-        return lambda source: get_model(config, self.env, source=source, client=client)
+        return lambda: get_model(config, self.env, client=client)
 
     def _tick(self, book: _Book) -> float:
         """One tick of the book (bounds and ceilings checked first); seconds to rest

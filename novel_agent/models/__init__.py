@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from novel_agent.config.settings import Config
 from novel_agent.models.base import ChatModel, Completion, OnProgress, Progress, Request, Usage
@@ -18,9 +18,6 @@ from novel_agent.models.providers import (
     resolve_provider,
 )
 
-if TYPE_CHECKING:
-    from novel_agent.models.offline import StorySource
-
 __all__ = ["ChatModel", "Completion", "OnProgress", "Progress", "Provider", "Request", "Usage",
            "DEFAULT_OPENAI_MODEL", "get_model", "resolve_provider", "provider_for",
            "describe_provider", "local_choice", "local_tokenizer", "missing_key", "model_id"]
@@ -31,15 +28,14 @@ def model_id(config: Config) -> str:
     return config.llm.model or provider_for(config).default_model(config)
 
 
-def get_model(config: Config, env: Mapping[str, str], source: StorySource | None = None,
-              on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
+def get_model(config: Config, env: Mapping[str, str], on_progress: OnProgress | None = None,
+              client: Any = None) -> ChatModel:
     """Build the model a configuration asks for. The API key is read from `env` here only;
-    the offline model draws on `source` (see models/offline.py); a local model streams
+    a local model streams
     and tells `on_progress` how each call is going. `client` (a provider a fleet shares
     by client) replaces the SDK client: `novel fleet` passes one that shares a limit and
     a backoff."""
-    return provider_for(config).build(config, env, source=source, on_progress=on_progress,
-                                      client=client)
+    return provider_for(config).build(config, env, on_progress=on_progress, client=client)
 
 
 def describe_provider(config: Config) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,6 +29,9 @@ class Request:
     `max_words`: a streaming model stops reading the answer once it has more words than
     this (the caller cuts it to a sentence within them: what would follow goes unread and
     unwritten); its finish_reason is then WORDS. A model that does not stream ignores it.
+    `context`: where the story stands as the request goes out, as plain values (the
+    story, the tick's memory, plan and prose...: tick/story_source.py), for a model that
+    answers from the story rather than its prompt (the offline model); others ignore it.
     """
 
     stage: str
@@ -40,6 +43,7 @@ class Request:
     grammar: str | None = None
     stop: tuple[str, ...] = ()
     max_words: int = 0
+    context: Mapping[str, Any] | None = None
 
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words

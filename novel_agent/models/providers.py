@@ -39,7 +39,7 @@ class Build(Protocol):
     streaming model tells `on_progress` how each call goes; `client` replaces an SDK
     client (`novel fleet` passes one that shares a limit and a backoff)."""
 
-    def __call__(self, config: Config, env: Mapping[str, str], *, source: Any = None,
+    def __call__(self, config: Config, env: Mapping[str, str], *,
                  on_progress: OnProgress | None = None, client: Any = None) -> ChatModel: ...
 
 
@@ -83,10 +83,10 @@ class Provider:
 
 # -- the built-in providers ---------------------------------------------------------------
 
-def _build_offline(config: Config, env: Mapping[str, str], *, source: Any = None,
+def _build_offline(config: Config, env: Mapping[str, str], *,
                    on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
     from novel_agent.models.offline import OfflineModel
-    return OfflineModel(seed=config.llm.seed, source=source)
+    return OfflineModel(seed=config.llm.seed)
 
 
 OFFLINE = Provider(
@@ -112,7 +112,7 @@ def local_tokenizer(config: Config) -> LlamaTokenizer | None:
     return counting_tokenizer(choice.path, choice.name, choice.tokenizer)
 
 
-def _build_local(config: Config, env: Mapping[str, str], *, source: Any = None,
+def _build_local(config: Config, env: Mapping[str, str], *,
                  on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
     from novel_agent.models.local import LocalModel
     choice, llm = local_choice(config), config.llm
@@ -150,7 +150,7 @@ LOCAL = Provider(
     paid=False, window=_local_window, tokenizer=local_tokenizer, shares="server")
 
 
-def _build_openai(config: Config, env: Mapping[str, str], *, source: Any = None,
+def _build_openai(config: Config, env: Mapping[str, str], *,
                   on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
     from novel_agent.models.openai_compat import OpenAICompatModel
     llm = config.llm

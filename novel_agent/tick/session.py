@@ -54,7 +54,7 @@ from novel_agent.index.sync import SyncReport, open_index, sync
 from novel_agent.models import get_model, model_id, provider_for
 from novel_agent.models.base import ChatModel, OnProgress, Request
 from novel_agent.models.limits import limits_for
-from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.offline import OfflineModel
 from novel_agent.models.prices import Price, model_price, price_for
 from novel_agent.models.providers import OFFLINE, Provider
 from novel_agent.models.recording import RecordingModel
@@ -63,8 +63,9 @@ from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import Project
 from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
+from novel_agent.tick.story_source import StorySource
 
-ModelFactory = Callable[[StorySource], ChatModel]
+ModelFactory = Callable[[], ChatModel]
 # Ticks between two full collections of Python's garbage, each followed by gc.freeze():
 # a full collection walks every object the collector tracks, and memory's parse cache,
 # the indexes and the counts grow with the book (at tick 600 of a stress run one cost
@@ -99,7 +100,8 @@ class Session:
         self.project, self.config, self.source = project, config, source
         self.price, self.provider = price, provider
         self.model = RecordingModel(model, model=limits.model, provider=provider.name, price=price,
-                                    now=now, clock=clock, refuse=self.over_window)
+                                    now=now, clock=clock, refuse=self.over_window,
+                                    context=source.view)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
@@ -118,7 +120,7 @@ class Session:
              on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
              clock: Callable[[], float] = time.monotonic) -> Session:
-        """Open a session: the model from `config` (or `make_model(source)`), the counter
+        """Open a session: the model from `config` (or `make_model()`), the counter
         on the project's index, the model's limits. A streaming model (local) tells
         `on_progress` how each call is going.
 
@@ -129,11 +131,11 @@ class Session:
         source = StorySource(min_words=config.generation.scene_min_words,
                              max_words=config.generation.scene_max_words)
         if stand_in:
-            model: ChatModel = OfflineModel(seed=config.llm.seed, source=source)
+            model: ChatModel = OfflineModel(seed=config.llm.seed)
         elif make_model is not None:
-            model = make_model(source)
+            model = make_model()
         else:
-            model = get_model(config, env or {}, source=source, on_progress=on_progress)
+            model = get_model(config, env or {}, on_progress=on_progress)
         index, line = open_index(project, clock)
         if line:
             project.notices.append(line)

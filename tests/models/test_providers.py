@@ -38,8 +38,8 @@ def echo_provider() -> Provider:
     """A third party's provider: the offline model under another name, one that says what
     it can do differently (paid, so that its price comes from llm.prices)."""
     return Provider(
-        "echo", lambda config, env, *, source=None, on_progress=None, client=None:
-        OfflineModel(seed=config.llm.seed, source=source),
+        "echo", lambda config, env, *, on_progress=None, client=None:
+        OfflineModel(seed=config.llm.seed),
         default_model=lambda config: "echo-1", describe=lambda config: "echo, a plugin",
         structured="prompt", paid=True)
 

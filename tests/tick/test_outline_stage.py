@@ -52,12 +52,12 @@ def scripted() -> ScriptedModel:
 
 
 def session_on(project, model):
-    return Session.open(project, project.config(), make_model=lambda source: model)
+    return Session.open(project, project.config(), make_model=lambda: model)
 
 
 def offline_session(project):
     return Session.open(project, project.config(),
-                        make_model=lambda source: OfflineModel(source=source))
+                        make_model=lambda: OfflineModel())
 
 
 def test_an_outline_is_made_level_by_level_each_call_recorded_as_outline(project):

@@ -280,8 +280,8 @@ def test_on_a_local_model_a_scene_with_none_of_its_people_is_written_again(proje
     model = (ScriptedModel().add("planner", LIGHTHOUSE).add("writer", JOHNSON)
              .add("writer", SENTENCE * 20))
 
-    def make(source):
-        model.otherwise = OfflineModel(seed=0, source=source)     # the extractor's answers
+    def make():
+        model.otherwise = OfflineModel(seed=0)     # the extractor's answers
         return model
 
     with reconciled(project), Session.open(project, project.config(),
