@@ -49,8 +49,7 @@ def run(project, model, n: int) -> tuple[list, list[float], list[float]]:
     """n ticks; (results, tick seconds, audit seconds)."""
     AUDIT_SECONDS.clear()
     results, seconds = [], []
-    with reconciled(project), Session.open(project, project.config(), make_model=lambda source: model(source)
-                               ) as session:
+    with reconciled(project), Session.open(project, project.config(), make_model=model) as session:
         for _ in range(n):
             started = time.perf_counter()
             results.append(tick(session))
@@ -73,8 +72,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="audit-bench-"))
     scripted = book(args.scenes)
     project = new_project(root, "scripted")
-    results, tick_s, audit_s = run(project, lambda source: BookModel(
-        scripted.specs, source, OfflineModel(seed=0, source=source)), args.scenes)
+    results, tick_s, audit_s = run(project, lambda: BookModel(
+        scripted.specs, OfflineModel(seed=0)), args.scenes)
     found = {(r.tick, f.kind) for r in results for f in r.findings}
     table = score(found, scripted.planted)
     print(f"scripted book: {args.scenes} scenes, {len(scripted.planted)} planted contradictions, "
@@ -119,7 +118,7 @@ def interleaved(audited, baseline, n: int) -> tuple[list[float], list[float], li
     """n offline ticks on each project, one of each in turn, the first of each pair
     alternating (the shared cores' load falls on both alike); (audited tick seconds,
     baseline tick seconds, audit step seconds)."""
-    make = lambda source: OfflineModel(seed=0, source=source)  # noqa: E731
+    make = lambda: OfflineModel(seed=0)  # noqa: E731
     times: dict[str, list[float]] = {"a": [], "b": [], "audit": []}
     with reconciled(audited), reconciled(baseline), \
             Session.open(audited, audited.config(), make_model=make) as a, \

@@ -79,7 +79,7 @@ def commits(root: Path, last: int) -> dict[int, Commit]:
     timing(spent)
     config = project.config()
     with reconciled(project), Session.open(project, config,
-                               make_model=lambda s: OfflineModel(seed=0, source=s)) as session:
+                               make_model=lambda: OfflineModel(seed=0)) as session:
         for n in range(1, last + 1):
             seen.clear()
             spent.clear()

@@ -30,7 +30,7 @@ from novel_agent.context.writer import Piece
 from novel_agent.files import write_yaml
 from novel_agent.index.db import Index
 from novel_agent.models.limits import limits_for
-from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.offline import OfflineModel
 from novel_agent.story.memory_files import memory_files
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import (
@@ -40,6 +40,7 @@ from novel_agent.story.scenes import (
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_writer
+from novel_agent.tick.story_source import StorySource
 from tests.support import story_factory as sf
 
 REPEATS = 15

@@ -55,7 +55,7 @@ def engine_share(project, probes) -> tuple[float, list[str]]:
     for probe in probes:
         model.add("planner", plan_answer(probe.plan))
     hits, missed = 0, []
-    with Session.open(project, project.config(), make_model=lambda source: model) as session:
+    with Session.open(project, project.config(), make_model=lambda: model) as session:
         assert session.budget("writer").tokens == BUDGET, session.budget("writer")
         for probe in probes:
             built = preview(session, "writer")

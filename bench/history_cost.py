@@ -40,7 +40,7 @@ def grown(root: Path, ticks: int) -> Project:
                                     "protagonist": "Mara Quill"},
                              config={"llm": {"provider": "offline"}})
     with reconciled(project), Session.open(project, project.config(),
-                               make_model=lambda s: OfflineModel(seed=0, source=s)) as session:
+                               make_model=lambda: OfflineModel(seed=0)) as session:
         for _ in range(min(ticks, 10)):
             tick(session)
     scenes = {t: project.scene_path(t).read_text() for t in range(1, 11)}

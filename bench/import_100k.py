@@ -56,7 +56,7 @@ def main() -> None:
         started = time.perf_counter()
         m = load_manuscript(source, "auto", project.config().generation.scene_max_words)
         with reconciled(project), Session.open(project, project.config(),
-                                   make_model=lambda s: OfflineModel(source=s)) as session:
+                                   make_model=lambda: OfflineModel()) as session:
             result = import_manuscript(session, m)
         seconds = time.perf_counter() - started
         with sqlite3.connect(project.index_db) as db:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.offline import OfflineModel
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import TickResult, tick
@@ -62,20 +62,20 @@ def book(folder: Path, offline: bool, window: int, preset: str, name: str = "str
         "protagonist": "Mara Quill"}, config=config)
 
 
-def stress(source: StorySource | None) -> OfflineModel:
-    return StressModel(source=source)
+def stress() -> OfflineModel:
+    return StressModel()
 
 
 @contextmanager
 def opened(project: Project, offline: bool,
-           make: Callable[[StorySource | None], OfflineModel] = stress) -> Iterator[Session]:
+           make: Callable[[], OfflineModel] = stress) -> Iterator[Session]:
     """A session on `project` answered by the model `make` makes (the stress model):
     in-process, or through a test server of its own."""
     if offline:
         with reconciled(project), Session.open(project, project.config(), make_model=make) as s:
             yield s
         return
-    server = StoryServer(project, model=make(None))
+    server = StoryServer(project, model=make())
     try:
         with FakeOpenAIServer(server) as fake:
             config = project.config(flags={"llm.base_url": fake.base_url})

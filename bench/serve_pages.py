@@ -40,7 +40,7 @@ def make_book(root: Path, ticks: int) -> Project:
         print(f"writing {missing} offline ticks ...", flush=True)
         started = time.monotonic()
         with opened(project), Session.open(project, project.config(),
-                                   make_model=lambda s: OfflineModel(seed=0, source=s)) as s:
+                                   make_model=lambda: OfflineModel(seed=0)) as s:
             for n in range(missing):
                 tick(s)
                 if (n + 1) % 100 == 0:

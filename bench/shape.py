@@ -42,7 +42,7 @@ from bench.long_run import opened
 from novel_agent.config.settings import CURVES
 from novel_agent.errors import BookFinishedError
 from novel_agent.history.hooks import after_outline, history_of
-from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.offline import OfflineModel
 from novel_agent.story.book_standing import read_standing, tension_course
 from novel_agent.story.memory import load_memory
 from novel_agent.story.outline import Outline, load_outline
@@ -53,12 +53,12 @@ from novel_agent.tick.stages.outline import new_outline
 from tests.support.follow_model import FollowModel
 from tests.support.stress_model import StressModel
 
-MakeModel = Callable[[StorySource | None], OfflineModel]
+MakeModel = Callable[[], OfflineModel]
 MODELS: dict[str, tuple[str, MakeModel]] = {
     "follow": ("follow model (does what the prompt asks)",
-               lambda source: FollowModel(source=source)),
+               lambda: FollowModel()),
     "stress": ("stress model (ignores instructions)",
-               lambda source: StressModel(source=source)),
+               lambda: StressModel()),
 }
 GUARD = 2.0        # a run stops at this times the planned scenes if the book has not ended
 STRETCH = 1.5      # a book that ignores its outline must still end within this times it

@@ -36,7 +36,7 @@ from tests.support.stress_model import StressModel
 def opened(stack: ExitStack, project: Project) -> Session:
     stack.enter_context(reconciled(project))
     return stack.enter_context(Session.open(project, project.config(),
-                                            make_model=lambda s: StressModel(source=s)))
+                                            make_model=lambda: StressModel()))
 
 
 def main() -> None:

@@ -94,7 +94,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         project = stress_book(Path(folder) / "stress", args.window)
         with reconciled(project), Session.open(project, project.config(),
-                                               make_model=lambda s: StressModel(source=s)) as s:
+                                               make_model=lambda: StressModel()) as s:
             for n in range(1, args.ticks + 1):
                 phases.now = {}
                 started = clock()

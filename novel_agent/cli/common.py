@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 import click
 
 from novel_agent.cli.live import LiveLine
-from novel_agent.config.settings import PROVIDERS, Config
+from novel_agent.config.providers import is_provider, provider_names
+from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, FileFormatError, NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
@@ -31,13 +32,29 @@ wait_option = click.option(
          "project.")
 
 
+class ProviderName(click.ParamType):
+    """A provider's name: auto, a built-in one or one an installed package registers
+    (looked up when a value is given or help is shown, not when the CLI loads)."""
+
+    name = "provider"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return "[" + "|".join(provider_names()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        if not is_provider(str(value)):
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, provider_names()))}.",
+                      param, ctx)
+        return str(value)
+
+
 def model_options(fn: Callable) -> Callable:
     """--provider/--model/--base-url, the flag layer of the configuration."""
     fn = click.option("--base-url", default=None,
                       help="An OpenAI-compatible endpoint (anthropic: the Messages API's).")(fn)
     fn = click.option("--model", "model_flag", default=None, help="Model name (llm.model).")(fn)
-    fn = click.option("--provider", default=None,
-                      type=click.Choice(PROVIDERS),
+    fn = click.option("--provider", default=None, type=ProviderName(),
                       help="Which model answers (llm.provider).")(fn)
     return fn
 

@@ -8,7 +8,7 @@ import click
 
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.context.report import render_report
-from novel_agent.models import resolve_provider
+from novel_agent.models import provider_for
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
 
@@ -34,7 +34,7 @@ def context_cmd(project_spec: str | None, stage: str, as_json: bool, show_prompt
     """
     project = open_project(project_spec)
     config = load_config(project)
-    if resolve_provider(config) == "local":
+    if provider_for(config).tokenizer is not None and not config.context.encoding:
         click.echo("context: loading the local model's tokenizer, to count tokens as it "
                    "does (a few seconds)…", err=True)
     with Session.open(project, config, stand_in=True) as session:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from novel_agent.cli.common import novel_errors
-from novel_agent.config.settings import PROVIDERS, load_config, user_presets_dir
+from novel_agent.cli.common import ProviderName, novel_errors
+from novel_agent.config.settings import load_config, user_presets_dir
 from novel_agent.errors import ConfigError
 from novel_agent.files import read_yaml
 from novel_agent.fleet.premises import create_books, read_premises
@@ -45,7 +45,7 @@ def read_foundation(path: Path) -> dict[str, str]:
 @click.option("--foundation", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A YAML file with premise, genre, tone, setting, protagonist.")
 @click.option("--model", default=None, help="Model name to write into project.yaml (llm.model).")
-@click.option("--provider", default=None, type=click.Choice(PROVIDERS),
+@click.option("--provider", default=None, type=ProviderName(),
               help="Which model answers (llm.provider); default: auto.")
 @click.option("--premises", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Many projects at once: a YAML list or a JSONL file, one foundation "

@@ -21,11 +21,11 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.errors import ConfigError
 from novel_agent.files import yaml_problem
 from novel_agent.paths import config_dir
 
-PROVIDERS = ("auto", "openai", "anthropic", "local", "offline")
 STAGES = ("planner", "writer", "extractor", "summarizer")
 # The writer's output cap per word of generation.scene_max_words: English prose runs
 # ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
@@ -405,8 +405,8 @@ Problems = Iterator[tuple[str, str]]   # (dotted key, what is wrong with its val
 
 def _llm_problems(config: Config) -> Problems:
     llm = config.llm
-    if llm.provider not in PROVIDERS:
-        yield "llm.provider", f"must be one of {', '.join(PROVIDERS)}, not {llm.provider!r}"
+    if not is_provider(llm.provider):
+        yield "llm.provider", f"must be one of {', '.join(provider_names())}, not {llm.provider!r}"
     for stage in STAGES:
         if config.max_tokens(stage) <= 0 or getattr(llm, f"{stage}_max_tokens") < 0:
             yield f"llm.{stage}_max_tokens", "must be positive" + (

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from novel_agent.config.settings import PROVIDERS
+from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.errors import ConfigError
 from novel_agent.story.project import NAME_RE, PROJECT_FILE, Project, create_project
 
@@ -141,8 +141,8 @@ def _entry(path: Path, data: Any, line: int, n: int) -> Premise:
         raise problem(f"name '{name}' is not a folder name (use up to {MAX_NAME} letters, "
                       "digits, '.', '_' or '-')", key="name")
     provider = values.pop("provider", "")
-    if provider and provider not in PROVIDERS:
-        raise problem(f"provider '{provider}' is not one of {', '.join(PROVIDERS)}",
+    if provider and not is_provider(provider):
+        raise problem(f"provider '{provider}' is not one of {', '.join(provider_names())}",
                       key="provider")
     llm = {k: v for k, v in (("provider", provider), ("model", values.pop("model", ""))) if v}
     preset = values.pop("preset", "")

@@ -55,7 +55,7 @@ from novel_agent.fleet.gate import Gate
 from novel_agent.fleet.local import SharedLocal
 from novel_agent.fleet.view import OVER, BookState, FleetState, write_state
 from novel_agent.history.hooks import reconcile
-from novel_agent.models import get_model, resolve_provider
+from novel_agent.models import get_model, provider_for
 from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
@@ -207,17 +207,18 @@ class Fleet:
         row.tick, row.words = project.tick(), book_words(project)
         return True
 
-    def _model_factory(self, config: Any, clients: Clients) -> Callable[[Any], Any]:
-        """The book's model: an openai one goes through the fleet's shared client."""
-        provider = resolve_provider(config)
-        if provider == "local":
-            return lambda source: self.local.model(config, clients)
-        if provider != "openai":
-            return lambda source: get_model(config, self.env, source=source)
+    def _model_factory(self, config: Any, clients: Clients) -> Callable[[], Any]:
+        """The book's model: on the fleet's one embedded server for a provider shared by
+        server, through the fleet's client of its server for one shared by client."""
+        provider = provider_for(config)
+        if provider.shares == "server":
+            return lambda: self.local.model(config, clients)
+        if provider.shares != "client" or provider.server is None:
+            return lambda: get_model(config, self.env)
         llm = config.llm
-        client = clients.for_server(llm.base_url or "https://api.openai.com/v1",
+        client = clients.for_server(provider.server(config),
                                     self.env.get(llm.api_key_env) or None, llm.timeout)
-        return lambda source: get_model(config, self.env, source=source, client=client)
+        return lambda: get_model(config, self.env, client=client)
 
     def _tick(self, book: _Book) -> float:
         """One tick of the book (bounds and ceilings checked first); seconds to rest

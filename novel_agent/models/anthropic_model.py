@@ -45,7 +45,7 @@ from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/__init__.py's ANTHROPIC_KEY_ENV
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/providers.py's ANTHROPIC_KEY_ENV
 NO_KEY = "not-needed"    # a proxy that wants no key; the SDK wants a string
 EPHEMERAL = {"type": "ephemeral"}
 RETRY_STATUSES = frozenset({408, 409, 429})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -40,6 +40,9 @@ class Request:
     cache_control); the others ignore it. `growing_prefix`: how many characters of it
     the next tick's prompt begins with too, between two compactions of the recent
     scenes (the stable prefix and the scenes appended after it; 0: none known).
+    `context`: where the story stands as the request goes out, as plain values (the
+    story, the tick's memory, plan and prose...: tick/story_source.py), for a model that
+    answers from the story rather than its prompt (the offline model); others ignore it.
     """
 
     stage: str
@@ -53,6 +56,7 @@ class Request:
     max_words: int = 0
     stable_prefix: int = 0
     growing_prefix: int = 0
+    context: Mapping[str, Any] | None = None
 
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words

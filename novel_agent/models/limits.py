@@ -111,14 +111,12 @@ def model_limits(model: str, window_override: int = 0,
 
 
 def limits_for(config: Config, table_path: Path | None = None) -> ModelLimits:
-    """The configured model's limits; the local provider's window is the n_ctx llama.cpp
-    runs it with (the model's, fitted to memory: models/local_setup.py)."""
-    from novel_agent.errors import ModelError
-    from novel_agent.models import local_choice, model_id, resolve_provider
+    """The configured model's limits; a provider that sets its own window gives it (the
+    local provider's is the n_ctx llama.cpp runs it with, the model's fitted to memory:
+    models/local_setup.py)."""
+    from novel_agent.models import model_id, provider_for
     override = config.context.window
-    if not override and resolve_provider(config) == "local":
-        try:
-            override = local_choice(config).n_ctx
-        except ModelError:       # not installed: building the model says so
-            override = config.llm.local_context
+    provider = provider_for(config)
+    if not override and provider.window is not None:
+        override = provider.window(config)
     return model_limits(model_id(config), override, table_path)

@@ -5,12 +5,13 @@ as the story grows its answers change with it (new characters, loops opened
 and resolved, prose that names who is there). For tests, benchmarks of
 thousands of ticks, and machines without the local model.
 
-It is a product feature, so it is given what it draws on where it is built:
-a `StorySource` (the story, the tick's memory, plan and prose, for the
-summarizer the range and items to name, for the outline what each call asks
-for) that the pipeline keeps current. Its outline is offline_outline.py's. It
-answers the names stage with the syllable generator's names (story/name_pool.py).
-Without a source it still answers validly, from the request alone.
+It is a product feature, so what it draws on comes with each request: its
+`context` (tick/story_source.py: the story, the tick's memory, plan and prose, for
+the summarizer the range and items to name, for the outline what each call asks
+for), which the session puts on every request it sends. Its outline is
+offline_outline.py's. It answers the names stage with the syllable generator's
+names (text/syllables.py), as many as the request's schema asks. Without a context
+it still answers validly, from the request alone.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ import json
 import random
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.models.base import Completion, Request, Usage
 from novel_agent.models.offline_outline import outline_answer
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import Memory
-from novel_agent.story.name_pool import LISTS, fallback_pool
 from novel_agent.text.nomenclature import name_book
+from novel_agent.text.syllables import syllable_names
 
 FIRST = ["Mara", "Tobin", "Ilse", "Corin", "Wren", "Anselm", "Petra", "Jory", "Lio", "Hedda",
          "Osric", "Nell", "Bram", "Sefa", "Ydris", "Calla"]
@@ -49,61 +47,32 @@ QUESTIONS = ["who sent {obj}", "why {name} lied about the night of the fire",
              "what {name} saw at {place}", "where {obj} came from"]
 
 
-@dataclass
-class SummaryJob:
-    """What the summarizer is asked to condense, for the offline summarizer."""
-
-    kind: str                       # "checkpoint", "arc" or "overall"
-    first: int
-    last: int
-    items: list[tuple[str, str]] = field(default_factory=list)   # (kind, label) to name
-    previous: str = ""              # the overall summary so far ("overall" only)
-    new: list[str] = field(default_factory=list)                  # new summaries' bodies
+# The names stage's lists, the syllable generator's kind of each, and how many when the
+# request's schema does not say (story/name_pool.py's SIZES).
+NAME_LISTS = {"first_names": ("first", 24), "surnames": ("surname", 16), "places": ("place", 12)}
 
 
-@dataclass
-class StorySource:
-    """What the offline model draws its answers from; the pipeline keeps it current."""
+class _NoMemory:
+    """What a request without a context draws on: a story with nothing in it yet."""
 
-    story: Any = None
-    memory: Memory = field(default_factory=Memory)
-    tick: int = 0
-    plan: Any = None                 # the tick's Plan, once planned
-    prose: str = ""                  # the tick's prose, once written
-    min_words: int = 200
-    max_words: int = 400
-    summary: SummaryJob | None = None
-    steer: str = ""                  # the author's note in force for this tick
-    outline: dict[str, Any] | None = None   # what an outline call asks for (its prompt's values)
-    target_tension: int | None = None      # the scene's target, in a book with an outline
-    due: list[str] = field(default_factory=list)   # the ids of the loops due, most urgent first
-    no_new_loops: bool = False             # the final act of a book with an outline
+    characters: dict[str, Any] = {}
+    locations: dict[str, Any] = {}
 
-    def view(self) -> dict[str, Any]:
-        """The source as the plain values the answer builders read."""
-        job = self.summary
-        out: dict[str, Any] = {"story": self.story, "memory": self.memory, "tick": self.tick,
-                               "plan": self.plan, "prose": self.prose,
-                               "min_words": self.min_words, "max_words": self.max_words,
-                               "steer": self.steer}
-        if self.target_tension is not None:
-            out["target_tension"] = self.target_tension
-        if self.due:
-            out["due"] = list(self.due)
-        if self.no_new_loops:
-            out["no_new_loops"] = True
-        if job is not None:
-            out.update(kind=job.kind, first=job.first, last=job.last, items=job.items,
-                       previous=job.previous, new=job.new)
-        return out
+    def open_loops(self) -> list[dict[str, Any]]:
+        return []
+
+    def find_loop(self, ref: str) -> dict[str, Any] | None:
+        return None
+
+
+NO_MEMORY = _NoMemory()
 
 
 class OfflineModel:
     """A deterministic stand-in for an LLM; it says plainly what it is."""
 
-    def __init__(self, seed: int = 0, source: StorySource | None = None):
+    def __init__(self, seed: int = 0):
         self.seed = seed
-        self.source = source
         self.calls = 0
 
     def describe(self) -> str:
@@ -112,7 +81,7 @@ class OfflineModel:
 
     def complete(self, request: Request) -> Completion:
         self.calls += 1
-        hints = self.source.view() if self.source is not None else {}
+        hints = dict(request.context or {})
         rng = random.Random(self._seed_for(request, hints))
         stage = request.stage
         if stage == "planner":
@@ -124,10 +93,10 @@ class OfflineModel:
         elif stage == "auditor":        # it cannot judge prose: it finds nothing
             text = json.dumps({"findings": []})
         elif stage == "outline":
-            job = self.source.outline if self.source is not None else None
-            text = json.dumps(outline_answer(self.seed, hints.get("story"), job or {}))
+            text = json.dumps(outline_answer(self.seed, hints.get("story"),
+                                             hints.get("outline") or {}))
         elif stage == "names":          # the book's pool: made-up names, from its seed
-            text = json.dumps(self._names(hints))
+            text = json.dumps(self._names(hints, request))
         else:
             text = self._summary(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
@@ -140,7 +109,8 @@ class OfflineModel:
         """The loops due the plan left open, which the scene resolves (two at most)."""
         memory = self._memory(hints)
         still = (memory.find_loop(key) for key in hints.get("due") or [])
-        return [str(loop["id"]) for loop in still if loop is not None and is_open(loop)][:2]
+        open_now = memory.open_loops()
+        return [str(loop["id"]) for loop in still if loop is not None and loop in open_now][:2]
 
     def _beat(self, request: Request) -> dict[str, str]:
         """The beat the plan advances: the current one, the first the schema offers."""
@@ -167,11 +137,13 @@ class OfflineModel:
         return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
     @staticmethod
-    def _memory(hints: Mapping[str, Any]) -> Memory:
+    def _memory(hints: Mapping[str, Any]) -> Any:
+        """The tick's memory (story/memory.py's Memory), read through its characters,
+        locations, open_loops() and find_loop(); an empty one without a context."""
         memory = hints.get("memory")
-        return memory if isinstance(memory, Memory) else Memory()
+        return memory if memory is not None else NO_MEMORY
 
-    def _new_name(self, rng: random.Random, memory: Memory) -> str:
+    def _new_name(self, rng: random.Random, memory: Any) -> str:
         taken = {str(c.get("name", "")).lower() for c in memory.characters.values()}
         for _ in range(50):
             name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
@@ -293,15 +265,17 @@ class OfflineModel:
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
 
-    def _names(self, hints: Mapping[str, Any]) -> dict[str, list[str]]:
+    def _names(self, hints: Mapping[str, Any], request: Request) -> dict[str, list[str]]:
         """The book's pool of names: the syllable generator's, from the seed and the
-        book's name, none confusable with a name memory holds."""
+        book's name, as many as the schema asks at most, none confusable with a name
+        memory holds (the pool story/name_pool.fallback_pool makes)."""
         memory = self._memory(hints)
         known = name_book([str(c.get("name", "")) for c in memory.characters.values()],
                           [str(p.get("name", "")) for p in memory.locations.values()])
-        story = getattr(hints.get("story"), "name", "")
-        pool = fallback_pool(f"{self.seed}|{story}", known).to_dict()
-        return {key: pool[key] for key in LISTS}
+        seed = f"{self.seed}|{getattr(hints.get('story'), 'name', '')}"
+        return {key: syllable_names(seed, int(_asked(request, key).get("maxItems") or size),
+                                    kind, known)
+                for key, (kind, size) in NAME_LISTS.items()}
 
     def _summary(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
         """Checkpoint and arc bullets that name every item the request lists (the

@@ -11,8 +11,8 @@ or priority tiers bill differently.
 A price is looked up more strictly than a window: the model's name exactly
 (after lower-casing and stripping a provider prefix "openai/"), or that name
 less a snapshot suffix ("-2024-07-18", "-20250929", "-0613", "-latest"). Anything
-else is unknown, and an unknown price is None everywhere, never 0. The local and
-offline providers cost nothing.
+else is unknown, and an unknown price is None everywhere, never 0. A provider that
+is not paid (local, offline: models/providers.py) costs nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from novel_agent.errors import ConfigError
 from novel_agent.models.limits import default_table_path, read_table
 
 PRICE_KEYS = ("input", "cached_input", "output")
-FREE_PROVIDERS = ("local", "offline")
 OPTIONAL_KEYS = ("cache_write",)
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$")
 
@@ -42,6 +41,7 @@ class Price:
     checked: str = ""        # the date the table's numbers were checked
     source: str = ""         # "configs/models.yaml: gpt-4o-mini", "llm.prices", "offline"
     cache_write: float | None = None    # None: a write costs the input price
+    free: bool = False       # the provider's calls cost nothing (source names the provider)
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int,
              cache_write_tokens: int = 0) -> float:
@@ -112,12 +112,12 @@ def match_price(model: str, table: dict[str, Price]) -> str | None:
 
 
 def price_for(config: Config, table_path: Path | None = None) -> Price | None:
-    """The price of the configured model: 0 for local and offline, `llm.prices` when
-    set, else the table's entry; None when unknown."""
-    from novel_agent.models import model_id, resolve_provider
-    provider = resolve_provider(config)
-    if provider in FREE_PROVIDERS:
-        return Price(0.0, 0.0, 0.0, source=provider)
+    """The price of the configured model: 0 for a provider that is not paid (local,
+    offline), `llm.prices` when set, else the table's entry; None when unknown."""
+    from novel_agent.models import model_id, provider_for
+    provider = provider_for(config)
+    if not provider.paid:
+        return Price(0.0, 0.0, 0.0, source=provider.name, free=True)
     override = config.llm.prices
     if override:
         return Price(override["input"], override.get("cached_input", override["input"]),
@@ -140,7 +140,7 @@ def describe_price(price: Price | None, model: str) -> str:
     if price is None:
         return (f"price of {model}: unknown (add llm.prices to project.yaml: "
                 "input, cached_input, output in dollars per million tokens)")
-    if price.source in FREE_PROVIDERS:
+    if price.free:
         return f"price: 0 ({price.source} model)"
     checked = f", checked {price.checked}" if price.checked else ""
     written = f", ${price.cache_write:g} cache write" if price.cache_write is not None else ""

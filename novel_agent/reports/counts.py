@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from novel_agent.models.providers import known
 from novel_agent.reports.costs import Row
 
-SERVER = ("openai", "anthropic", "local")     # providers whose usage is the server's own count
 COMPARED = ("planner", "writer", "extractor")   # one prompt, one log per tick
 
 
@@ -54,8 +54,12 @@ def compare_counts(rows: Iterable[Row],
     where a stage made one call at a tick and logged one prompt (a repair's second call
     has no log of its own)."""
     calls: dict[tuple[int, str], list[Row]] = {}
+    own: dict[str, bool] = {}
     for row in rows:
-        if row.get("provider") in SERVER and row.get("stage") in COMPARED and not row.get("error"):
+        name = str(row.get("provider") or "")
+        if name not in own:
+            own[name] = _own_counts(name)
+        if own[name] and row.get("stage") in COMPARED and not row.get("error"):
             calls.setdefault((row.get("tick") or 0, str(row["stage"])), []).append(row)
     n = theirs = ours = 0
     encoding = ""
@@ -67,3 +71,10 @@ def compare_counts(rows: Iterable[Row],
         ours += reports[0]["tokens"]
         encoding = str(reports[0].get("encoding") or encoding)
     return Counts(n, theirs, ours, encoding)
+
+
+def _own_counts(name: str) -> bool:
+    """Whether the provider a ledger row names reports the server's own token count (a
+    name nothing registers any more: no)."""
+    provider = known(name) if name else None
+    return provider is not None and provider.own_counts

@@ -51,19 +51,21 @@ from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
 from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
-from novel_agent.models import get_model, local_tokenizer, model_id, resolve_provider
+from novel_agent.models import get_model, model_id, provider_for
 from novel_agent.models.base import ChatModel, OnProgress, Request
 from novel_agent.models.limits import limits_for
-from novel_agent.models.offline import OfflineModel, StorySource
+from novel_agent.models.offline import OfflineModel
 from novel_agent.models.prices import Price, model_price, price_for
+from novel_agent.models.providers import OFFLINE, Provider
 from novel_agent.models.recording import RecordingModel
 from novel_agent.story.memory import Memory
 from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import Project
 from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
+from novel_agent.tick.story_source import StorySource
 
-ModelFactory = Callable[[StorySource], ChatModel]
+ModelFactory = Callable[[], ChatModel]
 # Ticks between two full collections of Python's garbage, each followed by gc.freeze():
 # a full collection walks every object the collector tracks, and memory's parse cache,
 # the indexes and the counts grow with the book (at tick 600 of a stress run one cost
@@ -76,10 +78,12 @@ FREEZE_EVERY = 50
 def counter_for(config: Config, store: CountStore | None = None,
                 tokenizer: Tokenizer | None = None) -> TokenCounter:
     """The token counter of the configured model: the one place a counter is made. A local
-    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use),
-    unless context.encoding names a tiktoken encoding."""
-    if tokenizer is None and not config.context.encoding and resolve_provider(config) == "local":
-        tokenizer = local_tokenizer(config)
+    GGUF model counts with its own tokenizer (`tokenizer`, else llama.cpp's on first use:
+    any provider with a tokenizer of its own), unless context.encoding names a tiktoken
+    encoding."""
+    own = provider_for(config).tokenizer
+    if tokenizer is None and not config.context.encoding and own is not None:
+        tokenizer = own(config)
     return TokenCounter(model_id(config), config.context.encoding, store=store,
                         tokenizer=None if config.context.encoding else tokenizer)
 
@@ -90,13 +94,14 @@ class Session:
     def __init__(self, project: Project, config: Config, model: ChatModel, *,
                  source: StorySource, counter: TokenCounter, limits: ModelLimits,
                  index: Index | None = None, record: bool = True,
-                 price: Price | None = None, provider: str = "",
+                 price: Price | None = None, provider: Provider = OFFLINE,
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.project, self.config, self.source = project, config, source
-        self.price = price
-        self.model = RecordingModel(model, model=limits.model, provider=provider, price=price,
-                                    now=now, clock=clock, refuse=self.over_window)
+        self.price, self.provider = price, provider
+        self.model = RecordingModel(model, model=limits.model, provider=provider.name, price=price,
+                                    now=now, clock=clock, refuse=self.over_window,
+                                    context=source.view)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
@@ -115,7 +120,7 @@ class Session:
              on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
              clock: Callable[[], float] = time.monotonic) -> Session:
-        """Open a session: the model from `config` (or `make_model(source)`), the counter
+        """Open a session: the model from `config` (or `make_model()`), the counter
         on the project's index, the model's limits. A streaming model (local) tells
         `on_progress` how each call is going.
 
@@ -126,18 +131,18 @@ class Session:
         source = StorySource(min_words=config.generation.scene_min_words,
                              max_words=config.generation.scene_max_words)
         if stand_in:
-            model: ChatModel = OfflineModel(seed=config.llm.seed, source=source)
+            model: ChatModel = OfflineModel(seed=config.llm.seed)
         elif make_model is not None:
-            model = make_model(source)
+            model = make_model()
         else:
-            model = get_model(config, env or {}, source=source, on_progress=on_progress)
+            model = get_model(config, env or {}, on_progress=on_progress)
         index, line = open_index(project, clock)
         if line:
             project.notices.append(line)
         counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
         session = cls(project, config, model, source=source, counter=counter,
                       limits=limits_for(config), index=index, record=not stand_in,
-                      price=price_for(config), provider=resolve_provider(config), now=now,
+                      price=price_for(config), provider=provider_for(config), now=now,
                       clock=clock)
         settings = EmbeddingSettings.of(config)
         if settings.enabled:
@@ -151,7 +156,7 @@ class Session:
         """Whether the planner and the extractor are held to their lean schemas (fewer
         tools and items, no audit keys): on an embedded local model, which writes twenty
         tokens a second and fills what it is given room for."""
-        return self.model.provider == "local"
+        return self.provider.local
 
     @property
     def live_index(self) -> Index:
@@ -171,7 +176,7 @@ class Session:
         """Whether the writer is shown the newest scene's ending rather than whole scenes
         (context.full_text; auto: on an embedded local model, which copies whole scenes)."""
         wanted = self.config.context.full_text
-        return wanted == "ending" or (wanted == "auto" and self.model.provider == "local")
+        return wanted == "ending" or (wanted == "auto" and self.provider.local)
 
     def over_window(self, request: Request) -> str:
         """Why `request` may not be sent: its prompt and its answer's limit are over the

@@ -68,8 +68,8 @@ def test_novel_audit_of_a_book_without_scenes_says_so(project, cli):
 
 def test_the_planted_book_every_plant_found_no_control_reported(project):
     planted = book(36)
-    with reconciled(project), Session.open(project, project.config(), now=lambda: NOW, make_model=lambda s:
-                               BookModel(planted.specs, s, OfflineModel(seed=0, source=s))) as session:
+    with reconciled(project), Session.open(project, project.config(), now=lambda: NOW, make_model=lambda:
+                               BookModel(planted.specs, OfflineModel(seed=0))) as session:
         results = [tick(session) for _ in planted.specs]
     found = {(r.tick, f.kind) for r in results for f in r.findings}
     # a repeated title never lands: the tick renames it (plan.distinct_title) and says so

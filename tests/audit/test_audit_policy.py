@@ -213,7 +213,7 @@ def test_a_held_tick_is_accepted_as_it_was_held_with_no_model_called(project, cl
 
     config = held_tick_two(project)
     silent = ScriptedModel()            # nothing queued: any call would fail the accept
-    with reconciled(project), Session.open(project, config, make_model=lambda s: silent) as s:
+    with reconciled(project), Session.open(project, config, make_model=lambda: silent) as s:
         result = land_held(s)
     assert silent.calls("planner") == silent.calls("writer") == silent.calls("extractor") == []
     assert result.tick == 2 and project.tick() == 2 and read_held(project.novel_dir) is None

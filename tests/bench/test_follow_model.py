@@ -85,7 +85,7 @@ def course(project):
 
 def test_in_process_it_lands_every_beat_in_order_at_the_tension_it_was_shown(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
-    results = ticked_to_the_end(project, lambda source: FollowModel(source=source, noise=0,
+    results = ticked_to_the_end(project, lambda: FollowModel(noise=0,
                                                                     partly=0, opens=0))
     scenes = load_scenes(project.scenes_dir)
     assert [(s.beat, s.beat_status) for s in scenes] == [
@@ -116,7 +116,7 @@ def test_through_the_test_server_it_reads_the_same_from_the_prompts(project):
 
 def test_a_beat_only_partly_done_is_landed_once_the_chapters_room_is_used_up(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
-    ticked_to_the_end(project, lambda source: FollowModel(source=source, partly=1.0, opens=0))
+    ticked_to_the_end(project, lambda: FollowModel(partly=1.0, opens=0))
     scenes = load_scenes(project.scenes_dir)
     # room 2, then 1: partly; then one scene is left of the chapter's stretch (3) and two
     # beats to land, so 1.1 is passed (missed) and the room used up: 1.2 is landed, done,
@@ -127,7 +127,7 @@ def test_a_beat_only_partly_done_is_landed_once_the_chapters_room_is_used_up(pro
 
 def test_it_opens_loops_outside_the_final_act_and_resolves_every_one_by_the_end(project):
     outline_project(project, chapters=3, beats=2, scenes=2)      # act 3: chapter 3, scenes 5-6
-    ticked_to_the_end(project, lambda source: FollowModel(source=source, opens=1.0, ripen=3,
+    ticked_to_the_end(project, lambda: FollowModel(opens=1.0, ripen=3,
                                                           partly=0))
     loops = load_memory(project.memory_dir).loops
     assert len(loops) >= 3 and all(loop["opened_in"] <= 4 for loop in loops), loops

@@ -118,14 +118,9 @@ def test_import_then_tick_continues(openai_project, tmp_path):
 
 
 def offline_session(project, model):
-    """A session on `model`; an offline model in it (or behind a scripted one) is given
-    the story source, as the product's offline model is."""
-    def bind(source):
-        offline = getattr(model, "otherwise", None) or model
-        if isinstance(offline, OfflineModel):
-            offline.source = source
-        return model
-    return Session.open(project, project.config(), make_model=bind)
+    """A session on `model` (an offline model in it, or behind a scripted one, reads the
+    story from each request's context, as the product's offline model does)."""
+    return Session.open(project, project.config(), make_model=lambda: model)
 
 
 def answer(text: str) -> dict:

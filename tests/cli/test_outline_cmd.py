@@ -236,7 +236,7 @@ def test_regen_keeps_the_beats_the_book_has_landed(project, cli):
 def test_novel_log_shows_a_revision_at_a_checkpoint(project, cli):
     outline_project(project, chapters=3, beats=2, scenes=2)
     with reconciled(project), Session.open(project, project.config(), now=lambda: NOW,
-                                           make_model=lambda s: StressModel(source=s)) as session:
+                                           make_model=lambda: StressModel()) as session:
         for _ in range(3):           # it lands no beat: chapter 1 closes at its stretch
             tick(session)
     lines = cli("log", "-p", "harbour").output.splitlines()

@@ -263,7 +263,7 @@ def test_the_planners_settled_facts_are_searched_once_per_settled_tick(project, 
     monkeypatch.setattr(stage_prompts, "planner_facts",
                         lambda *a, **k: searched.append(k["tick"]) or real(*a, **k))
     with Session.open(project, project.config(),
-                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+                      make_model=lambda: OfflineModel(seed=0)) as session:
         for _ in range(20):
             tick(session)
         assert searched[:10] == list(range(1, 11))        # settled: the last tick, until 10
@@ -301,7 +301,7 @@ def test_the_writers_settled_block_is_searched_once_per_place_tier_3_ends(projec
         lambda upto, window: given.append((upto, real_of(session, memory)(upto, window)))
         or given[-1][1]))
     with Session.open(project, project.config(),
-                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+                      make_model=lambda: OfflineModel(seed=0)) as session:
         for _ in range(25):
             tick(session)
     ends = [upto for upto, _ in given]

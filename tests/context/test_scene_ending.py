@@ -12,6 +12,7 @@ from novel_agent.context.prompts import render_stage
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.errors import ConfigError
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.session import Session
@@ -93,13 +94,13 @@ def test_with_the_ending_consecutive_prompts_share_all_but_their_tail():
 def test_auto_means_the_ending_on_an_embedded_local_model_only(project, monkeypatch):
     def session(**flags):
         config = project.config(flags=flags)
-        return Session.open(project, config, make_model=lambda s: OfflineModel(source=s))
+        return Session.open(project, config, make_model=lambda: OfflineModel())
     with session() as offline:
         assert not offline.ending
     with session(**{"context.full_text": "ending"}) as asked:
         assert asked.ending
     with session() as local:
-        monkeypatch.setattr(local.model, "provider", "local")
+        monkeypatch.setattr(local, "provider", LOCAL)
         assert local.ending
         local.config = project.config(flags={"context.full_text": "scenes"})
         assert not local.ending

@@ -51,7 +51,7 @@ def test_edits_by_hand_get_their_own_entry_before_the_next_tick(project, cli):
     # a daemon's next tick (no command opens the project between) records and says it
     (project.root / "steer.md").write_text("Rain all day.\n")
     with project.locked(), Session.open(project, project.config(),
-                                        make_model=lambda s: OfflineModel(source=s)) as session:
+                                        make_model=lambda: OfflineModel()) as session:
         ticked = tick(session)
     assert "history: edited by hand: steer.md" in ticked.notices
     assert subjects(project)[1] == "edited by hand: steer.md"

@@ -22,7 +22,7 @@ needs_inotify = pytest.mark.skipif(sys.platform != "linux", reason="inotify is L
 
 
 def session_of(project):
-    return Session.open(project, project.config(), make_model=lambda s: OfflineModel(source=s))
+    return Session.open(project, project.config(), make_model=lambda: OfflineModel())
 
 
 def pending_tree_is_head(project) -> bool:

@@ -47,8 +47,7 @@ def test_rewind_after_an_import(project, tmp_path):
     book = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
     other = fresh(tmp_path / "fresh")
     for p in (project, other):
-        with opened(p), Session.open(p, p.config(), make_model=lambda s: OfflineModel(seed=1,
-                                                                              source=s)) as s:
+        with opened(p), Session.open(p, p.config(), make_model=lambda: OfflineModel(seed=1)) as s:
             import_manuscript(s, book)
     assert [e.kind for e in History(project).entries()][:3] == ["import"] * 3
     run_ticks(project, 4)

@@ -276,8 +276,8 @@ def test_a_ticks_sync_of_facts_it_added_to_leaves_the_index_as_a_rebuild_would(p
         patch.setattr(sync_module, "fact_docs",
                       lambda facts, source: made.append(len(list(facts))) or
                       docs_of(facts, source))
-        with Session.open(project, project.config(), make_model=lambda s: OfflineModel(
-                seed=0, source=s)) as session:
+        with Session.open(project, project.config(), make_model=lambda: OfflineModel(
+                seed=0)) as session:
             for _ in range(4):
                 tick(session)
     facts = len(load_memory(project.memory_dir).facts)

@@ -37,7 +37,7 @@ def tick_against(project, base_url, *, timeout=5.0, retries=2):
     """One tick on an OpenAICompatModel at `base_url`; (result or error, backoff sleeps)."""
     sleeps: list[float] = []
 
-    def make(source):
+    def make():
         return OpenAICompatModel(base_url, "fake-model", "sk-test", timeout, retries, 0.5,
                                  sleep=sleeps.append)
     try:
@@ -57,7 +57,7 @@ class _Lazy:
 
     def complete(self, request):
         if self.inner is None:
-            self.inner = self.make(None)
+            self.inner = self.make()
         return self.inner.complete(request)
 
 

@@ -29,7 +29,7 @@ def test_replaying_every_record_gives_the_memory_on_disk(project):
 def test_replaying_imported_pieces_and_ticks(project, tmp_path):
     book = load_manuscript(write_book(tmp_path / "book.md", chapters=1), "auto", 400)
     with opened(project), Session.open(project, project.config(),
-                               make_model=lambda s: OfflineModel(seed=1, source=s)) as s:
+                               make_model=lambda: OfflineModel(seed=1)) as s:
         import_manuscript(s, book)
     run_ticks(project, 3)
     derived = replay_range(project, Memory(), 1, 6, project.config())

@@ -78,7 +78,7 @@ def memory_of(project):
 def revised(project, text=None, model=None):
     model = model or ScriptedModel(otherwise=OfflineModel(seed=0))
     model.add("extractor", NEW_X)
-    with opened(project), Session.open(project, project.config(), make_model=lambda s: model,
+    with opened(project), Session.open(project, project.config(), make_model=lambda: model,
                                now=lambda: NOW) as session:
         return revise(session, 5, text)
 

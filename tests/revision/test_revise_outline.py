@@ -30,7 +30,7 @@ def test_revise_rereads_the_beat_status_and_the_tension_from_the_new_text(projec
                             "beat_status": "not", "tension": 1,
                             "tension_reason": "A quiet evening."})
     project.scene_path(2).write_text(before.render().replace(before.body, NEW2))
-    with opened(project), Session.open(project, project.config(), make_model=lambda s: model,
+    with opened(project), Session.open(project, project.config(), make_model=lambda: model,
                                        now=lambda: NOW) as session:
         revise(session, 2)
     (asked,) = model.calls("extractor")

@@ -53,8 +53,8 @@ NEW3 = ("Quentin Harrowgate came in from the rain. Lio Brand came in from the ra
 LAST = 20
 
 
-def model_for(source, scripted=None):
-    reading = ReadingModel(seed=0, source=source, events=EVENTS)
+def model_for(scripted=None):
+    reading = ReadingModel(seed=0, events=EVENTS)
     if scripted is None:
         return reading
     scripted.otherwise = reading
@@ -86,7 +86,7 @@ def memory_bytes(project):
 
 def revised(project, number, text=None, scripted=None):
     with opened(project), Session.open(project, project.config(), now=lambda: NOW,
-                                       make_model=lambda s: model_for(s, scripted)) as session:
+                                       make_model=lambda: model_for(scripted)) as session:
         return revise(session, number, text)
 
 
@@ -142,7 +142,7 @@ def test_revising_scene_3_is_a_book_whose_scene_3_was_the_new_text(project, tmp_
         plan = plan_as_named(record)
         scripted.add("planner", {**plan.to_dict(), "title": record["title"]})
         scripted.add("writer", NEW3 if number == 3 else body)
-    tick_book(other, LAST, make=lambda source: model_for(source, scripted))
+    tick_book(other, LAST, make=lambda: model_for(scripted))
     assert memory_bytes(project) == memory_bytes(other)
     quentin = yaml.safe_load((project.memory_dir / "characters" /
                               "quentin_harrowgate.yaml").read_text())

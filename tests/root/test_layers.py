@@ -9,7 +9,9 @@ import novel_agent
 
 # Lowest first. A module may import from its own layer and the layers before it.
 # The root modules (errors, files, paths, storage, crashpoints) are the floor.
-LAYERS = ["", "text", "config", "story", "history", "audit", "models", "context", "index", "tick",
+# models/ sits under story/: a model is given the story through its request (Request.context),
+# never by importing it.
+LAYERS = ["", "text", "config", "models", "story", "history", "audit", "context", "index", "tick",
           "books", "revision", "reports", "daemon", "fleet", "web", "cli"]
 
 PACKAGE = Path(novel_agent.__file__).parent

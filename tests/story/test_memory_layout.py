@@ -203,7 +203,7 @@ def test_a_tick_that_finds_the_old_layout_moves_it_in_its_own_commit(project):
     run_ticks(project, 5)
     memory = old_layout(project)
     with project.locked(), Session.open(project, project.config(),
-                                        make_model=lambda s: OfflineModel(seed=0, source=s)) \
+                                        make_model=lambda: OfflineModel(seed=0)) \
             as session:
         tick(session)
     assert not (project.memory_dir / "loops.yaml").exists()

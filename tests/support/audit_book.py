@@ -291,13 +291,13 @@ def script(model: ScriptedModel, specs: list[Spec]) -> ScriptedModel:
 
 class BookModel:
     """A scripted model that answers each stage from the spec of the tick it works for
-    (the session's story source says which), so a stage asked twice (a repair, a
+    (the request's context says which), so a stage asked twice (a repair, a
     writer asked once more) gets its scene's answer again; other stages (the
     summarizer) go to `otherwise`."""
 
-    def __init__(self, specs: list[Spec], source: Any, otherwise: Any):
+    def __init__(self, specs: list[Spec], otherwise: Any):
         self.answers = {s.tick: s.answers() for s in specs}
-        self.source, self.otherwise = source, otherwise
+        self.otherwise = otherwise
         self.scripted = ScriptedModel()
 
     def describe(self) -> str:
@@ -308,7 +308,7 @@ class BookModel:
         if request.stage not in stages:
             return self.otherwise.complete(request)
         self.scripted.add(request.stage,
-                          self.answers[self.source.tick][stages.index(request.stage)])
+                          self.answers[request.context["tick"]][stages.index(request.stage)])
         return self.scripted.complete(request)
 
 

@@ -12,7 +12,7 @@ the planner was shown plus seeded noise of up to `noise` either way.
 
 What the planner was shown is kept from its call for the writer's and the extractor's
 of the same tick (the extractor is not shown the target), so it works alike in-process
-(`make_model=lambda source: FollowModel(source=source)`) and behind the test server
+(`make_model=lambda: FollowModel()`) and behind the test server
 (story_server.py's StoryServer, through the real openai SDK). Used by bench/shape.py.
 
 The loops "shown as due" are those "Where the book stands" lists under "Loops due" (or,
@@ -119,9 +119,9 @@ class FollowModel(OfflineModel):
     """Answers that follow the outline, the pacing and the loops the prompt shows (see
     the module docstring)."""
 
-    def __init__(self, seed: int = 0, source: Any = None, *, partly: float = 0.05,
+    def __init__(self, seed: int = 0, *, partly: float = 0.05,
                  noise: int = 2, opens: float = 0.2, ripen: int = 6):
-        super().__init__(seed=seed, source=source)
+        super().__init__(seed=seed)
         self.partly, self.noise, self.opens, self.ripen = partly, noise, opens, ripen
         self.shown = Shown()
 

@@ -121,6 +121,6 @@ def writer_prompt(project, plan: Plan, config=None, *, make=None) -> tuple[str, 
     """The writer's prompt (as one string) and report for the next tick, planned as `plan`."""
     model = ScriptedModel().add("planner", plan_answer(plan))
     config = config or project.config()
-    with Session.open(project, config, make_model=make or (lambda source: model)) as session:
+    with Session.open(project, config, make_model=make or (lambda: model)) as session:
         built = preview(session, "writer")
     return "\n".join(m["content"] for m in built.messages), built.report

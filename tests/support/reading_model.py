@@ -19,7 +19,7 @@ Everyone an event names is present; the summary is the prose's first sentences. 
 answers depends on the prose only (never on the plan or memory), so a scene written twice
 is extracted twice alike, in-process or through the test server. Every fourth plan names
 its POV by first name only (as a model does), so the tools learn an alias. Used in-process
-(`make_model=lambda source: ReadingModel(source=source, events=...)`) and behind the test
+(`make_model=lambda: ReadingModel(events=...)`) and behind the test
 server (story_server.py, which reads the prose back from the prompt).
 """
 
@@ -112,9 +112,9 @@ class ReadingModel(OfflineModel):
     """The offline model whose writer adds the test's events and whose extractor reads
     them back from the prose (see the module docstring)."""
 
-    def __init__(self, seed: int = 0, source: Any = None,
+    def __init__(self, seed: int = 0,
                  events: Mapping[int, list[str]] | None = None):
-        super().__init__(seed=seed, source=source)
+        super().__init__(seed=seed)
         self.events = dict(events or {})
 
     def describe(self) -> str:

@@ -2,7 +2,7 @@
 offline model (or a kind of one: stress_model.py, reading_model.py), from the
 project's files, through the real openai SDK.
 
-    with FakeOpenAIServer(StoryServer(project, model=ReadingModel(source=None))) as server:
+    with FakeOpenAIServer(StoryServer(project, model=ReadingModel())) as server:
         ...   # a project on the openai provider with llm.base_url = server.base_url
 
 Its story source is read from the project's files at each request, the plan it gave is
@@ -21,7 +21,7 @@ import time
 
 from novel_agent.history.seen import SeenFiles
 from novel_agent.models.base import Request
-from novel_agent.models.offline import OfflineModel, StorySource, SummaryJob
+from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import plan_from_json
 from novel_agent.story.faithfulness import range_items
 from novel_agent.story.memory import FOLDERS
@@ -30,6 +30,7 @@ from novel_agent.story.project import Project
 from novel_agent.story.scenes import load_scenes
 from novel_agent.text.lenient_json import parse_json
 from novel_agent.text.vocabulary import load_encoding
+from novel_agent.tick.story_source import StorySource, SummaryJob
 
 ENCODING = load_encoding("cl100k_base")
 STAGE_WORDS = (("You are the architect of a novel", "outline"),
@@ -44,7 +45,6 @@ class StoryServer:
         """`model`: an OfflineModel (or a kind of one, stress_model.py) to answer with."""
         self.project, self.source = project, StorySource()
         self.model = model or OfflineModel(seed=0)
-        self.model.source = self.source
         self.plan = None
         self.rest: dict[str, str] = {}      # what a cut-off answer had still to say
         # what the files say is read again only when they moved, and then only the files
@@ -76,7 +76,8 @@ class StoryServer:
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         if stage == "outline":
             source.outline = outline_job(schema or {}, body["messages"][-1]["content"])
-        request = Request(stage, body["messages"], max_tokens, schema)
+        request = Request(stage, body["messages"], max_tokens, schema,
+                          context=source.view())
         text = self.model.complete(request).text
         if stage == "planner":
             self.plan = plan_from_json(parse_json(text), max_tools=5)

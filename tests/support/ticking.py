@@ -23,12 +23,12 @@ def run_ticks(project, n: int = 1, model=None, *, offline_seed: int | None = Non
     """
     config = config or project.config()
 
-    def make(source):
+    def make():
         seed = offline_seed or 0
         if model is None:
-            return OfflineModel(seed=seed, source=source)
+            return OfflineModel(seed=seed)
         if isinstance(model, ScriptedModel) and offline_seed is not None:
-            model.otherwise = OfflineModel(seed=seed, source=source)
+            model.otherwise = OfflineModel(seed=seed)
         return model
 
     with reconciled(project), Session.open(project, config, make_model=make, now=lambda: now) as session:

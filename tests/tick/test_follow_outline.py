@@ -12,6 +12,7 @@ import pytest
 
 from novel_agent.errors import BookFinishedError
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import EXTRACT_SCHEMA, plan_schema
 from novel_agent.story.outline import load_outline, save_outline
@@ -42,7 +43,7 @@ def tick_to_the_end(project, make_model, limit: int = 60):
 
 def test_an_offline_book_lands_its_beats_in_order_and_ends_at_the_last(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
-    results, stop = tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    results, stop = tick_to_the_end(project, lambda: OfflineModel())
     scenes = load_scenes(project.scenes_dir)
     assert [(s.chapter, s.beat, s.beat_status) for s in scenes] == [
         (1, "1.1", "done"), (1, "1.2", "done"), (2, "2.1", "done"), (2, "2.2", "done"),
@@ -60,9 +61,9 @@ def test_an_offline_book_lands_its_beats_in_order_and_ends_at_the_last(project):
 
 def test_extending_the_outline_lets_the_book_go_on(project):
     outline_project(project, chapters=2, beats=1, scenes=1)
-    tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    tick_to_the_end(project, lambda: OfflineModel())
     save_outline(project.outline_file, short_outline(chapters=3, beats=1, scenes=1))
-    results, _ = tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    results, _ = tick_to_the_end(project, lambda: OfflineModel())
     assert [r.tick for r in results] == [3]
     assert load_scenes(project.scenes_dir)[-1].beat == "3.1"
 
@@ -70,7 +71,7 @@ def test_extending_the_outline_lets_the_book_go_on(project):
 def test_a_model_that_ignores_the_outline_still_ends_within_its_stretch(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
     planned = load_outline(project.outline_file)
-    results, _ = tick_to_the_end(project, lambda source: StressModel(source=source))
+    results, _ = tick_to_the_end(project, lambda: StressModel())
     assert len(results) <= 1.5 * planned.planned_scenes()
     assert len(results) == sum(longest(c) for c in planned.chapters())     # each stretched
     scenes = load_scenes(project.scenes_dir)
@@ -180,12 +181,12 @@ def test_a_small_local_model_is_offered_only_the_current_beat(project):
     """An embedded 1.5B offered the next beat too took it scene after scene (2.1 before
     1.2): a lean session's plan may name the current beat only."""
     outline_project(project, chapters=2, beats=2, scenes=2)
-    model = ScriptedModel(otherwise=OfflineModel(source=None))
+    model = ScriptedModel(otherwise=OfflineModel())
     with reconciled(project), Session.open(project, project.config(),
-                                           make_model=lambda source: model,
+                                           make_model=lambda: model,
                                            now=lambda: NOW) as session:
-        session.model.provider = "local"
-        model.otherwise = OfflineModel(source=session.source)
+        session.provider = LOCAL
+        model.otherwise = OfflineModel()
         tick(session)
     (planner,) = model.calls("planner")
     assert planner.json_schema["properties"]["beat"]["enum"] == ["1.1"]

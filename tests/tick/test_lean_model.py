@@ -5,6 +5,7 @@ newest scene's ending; and summary bullets a grammar stopped in mid-word, ended.
 from __future__ import annotations
 
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.story.decisions import (
     BULLET_CHARS,
     DETAIL_CHARS,
@@ -72,8 +73,8 @@ def test_on_a_local_model_each_stage_is_asked_lean(project):
     run_ticks(project, 2)
     heard = []
     with reconciled(project), Session.open(project, project.config(),
-                                           make_model=lambda s: Heard(source=s)) as session:
-        session.model.provider = "local"        # as an embedded model's session says
+                                           make_model=lambda: Heard()) as session:
+        session.provider = LOCAL        # as an embedded model's session says
         assert session.lean and session.ending and not session.knowledge
         result = tick(session)
         heard = session.model.inner.requests
@@ -93,7 +94,7 @@ def test_on_a_local_model_each_stage_is_asked_lean(project):
 def test_elsewhere_each_stage_is_asked_in_full(project):
     run_ticks(project, 2)
     with reconciled(project), Session.open(project, project.config(),
-                                           make_model=lambda s: Heard(source=s)) as session:
+                                           make_model=lambda: Heard()) as session:
         assert not session.lean and not session.ending and session.knowledge
         tick(session)
         heard = {r.stage: r for r in session.model.inner.requests}

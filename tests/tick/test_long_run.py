@@ -78,7 +78,7 @@ def long_run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:      # durability is not what is tested here
         patch.setattr("novel_agent.files.os.fsync", lambda fd: None)
         with reconciled(project), Session.open(project, project.config(),
-                                   make_model=lambda source: StressModel(source=source)) as s:
+                                   make_model=lambda: StressModel()) as s:
             for _ in range(300):
                 watch.after(tick(s))
     return watch

@@ -10,6 +10,7 @@ from novel_agent.config.settings import OutlineSizes
 from novel_agent.errors import ModelResponseError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
+from novel_agent.models.providers import LOCAL
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.curves import beat_position, target_tension
 from novel_agent.story.outline import load_outline, parse_outline, render_outline
@@ -52,12 +53,12 @@ def scripted() -> ScriptedModel:
 
 
 def session_on(project, model):
-    return Session.open(project, project.config(), make_model=lambda source: model)
+    return Session.open(project, project.config(), make_model=lambda: model)
 
 
 def offline_session(project):
     return Session.open(project, project.config(),
-                        make_model=lambda source: OfflineModel(source=source))
+                        make_model=lambda: OfflineModel())
 
 
 def test_an_outline_is_made_level_by_level_each_call_recorded_as_outline(project):
@@ -191,7 +192,7 @@ def test_on_a_small_local_model_a_repeated_part_is_sent_back_once(project):
                    beats("She steps through."), beats("She climbs the stair.")):
         model.add("outline", answer)
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         outline = make_outline(session, project.story(), SMALL, "three_act")
     assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
     assert [b.what for b in outline.beats()][2:] == [
@@ -215,7 +216,7 @@ def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project
     model = scripted()
     model.queues["outline"][-1] = beats("She shuts it.")
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         outline = make_outline(session, project.story(), SMALL, "three_act")
     assert [b.what for b in outline.chapter(3).beats] == ["She shuts it.",
                                                          "She shuts the drawn door for good."]
@@ -232,7 +233,7 @@ def test_on_a_small_local_model_each_beat_is_told_what_it_does_for_the_story(pro
     is told none (it plans its own)."""
     model = scripted()
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         make_outline(session, project.story(), SMALL, "three_act")
     first, middle, last = (r.messages[-1]["content"] for r in model.requests[-3:])
     assert "1. The premise's first event, as the premise tells it. 2. The protagonist " \
@@ -259,7 +260,7 @@ def test_on_a_small_local_model_the_arc_first_says_the_question_its_ending_answe
     model = scripted()
     model.queues["outline"][0] = {"question": "What is the drawn room?", **ARC}
     with session_on(project, model) as session:
-        session.model.provider = "local"
+        session.provider = LOCAL
         outline = make_outline(session, project.story(), SMALL, "three_act")
     arc = model.requests[0]
     assert list(arc.json_schema["properties"])[0] == "question"

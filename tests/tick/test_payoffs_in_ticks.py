@@ -27,7 +27,7 @@ from tests.tick.test_follow_outline import tick_to_the_end
 
 def test_an_offline_book_with_an_outline_pays_off_every_loop_by_its_end(project):
     outline_project(project, chapters=6, beats=2, scenes=2)
-    results, stop = tick_to_the_end(project, lambda source: OfflineModel(source=source))
+    results, stop = tick_to_the_end(project, lambda: OfflineModel())
     loops = load_memory(project.memory_dir).loops
     assert len(loops) >= 3 and all(l["status"] == "resolved" and l.get("payoff") for l in loops)
     assert len(results) == 12 and "loop" not in str(stop)       # none left open
@@ -42,8 +42,8 @@ def test_the_planner_is_shown_the_loops_due_with_their_ids(project):
     outline_project(project, chapters=6, beats=2, scenes=2)
     spy = ScriptedModel()
     with reconciled(project), Session.open(project, project.config(), now=lambda: NOW,
-                                           make_model=lambda source: setattr(
-                                               spy, "otherwise", Unresolving(source=source))
+                                           make_model=lambda: setattr(
+                                               spy, "otherwise", Unresolving())
                                            or spy) as session:
         for _ in range(6):
             tick(session)
@@ -103,7 +103,7 @@ class Unresolving(OfflineModel):
 
 def test_the_end_waits_three_scenes_at_most_for_the_loops_left_open(project):
     outline_project(project, chapters=2, beats=1, scenes=2)       # 4 planned, 6 at most
-    results, stop = tick_to_the_end(project, lambda source: Unresolving(source=source))
+    results, stop = tick_to_the_end(project, lambda: Unresolving())
     scenes = load_scenes(project.scenes_dir)
     assert [(s.chapter, s.beat) for s in scenes] == [(1, "1.1"), (2, "2.1"), (2, ""), (2, ""),
                                                      (2, "")]    # the last beat, then 3 more
@@ -118,8 +118,8 @@ def test_the_end_waits_three_scenes_at_most_for_the_loops_left_open(project):
 def test_an_ending_scene_is_told_to_pay_the_loops_off_now(project):
     outline_project(project, chapters=2, beats=1, scenes=2)
     spy = ScriptedModel()
-    results, _ = tick_to_the_end(project, lambda source: setattr(
-        spy, "otherwise", Unresolving(source=source)) or spy)
+    results, _ = tick_to_the_end(project, lambda: setattr(
+        spy, "otherwise", Unresolving()) or spy)
     prompts = [r.messages[-1]["content"] for r in spy.calls("planner")]
     assert "Loops that must be paid off now" not in prompts[1]     # the last beat's scene
     ending = prompts[2]
@@ -134,17 +134,17 @@ def test_an_ending_scene_is_told_to_pay_the_loops_off_now(project):
 
 def test_a_model_that_resolves_nothing_still_ends_within_the_stretch(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
-    results, _ = tick_to_the_end(project, lambda source: StressModel(source=source))
+    results, _ = tick_to_the_end(project, lambda: StressModel())
     assert len(results) <= 1.5 * 6
     assert "loops left open" in results[-1].finished
 
 
 def test_a_revised_scene_of_the_final_act_opens_no_loop(project):
     outline_project(project, chapters=2, beats=1, scenes=2)       # chapter 2: the final act
-    tick_to_the_end(project, lambda source: Unresolving(source=source))
+    tick_to_the_end(project, lambda: Unresolving())
     loops = load_memory(project.memory_dir).loops
     with opened(project), Session.open(project, project.config(), now=lambda: NOW,
-                                       make_model=lambda s: Unresolving(source=s)) as session:
+                                       make_model=lambda: Unresolving()) as session:
         revision = revise(session, 2, "Mara rang the drowned bell, and no one came.\n")
     assert load_memory(project.memory_dir).loops == loops
     assert "the final act opens no loop: the extractor's loops_opened of the new text not " \

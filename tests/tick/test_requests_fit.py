@@ -153,7 +153,7 @@ def test_a_revision_that_cannot_fit_is_not_asked_for_and_the_first_draft_stands(
 def test_nothing_is_sent_over_the_window(project):
     configure(project.root)
     model = ScriptedModel().add("writer", "Never sent.")
-    with Session.open(project, project.config(), make_model=lambda source: model) as session:
+    with Session.open(project, project.config(), make_model=lambda: model) as session:
         prompt = [{"role": "user", "content": WEIR * 20}]
         tokens = session.counter.count_messages(prompt)
         with pytest.raises(ModelError) as caught:

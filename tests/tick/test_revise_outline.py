@@ -37,8 +37,8 @@ def write_book(project, make_model, limit: int = 60):
     raise AssertionError(f"the book did not end in {limit} ticks")
 
 
-def stress(source):
-    return StressModel(source=source)
+def stress():
+    return StressModel()
 
 
 def revisions(project) -> list:
@@ -87,7 +87,7 @@ def test_a_revision_keeps_locked_parts(project):
 def test_a_book_on_course_and_a_book_with_revise_off_make_no_call(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
     before = load_outline(project.outline_file)
-    results, events = write_book(project, lambda source: OfflineModel(source=source))
+    results, events = write_book(project, lambda: OfflineModel())
     assert [s.beat_status for s in load_scenes(project.scenes_dir)] == ["done"] * 6
     assert events == [] and revisions(project) == []
     assert load_outline(project.outline_file) == before
@@ -115,8 +115,8 @@ def test_an_unusable_revision_leaves_the_outline_and_the_scene_stands(project):
     outline_project(project, chapters=3, beats=2, scenes=2)
     before = load_outline(project.outline_file)
     model = ScriptedModel().add("outline", "no outline here").add("outline", {"chapters": 5})
-    with reconciled(project), Session.open(project, project.config(), make_model=lambda source: (
-            setattr(model, "otherwise", StressModel(source=source)) or model),
+    with reconciled(project), Session.open(project, project.config(), make_model=lambda: (
+            setattr(model, "otherwise", StressModel()) or model),
             now=lambda: NOW) as session:
         results = [tick(session) for _ in range(4)]
     assert len(model.calls("outline")) == 2               # asked, repaired once, given up
@@ -146,7 +146,7 @@ def test_a_tick_killed_in_the_revision_has_its_scene_and_the_next_tick_asks_noth
 
     def open_session():
         return Session.open(project, project.config(), now=lambda: NOW,
-                            make_model=lambda source: Interrupted(source=source))
+                            make_model=lambda: Interrupted())
     with reconciled(project), open_session() as session:
         [tick(session) for _ in range(2)]
         with pytest.raises(KeyboardInterrupt):
@@ -163,8 +163,8 @@ def test_the_revision_s_prompt_tells_what_happened_and_asks_for_the_rest(project
     outline_project(project, chapters=3, beats=2, scenes=2)
     model = ScriptedModel()
     with reconciled(project), Session.open(project, project.config(), now=lambda: NOW,
-                                           make_model=lambda source: (setattr(
-                                               model, "otherwise", StressModel(source=source))
+                                           make_model=lambda: (setattr(
+                                               model, "otherwise", StressModel())
                                                or model)) as session:
         [tick(session) for _ in range(3)]
     [asked] = model.calls("outline")

@@ -120,8 +120,8 @@ def test_a_hand_edit_between_two_ticks_of_one_session_reaches_the_next_prompt(pr
     from novel_agent.tick.session import Session
     model = ScriptedModel()
 
-    def make(source):
-        model.otherwise = OfflineModel(seed=2, source=source)
+    def make():
+        model.otherwise = OfflineModel(seed=2)
         return model
     with reconciled(project), Session.open(project, project.config(), make_model=make) as session:
         first = tick(session)
@@ -179,7 +179,7 @@ def test_a_session_freezes_what_outlives_its_ticks_from_the_second_on(project):
     from novel_agent.tick.session import Session
     gc.unfreeze()
     with Session.open(project, project.config(),
-                      make_model=lambda source: OfflineModel(seed=0, source=source)) as session:
+                      make_model=lambda: OfflineModel(seed=0)) as session:
         tick(session)
         assert gc.get_freeze_count() == 0
         tick(session)

@@ -8,6 +8,7 @@ import pytest
 from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
 from novel_agent.models.base import WORDS, Completion
+from novel_agent.models.providers import LOCAL
 from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages import write
 from tests.support.ticking import run_ticks
@@ -279,13 +280,13 @@ def test_on_a_local_model_a_scene_with_none_of_its_people_is_written_again(proje
     model = (ScriptedModel().add("planner", LIGHTHOUSE).add("writer", JOHNSON)
              .add("writer", SENTENCE * 20))
 
-    def make(source):
-        model.otherwise = OfflineModel(seed=0, source=source)     # the extractor's answers
+    def make():
+        model.otherwise = OfflineModel(seed=0)     # the extractor's answers
         return model
 
     with reconciled(project), Session.open(project, project.config(),
                                            make_model=make) as session:
-        session.model.provider = "local"          # as an embedded model's session says
+        session.provider = LOCAL          # as an embedded model's session says
         result = tick(session)
     asked, again = model.calls("writer")
     assert again.messages[-1]["content"] == (

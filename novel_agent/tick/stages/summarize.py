@@ -31,7 +31,6 @@ from novel_agent.context.tier3 import doc_cost, tier3_budget
 from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_text, continued, keeping_prefix
-from novel_agent.models.offline import SummaryJob
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.scenes import load_scenes, scene_key
@@ -49,6 +48,7 @@ from novel_agent.text.cleanup import unwrap
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text
 from novel_agent.tick.stage_prompts import Built, build_summary
+from novel_agent.tick.story_source import SummaryJob
 
 if TYPE_CHECKING:
     from novel_agent.tick.session import Session
