@@ -8,8 +8,12 @@ import os
 import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
-from novel_agent.config.settings import merge_layers, sources
+from novel_agent.config.settings import MODEL_STAGES, Config, merge_layers, sources
 from novel_agent.daemon.reload import flatten
+from novel_agent.models import model_id, resolve_provider
+
+# Where a key of llm.stages.<stage> falls back to when the stage leaves it out.
+FALLBACK = {"window": "context.window"}
 
 
 def source_label(key: str, source: tuple[str, int | None] | None, root) -> str:
@@ -59,3 +63,27 @@ def show_cmd(project_spec: str | None, with_sources: bool) -> None:
                      ) if key == "preset" else source_label(key, origin.get(key), project.root)
             line = f"{line:<52} {where}"
         click.echo(line)
+    if with_sources:
+        for stage in MODEL_STAGES:
+            for key, value, where in stage_sources(config, stage, origin, project.root):
+                click.echo(f"{f'llm.stages.{stage}.{key} = {json.dumps(value)}':<52} {where}")
+
+
+def stage_sources(config: Config, stage: str, origin: dict, root) -> list[tuple[str, object, str]]:
+    """What `stage` uses: its provider (auto resolved), model and base URL, and every other
+    key its llm.stages entry sets, each with where it came from (the stage's own line, or
+    the llm key it falls back to and that key's source)."""
+    mine, own = config.for_stage(stage), config.llm.stages.get(stage, {})
+    values = {"provider": resolve_provider(mine), "model": model_id(mine),
+              "base_url": mine.llm.base_url, **own}
+    out = []
+    for key, value in values.items():
+        if key in own:
+            dotted = f"llm.stages.{stage}.{key}"
+            where = source_label(dotted, origin.get(dotted), root)
+        else:
+            dotted = FALLBACK.get(key, f"llm.{key}")
+            shown = source_label(dotted, origin.get(dotted), root)
+            where = f"{dotted} ({shown})"
+        out.append((key, value, where))
+    return out

@@ -27,6 +27,14 @@ from novel_agent.files import yaml_problem
 from novel_agent.paths import config_dir
 
 STAGES = ("planner", "writer", "extractor", "summarizer")
+# The stages `llm.stages` may give a model of their own; a stage not named here (the
+# book's names) asks the planner's model.
+MODEL_STAGES = ("planner", "writer", "extractor", "summarizer", "auditor", "outline")
+STAGE_MODEL = {"names": "planner"}
+# What `llm.stages.<stage>` may set: the llm keys of one model, its answer's cap and its
+# window (context.window for that stage's model); any key left out is llm's.
+STAGE_KEYS = ("provider", "model", "base_url", "api_key_env", "local_model", "local_context",
+              "timeout", "max_retries", "temperature", "prices", "max_tokens", "window")
 # The writer's output cap per word of generation.scene_max_words: English prose runs
 # ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
 # to finish the last sentence. 400 words -> 700 tokens.
@@ -72,6 +80,11 @@ class LLMConfig:
     # Dollars per million tokens {input, cached_input, output, cache_write?}; {} = configs/models.yaml's.
     prices: dict[str, float] = field(default_factory=dict)
     max_cost: float = 0.0           # dollars this project may spend in all; 0 = no ceiling
+    # A model per stage: {planner|writer|extractor|summarizer|auditor|outline: {key: value}},
+    # each stage setting any of provider, model, base_url, api_key_env, local_model,
+    # local_context, timeout, max_retries, temperature, prices, max_tokens (its answer's
+    # cap) and window (its model's); a key it leaves out is llm's. Merged key by key.
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,7 +236,11 @@ class Config:
     def max_tokens(self, stage: str) -> int:
         """The output cap of a stage ("planner", "writer", "extractor", "summarizer"); the
         writer's follows generation.scene_max_words unless llm.writer_max_tokens is set; the
-        outline is made by the planner's model, with its cap."""
+        outline is made by the planner's model, with its cap; llm.stages.<stage>.max_tokens
+        before all."""
+        own = self.llm.stages.get(stage, {}).get("max_tokens")
+        if own is not None:
+            return int(own)
         if stage == "outline":
             return self.max_tokens("planner")
         if stage == "auditor":
@@ -231,6 +248,21 @@ class Config:
         if stage == "writer" and self.llm.writer_max_tokens == 0:
             return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
+
+    def for_stage(self, stage: str) -> Config:
+        """The configuration `stage`'s model is built from: llm with the keys
+        llm.stages.<stage> sets (context.window too, from its `window`), no stages of its
+        own; this config itself when the stage sets nothing. A stage with no model of its
+        own (STAGE_MODEL) asks for the one it borrows."""
+        own = self.llm.stages.get(STAGE_MODEL.get(stage, stage), {})
+        if not self.llm.stages:
+            return self
+        values = {k: v for k, v in own.items() if k not in ("max_tokens", "window")}
+        config = dataclasses.replace(self, llm=dataclasses.replace(self.llm, stages={}, **values))
+        if "window" in own:
+            config = dataclasses.replace(
+                config, context=dataclasses.replace(self.context, window=own["window"]))
+        return config
 
     def to_dict(self) -> dict[str, Any]:
         """A plain nested dict, for `novel config show` and reports."""
@@ -381,11 +413,49 @@ def _validate_section(section: str, values: Mapping[str, Any], layer: Layer) -> 
                               file=layer.source, key=dotted, line=layer.line(section, key))
         if dotted == "audit.mode" and value is False:
             value = "off"        # YAML 1.1 reads a bare `off` as false
+        if dotted == "llm.stages":
+            out[key] = _validate_stages(value, layer)
+            continue
         try:
             out[key] = coerce_value(value, hints[key], where=dotted)
         except ValueError as exc:
             raise ConfigError(str(exc), file=layer.source, key=dotted,
                               line=layer.line(section, key)) from None
+    return out
+
+
+def _validate_stages(value: Any, layer: Layer) -> dict[str, dict[str, Any]]:
+    """Check `llm.stages`: known stages, each a mapping of STAGE_KEYS of llm's types."""
+    hints = {**typing.get_type_hints(LLMConfig), "max_tokens": int, "window": int}
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"llm.stages must be a mapping of stages ({', '.join(MODEL_STAGES)}), "
+                          f"not {value!r}", file=layer.source, key="llm.stages",
+                          line=layer.line("llm", "stages"))
+    out: dict[str, dict[str, Any]] = {}
+    for stage, keys in value.items():
+        where = f"llm.stages.{stage}"
+        line = layer.line("llm", "stages", str(stage))
+        if stage not in MODEL_STAGES:
+            raise ConfigError(f"unknown stage '{where}' (stages: {', '.join(MODEL_STAGES)})",
+                              file=layer.source, key=where, line=line)
+        if keys is None:
+            continue
+        if not isinstance(keys, dict):
+            raise ConfigError(f"{where} must be a mapping of llm keys, not {keys!r}",
+                              file=layer.source, key=where, line=line)
+        out[stage] = {}
+        for key, item in keys.items():
+            dotted = f"{where}.{key}"
+            line = layer.line("llm", "stages", str(stage), str(key))
+            if key not in STAGE_KEYS:
+                raise ConfigError(f"unknown key '{dotted}' (known keys: {', '.join(STAGE_KEYS)})",
+                                  file=layer.source, key=dotted, line=line)
+            try:
+                out[stage][key] = coerce_value(item, hints[key], where=dotted)
+            except ValueError as exc:
+                raise ConfigError(str(exc), file=layer.source, key=dotted, line=line) from None
     return out
 
 
@@ -405,6 +475,8 @@ Problems = Iterator[tuple[str, str]]   # (dotted key, what is wrong with its val
 
 def _llm_problems(config: Config) -> Problems:
     llm = config.llm
+    for stage, own in llm.stages.items():      # first: a stage's max_tokens is its cap
+        yield from _stage_problems(config, stage, own)
     if not is_provider(llm.provider):
         yield "llm.provider", f"must be one of {', '.join(provider_names())}, not {llm.provider!r}"
     for stage in STAGES:
@@ -421,6 +493,19 @@ def _llm_problems(config: Config) -> Problems:
         yield "llm.max_cost", "must be 0 (no ceiling) or a positive number of dollars"
     if problem := price_problem(llm.prices):
         yield "llm.prices", problem
+
+
+def _stage_problems(config: Config, stage: str, own: Mapping[str, Any]) -> Problems:
+    """The problems of the values llm.stages.<stage> sets, named by its keys."""
+    where = f"llm.stages.{stage}"
+    if own.get("max_tokens", 1) <= 0:
+        yield f"{where}.max_tokens", "must be positive"
+    if own.get("window", 0) < 0:
+        yield f"{where}.window", "must be 0 (from the model table) or positive"
+    for dotted, message in _llm_problems(config.for_stage(stage)):
+        key = dotted.removeprefix("llm.")
+        if key in own:
+            yield f"{where}.{key}", message
 
 
 def _generation_problems(gen: GenerationConfig) -> Problems:
@@ -555,9 +640,12 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
                     checked[key] = {**MAPPING_KEYS[key], **merged[section].get(key, {}), **value}
                 elif key == "embeddings":
                     checked[key] = {**merged[section].get(key, {}), **value}
+                elif key == "stages" and section == "llm":
+                    before = merged[section].get(key, {})
+                    checked[key] = {stage: {**before.get(stage, {}), **value.get(stage, {})}
+                                    for stage in MODEL_STAGES if stage in before or stage in value}
             merged[section].update(checked)
-            for key in checked:
-                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+            origin.update(_origins(layer, section, values))
     config = Config(
         llm=LLMConfig(**merged["llm"]),
         generation=GenerationConfig(**merged["generation"]),
@@ -670,10 +758,23 @@ def load_config(project_layer: Layer | None = None, *, preset: str | None = None
 
 def sources(layers: list[Layer]) -> dict[str, tuple[str, int | None]]:
     """Which layer set each dotted key last, with its line: what `config show --sources`
-    prints (keys no layer sets come from the built-in defaults)."""
+    prints (keys no layer sets come from the built-in defaults); a key of llm.stages is
+    named whole (llm.stages.writer.model)."""
     origin: dict[str, tuple[str, int | None]] = {}
     for layer in layers:
         for section, values in layer.values.items():
-            for key in values:
-                origin[f"{section}.{key}"] = (layer.source, layer.line(section, key))
+            origin.update(_origins(layer, section, values))
+    return origin
+
+
+def _origins(layer: Layer, section: str, values: Mapping[str, Any]
+             ) -> dict[str, tuple[str, int | None]]:
+    """Where each of a layer's `values` of `section` came from (llm.stages key by key)."""
+    origin = {f"{section}.{key}": (layer.source, layer.line(section, key)) for key in values}
+    stages = values.get("stages") if section == "llm" else None
+    if isinstance(stages, dict):
+        for stage, keys in stages.items():
+            for key in keys if isinstance(keys, dict) else ():
+                origin[f"llm.stages.{stage}.{key}"] = (
+                    layer.source, layer.line("llm", "stages", str(stage), str(key)))
     return origin
