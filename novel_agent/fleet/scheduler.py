@@ -191,14 +191,15 @@ class Fleet:
             reconcile(project)
             config = project.config(env=self.env, flags=self.flags)
             book.session = session = self.open_session(
-                project, config, self.env, make_model=self._model_factory(config, clients),
+                project, config, self.env,
+                build_model=lambda mine: self._model_factory(mine, clients)(),
                 now=self.now, clock=self.clock)
             book.start_id = session.live_index.last_usage_id() or 0
             book.guard = cost_guard(session, self.options.book_max_cost,
                                     run_start=book.start_id, run_label="--book-max-cost")
-            if self.options.max_cost and session.price is None:
+            if self.options.max_cost and (unpriced := session.unpriced()):
                 raise ConfigError("--max-cost is set, but the price of "
-                                  f"{session.limits.model} is unknown (set llm.prices)",
+                                  f"{unpriced[0]} is unknown (set llm.prices)",
                                   key="llm.prices")
         except LockError as exc:
             return self._end(book, "busy", str(exc))
@@ -208,8 +209,9 @@ class Fleet:
         return True
 
     def _model_factory(self, config: Any, clients: Clients) -> Callable[[], Any]:
-        """The book's model: on the fleet's one embedded server for a provider shared by
-        server, through the fleet's client of its server for one shared by client."""
+        """A model of the book (a stage's, built from its config: llm.stages): on the
+        fleet's one embedded server for a provider shared by server, through the fleet's
+        client of its server for one shared by client."""
         provider = provider_for(config)
         if provider.shares == "server":
             return lambda: self.local.model(config, clients)

@@ -128,6 +128,31 @@ def price_for(config: Config, table_path: Path | None = None) -> Price | None:
     return table[matched] if matched else None
 
 
+def stage_prices(config: Config, table_path: Path | None = None
+                 ) -> dict[str, tuple[str, Price | None]]:
+    """Each stage's model and its price (llm.stages; a stage of none of its own: llm's),
+    by stage name (MODEL_STAGES)."""
+    from novel_agent.config.settings import MODEL_STAGES
+    from novel_agent.models import model_id
+    return {stage: (model_id(mine), price_for(mine, table_path))
+            for stage in MODEL_STAGES for mine in (config.for_stage(stage),)}
+
+
+def describe_prices(config: Config, table_path: Path | None = None) -> str:
+    """`describe_price` of llm's model, or of each stage's when llm.stages gives them
+    models or prices of their own ("planner, writer: ...; extractor: ...")."""
+    from novel_agent.models import model_id
+    if not config.llm.stages:
+        return describe_price(price_for(config, table_path), model_id(config))
+    said: dict[str, list[str]] = {}
+    for stage, (model, price) in stage_prices(config, table_path).items():
+        said.setdefault(f"{model} {describe_price(price, model)}" if price is not None
+                        and not price.free else describe_price(price, model), []).append(stage)
+    if len(said) == 1:
+        return next(iter(said))
+    return "; ".join(f"{', '.join(stages)}: {line}" for line, stages in said.items())
+
+
 def model_price(model: str, table_path: Path | None = None) -> Price | None:
     """The table's price of a model by name (an embeddings model, say); None when unknown."""
     table = load_price_table(table_path or default_table_path())

@@ -41,13 +41,15 @@ class RecordingModel:
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic,
                  refuse: Callable[[Request], str] | None = None,
-                 context: Callable[[], Mapping[str, Any]] | None = None):
+                 context: Callable[[], Mapping[str, Any]] | None = None,
+                 rows: list[dict[str, Any]] | None = None):
         self.inner = inner
         self.refuse, self.context = refuse, context
         self.tick = tick
         self.model, self.provider, self.price = model, provider, price
         self.now, self.clock = now, clock
-        self.rows: list[dict[str, Any]] = []
+        # `rows`: a list shared with the other stages' recording models, kept in call order
+        self.rows: list[dict[str, Any]] = [] if rows is None else rows
 
     def describe(self) -> str:
         return self.inner.describe()
@@ -89,5 +91,6 @@ class RecordingModel:
 
     def drain(self) -> list[dict[str, Any]]:
         """The rows recorded since the last drain."""
-        rows, self.rows = self.rows, []
+        rows = list(self.rows)
+        self.rows.clear()          # in place: the list may be shared
         return rows

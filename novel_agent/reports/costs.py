@@ -15,7 +15,7 @@ from statistics import mean
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.errors import ConfigError, CostCeilingError, NovelError
-from novel_agent.models.prices import describe_price, price_for
+from novel_agent.models.prices import describe_price, stage_prices
 
 if TYPE_CHECKING:
     from novel_agent.tick.session import Session
@@ -192,9 +192,9 @@ def cost_guard(session: Session, run_limit: float = 0.0, *,
     ceilings = [(c, label, after) for c, label, after in (
         (session.config.llm.max_cost, "llm.max_cost", None),
         (run_limit, run_label, start)) if c > 0]
-    if ceilings and session.price is None:
+    if ceilings and (unpriced := session.unpriced()):
         raise ConfigError(f"{ceilings[0][1]} is set, but the "
-                          f"{describe_price(None, session.limits.model)}",
+                          f"{describe_price(None, unpriced[0])}",
                           key="llm.max_cost")
 
     def guard() -> None:
@@ -254,11 +254,12 @@ def run_terms(config: Any, max_cost: float | None) -> tuple[float, str]:
     d = config.daemon
     pace = (f"a tick every {d.interval:g} s" if d.interval
             else "ticks back to back (daemon.interval 0; --interval S to space them)")
-    try:
-        price = price_for(config)
+    try:      # each stage's (llm.stages): paid when any is, known when all are
+        prices = [price for _, price in stage_prices(config).values()]
     except NovelError:
-        price = None
-    paid = price is not None and (price.input or price.output)
+        prices = [None]
+    paid = any(p is not None and (p.input or p.output) for p in prices)
+    price = None if None in prices else prices[0]
     ceiling = max_cost if max_cost is not None else (
         DEFAULT_RUN_CEILING if paid and not config.llm.max_cost else 0.0)
     if ceiling:

@@ -15,8 +15,7 @@ from typing import Any
 from novel_agent.config.settings import Config
 from novel_agent.index.db import Index
 from novel_agent.index.ledger import ledger_path, read_rows
-from novel_agent.models import model_id
-from novel_agent.models.prices import describe_price, price_for
+from novel_agent.models.prices import describe_prices
 from novel_agent.reports.costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
 from novel_agent.reports.counts import Counts, compare_counts
 from novel_agent.reports.stats import tick_logs
@@ -119,7 +118,7 @@ def usage_report(project: Project, config: Config, rows: list[Row], *, by: str =
         project=project.name, by=by, since=since or "", total=totals(kept),
         groups=breakdown(kept, by),
         summarizer=totals(r for r in kept if r.get("stage") == "summarizer"),
-        ticks=ticks, words=words, price=describe_price(price_for(config), model_id(config)),
+        ticks=ticks, words=words, price=describe_prices(config),
         forecast=forecast(rows, FORECAST_TICKS), measured=len(recent_costs(rows, WINDOW)),
         ceiling=config.llm.max_cost, spent=totals(rows).known_cost,
         errors=[f"tick {r.get('tick')} {r.get('stage')}: {r['error']}" for r in kept

@@ -87,13 +87,13 @@ def _made(session: Any, d: Any) -> NamePool:
     """The pool, made now by the planner's model (or the syllable generator), to land
     with the tick."""
     budget = session.budget("planner")
-    count = session.counter.count_messages
+    count = session.counter_of("planner").count_messages
     pool, line = names_stage.make_pool(
         session.model, d.story, max_tokens=budget.max_output,
         fits=lambda messages: count(messages) <= budget.tokens,
         room=lambda messages: budget.left_after(count(messages)),
         seed=seed_of(session, d), known=newcomers.memory_book(d.memory),
-        made_by=f"the planner's model ({session.limits.model or 'default'})")
+        made_by=f"the planner's model ({session.stage('planner').limits.model or 'default'})")
     d.notices.append(line)
     d.pool_text = pool_text(pool)
     return pool

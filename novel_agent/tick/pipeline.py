@@ -214,7 +214,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
 def room_in(session: Session, budget: Budget) -> Callable[[list[dict[str, str]]], int]:
     """Tokens the window leaves for an answer after `messages` (for a continuation or a
     repair, which are longer than the fitted prompt)."""
-    return lambda messages: budget.left_after(session.counter.count_messages(messages))
+    return lambda messages: budget.left_after(session.counter_of(budget.stage).count_messages(messages))
 
 
 def _build_plan(session: Session, d: TickDraft) -> Built:
@@ -231,13 +231,13 @@ TITLES_SEEN = 30     # a scene's title differs from the titles of this many befo
 def _plan(session: Session, d: TickDraft) -> StageCall:
     gen = session.config.generation
     budget = session.budget("planner")
-    beats = d.standing.choices(ahead=not session.lean) if d.standing else ()
+    beats = d.standing.choices(ahead=not session.lean_for("planner")) if d.standing else ()
     built = d.built["planner"]
     model = keeping_prefix(session.model, built.stable_prefix, built.growing_prefix)
     d.plan, call = plan_stage.run(model, built.messages,
                                   max_tokens=budget.max_output,
                                   max_tools=gen.max_tools_per_tick, room=room_in(session, budget),
-                                  lean=session.lean, beats=beats)
+                                  lean=session.lean_for("planner"), beats=beats)
     d.plan, warning = plan_stage.settle_beat(d.plan, beats)
     d.notices += [warning] if warning else []
     d.plan, warning = payoff_step.closed_plan(d.plan, d.standing)
@@ -274,7 +274,7 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
 def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -> Built:
     tree = d.tree
     tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
-                                  for doc in select_tier3(tree, budget, session.counter.count,
+                                  for doc in select_tier3(tree, budget, session.counter_of("writer").count,
                                                           upto=upto,
                                                           stretch=TIER3_STRETCH * budget)]
     return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
@@ -297,7 +297,7 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                               title=d.planned.title, room=room_in(session, budget),
                               earlier="\n\n".join(s.body for s in d.scenes.recent(
                                   d.tick - 1, COPY_SOURCES)),
-                              short=session.lean,   # the 1.5B ends scenes early, strays
+                              short=session.lean_for("writer"),   # the 1.5B ends scenes early, strays
                               cast=[d.planned.pov, *d.planned.characters])
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
@@ -707,7 +707,7 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     draft extracted again (not applied: the audit decides whether it is kept)."""
     budget = session.budget("writer")
     messages = _revision(session, d, ask, budget)
-    limit = write.revision_limit(session.counter.count_messages(messages), budget,
+    limit = write.revision_limit(session.counter_of("writer").count_messages(messages), budget,
                                  session.config.generation.scene_min_words)
     prose, wrote = write.run(session.model, messages, max_tokens=limit,
                              min_words=session.config.generation.scene_min_words,
@@ -729,7 +729,7 @@ def _revision(session: Session, d: TickDraft, ask: str, budget: Budget) -> list[
     """The revise request: the writer's prompt, its draft and the findings. When the
     draft and the findings take the room the answer needs, the writer's prompt is fitted
     anew to leave it (or, if its pinned parts alone take that room, to them alone)."""
-    count, prompt = session.counter.count_messages, d.built["writer"].messages
+    count, prompt = session.counter_of("writer").count_messages, d.built["writer"].messages
     messages = write.revision(prompt, d.prose, ask)
     if budget.left_after(count(messages)) >= budget.max_output:
         return messages

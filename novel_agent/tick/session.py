@@ -4,13 +4,16 @@ Every command that calls a model or builds a prompt opens one (`novel tick`,
 `novel run`, `novel context`, `novel summarize`, `novel import`), so the things
 a tick needs are made in exactly one place:
 
+- each stage's model (llm.stages: `stage(name)`, a StageModel), stages with the same
+  settings sharing one (`StageModels`); `model` sends each request to its stage's;
 - the model, built by `models.get_model` and wrapped in a RecordingModel that
   keeps one usage row per call, told which tick it is working for, and priced
   at `price` (models.prices.price_for: None when unknown), and that sends no
   request over the model's window (`over_window`: the last guard behind each
   stage's own fitting of its prompts, repairs, continuations and revisions);
 - the story source the offline model draws on (kept current by the pipeline);
-- the token counter (`counter_for`, the one counter factory), its counts
+- the token counter (`counter_for`, the one counter factory; a stage's own is its
+  StageModel's), its counts
   persisted in `.novel/index.db`; a local GGUF model counts with its own
   tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
@@ -38,13 +41,14 @@ import gc
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from novel_agent.clock import utc_now
 from novel_agent.config.budget import Budget, ModelLimits, stage_budget
-from novel_agent.config.settings import Config
+from novel_agent.config.settings import MODEL_STAGES, STAGE_MODEL, Config
 from novel_agent.history.seen import SeenFiles
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
@@ -52,7 +56,7 @@ from novel_agent.index.ledger import record
 from novel_agent.index.seen import Looked
 from novel_agent.index.sync import SyncReport, open_index, sync
 from novel_agent.models import get_model, model_id, provider_for
-from novel_agent.models.base import ChatModel, OnProgress, Request
+from novel_agent.models.base import ChatModel, Completion, OnProgress, Request
 from novel_agent.models.limits import limits_for
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.prices import Price, model_price, price_for
@@ -66,6 +70,10 @@ from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
 from novel_agent.tick.story_source import StorySource
 
 ModelFactory = Callable[[], ChatModel]
+ModelBuilder = Callable[[Config], ChatModel]     # a stage's model from its configuration
+# The llm keys a model is built from: stages that agree on them share one model.
+BUILD_KEYS = ("model", "base_url", "api_key_env", "local_model", "local_context", "timeout",
+              "max_retries", "temperature", "seed")
 # Ticks between two full collections of Python's garbage, each followed by gc.freeze():
 # a full collection walks every object the collector tracks, and memory's parse cache,
 # the indexes and the counts grow with the book (at tick 600 of a stress run one cost
@@ -88,6 +96,76 @@ def counter_for(config: Config, store: CountStore | None = None,
                         tokenizer=None if config.context.encoding else tokenizer)
 
 
+@dataclass
+class StageModel:
+    """What one stage's requests go to: its configuration (Config.for_stage), its model
+    (the inner one, shared by the stages built alike) recorded at its price, its counter,
+    limits and provider."""
+
+    config: Config
+    model: ChatModel
+    counter: TokenCounter
+    limits: ModelLimits
+    price: Price | None
+    provider: Provider
+    recording: RecordingModel | None = None
+
+
+class StageModels:
+    """The session's model as the stages see it: a request goes to its stage's recording
+    model (`names` to the planner's, a stage with no model of its own to llm's); their
+    rows are one list, in call order."""
+
+    def __init__(self, entries: Mapping[str, StageModel], default: StageModel):
+        self.entries, self.default = dict(entries), default
+
+    def of(self, stage: str) -> RecordingModel:
+        entry = self.entries.get(STAGE_MODEL.get(stage, stage), self.default)
+        assert entry.recording is not None
+        return entry.recording
+
+    def recordings(self) -> list[RecordingModel]:
+        """Each recording model once."""
+        seen = {id(e): e.recording for e in (self.default, *self.entries.values())}
+        return [r for r in seen.values() if r is not None]
+
+    @property
+    def inner(self) -> ChatModel:
+        """llm's model (every stage's, when llm.stages gives none of its own)."""
+        return self.of("").inner
+
+    @property
+    def tick(self) -> int:
+        return self.of("").tick
+
+    @tick.setter
+    def tick(self, tick: int) -> None:
+        for recording in self.recordings():
+            recording.tick = tick
+
+    def describe(self) -> str:
+        own = {self.of(stage).describe() for stage in self.entries}
+        first = self.of("").describe()
+        return first if not own - {first} else "; ".join(
+            [first, *(f"{stage}: {self.of(stage).describe()}" for stage in self.entries
+                      if self.of(stage).describe() != first)])
+
+    def complete(self, request: Request) -> Completion:
+        return self.of(request.stage).complete(request)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The rows recorded since the last drain, of every stage, in call order."""
+        return self.of("").drain()
+
+    def close(self) -> None:
+        """Stop every model (a local llama.cpp server with it), each once."""
+        models = {id(r.inner): r.inner for r in self.recordings()}
+        for model in models.values():
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+
+
 class Session:
     """The model, counter, limits and clocks one command uses on one project."""
 
@@ -95,13 +173,18 @@ class Session:
                  source: StorySource, counter: TokenCounter, limits: ModelLimits,
                  index: Index | None = None, record: bool = True,
                  price: Price | None = None, provider: Provider = OFFLINE,
+                 stages: Mapping[str, StageModel] | None = None,
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
         self.project, self.config, self.source = project, config, source
-        self.price, self.provider = price, provider
-        self.model = RecordingModel(model, model=limits.model, provider=provider.name, price=price,
-                                    now=now, clock=clock, refuse=self.over_window,
-                                    context=source.view)
+        default = StageModel(config, model, counter, limits, price, provider)
+        rows: list[dict[str, Any]] = []
+        for entry in {id(e): e for e in (default, *(stages or {}).values())}.values():
+            entry.recording = RecordingModel(
+                entry.model, model=entry.limits.model, provider=entry.provider.name,
+                price=entry.price, now=now, clock=clock, refuse=self.over_window,
+                context=source.view, rows=rows)
+        self.model = StageModels(stages or {}, default)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
         self.docs = DocCache()
@@ -117,12 +200,14 @@ class Session:
     @classmethod
     def open(cls, project: Project, config: Config, env: Mapping[str, str] | None = None, *,
              make_model: ModelFactory | None = None, stand_in: bool = False,
+             build_model: ModelBuilder | None = None,
              on_progress: OnProgress | None = None,
              now: Callable[[], datetime] = utc_now,
              clock: Callable[[], float] = time.monotonic) -> Session:
-        """Open a session: the model from `config` (or `make_model()`), the counter
-        on the project's index, the model's limits. A streaming model (local) tells
-        `on_progress` how each call is going.
+        """Open a session: each stage's model from `config` (llm.stages; stages built
+        alike share one), or `make_model()` for all, or `build_model(its config)` for each;
+        the counters on the project's index, the models' limits and prices. A streaming
+        model (local) tells `on_progress` how each call is going.
 
         `stand_in=True` answers with the offline model instead of the configured one
         and records no usage (for `novel context`, which must call no LLM); the
@@ -130,19 +215,38 @@ class Session:
         """
         source = StorySource(min_words=config.generation.scene_min_words,
                              max_words=config.generation.scene_max_words)
-        if stand_in:
-            model: ChatModel = OfflineModel(seed=config.llm.seed)
-        elif make_model is not None:
-            model = make_model()
-        else:
-            model = get_model(config, env or {}, on_progress=on_progress)
         index, line = open_index(project, clock)
         if line:
             project.notices.append(line)
-        counter = counter_for(config, index, tokenizer=getattr(model, "tokenizer", None))
-        session = cls(project, config, model, source=source, counter=counter,
-                      limits=limits_for(config), index=index, record=not stand_in,
-                      price=price_for(config), provider=provider_for(config), now=now,
+        built: dict[Any, ChatModel] = {}
+        counters: dict[Any, TokenCounter] = {}
+
+        def entry(mine: Config) -> StageModel:
+            provider = provider_for(mine)
+            key = (provider.name, *(getattr(mine.llm, k) for k in BUILD_KEYS))
+            if key not in built:
+                if stand_in:
+                    built[key] = OfflineModel(seed=config.llm.seed)
+                elif make_model is not None:     # one model for every stage
+                    built[key] = built.setdefault("made", make_model())
+                elif build_model is not None:
+                    built[key] = build_model(mine)
+                else:
+                    built[key] = get_model(mine, env or {}, on_progress=on_progress)
+            model = built[key]
+            tokenizer = getattr(model, "tokenizer", None)
+            counted = (model_id(mine), mine.context.encoding, id(tokenizer))
+            if counted not in counters:
+                counters[counted] = counter_for(mine, index, tokenizer=tokenizer)
+            return StageModel(mine, model, counters[counted], limits_for(mine), price_for(mine),
+                              provider)
+
+        default = entry(config.for_stage(""))
+        stages = {stage: entry(config.for_stage(stage)) for stage in MODEL_STAGES
+                  if stage in config.llm.stages}
+        session = cls(project, config, default.model, source=source, counter=default.counter,
+                      limits=default.limits, index=index, record=not stand_in,
+                      price=default.price, provider=default.provider, stages=stages, now=now,
                       clock=clock)
         settings = EmbeddingSettings.of(config)
         if settings.enabled:
@@ -151,12 +255,37 @@ class Session:
                                         now=now, clock=clock)
         return session
 
+    def stage(self, name: str) -> StageModel:
+        """What stage `name`'s requests go to: its model, counter, limits, price, provider."""
+        return self.model.entries.get(STAGE_MODEL.get(name, name), self.model.default)
+
     @property
-    def lean(self) -> bool:
-        """Whether the planner and the extractor are held to their lean schemas (fewer
-        tools and items, no audit keys): on an embedded local model, which writes twenty
+    def price(self) -> Price | None:
+        """llm's price (a stage's own: `stage(name).price`)."""
+        return self.model.default.price
+
+    @property
+    def provider(self) -> Provider:
+        """llm's provider (a stage's own: `stage(name).provider`)."""
+        return self.model.default.provider
+
+    @provider.setter
+    def provider(self, provider: Provider) -> None:
+        """Every stage's provider is `provider` (as if it ran on it: for tests)."""
+        for entry in (self.model.default, *self.model.entries.values()):
+            entry.provider = provider
+
+    def unpriced(self) -> list[str]:
+        """The models of this session whose price is unknown (a stage's among them), each
+        once: a cost ceiling cannot be kept on them."""
+        entries = (self.model.default, *self.model.entries.values())
+        return list(dict.fromkeys(e.limits.model for e in entries if e.price is None))
+
+    def lean_for(self, stage: str) -> bool:
+        """Whether `stage` is held to its lean schema and sizes (fewer tools and items, no
+        audit keys, a short outline): on an embedded local model, which writes twenty
         tokens a second and fills what it is given room for."""
-        return self.provider.local
+        return self.stage(stage).provider.local
 
     @property
     def live_index(self) -> Index:
@@ -169,20 +298,21 @@ class Session:
     def knowledge(self) -> bool:
         """Whether the extractor is asked for the continuity audit's keys: not of an
         embedded local model (a 1.5B fills them with sentences, a third of its answer)."""
-        return not self.lean
+        return not self.lean_for("extractor")
 
     @property
     def ending(self) -> bool:
         """Whether the writer is shown the newest scene's ending rather than whole scenes
         (context.full_text; auto: on an embedded local model, which copies whole scenes)."""
         wanted = self.config.context.full_text
-        return wanted == "ending" or (wanted == "auto" and self.provider.local)
+        return wanted == "ending" or (wanted == "auto" and self.lean_for("writer"))
 
     def over_window(self, request: Request) -> str:
         """Why `request` may not be sent: its prompt and its answer's limit are over the
-        model's window ("" when they fit). Every stage fits what it sends; this is the
-        guard behind them, so that nothing is sent over the window, ever."""
-        tokens, window = self.counter.count_messages(request.messages), self.limits.window
+        stage's model's window ("" when they fit). Every stage fits what it sends; this is
+        the guard behind them, so that nothing is sent over the window, ever."""
+        mine = self.stage(request.stage)
+        tokens, window = mine.counter.count_messages(request.messages), mine.limits.window
         if tokens + request.max_tokens <= window:
             return ""
         return (f"{request.stage}: the request was not sent: {tokens:,} prompt tokens and "
@@ -190,8 +320,12 @@ class Session:
                 "window")
 
     def budget(self, stage: str) -> Budget:
-        """The prompt budget of `stage` for this session's model."""
-        return stage_budget(self.config, stage, self.limits)
+        """The prompt budget of `stage` for its own model."""
+        return stage_budget(self.config, stage, self.stage(stage).limits)
+
+    def counter_of(self, stage: str) -> TokenCounter:
+        """The token counter of `stage`'s model."""
+        return self.stage(stage).counter
 
     def sync_index(self, memory: Any = None, paths: Iterable[Path | str] | None = None,
                    listed: Any = None, moved: Iterable[str] | None = None) -> SyncReport:
@@ -270,9 +404,7 @@ class Session:
             if self.index is not None:
                 index, self.index = self.index, None
                 index.db.close()     # flushed above
-            close = getattr(self.model.inner, "close", None)
-            if callable(close):
-                close()
+            self.model.close()
 
     def __enter__(self) -> Session:
         return self

@@ -83,10 +83,11 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     previous tick."""
     budget = budget or session.budget(stage)
     render = lambda ctx: render_stage(ctx, session.project.templates_dir)  # noqa: E731
-    fitted = fit(propose, render, session.counter, budget.tokens,
+    counter = session.counter_of(stage)
+    fitted = fit(propose, render, counter, budget.tokens,
                  session.config.context.compaction_thresholds)
     previous, warning = previous_messages(session.project, tick, stage) if compare else (None, "")
-    report = build_report(fitted, budget, session.counter, tick=tick, previous=previous,
+    report = build_report(fitted, budget, counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
     return Built(stage, fitted.messages, report, fitted.state,
                  _instructions(render, fitted.context) if stage == "planner" else "",
@@ -151,8 +152,9 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
     shares = dict(session.config.context.planner_shares)
     if tree is not None and gen.include_overall_summary:
         end = tier3_end(tree, recent[0].tick if recent else tick)
-        room = tier3_budget(session.config, session.limits)   # as much as the writer's tier 3
-        so_far = [(d.name, d.block()) for d in select_tier3(tree, room, session.counter.count,
+        room = tier3_budget(session.config, session.stage("writer").limits)   # the writer's tier 3
+        so_far = [(d.name, d.block()) for d in select_tier3(tree, room,
+                                                              session.counter_of("planner").count,
                                                               upto=end,
                                                               stretch=TIER3_STRETCH * room)]
         recent = scenes.recent(tick - 1, min(tick - 1 - end, len(recent) + reach_limit(gen, 0)))
@@ -168,7 +170,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 tick=tick, shares=shares,
                                 overall_summary=overall, steer=steer,
                                 max_tools=min(gen.max_tools_per_tick, LEAN_TOOLS)
-                                if session.lean else gen.max_tools_per_tick,
+                                if session.lean_for("planner") else gen.max_tools_per_tick,
                                 overdue_after=gen.loop_overdue_after, focus_count=count,
                                 anchor_tick=anchor, history=history, facts=facts, lore=fired,
                                 story_so_far=so_far, remember=session.remembered,
@@ -176,12 +178,13 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
     if standing is not None:
         current = standing.standing.beat
         briefing = briefing.with_section(standing_section(
-            standing, session.counter.count, session.budget("planner").tokens)).with_values(
-            beats=list(standing.choices(ahead=not session.lean)),
+            standing, session.counter_of("planner").count,
+            session.budget("planner").tokens)).with_values(
+            beats=list(standing.choices(ahead=not session.lean_for("planner"))),
             finale=standing.ending(current.id) if current is not None else "",
             finale_is_beat=current is not None and standing.ending(current.id).strip()
             == current.what.strip())
-    return fit_briefing(session, briefing.with_values(lean=session.lean), tick)
+    return fit_briefing(session, briefing.with_values(lean=session.lean_for("planner")), tick)
 
 
 def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, tick: int,
@@ -215,7 +218,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           state=session.project.state().get("writer_tiers") or {},
                           min_words=gen.scene_min_words, max_words=gen.scene_max_words,
                           ending=session.ending, **beat_of_plan(standing, plan))
-    propose = propose_writer(inputs, session.counter, budget.tokens, config.context, gen)
+    propose = propose_writer(inputs, session.counter_of("writer"), budget.tokens, config.context,
+                             gen)
     built = fit_prompt(session, "writer", tick, propose, budget=budget)
     if retrieval is not None:
         built.report["warnings"] = [*built.report.get("warnings", []), *retrieval.warnings]
@@ -278,7 +282,8 @@ def fit_briefing(session: Session, briefing: Briefing, tick: int, *,
     """Fit a planner, extractor or summarizer briefing to its stage's budget."""
     budget = session.budget(briefing.stage).tokens
     return fit_prompt(session, briefing.stage, tick,
-                      propose_briefing(briefing, session.counter, budget), compare=compare)
+                      propose_briefing(briefing, session.counter_of(briefing.stage), budget),
+                      compare=compare)
 
 
 def build_summary(session: Session, briefing: Briefing, tick: int) -> Built:

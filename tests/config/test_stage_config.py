@@ -84,3 +84,9 @@ def test_config_show_sources_says_what_each_stage_uses(project):
     assert line["llm.stages.writer.model"].split()[2:] == [
         '"gpt-4o"', "llm.model", f"(project.yaml:{lines.index('  model: gpt-4o') + 1})"]
     assert len([l for l in shown if l.startswith("llm.stages.")]) == 6 * 3
+
+
+def test_the_configuration_reference_lists_llm_stages():
+    from novel_agent.config.reference import markdown
+    assert any(line.startswith("| `llm.stages` |") and "max_tokens" in line
+               for line in markdown().splitlines())

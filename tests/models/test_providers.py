@@ -101,7 +101,7 @@ def test_a_project_on_a_registered_provider_ticks(plugin, project):
     config = project.config(flags={"llm.provider": "echo"})
     with reconciled(project), Session.open(project, config, {}, now=lambda: NOW) as session:
         result = tick(session)
-        assert session.provider.name == "echo" and not session.lean
+        assert session.provider.name == "echo" and not session.lean_for("planner")
         assert session.limits.model == "echo-1"
     rows = [json.loads(line) for line in
             (project.root / ".novel" / "usage.jsonl").read_text().splitlines()]

@@ -75,7 +75,7 @@ def test_on_a_local_model_each_stage_is_asked_lean(project):
     with reconciled(project), Session.open(project, project.config(),
                                            make_model=lambda: Heard()) as session:
         session.provider = LOCAL        # as an embedded model's session says
-        assert session.lean and session.ending and not session.knowledge
+        assert session.lean_for("planner") and session.ending and not session.knowledge
         result = tick(session)
         heard = session.model.inner.requests
     by_stage = {r.stage: r for r in heard}
@@ -95,7 +95,7 @@ def test_elsewhere_each_stage_is_asked_in_full(project):
     run_ticks(project, 2)
     with reconciled(project), Session.open(project, project.config(),
                                            make_model=lambda: Heard()) as session:
-        assert not session.lean and not session.ending and session.knowledge
+        assert not session.lean_for("planner") and not session.ending and session.knowledge
         tick(session)
         heard = {r.stage: r for r in session.model.inner.requests}
     assert heard["planner"].json_schema["properties"]["tool_calls"]["maxItems"] == 3

@@ -120,7 +120,7 @@ def ask_auditor(session: Any, d: Any, prose: str, result: AuditResult) -> list[F
                          d.tick, compare=False)
     d.built["auditor"] = built
     budget = session.budget("auditor")
-    room = lambda messages: budget.left_after(session.counter.count_messages(messages))  # noqa: E731
+    room = lambda messages: budget.left_after(session.counter_of("auditor").count_messages(messages))  # noqa: E731
     try:
         raw, call = ask_json(session.model, "auditor", built.messages, budget.max_output,
                              AUDIT_SCHEMA, findings_from_json, room)

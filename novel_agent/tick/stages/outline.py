@@ -85,18 +85,18 @@ class Architect:
         or another of the answer is sent back once; after the repair it stands (an
         outline with a repeat beats none)."""
         job = {"level": level, "count": count, "rewrite": self.rewrite,
-               "question": self.session.lean, **values}
+               "question": self.session.lean_for(STAGE), **values}
         self.session.source.story, self.session.source.outline = self.story, job
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
-        strict = iter((self.session.lean,))
+        strict = iter((self.session.lean_for(STAGE),))
         convert: Callable[[dict[str, Any]], Any] = (
             arc_from_json if level == "arc" else lambda data: items_from_json(
                 level, data, count, _parts(level, shown) if next(strict, False) else None))
         answer, call = ask_json(self.session.model, STAGE, built.messages, budget.max_output,
-                                schema(level, count, question=self.session.lean), convert,
-                                lambda m: budget.left_after(self.session.counter.count_messages(m)))
+                                schema(level, count, question=self.session.lean_for(STAGE)), convert,
+                                lambda m: budget.left_after(self.session.counter_of(STAGE).count_messages(m)))
         step.add(call, count)
         return answer
 
@@ -163,7 +163,7 @@ def new_outline(session: Session, *, on_step: OnStep | None = None) -> Outline:
     """Make the project's outline at the configured sizes and curve (small ones on an
     embedded local model) and save it (atomically, once every call has answered)."""
     project, config = session.project, session.config.outline
-    outline = make_outline(session, project.story(), config.sizes(session.lean), config.curve,
+    outline = make_outline(session, project.story(), config.sizes(session.lean_for(STAGE)), config.curve,
                            on_step=on_step)
     save_outline(project.outline_file, outline)
     return outline
@@ -191,7 +191,7 @@ def rewrite_outline(session: Session, start: int, *, keep: Collection[str] | Non
                            f"`novel outline -p {project.name}`", path=str(project.outline_file))
     if keep is None:
         keep = landed_beats(project.scenes_dir)
-    sizes = config.sizes(session.lean)
+    sizes = config.sizes(session.lean_for(STAGE))
     tree = load_tree(project.summaries_dir)
     after = regen_outline(session, project.story(), before, start, config.curve, sizes,
                           keep=keep, on_step=on_step,
@@ -269,7 +269,7 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
                   "tension": round(target_tension(architect.curve, middle / max(1, planned))),
                   "roles": [beat_role(places.index(beat_id), len(places))
                             for beat_id, beat in held if beat is None]
-                  if architect.session.lean else []}
+                  if architect.session.lean_for(STAGE) else []}
         answers = iter(architect.ask("beats", count, values, _without(outline, {chapter.number}),
                                      step, near=chapter.number))    # (its text is the task's)
         beats = tuple(beat or _beat(beat_id, next(answers)) for beat_id, beat in held)
@@ -304,7 +304,7 @@ def _ended(architect: Architect, outline: Outline, number: int,
     beat ends the book, went on with the middle ("She faces challenges and obstacles
     along the way"), and the book would have ended there."""
     chapters = outline.chapters()
-    if not (held and architect.session.lean and chapters and number == chapters[-1].number
+    if not (held and architect.session.lean_for(STAGE) and chapters and number == chapters[-1].number
             and held[-1][1] is None and outline.arc.ending):
         return held
     beat_id = held[-1][0]

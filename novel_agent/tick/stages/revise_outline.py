@@ -75,7 +75,7 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     # (the 1.5B, asked to revise the last chapter, wrote "She faces challenges and obstacles
     # along the way" over the arc's ending)
     ending = [b.id for b in outline.beats()[-1:]]
-    slots = regen_slots(outline, chapter, config.sizes(session.lean).beats,
+    slots = regen_slots(outline, chapter, config.sizes(session.lean_for(STAGE)).beats,
                         keep=[*landed(scenes), *ending])
     at = f"at chapter {chapter}: {drift.line()}"
     if not slots:
@@ -122,7 +122,7 @@ def revise(session: Session, outline: Outline, slots: Slots, drift: Drift,
     budget = session.budget(STAGE)
     answers, call = ask_json(session.model, STAGE, built.messages, budget.max_output,
                              schema(slots), lambda data: revision_from_json(data, slots),
-                             lambda m: budget.left_after(session.counter.count_messages(m)))
+                             lambda m: budget.left_after(session.counter_of(STAGE).count_messages(m)))
     return revised(outline, slots, answers), call
 
 

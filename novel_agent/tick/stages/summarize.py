@@ -97,7 +97,7 @@ class Summarizer:
         scenes folder, a listing of every scene)."""
         self.session = session
         self.project, self.config = session.project, session.config
-        self.counter, self.now = session.counter, session.now
+        self.counter, self.now = session.counter_of("summarizer"), session.now
         self.report = SummaryReport()
         self.story = self.project.story()
         self.tick = self.project.tick() if tick is None else tick
@@ -154,7 +154,7 @@ class Summarizer:
         if asked or cut:
             self.report.warnings.append(self._cut_note(name, asked, cut))
         text = trim_summary(text, name) if cut else text
-        return unwrap(text), call.completions[-1].model or self.session.limits.model
+        return unwrap(text), call.completions[-1].model or self.session.stage("summarizer").limits.model
 
     def _send(self, context: Briefing, name: str) -> tuple[str, StageCall]:
         """Fit, log and send one summarizer prompt; the answer as sent back (unstripped)."""
@@ -255,7 +255,7 @@ class Summarizer:
 
     def roll_up(self, tree: SummaryTree) -> SummaryTree:
         """While tier 3's roots do not fit their budget, condense the oldest roots into arcs."""
-        budget, count = tier3_budget(self.config, self.session.limits), self.counter.count
+        budget, count = tier3_budget(self.config, self.session.stage("writer").limits), self.counter.count
         while not fits(tree, budget, count):
             group = next_group(tree)
             if not group:
@@ -381,7 +381,7 @@ def after_commit(session: Session, tick: int, *, memory: Memory | None = None,
     owed = pending_ticks(s.project, s.config, tree, tick=tick)
     overall_done = tree.overall is not None and (tree.overall.edited or
                                                  tree.overall.last >= tree.last_tick())
-    budget = tier3_budget(s.config, session.limits)
+    budget = tier3_budget(s.config, session.stage("writer").limits)
     if not owed and (overall_done or tree.last_tick() == 0) and (
             fits(tree, budget, s.counter.count) or not next_group(tree)):
         return None
