@@ -42,7 +42,15 @@ except ImportError:             # pragma: no cover - depends on the installed SD
     import httpx as _http  # type: ignore[no-redef]
 
 from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
+from novel_agent.models.base import (
+    WORDS,
+    Completion,
+    OnProgress,
+    Progress,
+    Request,
+    Usage,
+    attempted,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/providers.py's ANTHROPIC_KEY_ENV
@@ -168,12 +176,7 @@ class AnthropicModel:
         """Answer one request; the completion (or the ModelError) says how many requests
         it took."""
         self._requests = 0
-        try:
-            completion = self._call(request)
-        except ModelError as exc:
-            exc.attempts = max(self._requests, 1)
-            raise
-        return replace(completion, attempts=self._requests)
+        return attempted(lambda: self._call(request), lambda: self._requests)
 
     def _call(self, request: Request) -> Completion:
         """One logical call with retries."""

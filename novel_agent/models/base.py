@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
+
+from novel_agent.errors import ModelError
 
 
 @dataclass(frozen=True)
@@ -119,3 +121,15 @@ class ChatModel(Protocol):
     def describe(self) -> str: ...
 
     def complete(self, request: Request) -> Completion: ...
+
+
+def attempted(call: Callable[[], Completion], made: Callable[[], int]) -> Completion:
+    """One logical call of a served model (`call`, retries and all); its completion, or
+    the ModelError it raises, says how many requests it took (`made()`, at least one for
+    an error)."""
+    try:
+        completion = call()
+    except ModelError as exc:
+        exc.attempts = max(made(), 1)
+        raise
+    return replace(completion, attempts=made())

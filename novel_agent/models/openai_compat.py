@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import openai
@@ -24,7 +23,15 @@ except ImportError:             # pragma: no cover - depends on the installed SD
     import httpx as _http  # type: ignore[no-redef]
 
 from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import WORDS, Completion, OnProgress, Progress, Request, Usage
+from novel_agent.models.base import (
+    WORDS,
+    Completion,
+    OnProgress,
+    Progress,
+    Request,
+    Usage,
+    attempted,
+)
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
@@ -99,12 +106,7 @@ class OpenAICompatModel:
         """Answer one request; the completion (or the ModelError) says how many requests
         it took."""
         self._requests = 0
-        try:
-            completion = self._complete(request)
-        except ModelError as exc:
-            exc.attempts = max(self._requests, 1)
-            raise
-        return replace(completion, attempts=self._requests)
+        return attempted(lambda: self._complete(request), lambda: self._requests)
 
     def _complete(self, request: Request) -> Completion:
         """JSON requests walk down the response-format ladder once."""

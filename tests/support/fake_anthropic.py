@@ -36,10 +36,12 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.support.served import Served
 
 API_KEY = "sk-ant-test-NEVER-ON-DISK-42"   # the key tests set; it must never reach a file
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
@@ -150,11 +152,13 @@ def request_problem(body: dict[str, Any]) -> str:
     return ""
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(Served):
     """A Messages API server on 127.0.0.1:0 that records what it receives.
 
     Options are plain attributes, so a test may change them on a running server.
     """
+
+    thread_name = "fake-anthropic"
 
     def __init__(self, responder: Responder | None = None, *, api_key: str | None = None,
                  fail_first: list[int] | tuple[int, ...] = (), delay: float = 0.0,
@@ -164,45 +168,20 @@ class FakeAnthropicServer:
         self.fail_first = list(fail_first)
         self.delay = delay
         self.min_cache_tokens = min_cache_tokens
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.cache: set[str] = set()    # the prefixes remembered, by hash
         self.streams_ended = threading.Semaphore(0)   # released as each stream ends
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     @property
     def base_url(self) -> str:
         """The URL to give an Anthropic client (it adds /v1/messages)."""
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.origin}"
 
-    def start(self) -> FakeAnthropicServer:
-        """Bind a free port and serve in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; slow answers still in flight are cut short."""
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -27,10 +27,12 @@ import json
 import struct
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.support.served import Served
 
 API_KEY = "sk-test-NEVER-ON-DISK-42"   # the key tests set; it must never reach a file
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
@@ -54,11 +56,13 @@ def _embedding(text: str, dim: int) -> list[float]:
     return [round((digest[i % len(digest)] - 128) / 128, 6) for i in range(dim)]
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(Served):
     """An OpenAI-compatible server on 127.0.0.1:0 that records what it receives.
 
     Options are plain attributes, so a test may change them on a running server.
     """
+
+    thread_name = "fake-openai"
 
     def __init__(self, responder: Responder | None = None, *, model: str = "fake-model",
                  reject_json_schema: bool = False, reject_json_object: bool = False,
@@ -73,45 +77,20 @@ class FakeOpenAIServer:
         self.delay = delay
         self.embedding_dim = embedding_dim
         self.embedding_fn = embedding_fn     # text -> vector; default: from the text's hash
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.streams_ended = threading.Semaphore(0)   # released as each stream ends
         self.streams_abandoned = 0                    # by a client that left mid-stream
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
     @property
     def base_url(self) -> str:
         """The URL to give an OpenAI client, ending in /v1."""
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
 
-    def start(self) -> FakeOpenAIServer:
-        """Bind a free port and serve in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving; slow answers still in flight are cut short."""
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- what the handler asks of the server -------------------------------
 
