@@ -84,6 +84,20 @@ def test_server_run_and_long_run_go_through_the_test_server():
     assert "a loop opened in the last 20 scenes shown" in out and "tick time" in out, out
 
 
+def test_stage_costs_prices_one_model_and_the_cheap_helpers_on_each_provider():
+    out = bench("bench.stage_costs", "--ticks", "14")
+    for provider, small in (("openai", "gpt-4o-mini"), ("anthropic", "claude-haiku-4-5")):
+        section = out.split(f"{provider}: 14 ticks each")[1].split("ratio")[0]
+        one, cheap = section.split("cheap helpers")
+        assert "extractor" in one and small not in one, out
+        helpers = [line for line in cheap.splitlines() if line.split()[:1] in (["extractor"],
+                                                                            ["summarizer"])]
+        assert helpers and all(small in line for line in helpers), out
+    ratios = [float(x) for x in re.findall(r"cheap helpers / one model: ([0-9.]+)", out)]
+    assert len(ratios) == 2 and all(0 < r < 1 for r in ratios), out
+    assert re.search(r"cache reads, share of input: planner [0-9.]+, writer [0-9.]+", out), out
+
+
 def test_import_serve_pages_and_fleet_on_small_books():
     out = bench("bench.import_100k", "--words", "3000")
     assert re.search(r"^\d+ pieces, 2,\d{3} words", out, re.M) and "total" in out, out
