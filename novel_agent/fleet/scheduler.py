@@ -217,9 +217,9 @@ class Fleet:
             return lambda: self.local.model(config, clients)
         if provider.shares != "client" or provider.server is None:
             return lambda: get_model(config, self.env)
-        llm = config.llm
         client = clients.for_server(provider.server(config),
-                                    self.env.get(llm.api_key_env) or None, llm.timeout)
+                                    self.env.get(provider.key_env(config)) or None,
+                                    config.llm.timeout, provider)
         return lambda: get_model(config, self.env, client=client)
 
     def _tick(self, book: _Book) -> float:

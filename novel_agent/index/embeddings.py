@@ -22,9 +22,8 @@ from typing import Any
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.index.db import Index
+from novel_agent.models.base import NO_KEY
 from novel_agent.models.prices import Price
-
-NO_KEY = "not-needed"
 
 
 @dataclass(frozen=True)

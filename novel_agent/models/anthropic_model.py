@@ -43,6 +43,7 @@ except ImportError:             # pragma: no cover - depends on the installed SD
 
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import (
+    NO_KEY,
     WORDS,
     Completion,
     OnProgress,
@@ -54,7 +55,6 @@ from novel_agent.models.base import (
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/providers.py's ANTHROPIC_KEY_ENV
-NO_KEY = "not-needed"    # a proxy that wants no key; the SDK wants a string
 EPHEMERAL = {"type": "ephemeral"}
 RETRY_STATUSES = frozenset({408, 409, 429})
 BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0

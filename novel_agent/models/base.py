@@ -61,6 +61,8 @@ class Request:
     context: Mapping[str, Any] | None = None
 
 
+NO_KEY = "not-needed"    # the key an SDK is given for a server that wants none (it wants a string)
+
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
 
 

@@ -24,6 +24,7 @@ except ImportError:             # pragma: no cover - depends on the installed SD
 
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import (
+    NO_KEY,
     WORDS,
     Completion,
     OnProgress,
@@ -35,7 +36,6 @@ from novel_agent.models.base import (
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
-NO_KEY = "not-needed"   # local servers want no key, but the SDK wants a string
 RETRY_STATUSES = frozenset({408, 429})
 BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from novel_agent.config.providers import BUILT_IN, installed, provider_names
 from novel_agent.config.settings import Config, LLMConfig
 from novel_agent.errors import ConfigError, ModelError
-from novel_agent.models.base import ChatModel, OnProgress
+from novel_agent.models.base import NO_KEY, ChatModel, OnProgress
 
 if TYPE_CHECKING:
     from novel_agent.models.llama_tokens import LlamaTokenizer
@@ -62,8 +62,10 @@ class Provider:
     configs/models.yaml); not paid, they cost 0. `window`: the window it runs with, when
     the provider sets one. `tokenizer`: its own, for counting prompts as it does.
     `shares`: how a fleet shares it between books: "server" (one embedded server for
-    all, fleet/local.py), "client" (one SDK client per `server(config)`), or "" (each
-    book builds its own).
+    all, fleet/local.py), "client" (one SDK client per `server(config)`, made by
+    `async_client(base_url, api_key, timeout)`, whose `calls` path ends in the `create`
+    a request goes through, within the fleet's one limit and backoff), or "" (each book
+    builds its own). `key_env`: the variable its API key is read from.
     """
 
     name: str
@@ -82,6 +84,9 @@ class Provider:
     tokenizer: Callable[[Config], Tokenizer | None] | None = None
     shares: str = ""
     server: Callable[[Config], str] | None = None
+    async_client: Callable[[str, str | None, float], Any] | None = None
+    calls: str = "chat.completions"
+    key_env: Callable[[Config], str] = lambda config: config.llm.api_key_env
 
 
 # -- the built-in providers ---------------------------------------------------------------
@@ -172,6 +177,12 @@ def _openai_server(config: Config) -> str:
     return config.llm.base_url or OPENAI_URL
 
 
+def _openai_async(base_url: str, api_key: str | None, timeout: float) -> Any:
+    import openai  # imported where it is used: the SDK takes 0.7 s, every command paid it
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout,
+                              max_retries=0)
+
+
 def _openai_missing(config: Config, env: Mapping[str, str]) -> str:
     llm = config.llm
     if env.get(llm.api_key_env) or llm.base_url:
@@ -186,7 +197,8 @@ OPENAI = Provider(
     describe=lambda config: (f"openai {config.llm.model or DEFAULT_OPENAI_MODEL} at "
                              f"{config.llm.base_url or 'api.openai.com'}"),
     structured="json_schema", own_counts=True, prefix_cache=True, needs_key=True,
-    missing=_openai_missing, shares="client", server=_openai_server)
+    missing=_openai_missing, shares="client", server=_openai_server,
+    async_client=_openai_async)
 
 def anthropic_key_env(config: Config) -> str:
     """The variable the anthropic provider's key is read from: llm.api_key_env when set
@@ -219,9 +231,21 @@ def _build_anthropic(config: Config, env: Mapping[str, str], *,
         raise ConfigError(f"llm.provider is anthropic but ${name} is not set (export it, or "
                           "set llm.api_key_env to the variable that holds your key)",
                           key="llm.api_key_env")
+    # a fleet's shared client does not stream: its requests wait at the fleet's gate
     return AnthropicModel(_anthropic_model(config), env.get(name) or None, key_env=name,
-                          base_url=llm.base_url or ANTHROPIC_URL, timeout=llm.timeout,
-                          max_retries=llm.max_retries, on_progress=on_progress)
+                          base_url=_anthropic_server(config), timeout=llm.timeout,
+                          max_retries=llm.max_retries, on_progress=on_progress,
+                          client=client, stream=client is None)
+
+
+def _anthropic_server(config: Config) -> str:
+    return config.llm.base_url or ANTHROPIC_URL
+
+
+def _anthropic_async(base_url: str, api_key: str | None, timeout: float) -> Any:
+    import anthropic
+    return anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key or NO_KEY,
+                                    timeout=timeout, max_retries=0)
 
 
 # Anthropic's Messages API: JSON through a forced tool (the schema is the tool's input),
@@ -231,7 +255,8 @@ ANTHROPIC = Provider(
     describe=lambda config: (f"anthropic {_anthropic_model(config)} at "
                              f"{config.llm.base_url or 'api.anthropic.com'}"),
     structured="json_schema", streams=True, own_counts=True, prefix_cache=True,
-    needs_key=True, missing=_anthropic_missing)
+    needs_key=True, missing=_anthropic_missing, shares="client", server=_anthropic_server,
+    async_client=_anthropic_async, calls="messages", key_env=anthropic_key_env)
 
 _REGISTERED: dict[str, Provider] = {p.name: p for p in (OPENAI, ANTHROPIC, LOCAL, OFFLINE)}
 assert tuple(_REGISTERED) == BUILT_IN, "config/providers.py lists the built-in names"

@@ -19,6 +19,8 @@ from novel_agent.models.local import default_gguf_path
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.scenes import scene_ticks
 from tests.support.batching import Batching
+from tests.support.fake_anthropic import API_KEY as ANTHROPIC_KEY
+from tests.support.fake_anthropic import FakeAnthropicServer, openai_body
 from tests.support.fake_openai import API_KEY, FakeOpenAIServer
 from tests.support.processes import until
 from tests.support.responders import story_responder
@@ -266,6 +268,40 @@ def test_the_limit_holds_and_a_429_storm_slows_the_fleet_once(projects_dir):
     saved = json.loads((projects_dir / ".novel-fleet.json").read_text())
     assert saved["pauses"] == 1 and saved["state"] == "finished"
     assert "OPENAI_API_KEY" not in json.dumps(saved) and API_KEY not in json.dumps(saved)
+
+
+def test_books_on_anthropic_share_one_client_and_a_429_storm_slows_them_once(projects_dir):
+    storm: dict[str, float] = {}
+
+    def storming(body):
+        now = time.monotonic()
+        storm.setdefault("start", now)      # the first 0.2 s of requests are all throttled
+        if now - storm["start"] < 0.2:
+            storm["429"] = storm.get("429", 0) + 1
+            return {"status": 429, "error": "slow down", "headers": {"retry-after": "0.5"}}
+        return story_responder(openai_body(body))
+
+    server_side = Batching(storming, latency=0.02)
+    with FakeAnthropicServer(server_side, api_key=ANTHROPIC_KEY) as server:
+        books = [create_project(projects_dir / name, {
+            "name": name, "premise": f"{name}: a keeper finds a drowned man's map.",
+            "preset": "balanced"},
+            config={"llm": {"provider": "anthropic", "base_url": server.base_url,
+                            "max_retries": 0}, "daemon": {"failure_backoff": 0.05}})
+            for name in ("a1", "a2", "a3", "a4")]
+        fleet = Fleet(books, FleetOptions(concurrency=2, ticks=2),
+                      {"ANTHROPIC_API_KEY": ANTHROPIC_KEY}, folder=projects_dir)
+        fleet.run()
+    stats = fleet.gate.stats
+    # every request went through the gate: one pause for the storm, at most 2 in flight,
+    # none streamed (the shared client's requests wait their turn at the gate)
+    assert stats.pauses == 1 and stats.throttled == storm["429"] >= 1
+    assert stats.requests == len(server.messages) and server_side.peak <= 2
+    assert not any(body.get("stream") for body in server.messages)
+    assert {r["headers"]["authorization"] for r in server.requests} == {f"Bearer {ANTHROPIC_KEY}"}
+    for book in books:
+        assert scene_ticks(book.scenes_dir) == [1, 2]
+    assert all(r.state == "done" and r.failures == 0 for r in fleet.state.books)
 
 
 def test_a_book_whose_requests_all_fail_is_parked_and_the_rest_finish(projects_dir):
