@@ -8,7 +8,13 @@ import os
 import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
-from novel_agent.config.settings import MODEL_STAGES, Config, merge_layers, sources
+from novel_agent.config.settings import (
+    MODEL_STAGES,
+    PROVIDER_KEYS,
+    Config,
+    merge_layers,
+    sources,
+)
 from novel_agent.daemon.reload import flatten
 from novel_agent.models import model_id, resolve_provider
 
@@ -81,6 +87,8 @@ def stage_sources(config: Config, stage: str, origin: dict, root) -> list[tuple[
         if key in own:
             dotted = f"llm.stages.{stage}.{key}"
             where = source_label(dotted, origin.get(dotted), root)
+        elif key in PROVIDER_KEYS and config.other_provider(stage):
+            where = f"the {values['provider']} provider's default (not llm's: another provider)"
         else:
             dotted = FALLBACK.get(key, f"llm.{key}")
             shown = source_label(dotted, origin.get(dotted), root)

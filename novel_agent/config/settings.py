@@ -35,6 +35,10 @@ STAGE_MODEL = {"names": "planner"}
 # window (context.window for that stage's model); any key left out is llm's.
 STAGE_KEYS = ("provider", "model", "base_url", "api_key_env", "local_model", "local_context",
               "timeout", "max_retries", "temperature", "prices", "max_tokens", "window")
+# The keys that belong to llm's provider: a stage on another provider does not take them
+# from llm (gpt-4o is no Anthropic model, an OpenAI server's URL no Anthropic endpoint, its
+# prices not theirs); left out, they are that provider's defaults.
+PROVIDER_KEYS = ("model", "base_url", "api_key_env", "prices")
 # The writer's output cap per word of generation.scene_max_words: English prose runs
 # ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
 # to finish the last sentence. 400 words -> 700 tokens.
@@ -249,15 +253,30 @@ class Config:
             return math.ceil(self.generation.scene_max_words * WRITER_TOKENS_PER_WORD)
         return getattr(self.llm, f"{stage}_max_tokens")
 
+    def other_provider(self, stage: str) -> bool:
+        """Whether llm.stages.<stage> sets a provider other than llm's (`auto` with a
+        base_url is openai's): its PROVIDER_KEYS then are not llm's."""
+        own = self.llm.stages.get(STAGE_MODEL.get(stage, stage), {})
+        if "provider" not in own:
+            return False
+        named = self.llm.provider
+        if named == "auto" and self.llm.base_url:
+            named = "openai"
+        return own["provider"] != named
+
     def for_stage(self, stage: str) -> Config:
         """The configuration `stage`'s model is built from: llm with the keys
         llm.stages.<stage> sets (context.window too, from its `window`), no stages of its
-        own; this config itself when the stage sets nothing. A stage with no model of its
-        own (STAGE_MODEL) asks for the one it borrows."""
+        own; this config itself when the stage sets nothing. A stage on another provider
+        than llm's takes none of llm's PROVIDER_KEYS. A stage with no model of its own
+        (STAGE_MODEL) asks for the one it borrows."""
         own = self.llm.stages.get(STAGE_MODEL.get(stage, stage), {})
         if not self.llm.stages:
             return self
         values = {k: v for k, v in own.items() if k not in ("max_tokens", "window")}
+        if self.other_provider(stage):
+            fresh = LLMConfig()
+            values = {**{k: getattr(fresh, k) for k in PROVIDER_KEYS}, **values}
         config = dataclasses.replace(self, llm=dataclasses.replace(self.llm, stages={}, **values))
         if "window" in own:
             config = dataclasses.replace(

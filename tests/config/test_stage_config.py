@@ -42,6 +42,37 @@ def test_a_stage_sets_what_it_names_and_falls_back_to_llm_for_the_rest(tmp_path)
     assert config.for_stage("names").llm.model == "gpt-4o"      # the planner's model
 
 
+def test_a_stage_on_another_provider_takes_none_of_llms_provider_keys(tmp_path, project):
+    config, _ = config_of(tmp_path, (
+        "llm:\n  provider: openai\n  model: gpt-4o\n  base_url: http://127.0.0.1:9/v1\n"
+        "  api_key_env: MY_OPENAI_KEY\n  prices: {input: 9, output: 9}\n  timeout: 30\n"
+        "  stages:\n    writer:\n      provider: anthropic\n"
+        "    extractor:\n      provider: local\n"
+        "    summarizer:\n      provider: openai\n      model: gpt-4o-mini\n"))
+    writer, extractor, summarizer = (config.for_stage(s) for s in
+                                     ("writer", "extractor", "summarizer"))
+    # gpt-4o is no Anthropic model, nor is the OpenAI server an Anthropic endpoint
+    assert (writer.llm.model, writer.llm.base_url, writer.llm.api_key_env,
+            writer.llm.prices) == ("", "", "OPENAI_API_KEY", {})
+    assert writer.llm.timeout == 30                     # not a provider's: llm's still
+    assert (extractor.llm.model, extractor.llm.base_url) == ("", "")
+    # the same provider as llm's: llm's server, key and prices
+    assert (summarizer.llm.model, summarizer.llm.base_url, summarizer.llm.api_key_env,
+            summarizer.llm.prices) == ("gpt-4o-mini", "http://127.0.0.1:9/v1", "MY_OPENAI_KEY",
+                                       {"input": 9, "output": 9})
+    auto, _ = config_of(tmp_path, "llm:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+                                  "  stages:\n    writer:\n      provider: openai\n")
+    assert auto.for_stage("writer").llm.model == "m"     # auto with a base_url is openai
+
+    project.project_file.write_text(project.project_file.read_text().replace(
+        "llm:\n", "llm:\n  model: gpt-4o\n  stages:\n    extractor:\n      provider: anthropic\n",
+        1))
+    shown = invoke("config", "show", "-p", "harbour", "--sources").output.splitlines()
+    line = {l.split(" = ")[0]: l for l in shown}
+    assert line["llm.stages.extractor.model"].split()[2] == '"claude-sonnet-4-6"'
+    assert "the anthropic provider's default" in line["llm.stages.extractor.model"]
+
+
 @pytest.mark.parametrize(("yaml", "message"), [
     ("llm:\n  stages:\n    extractr:\n      model: m\n",
      "project.yaml:3: unknown stage 'llm.stages.extractr'"),
