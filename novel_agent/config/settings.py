@@ -60,9 +60,10 @@ MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
 class LLMConfig:
     """Which model answers, and how."""
 
-    # openai, anthropic, local, offline, or auto: local if its model file is installed, else offline
+    # openai, anthropic, llm (any model of the llm library), local, offline, or auto: local if
+    # its model file is installed, else offline
     provider: str = "auto"
-    model: str = ""                 # "" = the provider's default model
+    model: str = ""                 # "" = the provider's default model; llm: an id or alias of `llm models`
     base_url: str = ""              # openai: any OpenAI-compatible endpoint; anthropic: "" = api.anthropic.com
     # the NAME of the variable; keys never live in files (anthropic: ANTHROPIC_API_KEY unless set)
     api_key_env: str = "OPENAI_API_KEY"
