@@ -89,14 +89,30 @@ def load_plugins() -> list[str]:
 def find(name: str) -> llm.Model:
     """The model llm knows by id or alias as `name` ("": llm's default model, `llm models
     default`); a one-line ConfigError naming llm.model when no plugin offers it."""
-    load_plugins()
-    try:
-        return llm.get_model(name or None)
-    except llm.UnknownModelError:
-        said = f"{name!r}" if name else f"{llm.get_default_model()!r} (llm's default model)"
+    entries = registered()
+    wanted = name or llm.get_default_model()
+    by_name: dict[str, llm.Model] = {}
+    for entry in entries:               # as llm.get_model finds one: an id over an alias
+        by_name.update(dict.fromkeys(entry.aliases, entry.model))
+    by_name.update((entry.model.model_id, entry.model) for entry in entries)
+    if wanted not in by_name:
+        said = f"{name!r}" if name else f"{wanted!r} (llm's default model)"
         raise ConfigError(f"llm.model: llm knows no model {said}: `llm models` lists the ids "
                           "and aliases its plugins offer (`llm install PLUGIN` adds more)",
-                          key="llm.model") from None
+                          key="llm.model")
+    return by_name[wanted]
+
+
+def registered() -> list[llm.ModelWithAliases]:
+    """The models llm's plugins register (each with a sync model), plugins loaded first; a
+    one-line ConfigError when a plugin, or a file of llm's it reads, fails."""
+    load_plugins()
+    try:
+        found = llm.get_models_with_aliases()
+    except Exception as exc:  # noqa: BLE001 - a plugin's code, or what it read
+        raise ConfigError(f"llm's plugins could not list their models: {type(exc).__name__}: "
+                          f"{one_line(str(exc), None, 200)}", key="llm.model") from None
+    return [entry for entry in found if entry.model is not None]
 
 
 def stored_keys() -> dict[str, str]:
@@ -145,8 +161,7 @@ class Known:
 def known_models(env: Mapping[str, str]) -> tuple[list[Known], list[str]]:
     """Every model llm's plugins offer, in llm's order, and the lines of the plugins
     skipped."""
-    skipped = load_plugins()
     found = [Known(entry.model.model_id, tuple(entry.aliases), entry.model.needs_key or "",
                    bool(key_for(entry.model, env)), bool(entry.model.supports_schema))
-             for entry in llm.get_models_with_aliases() if entry.model is not None]
-    return found, skipped
+             for entry in registered()]
+    return found, load_plugins()

@@ -10,7 +10,8 @@ Owns what happens at that edge, as openai_compat.py does for OpenAI-compatible s
   (`supports_schema`); a model without it is asked in words only, as every stage's
   prompt already says what JSON it wants. `max_tokens` (or a plugin's `max_output_tokens`,
   `num_predict`) and `temperature` are sent as options when the model's Options take
-  them; stop strings are not (plugins take them differently, if at all).
+  them. Stop strings are not sent (plugins take them differently, if at all): the
+  answer is cut at the first one it holds, read whole (its usage is then exact).
 - Timeouts the same for every plugin: the answer is read on a worker thread and
   `timeout` is the longest silence allowed between two pieces of a streamed answer (the
   whole answer of a model that does not stream); a silent request is given up and tried
@@ -134,6 +135,8 @@ class LlmModel:
         text = self._read(request, response, started)
         usage = usage_of(response.usage()) or self._counted(request, text)
         finish = finish_of(response.response_json)
+        text, stopped = cut_at_stop(text, request.stop)
+        finish = "stop" if stopped else finish
         if not text.strip():
             raise ModelResponseError(
                 f"{request.stage}: llm model {self.model.model_id} returned an empty answer "
@@ -244,6 +247,12 @@ def messages_for(request: Request, conversation: bool) -> dict[str, Any]:
         kwargs["prompt"] = "\n\n".join(["Earlier in this conversation:", *said,
                                         *(["Now:", last] if last else [])])
     return kwargs
+
+
+def cut_at_stop(text: str, stops: Iterable[str]) -> tuple[str, bool]:
+    """`text` up to the first of `stops` it holds, and whether one was found."""
+    found = [i for i in (text.find(stop) for stop in stops if stop) if i >= 0]
+    return (text[:min(found)], True) if found else (text, False)
 
 
 def options_for(model: llm.Model, max_tokens: int, temperature: float | None) -> dict[str, Any]:

@@ -214,6 +214,21 @@ def test_a_missing_key_and_an_unknown_model_are_said_before_the_first_tick(proje
     assert missing_key(gpt, {"OPENAI_API_KEY": "sk-x"}) == ""
 
 
+def test_a_plugin_that_fails_to_list_its_models_is_one_line():
+    (home() / "extra-openai-models.yaml").write_text("- model_id: half-written\n")
+    with pytest.raises(ConfigError) as caught:
+        get_model(on_llm("half-written"), {})
+    assert str(caught.value) == "llm's plugins could not list their models: KeyError: 'model_name'"
+
+
+def test_stop_strings_cut_the_answer_at_the_first():
+    wandering = Scripted("wandering", lambda body: "She climbed.\nTitle: The Next\nPOV: Mara")
+    with plugged(wandering):
+        completion = get_model(on_llm("wandering"), {}).complete(
+            Request("writer", ask().messages, 50, stop=("\nPOV:", "\nTitle:")))
+    assert (completion.text, completion.finish_reason) == ("She climbed.", "stop")
+
+
 def test_without_the_llm_library_the_provider_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "llm", None)      # `import llm` fails
     monkeypatch.delitem(sys.modules, "novel_agent.models.llm_library", raising=False)
