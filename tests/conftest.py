@@ -45,6 +45,13 @@ def no_user_models(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("NOVEL_MODELS_DIR", str(tmp_path_factory.mktemp("models")))
 
 
+@pytest.fixture(autouse=True)
+def no_user_llm(tmp_path_factory, monkeypatch):
+    """Every test: an empty folder as the llm library's ($LLM_USER_PATH: its keys, aliases,
+    extra models), so no test reads or writes a user's, and none of its keys."""
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path_factory.mktemp("llm")))
+
+
 @pytest.fixture
 def projects_dir(tmp_path, monkeypatch) -> Path:
     """A private projects folder, also set as $NOVEL_PROJECTS_DIR; cwd is tmp_path."""

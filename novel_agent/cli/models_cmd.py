@@ -1,15 +1,26 @@
-"""`novel models list|install`: the embedded models, and installing one by name."""
+"""`novel models list|install`: the embedded models, and installing one by name; and the
+models llm's plugins offer, when the llm library is installed."""
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from novel_agent.errors import NovelError
 from novel_agent.models import registry
 from novel_agent.models.registry import ModelEntry
+
+if TYPE_CHECKING:
+    from novel_agent.models.llm_library import Known
+
+LLM_HEADING = "Models llm knows (llm.provider: llm, llm.model: an id or an alias):"
+NO_LLM = ("Models llm knows: the llm library is not installed (pip install "
+          "'novel_agent[llm]', then `llm install` a plugin: llm-gemini, llm-mistral, ...)")
 
 
 def list_lines(entries: list[ModelEntry], found: dict[str, Path | None],
@@ -35,6 +46,34 @@ def list_lines(entries: list[ModelEntry], found: dict[str, Path | None],
     return lines
 
 
+def llm_lines(known: list[Known] | None, skipped: list[str]) -> list[str]:
+    """The models llm knows, under a heading: each one's id, aliases, whether it takes a
+    JSON schema, and the key it needs and whether one is set; the plugins skipped; or,
+    for None, how to get them."""
+    if known is None:
+        return [NO_LLM]
+    rows = [("id", "aliases", "schema", "key")]
+    for model in known:
+        key = ("none needed" if not model.key_name else f"{model.key_name}: set"
+               if model.key_set else f"{model.key_name}: not set (llm keys set {model.key_name})")
+        rows.append((model.model_id, ", ".join(model.aliases), "yes" if model.schema else "no",
+                     key))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [LLM_HEADING]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3]
+              for row in rows]
+    return lines + [f"warning: {line}" for line in skipped]
+
+
+def llm_models(env: Mapping[str, str]) -> tuple[list[Known] | None, list[str]]:
+    """The models llm's plugins offer and the plugins skipped; (None, []) without llm."""
+    try:
+        library = importlib.import_module("novel_agent.models.llm_library")
+    except ImportError:
+        return None, []
+    return library.known_models(env)
+
+
 def _cache_dir() -> Path:
     return registry.default_cache_dir(os.environ)
 
@@ -54,6 +93,11 @@ def models_group() -> None:
 def list_cmd() -> None:
     """List the embedded models: installed or not, size, speed, licence, and what `auto` picks.
 
+    Then the models llm knows (with the optional extra llm): every model its installed
+    plugins offer, for `llm.provider: llm`, with its aliases, whether it takes a JSON
+    schema, and the key it needs (`llm keys set NAME`) and whether one is set. A plugin
+    that fails to import is skipped, with a warning saying why.
+
     \b
     Example:
       novel models list
@@ -63,6 +107,13 @@ def list_cmd() -> None:
     found = {e.name: registry.installed(e, cache_dir=cache_dir) for e in entries}
     auto = registry.best_installed(cache_dir=cache_dir)
     for line in list_lines(entries, found, auto):
+        click.echo(line.rstrip())
+    try:
+        known, skipped = llm_models(os.environ)
+    except NovelError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo("")
+    for line in llm_lines(known, skipped):
         click.echo(line.rstrip())
 
 

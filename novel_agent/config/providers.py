@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-BUILT_IN = ("openai", "anthropic", "local", "offline")   # models/providers.py registers each
+BUILT_IN = ("openai", "anthropic", "llm", "local", "offline")   # models/providers.py registers each
 GROUP = "novel_agent.providers"
 
 

@@ -64,11 +64,13 @@ MAPPING_KEYS = {**SHARE_KEYS, "relevance": RELEVANCE}
 class LLMConfig:
     """Which model answers, and how."""
 
-    # openai, anthropic, local, offline, or auto: local if its model file is installed, else offline
+    # openai, anthropic, llm (any model of the llm library), local, offline, or auto: local if
+    # its model file is installed, else offline
     provider: str = "auto"
-    model: str = ""                 # "" = the provider's default model
+    model: str = ""                 # "" = the provider's default model; llm: an id or alias of `llm models`
     base_url: str = ""              # openai: any OpenAI-compatible endpoint; anthropic: "" = api.anthropic.com
-    # the NAME of the variable; keys never live in files (anthropic: ANTHROPIC_API_KEY unless set)
+    # the NAME of the variable; keys never live in files (anthropic: ANTHROPIC_API_KEY unless set;
+    # llm: not used, the key is the one llm finds: `llm keys set`, or the model's variable)
     api_key_env: str = "OPENAI_API_KEY"
     # local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path
     local_model: str = "auto"

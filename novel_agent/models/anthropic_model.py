@@ -51,24 +51,17 @@ from novel_agent.models.base import (
     Request,
     Usage,
     attempted,
+    backoff,
+    one_line,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/providers.py's ANTHROPIC_KEY_ENV
 EPHEMERAL = {"type": "ephemeral"}
 RETRY_STATUSES = frozenset({408, 409, 429})
-BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0
 # Anthropic's stop reasons, as the pipeline reads finish reasons
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop",
           "max_tokens": "length"}
-
-
-def _one_line(text: str, secret: str | None, limit: int = 300) -> str:
-    """Collapse whitespace, mask the secret, cut to `limit` characters."""
-    line = " ".join(str(text).split())
-    if secret and secret != NO_KEY:
-        line = line.replace(secret, "***")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def tool_name(name: str) -> str:
@@ -289,14 +282,8 @@ class AnthropicModel:
     @staticmethod
     def _backoff(attempt: int, exc: anthropic.APIStatusError | None) -> float:
         """Exponential backoff, or the server's Retry-After when it gives seconds."""
-        delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
-        retry_after = exc.response.headers.get("retry-after") if exc is not None else None
-        if retry_after:
-            try:
-                delay = min(BACKOFF_MAX, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        return delay
+        return backoff(attempt, exc.response.headers.get("retry-after") if exc is not None
+                       else None)
 
     def _error(self, request: Request, exc: anthropic.AnthropicError,
                retries: int = 0) -> ModelError:
@@ -308,13 +295,13 @@ class AnthropicModel:
                     "allowed)" if self.stream else f"timed out after {self.timeout:g}s")
             return ModelError(f"{where} {what}{tries}", stage=request.stage)
         if isinstance(exc, anthropic.APIStatusError):
-            message = _one_line(_status_detail(exc), self._key)
+            message = one_line(_status_detail(exc), self._key)
             hint = (f" (the key in ${self.key_env} was refused: check it, or set "
                     "llm.api_key_env to the variable that holds yours)"
                     if exc.status_code in (401, 403) else "")
             return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{hint}{tries}",
                               stage=request.stage, status=exc.status_code)
-        message = _one_line(f"{exc} ({self.base_url})", self._key)
+        message = one_line(f"{exc} ({self.base_url})", self._key)
         return ModelError(f"{where} failed: {message}{tries}", stage=request.stage)
 
 

@@ -61,9 +61,10 @@ class Request:
     context: Mapping[str, Any] | None = None
 
 
-NO_KEY = "not-needed"    # the key an SDK is given for a server that wants none (it wants a string)
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
+NO_KEY = "not-needed"   # a server that wants no key (the SDKs want a string): never masked
+BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0     # seconds before a retry: doubling, at most
 
 
 @dataclass(frozen=True)
@@ -135,3 +136,24 @@ def attempted(call: Callable[[], Completion], made: Callable[[], int]) -> Comple
         exc.attempts = max(made(), 1)
         raise
     return replace(completion, attempts=made())
+
+
+def one_line(text: str, secret: str | None, limit: int = 300) -> str:
+    """`text` as one line of an error: whitespace collapsed, `secret` (an API key) masked,
+    cut to `limit` characters."""
+    line = " ".join(str(text).split())
+    if secret and secret != NO_KEY:
+        line = line.replace(secret, "***")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def backoff(attempt: int, retry_after: str | None = None) -> float:
+    """Seconds to wait before retry `attempt` + 1: doubling from BACKOFF_BASE, or the
+    server's Retry-After when it gives seconds; at most BACKOFF_MAX."""
+    delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
+    if retry_after:
+        try:
+            delay = min(BACKOFF_MAX, max(0.0, float(retry_after)))
+        except ValueError:
+            pass
+    return delay

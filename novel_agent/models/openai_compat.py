@@ -32,20 +32,13 @@ from novel_agent.models.base import (
     Request,
     Usage,
     attempted,
+    backoff,
+    one_line,
 )
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
 RETRY_STATUSES = frozenset({408, 429})
-BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0
-
-
-def _one_line(text: str, secret: str | None, limit: int = 300) -> str:
-    """Collapse whitespace, mask the secret, cut to `limit` characters."""
-    line = " ".join(str(text).split())
-    if secret and secret != NO_KEY:
-        line = line.replace(secret, "***")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class OpenAICompatModel:
@@ -289,14 +282,8 @@ class OpenAICompatModel:
     @staticmethod
     def _backoff(attempt: int, exc: openai.APIStatusError | None) -> float:
         """Exponential backoff, or the server's Retry-After when it gives seconds."""
-        delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
-        retry_after = exc.response.headers.get("retry-after") if exc is not None else None
-        if retry_after:
-            try:
-                delay = min(BACKOFF_MAX, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        return delay
+        return backoff(attempt, exc.response.headers.get("retry-after") if exc is not None
+                       else None)
 
     def _error(self, request: Request, exc: openai.OpenAIError, retries: int = 0) -> ModelError:
         """A one-line ModelError for a failed call; the key is masked, the SDK error dropped."""
@@ -307,10 +294,10 @@ class OpenAICompatModel:
                     "allowed)" if self.stream else f"timed out after {self.timeout:g}s")
             return ModelError(f"{where} {what}{tries}", stage=request.stage)
         if isinstance(exc, openai.APIStatusError):
-            message = _one_line(_status_detail(exc), self._key)
+            message = one_line(_status_detail(exc), self._key)
             return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{tries}",
                               stage=request.stage, status=exc.status_code)
-        message = _one_line(f"{exc} ({self.base_url})", self._key)
+        message = one_line(f"{exc} ({self.base_url})", self._key)
         return ModelError(f"{where} failed: {message}{tries}", stage=request.stage)
 
 

@@ -3,8 +3,8 @@
 A provider is a record (`Provider`): its capabilities (how it holds an answer to a JSON
 schema, whether it streams, counts its own tokens, caches a prompt's prefix, runs on
 this machine, costs money, needs a key) and the functions that build its ChatModel,
-name its default model, describe it and say what it still lacks. The three built in
-(offline, local, openai) are registered here; an installed package registers more
+name its default model, describe it and say what it still lacks. The built-in ones
+(openai, anthropic, llm, local, offline) are registered here; an installed package registers more
 through the entry point group `novel_agent.providers` (config/providers.py), whose
 entry point resolves to a Provider or to a callable returning one.
 
@@ -15,6 +15,7 @@ never its name: this module is the one place a provider is told apart by name.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -258,7 +259,72 @@ ANTHROPIC = Provider(
     needs_key=True, missing=_anthropic_missing, shares="client", server=_anthropic_server,
     async_client=_anthropic_async, calls="messages", key_env=anthropic_key_env)
 
-_REGISTERED: dict[str, Provider] = {p.name: p for p in (OPENAI, ANTHROPIC, LOCAL, OFFLINE)}
+
+def _llm_library() -> Any:
+    """models/llm_library.py (importing the `llm` library); a ConfigError saying how to
+    install it when it is not installed."""
+    try:
+        return importlib.import_module("novel_agent.models.llm_library")
+    except ImportError:
+        raise ConfigError("llm.provider is llm but the llm library is not installed: "
+                          "pip install 'novel_agent[llm]'", key="llm.provider") from None
+
+
+def _llm_model(config: Config) -> str:
+    """llm.model, or llm's default model (`llm models default`) when it is empty."""
+    if config.llm.model:
+        return config.llm.model
+    try:
+        import llm
+    except ImportError:      # building the model says how to install it
+        return "llm-default"
+    return str(llm.get_default_model())
+
+
+def _describe_llm(config: Config) -> str:
+    try:
+        _llm_library()
+    except ConfigError as exc:
+        return f"llm, not ready: {exc}"
+    return f"llm {_llm_model(config)} (through the llm library)"
+
+
+def _llm_missing(config: Config, env: Mapping[str, str]) -> str:
+    try:
+        library = _llm_library()
+        return str(library.key_missing(library.find(config.llm.model), env))
+    except ConfigError as exc:
+        return str(exc)
+
+
+def _build_llm(config: Config, env: Mapping[str, str], *,
+               on_progress: OnProgress | None = None, client: Any = None) -> ChatModel:
+    library = _llm_library()
+    from novel_agent.models.llm_model import LlmModel
+    from novel_agent.text.tokens import TokenCounter
+    llm = config.llm
+    model = library.find(llm.model)
+    missing = library.key_missing(model, env)
+    if missing:
+        raise ConfigError(missing, key="llm.model")
+    return LlmModel(model, library.key_for(model, env), timeout=llm.timeout,
+                    max_retries=llm.max_retries, temperature=llm.temperature,
+                    on_progress=on_progress, skipped=library.load_plugins(),
+                    counter=TokenCounter(model.model_id, config.context.encoding))
+
+
+# Any model of Simon Willison's llm library, by its id or alias (llm_model.py): JSON through
+# llm's schema support where the model has it (`supports_schema`; else asked in words),
+# streamed where it can, its own counts from the plugin's usage. Paid: a price comes from
+# llm.prices or configs/models.yaml by the model's name (a model that runs at home: set
+# llm.prices to 0). Its key is the one llm finds (`llm keys set`, or the model's variable).
+LLM = Provider(
+    "llm", _build_llm, default_model=_llm_model,
+    describe=_describe_llm,
+    structured="json_schema", streams=True, own_counts=True, needs_key=True,
+    missing=_llm_missing)
+
+_REGISTERED: dict[str, Provider] = {p.name: p for p in (OPENAI, ANTHROPIC, LLM, LOCAL, OFFLINE)}
 assert tuple(_REGISTERED) == BUILT_IN, "config/providers.py lists the built-in names"
 
 

