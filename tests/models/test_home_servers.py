@@ -199,9 +199,7 @@ def test_lm_studio_never_hears_json_object_and_a_refused_schema_lands_on_text(pr
     assert "'json_schema' or 'text'" in page_text("lm-studio")
 
 
-def test_a_prompt_over_lm_studios_loaded_context_fails_the_tick_with_its_words(project,
-                                                                               snapshot,
-                                                                               no_key):
+def test_a_prompt_over_lm_studios_loaded_context_fails_the_tick_with_its_words(project, no_key):
     settings = main_settings("lm-studio")
     story = StoryServer(project)
     with LMStudio(story, context_length=1536) as server:
@@ -211,6 +209,7 @@ def test_a_prompt_over_lm_studios_loaded_context_fails_the_tick_with_its_words(p
     story.close()
     failed = [r for r in outputs if r.exit_code]
     assert failed, "the writer's prompt outgrew 1536 tokens in 6 ticks"
+    assert project.tick() == outputs.index(failed[0])      # the failed ticks wrote nothing
     error = failed[0].output
     shown = re.search(r"```text\n(Error: .*?)\n```", page_text("lm-studio")).group(1)
     assert doc_runner.first_missing([shown], error) is None, error
@@ -218,7 +217,7 @@ def test_a_prompt_over_lm_studios_loaded_context_fails_the_tick_with_its_words(p
 
 # -- llama.cpp's server --------------------------------------------------------------------
 
-def test_a_prompt_over_llama_servers_window_fails_the_tick_with_its_words(project, snapshot):
+def test_a_prompt_over_llama_servers_window_fails_the_tick_with_its_words(project):
     settings, story = main_settings("llama-server"), StoryServer(project)
     with LlamaServer(story, n_ctx=1536) as server:
         configure(project, {**settings, "context": {"window": 8192}}, server.base_url,
@@ -226,7 +225,7 @@ def test_a_prompt_over_llama_servers_window_fails_the_tick_with_its_words(projec
         outputs = [invoke("tick", "-p", "harbour") for _ in range(6)]
     story.close()
     failed = [r for r in outputs if r.exit_code]
-    assert failed
+    assert failed and project.tick() == outputs.index(failed[0])
     shown = re.search(r"```text\n(Error: .*?)\n```", page_text("llama-server")).group(1)
     assert doc_runner.first_missing([shown], failed[0].output) is None, failed[0].output
 
