@@ -114,7 +114,7 @@ class GenerationConfig:
 class ContextConfig:
     """How prompts are packed into the model's window."""
 
-    window: int = 0                 # 0 = from configs/models.yaml
+    window: int = 0                 # 0 = its own (embedded; llama.cpp's /props), else configs/models.yaml
     max_prompt_tokens: int = 32000  # a cap below the window, for cost
     margin: int = 256               # tokens kept free below the window, for counting slack
     encoding: str = ""              # "" = chosen by model name

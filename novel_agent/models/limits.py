@@ -111,9 +111,10 @@ def model_limits(model: str, window_override: int = 0,
 
 
 def limits_for(config: Config, table_path: Path | None = None) -> ModelLimits:
-    """The configured model's limits; a provider that sets its own window gives it (the
-    local provider's is the n_ctx llama.cpp runs it with, the model's fitted to memory:
-    models/local_setup.py)."""
+    """The configured model's limits; a provider that sets or finds its own window gives
+    it (the local provider's is the n_ctx llama.cpp runs it with, the model's fitted to
+    memory: models/local_setup.py; the openai provider's, for a model the table does not
+    know, the one a llama.cpp server says it runs with: models/served_window.py)."""
     from novel_agent.models import model_id, provider_for
     override = config.context.window
     provider = provider_for(config)

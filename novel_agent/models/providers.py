@@ -61,7 +61,7 @@ class Provider:
     slow (the planner and extractor hold it to their lean schemas, the writer shows it
     the newest scene's ending). `paid`: its calls cost money (priced by llm.prices or
     configs/models.yaml); not paid, they cost 0. `window`: the window it runs with, when
-    the provider sets one. `tokenizer`: its own, for counting prompts as it does.
+    the provider sets or finds one (0: the table's). `tokenizer`: its own, for counting prompts as it does.
     `shares`: how a fleet shares it between books: "server" (one embedded server for
     all, fleet/local.py), "client" (one SDK client per `server(config)`, made by
     `async_client(base_url, api_key, timeout)`, whose `calls` path ends in the `create`
@@ -184,6 +184,19 @@ def _openai_async(base_url: str, api_key: str | None, timeout: float) -> Any:
                               max_retries=0)
 
 
+def _openai_window(config: Config) -> int:
+    """The window a server at llm.base_url says it runs with (llama.cpp's /props), for a
+    model the table does not know: llama-server serves its one model under any name.
+    0 (the table's window) for a known model, OpenAI's API, or a server that says none."""
+    from novel_agent.models.limits import default_table_path, load_model_table, match_model
+    llm = config.llm
+    if not llm.base_url or match_model(llm.model or DEFAULT_OPENAI_MODEL,
+                                       load_model_table(default_table_path())):
+        return 0
+    from novel_agent.models.served_window import served_window
+    return served_window(llm.base_url)
+
+
 def _openai_missing(config: Config, env: Mapping[str, str]) -> str:
     llm = config.llm
     if env.get(llm.api_key_env) or llm.base_url:
@@ -198,7 +211,7 @@ OPENAI = Provider(
     describe=lambda config: (f"openai {config.llm.model or DEFAULT_OPENAI_MODEL} at "
                              f"{config.llm.base_url or 'api.openai.com'}"),
     structured="json_schema", own_counts=True, prefix_cache=True, needs_key=True,
-    missing=_openai_missing, shares="client", server=_openai_server,
+    missing=_openai_missing, window=_openai_window, shares="client", server=_openai_server,
     async_client=_openai_async)
 
 def anthropic_key_env(config: Config) -> str:

@@ -4,7 +4,7 @@ It serves POST /v1/chat/completions (plain and streaming SSE), GET /v1/models an
 POST /v1/embeddings (vectors from the text's hash, or from `embedding_fn`), records
 every request it receives (method, path, headers with lower-case names, json body),
 and can be told to misbehave: reject a response
-format, fail the first calls with given statuses, or answer slowly. The real
+format, fail the first calls with given statuses, answer slowly, or want a key. The real
 `openai` SDK talks to it over real HTTP.
 
     with FakeOpenAIServer(responder=lambda body: "Hello.") as server:
@@ -68,7 +68,8 @@ class FakeOpenAIServer(Served):
                  reject_json_schema: bool = False, reject_json_object: bool = False,
                  fail_first: list[int] | tuple[int, ...] = (), delay: float = 0.0,
                  embedding_dim: int = 8,
-                 embedding_fn: Callable[[str], list[float]] | None = None):
+                 embedding_fn: Callable[[str], list[float]] | None = None,
+                 api_key: str = ""):
         self.responder: Responder = responder or default_responder
         self.model = model
         self.reject_json_schema = reject_json_schema
@@ -77,6 +78,7 @@ class FakeOpenAIServer(Served):
         self.delay = delay
         self.embedding_dim = embedding_dim
         self.embedding_fn = embedding_fn     # text -> vector; default: from the text's hash
+        self.api_key = api_key               # when set, a request without it is a 401
         super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.streams_ended = threading.Semaphore(0)   # released as each stream ends
@@ -102,6 +104,19 @@ class FakeOpenAIServer(Served):
     def next_failure(self) -> int | None:
         with self._lock:
             return self.fail_first.pop(0) if self.fail_first else None
+
+    def listed(self) -> list[str]:
+        """The model names GET /v1/models lists."""
+        return [self.model]
+
+    def answering(self, body: dict[str, Any]) -> str:
+        """The model an answer says answered: the one asked for."""
+        return str(body.get("model") or self.model)
+
+    def get_answer(self, path: str) -> tuple[int, dict[str, Any]] | None:
+        """(status, JSON body) for a GET route of a server of another kind (llama.cpp's
+        /props, tests/support/home_servers.py), None for the routes every server has."""
+        return None
 
     def wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -150,11 +165,24 @@ class _Handler(BaseHTTPRequestHandler):
     def _headers(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
 
+    def _refused_key(self) -> bool:
+        """Answer 401 when the server wants a key (`api_key`) and the request lacks it."""
+        if self.fake.api_key and self.headers.get("Authorization") != f"Bearer {self.fake.api_key}":
+            self._error(401, "Invalid API Key")
+            return True
+        return False
+
     def do_GET(self) -> None:
         self.fake.record("GET", self.path, self._headers(), None)
-        if self.path.rstrip("/") == "/v1/models":
+        if self._refused_key():
+            return
+        other = self.fake.get_answer(self.path)
+        if other is not None:
+            self._json(*other)
+        elif self.path.rstrip("/") == "/v1/models":
             self._json(200, {"object": "list", "data": [
-                {"id": self.fake.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+                {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                for name in self.fake.listed()]})
         else:
             self._error(404, f"no route for GET {self.path}")
 
@@ -166,6 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         self.fake.record("POST", self.path, self._headers(), body)
+        if self._refused_key():
+            return None
         if body is None:
             return self._error(400, "request body is not JSON")
         failure = self.fake.next_failure()
@@ -196,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "status" in answer:
             return self._error(int(answer["status"]), str(answer.get("error", "error")),
                                param=answer.get("param"), headers=answer.get("headers"))
-        model = body.get("model") or self.fake.model
+        model = self.fake.answering(body)
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return self._stream(model, answer, include_usage)
