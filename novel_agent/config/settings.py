@@ -270,7 +270,8 @@ class Config:
         """The configuration `stage`'s model is built from: llm with the keys
         llm.stages.<stage> sets (context.window too, from its `window`), no stages of its
         own; this config itself when the stage sets nothing. A stage on another provider
-        than llm's takes none of llm's PROVIDER_KEYS. A stage with no model of its own
+        than llm's takes none of llm's PROVIDER_KEYS; one on a server of its own sends no
+        key unless it names its own api_key_env. A stage with no model of its own
         (STAGE_MODEL) asks for the one it borrows."""
         own = self.llm.stages.get(STAGE_MODEL.get(stage, stage), {})
         if not self.llm.stages:
@@ -279,6 +280,9 @@ class Config:
         if self.other_provider(stage):
             fresh = LLMConfig()
             values = {**{k: getattr(fresh, k) for k in PROVIDER_KEYS}, **values}
+        if own.get("base_url", self.llm.base_url) != self.llm.base_url \
+                and "api_key_env" not in own:
+            values["api_key_env"] = ""      # llm's key is for llm's server: none is sent
         config = dataclasses.replace(self, llm=dataclasses.replace(self.llm, stages={}, **values))
         if "window" in own:
             config = dataclasses.replace(

@@ -115,9 +115,12 @@ def limits_for(config: Config, table_path: Path | None = None) -> ModelLimits:
     it (the local provider's is the n_ctx llama.cpp runs it with, the model's fitted to
     memory: models/local_setup.py; the openai provider's, for a model the table does not
     know, the one a llama.cpp server says it runs with: models/served_window.py)."""
-    from novel_agent.models import model_id, provider_for
-    override = config.context.window
+    from novel_agent.models.providers import provider_for
     provider = provider_for(config)
-    if not override and provider.window is not None:
+    model = config.llm.model or provider.default_model(config)
+    override = config.context.window
+    if not override and provider.window is not None and not (
+            provider.window_unknown_only
+            and match_model(model, load_model_table(table_path or default_table_path()))):
         override = provider.window(config)
-    return model_limits(model_id(config), override, table_path)
+    return model_limits(model, override, table_path)

@@ -82,6 +82,7 @@ class Provider:
     needs_key: bool = False         # it reads an API key from the environment (llm.api_key_env)
     missing: Callable[[Config, Mapping[str, str]], str] = _nothing_missing
     window: Callable[[Config], int] | None = None
+    window_unknown_only: bool = False   # `window` is asked only for a model the table lacks
     tokenizer: Callable[[Config], Tokenizer | None] | None = None
     shares: str = ""
     server: Callable[[Config], str] | None = None
@@ -185,16 +186,13 @@ def _openai_async(base_url: str, api_key: str | None, timeout: float) -> Any:
 
 
 def _openai_window(config: Config) -> int:
-    """The window a server at llm.base_url says it runs with (llama.cpp's /props), for a
-    model the table does not know: llama-server serves its one model under any name.
-    0 (the table's window) for a known model, OpenAI's API, or a server that says none."""
-    from novel_agent.models.limits import default_table_path, load_model_table, match_model
-    llm = config.llm
-    if not llm.base_url or match_model(llm.model or DEFAULT_OPENAI_MODEL,
-                                       load_model_table(default_table_path())):
+    """The window a server at llm.base_url says it runs with (llama.cpp's /props): asked
+    only for a model the table does not know (`window_unknown_only`): llama-server serves
+    its one model under any name. 0 for OpenAI's API, or a server that says none."""
+    if not config.llm.base_url:
         return 0
     from novel_agent.models.served_window import served_window
-    return served_window(llm.base_url)
+    return served_window(config.llm.base_url)
 
 
 def _openai_missing(config: Config, env: Mapping[str, str]) -> str:
@@ -211,7 +209,8 @@ OPENAI = Provider(
     describe=lambda config: (f"openai {config.llm.model or DEFAULT_OPENAI_MODEL} at "
                              f"{config.llm.base_url or 'api.openai.com'}"),
     structured="json_schema", own_counts=True, prefix_cache=True, needs_key=True,
-    missing=_openai_missing, window=_openai_window, shares="client", server=_openai_server,
+    missing=_openai_missing, window=_openai_window, window_unknown_only=True,
+    shares="client", server=_openai_server,
     async_client=_openai_async)
 
 def anthropic_key_env(config: Config) -> str:

@@ -73,6 +73,22 @@ def test_a_stage_on_another_provider_takes_none_of_llms_provider_keys(tmp_path, 
     assert "the anthropic provider's default" in line["llm.stages.extractor.model"]
 
 
+def test_a_stage_on_a_server_of_its_own_is_not_sent_llms_key(tmp_path, monkeypatch):
+    from novel_agent.models import get_model
+    config, _ = config_of(tmp_path, (
+        "llm:\n  provider: openai\n  model: gpt-4o\n"
+        "  stages:\n    extractor:\n      base_url: http://127.0.0.1:11434/v1\n"
+        "      model: llama3.1\n"
+        "    summarizer:\n      base_url: http://127.0.0.1:8080/v1\n"
+        "      api_key_env: SERVER_KEY\n"))
+    env = {"OPENAI_API_KEY": "sk-openai-secret", "SERVER_KEY": "sk-server"}
+    extractor, summarizer, writer = (get_model(config.for_stage(s), env)
+                                     for s in ("extractor", "summarizer", "writer"))
+    # the home server is never sent the OpenAI key; a server given its own key gets it
+    assert extractor._key != "sk-openai-secret" and config.for_stage("extractor").llm.api_key_env == ""
+    assert summarizer._key == "sk-server" and writer._key == "sk-openai-secret"
+
+
 @pytest.mark.parametrize(("yaml", "message"), [
     ("llm:\n  stages:\n    extractr:\n      model: m\n",
      "project.yaml:3: unknown stage 'llm.stages.extractr'"),

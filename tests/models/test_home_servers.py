@@ -114,7 +114,11 @@ def test_each_page_runs_as_shown_against_its_server(page, project, monkeypatch, 
                 judge(page, command, outcome)
         home_heard, paid_heard = heard(home, story), heard(paid, story)
         keys = {r["headers"].get("authorization") for r in alone or [] if r["method"] == "POST"}
+        # the stages at home while $OPENAI_API_KEY is set: the OpenAI key stays with OpenAI
+        later = {r["headers"].get("authorization") for r in home.requests[len(alone or []):]
+                 if r["method"] == "POST"}
     story.close()
+    assert later == {"Bearer not-needed"}, later
     assert set(home_heard) >= {"planner", "writer", "extractor"}      # the main project
     assert set(paid_heard) == {"planner", "writer"}                    # its stages' project
     assert keys == {"Bearer not-needed"}      # no key, none sent: the SDK's placeholder
