@@ -136,7 +136,8 @@ def llm_config(recipe: Recipe, urls: dict[str, str], helpers: bool) -> dict[str,
     llm: dict[str, Any] = {"provider": recipe.provider, "model": recipe.strong,
                            "base_url": urls[recipe.strong]}
     if helpers:
-        llm["stages"] = {stage: {"model": recipe.small, "base_url": urls[recipe.small]}
+        llm["stages"] = {stage: {"model": recipe.small, "base_url": urls[recipe.small],
+                                 "api_key_env": recipe.key_env}   # a server of its own
                          for stage in HELPERS}
     return llm
 

@@ -296,9 +296,11 @@ class AnthropicModel:
             return ModelError(f"{where} {what}{tries}", stage=request.stage)
         if isinstance(exc, anthropic.APIStatusError):
             message = one_line(_status_detail(exc), self._key)
-            hint = (f" (the key in ${self.key_env} was refused: check it, or set "
-                    "llm.api_key_env to the variable that holds yours)"
-                    if exc.status_code in (401, 403) else "")
+            hint = "" if exc.status_code not in (401, 403) else (
+                f" (the key in ${self.key_env} was refused: check it, or set "
+                "llm.api_key_env to the variable that holds yours)" if self.key_env else
+                " (no key was sent to this server of the stage's own: set its api_key_env "
+                "to the variable that holds one)")
             return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{hint}{tries}",
                               stage=request.stage, status=exc.status_code)
         message = one_line(f"{exc} ({self.base_url})", self._key)

@@ -178,6 +178,16 @@ def test_a_refused_key_names_its_variable_never_the_key(fake_anthropic):
     assert caught.value.status == 401 and slept == [] and caught.value.attempts == 1
 
 
+def test_a_server_sent_no_key_says_so_not_an_empty_variable(fake_anthropic):
+    fake_anthropic.api_key = "sk-ant-the-right-one"
+    model = AnthropicModel("claude-sonnet-4-6", None, base_url=fake_anthropic.base_url,
+                           key_env="", max_retries=0)
+    with pytest.raises(ModelError) as caught:
+        model.complete(ask())
+    message = str(caught.value)
+    assert "no key was sent" in message and "api_key_env" in message and "$ " not in message
+
+
 def test_overloaded_and_rate_limited_calls_are_retried_with_backoff(fake_anthropic):
     fake_anthropic.fail_first = [529, 429, 500]
     model, slept = make_model(fake_anthropic)
