@@ -32,7 +32,7 @@ from novel_agent.text.prose.functionwords import (
     profile_distance,
 )
 from novel_agent.text.prose.measures import MARKS, Spread, mattr, mtld, punctuation, spread
-from novel_agent.text.prose.narration import Guess, person, tense
+from novel_agent.text.prose.narration import Guess, person, person_of, tense, tense_of
 from novel_agent.text.prose.ngrams import (
     SIZES,
     most_repeated,
@@ -40,6 +40,7 @@ from novel_agent.text.prose.ngrams import (
     repeats,
     repeats_across,
     repeats_by_size,
+    sentence_ngrams,
 )
 from novel_agent.text.prose.phrases import (
     SLOP,
@@ -64,8 +65,8 @@ __all__ = [
     "FUNCTION_WORDS", "MARKS", "SIZES", "SLOP", "WEIGHTS", "Degradation", "Distance",
     "Fingerprint", "Guess", "Hit", "Part", "PhraseList", "Spread", "degradation", "dialogue",
     "distance", "distinctive_words", "fingerprint", "function_profile", "mattr",
-    "most_repeated", "mtld", "narration", "ngrams", "paragraphs", "per_thousand", "person",
+    "most_repeated", "mtld", "narration", "ngrams", "paragraphs", "per_thousand", "person", "person_of",
     "phrase_list", "profile_distance", "punctuation", "repeats", "repeats_across",
-    "repeats_by_size", "sentences", "slop_counts", "slop_hits", "speech_share", "spread",
-    "tense", "words",
+    "repeats_by_size", "sentence_ngrams", "sentences", "slop_counts", "slop_hits",
+    "speech_share", "spread", "tense", "tense_of", "words",
 ]

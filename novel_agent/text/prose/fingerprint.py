@@ -23,10 +23,10 @@ from novel_agent.text.prose.functionwords import (
     profile_distance,
 )
 from novel_agent.text.prose.measures import mattr, mtld, punctuation, spread
-from novel_agent.text.prose.narration import person, tense
-from novel_agent.text.prose.ngrams import ngrams, repeats
+from novel_agent.text.prose.narration import person_of, tense_of
+from novel_agent.text.prose.ngrams import repeats, sentence_ngrams
 from novel_agent.text.prose.phrases import PhraseList, per_thousand, slop_hits
-from novel_agent.text.prose.split import paragraphs, sentences, speech_share, words
+from novel_agent.text.prose.split import dialogue, paragraphs, sentences, words
 
 # How much each part weighs in the total distance; person and tense are the faults a
 # reader sees first.
@@ -82,21 +82,24 @@ def fingerprint(text: str, phrases: PhraseList | None = None,
     list by default) and habits; distinctive words against `background` counts."""
     ws = words(text)
     n = len(ws)
-    said = sentences(text)
-    sent = spread([len(words(s)) for s in said])
     paras = paragraphs(text)
-    who, when = person(text), tense(text)
+    said = [s for p in paras for s in sentences(p)]
+    sent = spread([len(words(s)) for s in said])
+    parts = [(len(words(p.text)), p) for p in dialogue(text)]
+    narrated = [w for _, p in parts if not p.speech for w in words(p.text)]
+    spoken = sum(k for k, p in parts if p.speech)
+    who, when = person_of(narrated), tense_of(narrated)
     hits = slop_hits(text, phrases)
     return Fingerprint(
         words=n, sentences=len(said), paragraphs=len(paras),
         sentence_mean=sent.mean, sentence_sd=sent.sd,
         paragraph_mean=spread([len(words(p)) for p in paras]).mean,
-        dialogue_share=speech_share(text),
+        dialogue_share=round(spoken / (spoken + len(narrated)), 4) if spoken else 0.0,
         person=who.value, person_confidence=who.confidence,
         tense=when.value, tense_confidence=when.confidence,
         mtld=mtld(ws), mattr=mattr(ws),
         slop_per_1000=per_thousand(len(hits), n), slop=len(hits),
-        repeats_per_1000=per_thousand(repeats(ngrams(text)), n),
+        repeats_per_1000=per_thousand(repeats(sentence_ngrams(said)), n),
         punctuation=punctuation(text, n), function_words=function_profile(ws),
         distinctive=distinctive_words(ws, background))
 

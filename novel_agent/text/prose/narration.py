@@ -22,6 +22,7 @@ Heuristics, tuned for English fiction; pure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from novel_agent.text.prose.split import narration, words
@@ -87,7 +88,12 @@ def person(text: str) -> Guess:
     >>> person("I walk to the door. “You are late,” he says.").value
     'first'
     """
-    ws = [w.lower() for w in words(narration(text))]
+    return person_of(words(narration(text)))
+
+
+def person_of(narrated: Sequence[str]) -> Guess:
+    """`person` of the narration's words."""
+    ws = [w.lower() for w in narrated]
     first = 2 * sum(w in FIRST for w in ws)
     second = sum(w in SECOND for w in ws)
     third = sum(w in THIRD for w in ws)
@@ -102,9 +108,9 @@ def person(text: str) -> Guess:
     return Guess("third", _confidence(max(first, second) / total, line, total))
 
 
-def verb_counts(text: str) -> tuple[int, int]:
-    """(past, present) verb forms counted in the narration of `text`."""
-    ws = [w.lower().replace("’", "'") for w in words(narration(text))]
+def verb_counts(narrated: Sequence[str]) -> tuple[int, int]:
+    """(past, present) verb forms counted in the narration's words."""
+    ws = [w.lower() for w in narrated]
     past = present = 0
     for i, w in enumerate(ws):
         before = ws[i - 1] if i else ""
@@ -129,7 +135,12 @@ def tense(text: str) -> Guess:
     >>> tense("She walked to the door. “I am here,” she said.").value
     'past'
     """
-    past, present = verb_counts(text)
+    return tense_of(words(narration(text)))
+
+
+def tense_of(narrated: Sequence[str]) -> Guess:
+    """`tense` of the narration's words."""
+    past, present = verb_counts(narrated)
     total = past + present
     if not total:
         return Guess("past", 0.0)

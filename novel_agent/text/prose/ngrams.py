@@ -28,9 +28,14 @@ def ngrams(text: str, sizes: Iterable[int] = SIZES) -> Counter[Gram]:
     >>> ngrams("The old man walked. The old man ran.", (3,))[("the", "old", "man")]
     2
     """
+    return sentence_ngrams(sentences(text), sizes)
+
+
+def sentence_ngrams(said: Iterable[str], sizes: Iterable[int] = SIZES) -> Counter[Gram]:
+    """`ngrams` of a text already cut into its sentences."""
     sizes = tuple(sizes)
     counts: Counter[Gram] = Counter()
-    for sentence in sentences(text):
+    for sentence in said:
         ws = [w.lower() for w in words(sentence)]
         for n in sizes:
             for i in range(len(ws) - n + 1):

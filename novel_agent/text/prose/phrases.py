@@ -164,10 +164,11 @@ def keys(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class PhraseList:
-    """Phrases ready to match: each phrase's stems, filed by its first word."""
+    """Phrases ready to match: each phrase's stems, filed by its first two words (or its
+    first alone, when it is one word or a `*` comes second)."""
 
     phrases: tuple[str, ...]
-    _by_first: dict[str, list[tuple[tuple[str, ...], str]]] = field(
+    _filed: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = field(
         default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -176,10 +177,11 @@ class PhraseList:
         kept = tuple(dict.fromkeys(" ".join(p.split()) for p in phrases if p and p.strip()))
         made = cls(kept)
         for phrase in kept:
-            ks = tuple(WILDCARD if w == WILDCARD else k for w, k in _phrase_keys(phrase))
+            ks = tuple(k for _, k in _phrase_keys(phrase))
             if ks and ks[0] != WILDCARD:
-                made._by_first.setdefault(ks[0], []).append((ks, phrase))
-        for found in made._by_first.values():
+                head = ks[:2] if len(ks) > 1 and ks[1] != WILDCARD else ks[:1]
+                made._filed.setdefault(head, []).append((ks, phrase))
+        for found in made._filed.values():
             found.sort(key=lambda kp: -len(kp[0]))
         return made
 
@@ -188,12 +190,15 @@ class PhraseList:
 
     def match_at(self, ks: Sequence[str], i: int) -> tuple[str, int] | None:
         """The longest phrase that starts at word `i` of `ks` (stems): (phrase, length)."""
-        for phrase_keys, phrase in self._by_first.get(ks[i], ()):
-            n = len(phrase_keys)
-            if i + n <= len(ks) and all(p == WILDCARD or p == k
-                                        for p, k in zip(phrase_keys, ks[i:i + n])):
-                return phrase, n
-        return None
+        best: tuple[str, int] | None = None
+        for head in (tuple(ks[i:i + 2]), (ks[i],)):
+            for phrase_keys, phrase in self._filed.get(head, ()):
+                n = len(phrase_keys)
+                if (best is None or n > best[1]) and i + n <= len(ks) and all(
+                        p == WILDCARD or p == k for p, k in zip(phrase_keys, ks[i:i + n])):
+                    best = (phrase, n)
+                    break
+        return best
 
 
 def _phrase_keys(phrase: str) -> list[tuple[str, str]]:
