@@ -65,7 +65,7 @@ SLOP: tuple[str, ...] = (
     "danced across the", "whispers of the past", "echoes of the past",
     "a reminder of the", "a stark reminder", "a stark contrast", "in stark contrast",
     "sent ripples through", "secrets that lay hidden", "long-forgotten secrets",
-    "ancient secrets", "the secrets of the", "hidden secrets", "nestled in the heart of",
+    "ancient secrets", "hidden secrets", "nestled in the heart of",
     "nestled between", "the heart of the city", "a world of possibilities",
     "the possibilities were endless", "a journey of self-discovery",
     # abstract stakes, morals and summing up
@@ -89,7 +89,7 @@ SLOP: tuple[str, ...] = (
     "with a heavy heart", "a heavy heart", "heart swelled with",
     "felt a surge of", "a surge of adrenaline", "a jolt of",
     "the game is afoot", "the plot thickens", "against all odds",
-    "to be continued", "only the beginning", "was just the beginning",
+    "only the beginning", "was just the beginning",
 )
 
 
