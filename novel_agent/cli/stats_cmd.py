@@ -9,6 +9,7 @@ import click
 
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.reports.costs import money
+from novel_agent.reports.prose import ECHO_SCENES, ChapterNumbers
 from novel_agent.reports.stats import STAGES, Stats, collect_stats, summary
 from novel_agent.reports.usage import project_rows
 
@@ -57,6 +58,7 @@ def stats_lines(stats: Stats) -> list[str]:
                      f"{tension['realized_mean']:.1f}, off by {tension['mean_gap']:.1f} on "
                      f"average ({tension['ticks']} scene{'s' if tension['ticks'] != 1 else ''} "
                      "rated)")
+    lines += prose_lines(stats)
     for level in stats.levels:
         docs = f"{level.docs} doc{'s' if level.docs != 1 else ''}"
         lines.append(f"summaries         {level.label:<12} {docs:>8}  "
@@ -70,6 +72,69 @@ def stats_lines(stats: Stats) -> list[str]:
     return lines
 
 
+CHAPTERS_SHOWN = 12      # more chapters than this: the first and last six, --json has all
+
+
+def _change(name: str, values: dict, form: str) -> str | None:
+    worse = values["degradation"]
+    if worse is None:
+        return None
+    return f"{name} {format(worse['first'], form)} → {format(worse['last'], form)}"
+
+
+def _chapter_line(chapter: ChapterNumbers) -> str:
+    n = chapter.numbers
+    span = f"scene {chapter.first}" if chapter.first == chapter.last else \
+        f"scenes {chapter.first}–{chapter.last}"
+    title = chapter.title if "scene" in chapter.title else f"{chapter.title} ({span})"
+    return (f"{'chapter':<17} {title}: slop {n.slop_per_1000:.1f}, n-grams "
+            f"{n.repeats_per_1000:.1f}, MTLD {n.mtld:.0f}, spread {n.sentence_sd:.1f}, "
+            f"dialogue {n.dialogue_share:.0%}"
+            + (f", distance {n.distance:.2f}" if n.distance is not None else ""))
+
+
+def prose_lines(stats: Stats) -> list[str]:
+    """The prose numbers' lines: the scenes' means, the degradation, each chapter."""
+    p = stats.prose.summary()
+    if not p["scenes"]:
+        return []
+    slop, grams, echoes = p["slop_per_1000"], p["repeats_per_1000"], p["echoes_per_1000"]
+    used = ", ".join(f"\"{phrase}\" ×{n}" for phrase, n in p["overused"])
+    lines = [f"{'slop':<17} mean {slop['mean']:.1f} per 1,000 words, last {slop['last']:.1f}"
+             + (f"; most used: {used}" if used else ""),
+             f"{'repeated n-grams':<17} 3- to 5-grams per 1,000 words: within a scene mean "
+             f"{grams['mean']:.1f}"
+             + (f", from the last {ECHO_SCENES} scenes mean {echoes['mean']:.1f}"
+                if echoes["mean"] is not None else ""),
+             f"{'MTLD':<17} mean {p['mtld']['mean']:.0f}, last {p['mtld']['last']:.0f} "
+             "(lexical diversity)",
+             f"{'sentence length':<17} mean {p['sentence_mean']['mean']:.1f} words, spread "
+             f"{p['sentence_sd']['mean']:.1f} (standard deviation), last spread "
+             f"{p['sentence_sd']['last']:.1f}",
+             f"{'dialogue share':<17} mean {p['dialogue_share']['mean']:.0%}, last "
+             f"{p['dialogue_share']['last']:.0%}"]
+    far = p["distance"]
+    if far["mean"] is not None:
+        last = stats.prose.scenes[max(stats.prose.scenes)]
+        lines.append(f"{'style distance':<17} mean {far['mean']:.2f}, last {far['last']:.2f}"
+                     + (f" (farthest: {last.farthest})" if last.farthest else ""))
+    changes = [_change("slop", slop, ".1f"), _change("n-grams", grams, ".1f"),
+               _change("echoes", echoes, ".1f"), _change("MTLD", p["mtld"], ".0f"),
+               _change("spread", p["sentence_sd"], ".1f"),
+               _change("dialogue", p["dialogue_share"], ".0%"),
+               _change("distance", far, ".2f")]
+    if any(changes) and len(stats.prose.scenes) >= 4:
+        lines.append(f"{'degradation':<17} last quarter of the scenes against the first: "
+                     + ", ".join(c for c in changes if c))
+    chapters = stats.prose.chapters
+    shown = chapters if len(chapters) <= CHAPTERS_SHOWN else chapters[:6] + chapters[-6:]
+    for i, chapter in enumerate(shown):
+        if i == 6 and len(shown) < len(chapters):
+            lines.append(f"{'chapter':<17} … {len(chapters) - 12} more (--json has them all)")
+        lines.append(_chapter_line(chapter))
+    return lines
+
+
 @click.command("stats")
 @project_option
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -80,7 +145,10 @@ def stats_lines(stats: Stats) -> list[str]:
 def stats_cmd(project_spec: str | None, plot_file: Path | None, as_json: bool) -> None:
     """The story's numbers: words, prompt tokens by stage and section, compaction,
     shared prefix, the recall probe, summary compression and cost, and in a book with
-    an outline the target tension against the realized, per tick.
+    an outline the target tension against the realized, per tick; the prose numbers
+    (slop, repeated n-grams, MTLD, sentence spread, dialogue share, distance from
+    style.yaml) per scene and per chapter, and how the last quarter compares with the
+    first.
 
     \b
     Example:

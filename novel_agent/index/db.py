@@ -1,5 +1,5 @@
 """`.novel/index.db`: a SQLite cache beside the files (token counts, usage log,
-the search index, embeddings).
+the search index, embeddings, prose numbers).
 
 The files are the truth; this database only remembers what is costly to
 recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py), so a
@@ -15,7 +15,7 @@ in one transaction.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,8 @@ MIGRATIONS: list[tuple[str, str | list[str]]] = [
     ]),
     # prompt tokens written to the provider's prompt cache (Anthropic bills them apart)
     ("005_usage_cache_writes", "ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER"),
+    # a text's prose numbers (reports/prose.py), as JSON, by a hash of what they measured
+    ("006_prose_numbers", "CREATE TABLE prose_numbers (key TEXT PRIMARY KEY, numbers TEXT NOT NULL)"),
 ]
 # The columns of a usage row, in the order `novel usage --json` and usage.jsonl give them.
 USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_tokens",
@@ -172,6 +174,24 @@ class Index:
         with self.writing():
             self.db.execute("DELETE FROM usage")
             self._insert_usage(rows)
+
+    # -- prose numbers ---------------------------------------------------------
+    def prose_numbers(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored prose numbers (JSON text) of those of `keys` that have some."""
+        keys, found = list(keys), dict[str, str]()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            found.update(self.db.execute(
+                f"SELECT key, numbers FROM prose_numbers WHERE key IN ({', '.join('?' * len(chunk))})",
+                chunk).fetchall())
+        return found
+
+    def put_prose_numbers(self, rows: Mapping[str, str]) -> None:
+        """Store prose numbers (key -> JSON text) in one transaction."""
+        if rows:
+            with self.writing():
+                self.db.executemany("INSERT OR REPLACE INTO prose_numbers (key, numbers) "
+                                    "VALUES (?, ?)", list(rows.items()))
 
     def close(self) -> None:
         self.flush()

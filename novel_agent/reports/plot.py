@@ -5,7 +5,9 @@ It draws on matplotlib's Agg canvas, never through pyplot's global state:
 the writer's prompt per tick stacked by section under its budget (two columns
 wide), each stage's prompt tokens, words per scene, the recall probe's share per
 tick, and the cumulative tokens and cost; in a book with an outline, a row more:
-the target tension per tick against the realized.
+the target tension per tick against the realized; in a book with scenes, a row of
+the prose numbers per scene: slop and repeated n-grams, lexical diversity and
+sentence spread, the dialogue share and the distance from style.yaml.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.errors import MissingExtraError
+from novel_agent.reports.prose import ECHO_SCENES
 from novel_agent.reports.stats import STAGES, Stats
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -43,9 +46,11 @@ def plot_stats(stats: Stats, path: Path) -> Path:
     if kind is None:
         raise ValueError(f"--plot writes .png or .svg, not {path.name!r}")
     paced = any(t.tension_target is not None or t.tension is not None for t in stats.ticks)
-    figure = _figure(rows=3 if paced else 2)
+    prose = bool(stats.prose.scenes)
+    rows = 2 + paced + prose
+    figure = _figure(rows=rows)
     figure.suptitle(f"{stats.project}: {len(stats.ticks)} ticks", fontsize=13)
-    grid = figure.add_gridspec(3 if paced else 2, 3)
+    grid = figure.add_gridspec(rows, 3)
     _sections(figure.add_subplot(grid[0, :2]), stats)
     _stages(figure.add_subplot(grid[0, 2]), stats)
     _words(figure.add_subplot(grid[1, 0]), stats)
@@ -53,6 +58,10 @@ def plot_stats(stats: Stats, path: Path) -> Path:
     _cumulative(figure.add_subplot(grid[1, 2]), stats)
     if paced:
         _tension(figure.add_subplot(grid[2, :]), stats)
+    if prose:
+        _repetition(figure.add_subplot(grid[rows - 1, 0]), stats)
+        _diversity(figure.add_subplot(grid[rows - 1, 1]), stats)
+        _shares(figure.add_subplot(grid[rows - 1, 2]), stats)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format=kind)
     return path
@@ -166,6 +175,68 @@ def _tension(ax: Any, stats: Stats) -> None:
     ax.legend(fontsize=7, loc="upper left", frameon=False)
     _axes(ax, "tension")
     ax.set_ylim(0, 10.5)
+
+
+def _prose_line(ax: Any, stats: Stats, name: str, style: str, colour: str, label: str) -> list:
+    """One prose measure per scene (scenes without it left out)."""
+    points = [(t, getattr(n, name)) for t, n in sorted(stats.prose.scenes.items())
+              if getattr(n, name) is not None]
+    if not points:
+        return []
+    xs, ys = zip(*points)
+    return list(ax.plot(xs, ys, style, color=colour, label=label, markersize=2, linewidth=1))
+
+
+def _legend(ax: Any, lines: list, *twins: Any) -> None:
+    """The lines' legend at the top left, with room made for it above them."""
+    for each in (ax, *twins):
+        each.set_ylim(top=each.get_ylim()[1] * 1.3)
+    ax.legend(lines, [line.get_label() for line in lines], fontsize=7, loc="upper left",
+              frameon=False)
+
+
+def _repetition(ax: Any, stats: Stats) -> None:
+    """Slop and repeated 3- to 5-grams per 1,000 words, per scene."""
+    lines = _prose_line(ax, stats, "repeats_per_1000", "-", "#4c72b0", "n-grams within the scene")
+    lines += _prose_line(ax, stats, "echoes_per_1000", "-", "#8172b3",
+                         f"n-grams from the last {ECHO_SCENES} scenes")
+    _axes(ax, "repeated 3- to 5-grams per 1,000 words")
+    slop = ax.twinx()
+    lines += _prose_line(slop, stats, "slop_per_1000", "o-", "#c44e52", "slop phrases")
+    slop.set_ylabel("slop per 1,000 words", fontsize=8)
+    slop.tick_params(labelsize=7)
+    slop.set_ylim(bottom=0, top=max(slop.get_ylim()[1], 1))
+    ax.set_title("slop and repeated n-grams per 1,000 words, per scene", fontsize=10)
+    _legend(ax, lines, slop)
+
+
+def _diversity(ax: Any, stats: Stats) -> None:
+    """Lexical diversity (MTLD) and the sentence-length spread, per scene."""
+    lines = _prose_line(ax, stats, "mtld", "-", "#55a868", "MTLD")
+    _axes(ax, "MTLD")
+    spread = ax.twinx()
+    lines += _prose_line(spread, stats, "sentence_sd", "-", "#dd8452",
+                         "sentence-length spread (sd, words)")
+    spread.set_ylabel("words", fontsize=8)
+    spread.tick_params(labelsize=7)
+    spread.set_ylim(bottom=0)
+    ax.set_title("lexical diversity and sentence-length spread, per scene", fontsize=10)
+    _legend(ax, lines, spread)
+
+
+def _shares(ax: Any, stats: Stats) -> None:
+    """The dialogue share, and the distance from style.yaml when there is one."""
+    from matplotlib.ticker import PercentFormatter
+    lines = _prose_line(ax, stats, "dialogue_share", "-", "#937860", "dialogue share")
+    lines += _prose_line(ax, stats, "distance", "-", "#c44e52", "distance from style.yaml")
+    _axes(ax, "share, distance")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(0, 1.05)
+    ax.set_title("dialogue share" + (" and distance from the style" if stats.prose.style else "")
+                 + ", per scene", fontsize=10)
+    _legend(ax, lines)
+    ax.set_ylim(0, 1.3)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
 
 
 def _axes(ax: Any, ylabel: str) -> None:

@@ -8,8 +8,11 @@ has them, the very counts `novel usage` totals, else from its logs); the recall 
 facts relevant to the scene, and how many reached the writer: the writer log's
 report, else state.yaml's `recall` rows); what the tick's model calls cost
 (from the usage rows); and, in a book with an outline, the scene's target tension
-(as its planner was shown it) and the tension its extractor rated. Beside them, the summary tree's compression by level
-(status.summary_status). Reads only; `plot.py` draws it.
+(as its planner was shown it) and the tension its extractor rated; the scene's prose
+numbers (reports/prose.py: slop, repeated n-grams, MTLD, sentence spread, dialogue
+share, distance from style.yaml), and the same per chapter. Beside them, the summary
+tree's compression by level (status.summary_status). Reads only (the prose numbers are
+kept in the index, a cache); `plot.py` draws it.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError
 from novel_agent.reports.costs import Row, tick_costs, tick_prompts
 from novel_agent.reports.counts import Counts, compare_counts
+from novel_agent.reports.prose import ProseReport, prose_report
 from novel_agent.reports.status import SummaryLevel, summary_status
 from novel_agent.story.book_standing import tension_course
 from novel_agent.story.outline import load_outline
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import load_scenes, scene_ticks, scene_words
+from novel_agent.story.scenes import Scene, load_scenes
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")
 STAGES = ("planner", "writer", "extractor", "summarizer")
@@ -50,6 +54,7 @@ class TickStats:
     cost: float | None = None                                 # dollars, None if unknown
     tension_target: int | None = None     # the planner's target, 0-10 (a book with an outline)
     tension: int | None = None            # the scene's tension as the extractor rated it
+    prose: dict[str, Any] | None = None   # the scene's prose numbers (reports/prose.py)
 
 
 @dataclass
@@ -61,6 +66,7 @@ class Stats:
     sections: list[str]
     levels: list[SummaryLevel]
     counts: Counts = field(default_factory=Counts)   # the server's prompt counts against ours
+    prose: ProseReport = field(default_factory=ProseReport)
 
     def series(self, name: str) -> list[Any]:
         """One attribute of every tick, in tick order."""
@@ -71,6 +77,7 @@ class Stats:
                 "ticks": [asdict(t) for t in self.ticks],
                 "summaries": [{**asdict(level), "compression": round(level.compression, 2)}
                               for level in self.levels],
+                "chapters": self.prose.to_dict()["chapters"],
                 "summary": summary(self)}
 
 
@@ -132,33 +139,40 @@ def state_recall(project: Project) -> dict[int, dict[str, Any]]:
 def collect_stats(project: Project, config: Config, rows: list[Row]) -> Stats:
     """Every tick's numbers (the ticks with a scene, a log or a usage row)."""
     logs, costs, billed = tick_logs(project), tick_costs(rows), tick_prompts(rows)
-    scenes = set(scene_ticks(project.scenes_dir))
-    course = tensions(project, config)
+    written = load_scenes(project.scenes_dir)          # each file parsed once
+    scenes = {scene.tick: scene for scene in written}
+    course = tensions(project, config, written)
     recalled = state_recall(project)
+    prose = prose_report(project, written)
     ticks = []
-    for tick in sorted(scenes | set(logs) | set(costs)):
-        stats = TickStats(tick, words=scene_words(project.scene_path(tick))
-                          if tick in scenes else None, cost=costs.get(tick))
+    for tick in sorted(set(scenes) | set(logs) | set(costs)):
+        stats = TickStats(tick, words=scenes[tick].words if tick in scenes else None,
+                          cost=costs.get(tick))
         _apply_logs(stats, logs.get(tick, {}))
         stats.prompt.update(billed.get(tick, {}))   # the ledger's counts, as `novel usage`
         stats.recall = stats.recall or recalled.get(tick)
         stats.tension_target, stats.tension = course.get(tick, (None, None))
+        if tick in prose.scenes:
+            stats.prose = asdict(prose.scenes[tick])
         ticks.append(stats)
     order: list[str] = []
     for t in ticks:
         order += [name for name in t.sections if name not in order]
     return Stats(project.name, ticks, order, summary_status(project, config).levels,
-                 compare_counts(rows, logs))
+                 compare_counts(rows, logs), prose)
 
 
-def tensions(project: Project, config: Config) -> dict[int, tuple[int | None, int | None]]:
+def tensions(project: Project, config: Config, scenes: list[Scene] | None = None,
+             ) -> dict[int, tuple[int | None, int | None]]:
     """tick -> (target, realized tension) of a book with an outline ({} without one, or
-    when the outline or a scene cannot be read: `novel doctor` says why)."""
+    when the outline or a scene cannot be read: `novel doctor` says why); `scenes` when
+    the caller has read them."""
     try:
         outline = load_outline(project.outline_file)
         if outline is None:
             return {}
-        return tension_course(outline, load_scenes(project.scenes_dir), config.outline.curve)
+        return tension_course(outline, load_scenes(project.scenes_dir) if scenes is None
+                              else scenes, config.outline.curve)
     except (NovelError, OSError):
         return {}
 
@@ -206,6 +220,7 @@ def summary(stats: Stats) -> dict[str, Any]:
                    "reached": sum(r["reached"] for r in recall)},
         "counts": stats.counts.to_dict(),
         "tension": tension_summary(stats),
+        "prose": stats.prose.summary(),
         "cost_per_tick": {"mean": round(mean(known), 6) if known else None,
                           "last": known[-1] if known else None,
                           "total": round(sum(known), 6) if known else None,

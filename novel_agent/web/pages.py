@@ -23,6 +23,7 @@ from novel_agent.errors import NovelError, ProjectError
 from novel_agent.files import read_text, read_yaml
 from novel_agent.index.ledger import ledger_path
 from novel_agent.reports.costs import money, totals
+from novel_agent.reports.prose import ECHO_SCENES, STYLE_FILE
 from novel_agent.reports.stats import Stats, collect_stats, read_log, summary
 from novel_agent.reports.status import steer_status
 from novel_agent.reports.usage import project_rows, usage_report
@@ -266,9 +267,11 @@ def _mark(path: Path) -> tuple[int, int]:
 
 
 def _stats_mark(project: Project) -> tuple:
-    """What changes when `novel stats`' numbers may have: ticks, logs, summaries, ledger."""
+    """What changes when `novel stats`' numbers may have: ticks, logs, summaries, ledger,
+    scenes, style.yaml."""
     return (project.tick(), _mark(project.log_dir), _mark(project.summaries_dir),
-            _mark(ledger_path(project)), _mark(project.scenes_dir))
+            _mark(ledger_path(project)), _mark(project.scenes_dir),
+            _mark(project.root / STYLE_FILE))
 
 
 def project_stats(project: Project, config: Config, cache: dict[Any, tuple]) -> Stats:
@@ -288,7 +291,7 @@ def numbers_page(project: Project, config: Config, cache: dict[Any, tuple]) -> d
     stats = project_stats(project, config, cache)
     report = usage_report(project, config, project_rows(project))
     return {"stats": stats, "summary": summary(stats), "usage": report,
-            "money": money}
+            "money": money, "echo_scenes": ECHO_SCENES}
 
 
 def stats_png(project: Project, config: Config, cache: dict[Any, tuple]) -> bytes:

@@ -126,3 +126,50 @@ def test_shape_follows_an_outline_to_its_end_and_the_stress_model_still_stops():
     assert re.search(r"outline revised\s+2 times \(drift noticed", stress), out   # a checkpoint a chapter closed
     assert re.search(r"ended by itself\s+yes: the next tick refused", stress), out
     assert re.search(r"finished within 1.5× planned\s+yes: tick \d+ of 9", stress), out
+
+
+def test_the_prose_bench_puts_austen_a_stress_book_and_two_books_side_by_side(tmp_path):
+    from novel_agent.files import atomic_write
+    from novel_agent.story.scenes import Scene
+
+    sloppy = "She felt a sense of unease. It was a testament to the sea. " * 20
+    plain = "The boat left at dawn. Mara counted the gulls on the wall. " * 20
+    for label, body in (("plain", sloppy), ("styled", plain)):
+        for tick in (1, 2, 3):
+            atomic_write(tmp_path / label / "scenes" / f"scene_{tick:03d}.md",
+                         Scene(tick=tick, body=body).render())
+    out = bench("bench.prose", "--chapters", "1", "--stress", "3",
+                "--book", f"plain={tmp_path / 'plain'}", "--book", f"styled={tmp_path / 'styled'}")
+    table = out.split("prose numbers, without a model")[1].split("\n\n")[0].splitlines()
+    rows = {cells[0]: cells[1:] for cells in (re.split(r"\s{2,}", line) for line in table[2:])}
+    # 40 stock phrases in 260 words a scene: 153.85 per 1,000; none in the other book
+    assert rows["slop per 1,000 words"][-2:] == ["153.85", "0.00"], out
+    assert rows["past-tense texts"][-1] == "100%" and rows["texts"][-2:] == ["3", "3"], out
+    assert re.split(r"\s{2,}", table[1].strip())[-3:] == ["stress book (3 scenes)", "plain",
+                                                            "styled"], out
+    if "Austen left out" in out:
+        assert "apt-get install --no-install-recommends r-cran-janeaustenr" in out
+        pytest.skip("Austen's novels are not installed: apt-get install r-cran-janeaustenr")
+    assert len(rows["texts"]) == 5 and rows["texts"][0] == "6", out     # a chapter a novel
+    assert "styled closed of plain's gap to Austen: slop 100%" in out, out
+
+
+def test_the_austen_reader_reads_rs_serialization_of_a_named_character_vector():
+    import struct
+
+    from bench.austen import unserialize
+
+    def i(*values):
+        return struct.pack(f">{len(values)}i", *values)
+
+    def char(text):
+        return i(9 | (1 << 15) if text.isascii() else 9, len(text.encode())) + text.encode()
+
+    # version 3, "UTF-8"; a STRSXP with attributes (names: a STRSXP), one string NA
+    data = (b"X\n" + i(3, 0x040201, 0x030500, 5) + b"UTF-8"
+            + i(16 | (1 << 9), 2) + char("Emma") + i(9, -1)
+            + i(2 | (1 << 10)) + i(1) + char("names") + i(16, 2) + char("a") + char("b")
+            + i(254))
+    vector = unserialize(data)
+    assert list(vector) == ["Emma", None] and vector.attributes == {"names": ["a", "b"]}
+    assert vector.named() == {"a": "Emma", "b": None}

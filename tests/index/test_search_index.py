@@ -67,7 +67,7 @@ def test_the_index_is_wal_and_its_migrations_are_named(project):
         assert index.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = [r[0] for r in index.db.execute("SELECT name FROM _migrations ORDER BY rowid")]
         assert names == ["001_token_counts", "002_usage", "003_usage_ledger", "004_search",
-                         "005_usage_cache_writes"]
+                         "005_usage_cache_writes", "006_prose_numbers"]
     finally:
         index.close()
 

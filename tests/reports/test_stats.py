@@ -68,7 +68,9 @@ def test_the_text_report_says_each_measure(story):
     heads = [line[:17].strip() for line in lines[1:]]
     assert heads == ["words per scene", "planner prompt", "writer prompt", "extractor prompt",
                      "summarizer calls", "writer sections", "compaction", "prefix shared",
-                     "recall", "summaries", "summaries", "cost per tick"]
+                     "recall", "slop", "repeated n-grams", "MTLD", "sentence length",
+                     "dialogue share", "degradation", "chapter", "chapter", "chapter",
+                     "summaries", "summaries", "cost per tick"]
     assert lines[-1] == "cost per tick     mean $0, last $0, total $0"
     assert "compaction        level 0: 12 ticks" in lines
 
@@ -121,8 +123,8 @@ def test_plot_writes_a_valid_png_and_svg(story, tmp_path, name):
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == f"wrote {out}"
     if name.endswith(".png"):
-        assert png_size(out.read_bytes()) == (1200, 750)
-        assert out.stat().st_size > 20_000                        # four charts, not a blank page
+        assert png_size(out.read_bytes()) == (1200, 1125)         # three rows: the prose's last
+        assert out.stat().st_size > 20_000                        # charts, not a blank page
     else:
         root = ET.fromstring(out.read_bytes())
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
@@ -162,4 +164,4 @@ def test_the_docs_show_the_report_and_a_real_plot(story):
     assert shown[0].startswith("stats of harbour: 12 scenes, ")
     image = DOCS / "stats.png"
     assert "![novel stats --plot: 60 offline ticks](../stats.png)" in page("guides/costs.md")
-    assert png_size(image.read_bytes()) == (1200, 750)
+    assert png_size(image.read_bytes()) == (1200, 1125)

@@ -13,6 +13,7 @@ import pytest
 import novel_agent.web.pages as pages
 from novel_agent.daemon.heartbeat import Heartbeat, read_heartbeat, running, write_heartbeat
 from novel_agent.files import dump_yaml, read_yaml
+from novel_agent.reports.prose import prose_report
 from tests.support.clirunner import invoke
 from tests.support.projects import files_of
 from tests.support.repo import README, ROOT, page
@@ -268,6 +269,31 @@ def test_the_numbers_page_has_the_stats_and_the_usage_table(book, projects_dir):
     assert "<th>words per scene</th>" in page.text and "5 scenes" in page.text
     assert re.search(r'<tr class="total"><td>total</td><td class="num">1[05]</td>', page.text)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_numbers_page_has_the_prose_numbers_and_the_distance_once_styled(book, projects_dir):
+    site = make_site(projects_dir)
+    with serving(site) as client:
+        page = client.get("/p/harbour/numbers")
+        (book.root / "style.yaml").write_text("tense: present\nsentence_mean: 20\n")
+        styled = client.get("/p/harbour/numbers")
+    prose = prose_report(book)
+    summary = prose.summary()
+    slop, mtld = summary["slop_per_1000"], summary["mtld"]
+    degraded = mtld["degradation"]
+    assert (f'<tr id="prose-mtld"><td>lexical diversity (MTLD)</td><td class="num">'
+            f'{mtld["mean"]:.0f}</td><td class="num">{mtld["last"]:.0f}</td><td class="num">'
+            f'{degraded["first"]:.0f} → {degraded["last"]:.0f}</td></tr>') in page.text
+    assert f'<tr id="prose-slop_per_1000"><td>slop per 1,000 words</td><td class="num">' \
+           f'{slop["mean"]:.1f}</td>' in page.text
+    [chapter] = prose.chapters                          # 5 scenes, no checkpoint yet
+    assert f"<tr><td>{chapter.title}</td><td class=\"num\">{chapter.numbers.words:,}</td>" \
+        in page.text
+    assert "no style.yaml" in page.text and 'id="prose-distance"' not in page.text
+    far = prose_report(book).summary()["distance"]
+    assert f'<tr id="prose-distance"><td>distance from style.yaml</td><td class="num">' \
+           f'{far["mean"]:.2f}</td>' in styled.text
+    assert "no style.yaml" not in styled.text and "<th class=\"num\">distance</th>" in styled.text
 
 
 def test_the_live_feed_sends_each_landed_tick_and_log_line(book, projects_dir):
