@@ -5,7 +5,8 @@
   rebound to 127.0.0.1.
 - With a token (required off loopback), every request carries it: once as
   `?token=...` (which sets an HttpOnly, SameSite=Strict cookie and redirects to
-  the same page without it), then by the cookie, or as `Authorization: Bearer`.
+  the same page without it), then by the cookie, or as `Authorization: Bearer`
+  (the scheme in any case, as RFC 7235 has it).
 - Every request that changes something (POST) must come from the page itself:
   an `Origin` naming another host is refused, and the form must carry the
   server's secret (`csrf` field or `X-CSRF-Token` header), which only pages the
@@ -89,8 +90,8 @@ class Guard:
         return None
 
     def _has_token(self, headers: Headers, name: str) -> bool:
-        auth = headers.get("authorization", "")
-        if auth.startswith("Bearer ") and same(auth[7:].strip(), self.site.token):
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and same(given.strip(), self.site.token):
             return True
         cookie = Request({"type": "http", "headers": [(b"cookie", headers.get("cookie", "")
                                                        .encode("latin-1"))]}).cookies
