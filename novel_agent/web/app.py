@@ -13,8 +13,10 @@ import asyncio
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, StringConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -53,6 +55,26 @@ templates = Jinja2Templates(directory=str(HERE / "templates"))
 
 class NotFound(NovelError):
     """A page for something that is not there (404)."""
+
+
+class Name(StringConvertor):
+    """A name in a URL's path (a project's, a lore file's), matched as Starlette's `str` and
+    percent-encoded when url_for makes a link, so that a name with '#', '?' or a space
+    links to itself: the one place a link is encoded."""
+
+    def to_string(self, value: str) -> str:
+        return quote(super().to_string(value), safe="")
+
+
+class File(PathConvertor):
+    """A file's path under a folder (export/), encoded as Name is, its slashes kept."""
+
+    def to_string(self, value: str) -> str:
+        return quote(super().to_string(value))
+
+
+register_url_convertor("name", Name())
+register_url_convertor("file", File())
 
 
 def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -218,7 +240,7 @@ async def events(request: Request) -> Response:
     env = templates.env
 
     def render_tick(scene) -> str:
-        return env.get_template("_tick.html").render(project=project, scene=scene)
+        return env.get_template("_tick.html").render(request=request, project=project, scene=scene)
 
     def render_log(line) -> str:
         return env.get_template("_log.html").render(line=line)
@@ -325,7 +347,7 @@ async def on_disk_error(request: Request, exc: Exception) -> Response:
 
 def create_app(site: Site, host: str = "127.0.0.1") -> Any:
     """The ASGI app over `site`, guarded (security.Guard) for a server bound to `host`."""
-    p = "/p/{name}"
+    p = "/p/{name:name}"
     routes = [
         Route("/", library, name="library"),
         Route("/favicon.ico", lambda r: Response(status_code=204)),
@@ -333,14 +355,14 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/book", book, name="book"),
         Route(p + "/scene/{tick:int}", scene, name="scene"),
         Route(p + "/export", make_export, methods=["POST"], name="export"),
-        Route(p + "/download/{file:path}", download, name="download"),
+        Route(p + "/download/{file:file}", download, name="download"),
         Route(p + "/live", live_page, name="live"),
         Route(p + "/daemon/start", daemon_start, methods=["POST"], name="daemon_start"),
         Route(p + "/daemon/stop", daemon_stop, methods=["POST"], name="daemon_stop"),
         Route(p + "/events", events, name="events"),
         Route(p + "/steer", steer, methods=["GET", "POST"], name="steer"),
         Route(p + "/lore", lore, methods=["GET", "POST"], name="lore"),
-        Route(p + "/lore/{file}", lore_edit, methods=["GET", "POST"], name="lore_edit"),
+        Route(p + "/lore/{file:name}", lore_edit, methods=["GET", "POST"], name="lore_edit"),
         Route(p + "/memory", memory, name="memory"),
         Route(p + "/context", context, name="context"),
         Route(p + "/numbers", numbers, name="numbers"),

@@ -226,11 +226,12 @@ def test_memory_shows_loops_with_their_age_and_the_overdue_ones(book, projects_d
                         r"(.*?)</tr>", page.text, re.S).group(0)
         age = 6 - int(loop["opened_in"])
         assert ("overdue" in row) == (age > 1)
-        assert f'<a href="/p/harbour/scene/{loop["opened_in"]}">' in row
+        assert re.search(rf'<a href="http://127.0.0.1:\d+/p/harbour/scene/{loop["opened_in"]}">', row)
     assert f"Facts ({len(memory.facts)})" in page.text
     for person in memory.characters.values():
         assert re.search(rf"<tr><td>{re.escape(_escape(person['name']))}</td>.*?"
-                         rf'<a href="/p/harbour/scene/{person["first_seen"]}">', page.text)
+                         rf'<a href="http://127.0.0.1:\d+/p/harbour/scene/{person["first_seen"]}">',
+                         page.text)
 
 
 def test_the_context_page_is_what_novel_context_reports(book, projects_dir):

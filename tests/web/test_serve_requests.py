@@ -10,9 +10,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from novel_agent.story.project import create_project
+from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
 TOKEN = "s3cret-token"
+SECRET = "test-secret"
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
@@ -57,3 +60,34 @@ def test_the_token_s_landing_never_leaves_the_server(project, projects_dir, path
     assert target.startswith("/") and not target.startswith("//"), target
     assert urlsplit(target).netloc == "" and "\\" not in target
     assert "evil.example" in target           # the same path, on this server
+
+
+def test_a_project_whose_name_needs_encoding_links_to_itself(projects_dir):
+    """`my book#2`: a '#' left as it is cuts the link at it, a space breaks it."""
+    name = "my book#2"
+    book = create_project(projects_dir / name, {"name": name, "premise": "A keeper."},
+                          config={"llm": {"provider": "offline"}})
+    run_ticks(book, 2)
+    (book.lore_dir / "the bell#1.yaml").write_text("keys: [bell]\ncontent: It rings.\n")
+    encoded = "/p/my%20book%232/"
+    with serving(make_site(projects_dir)) as client:
+        pages = {path: client.get(path) for path in ("/", encoded + "book", encoded + "live",
+                                                     encoded + "memory", encoded + "lore")}
+        links = {link for page in pages.values() for link in re.findall(
+            r'(?:href|action|hx-post|src|data-events)="([^"]*)"', page.text)}
+        ours = {urlsplit(html.unescape(link)).path for link in links
+                if "/p/" in link and "/static/" not in link}
+        assert all(path.startswith(encoded) for path in ours), ours
+        answers = {path: client.get(path).status for path in ours
+                   if not path.endswith("/events")}     # a stream: it never ends
+        export = client.post(encoded + "export", {"format": "md", "csrf": SECRET})
+        downloaded = client.get(urlsplit(export.headers["location"]).path)
+    assert all(page.status == 200 for page in pages.values())
+    assert re.search(r'book" class="here">Book</a>', pages[encoded + "book"].text)
+    assert {urlsplit(p).path.removeprefix(encoded) for p in ours} >= {
+        "book", "live", "steer", "lore", "memory", "context", "numbers", "scene/1", "scene/2",
+        "events", "daemon/start", "daemon/stop", "export", "lore/the%20bell%231.yaml"}
+    assert answers == {path: 405 if path.endswith(("/start", "/stop", "/export")) else 200
+                       for path in ours if not path.endswith("/events")}
+    assert export.headers["location"].endswith(encoded + "download/my%20book%232.md")
+    assert downloaded.status == 200 and downloaded.text.startswith("# my book#2")
