@@ -260,16 +260,17 @@ async def events(request: Request) -> Response:
 async def steer(request: Request) -> Response:
     project = project_of(request)
     message, status = "", 200
+    typed: dict[str, str] = {}          # the form as sent, shown again if refused
     if request.method == "POST":
         form = await form_of(request)
+        typed = {k: str(form.get(k) or "") for k in ("text", "until", "ticks")}
         try:
-            save_steer(project, str(form.get("text") or ""), str(form.get("until") or ""),
-                             str(form.get("ticks") or ""))
-            message = "saved steer.md: the next tick reads it"
+            save_steer(project, typed["text"], typed["until"], typed["ticks"])
+            message, typed = "saved steer.md: the next tick reads it", {}
         except NovelError as exc:
             message, status = f"not saved: {exc}", 422
-    return render(request, "steer.html", status, project=project, note=steer_page(project),
-                  message=message, error=status != 200)
+    return render(request, "steer.html", status, project=project,
+                  note={**steer_page(project), **typed}, message=message, error=status != 200)
 
 
 async def lore(request: Request) -> Response:
