@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from novel_agent.story.lore import load_lorebook
 from tests.support.projects import files_of
 from tests.support.web_server import make_site, serving
 
@@ -30,3 +31,20 @@ def test_a_refused_author_s_note_keeps_what_was_typed(project, projects_dir):
     assert refused.status == 422 and "&#39;until&#39; must be a whole number" in refused.text
     assert {name: field(refused.text, name) for name in typed} == typed
     assert files_of(project.root) == before
+
+
+def test_lore_from_the_form_is_saved_with_unix_line_endings(project, projects_dir):
+    """A browser sends a textarea's lines as CRLF (the HTML standard says so)."""
+    with serving(make_site(projects_dir)) as client:
+        added = client.post("/p/harbour/lore", {
+            "name": "The bell", "keys": "bell\r\nbrass bell", "csrf": SECRET,
+            "content": "It rings at dusk.\r\nNobody pulls the rope.\r\n"})
+        path = project.lore_dir / "the_bell.yaml"
+        edited = client.post("/p/harbour/lore/the_bell.yaml", {
+            "text": path.read_text().replace("\n", "\r\n").replace("dusk", "dawn"),
+            "csrf": SECRET})
+    assert added.status == 200 and edited.status == 200
+    assert b"\r" not in path.read_bytes()
+    (entry,) = load_lorebook(project.lore_dir).entries
+    assert entry.content == "It rings at dawn.\nNobody pulls the rope."
+    assert entry.keys == ("bell", "brass bell")
