@@ -25,7 +25,9 @@ cannot take is a problem of its entry, named with the file and line.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,10 +262,20 @@ def find_entry(book: Lorebook, name: str) -> LoreEntry | None:
     return None
 
 
+def entry_stem(name: str) -> str:
+    """The file name (less .yaml) of a new entry called `name`: its words in lower case,
+    in any script, joined by '_' ("The brass locket" -> "the_brass_locket", "灯台" ->
+    "灯台"); a name with no letter or digit ("★") gets "entry_" and 8 hex digits of its
+    hash, so that two such names get two files, and one name always the same."""
+    name = unicodedata.normalize("NFC", name.strip())
+    words = "".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in name.lower())
+    stem = "_".join(words.split())[:60].rstrip("_")
+    return stem or "entry_" + hashlib.sha1(name.encode()).hexdigest()[:8]
+
+
 def new_entry_path(lore_dir: Path, name: str) -> Path:
     """Where `novel lore add` writes an entry called `name` (never over a file)."""
-    stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60] or "entry"
-    path = lore_dir / f"{stem}.yaml"
+    path = lore_dir / f"{entry_stem(name)}.yaml"
     if path.exists():
         raise FileFormatError("a lore file of that name exists: edit it, or pick another name",
                               file=str(path))

@@ -48,3 +48,22 @@ def test_lore_from_the_form_is_saved_with_unix_line_endings(project, projects_di
     (entry,) = load_lorebook(project.lore_dir).entries
     assert entry.content == "It rings at dawn.\nNobody pulls the rope."
     assert entry.keys == ("bell", "brass bell")
+
+
+def test_lore_names_in_any_script_get_files_of_their_own(project, projects_dir):
+    names = {"灯台": "灯台.yaml", "港": "港.yaml", "Маяк Смотритель": "маяк_смотритель.yaml",
+             "हिन्दी": "हिन्दी.yaml", "Café Noir": "café_noir.yaml"}
+    with serving(make_site(projects_dir)) as client:
+        added = [client.post("/p/harbour/lore", {"name": name, "keys": name, "csrf": SECRET,
+                                                 "content": f"About {name}."})
+                 for name in [*names, "★", "☆"]]
+        again = client.post("/p/harbour/lore", {"name": "港", "keys": "x", "content": "y",
+                                                "csrf": SECRET})
+    assert [a.status for a in added] == [200] * 7
+    files = sorted(p.name for p in project.lore_dir.glob("*.yaml"))
+    assert set(names.values()) <= set(files) and len(files) == 7
+    signs = sorted(set(files) - set(names.values()))        # no letter: a stable name each
+    assert all(re.fullmatch(r"entry_[0-9a-f]{8}\.yaml", f) for f in signs), signs
+    assert again.status == 422 and "a lore file of that name exists" in again.text
+    book = load_lorebook(project.lore_dir)
+    assert sorted(e.name for e in book.entries) == sorted([*names, "★", "☆"])
