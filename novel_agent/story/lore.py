@@ -5,6 +5,7 @@ An entry (one per file, or a list of them, or `entries:` with a list):
     name: The brass locket            # default: the file name
     keys: [locket, "brass locket"]    # words or phrases (or regular expressions)
     content: Edda's mother's locket; it holds a lock of white hair and a key.
+                                      # at most LORE_MAX_CHARS (10,000) characters
     priority: 10                      # higher goes in first when space is short
     always: false                     # true: in every prompt, keys or not
     case_sensitive: false
@@ -40,6 +41,7 @@ from novel_agent.errors import FileFormatError
 from novel_agent.files import read_text, yaml_problem
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
+LORE_MAX_CHARS = 10_000     # an entry's content: about 2,500 tokens, a prompt holds a few
 SUFFIXES = (".yaml", ".yml")
 
 
@@ -210,6 +212,10 @@ def check_entry(item: Any, *, key: str, source: str, line: int, lines: Any = Non
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
         raise fail("'content' must be the text the writer should know", "content")
+    if len(content.strip()) > LORE_MAX_CHARS:
+        raise fail(f"'content' is {len(content.strip()):,} characters: an entry holds at most "
+                   f"{LORE_MAX_CHARS:,} (about 2,500 tokens; a prompt holds a few): split it "
+                   "into entries with keys of their own", "content")
     keys = item.get("keys", [])
     keys = [keys] if isinstance(keys, str) else keys
     if not isinstance(keys, list) or not all(isinstance(k, (str, int)) and str(k).strip()

@@ -67,3 +67,25 @@ def test_lore_names_in_any_script_get_files_of_their_own(project, projects_dir):
     assert again.status == 422 and "a lore file of that name exists" in again.text
     book = load_lorebook(project.lore_dir)
     assert sorted(e.name for e in book.entries) == sorted([*names, "★", "☆"])
+
+
+def test_a_lore_entry_over_the_limit_is_refused_saying_the_limit(project, projects_dir):
+    big = "The lighthouse keeper's log, day after day. " * 2400        # 105,600 characters
+    path = project.lore_dir / "log.yaml"
+    path.write_text("keys: [log]\ncontent: short\n")
+    before = files_of(project.root)
+    with serving(make_site(projects_dir)) as client:
+        added = client.post("/p/harbour/lore", {"name": "The log", "keys": "log",
+                                                "content": big, "csrf": SECRET})
+        edited = client.post("/p/harbour/lore/log.yaml", {
+            "text": f"keys: [log]\ncontent: {big}\n", "csrf": SECRET})
+        at_limit = client.post("/p/harbour/lore", {"name": "The log", "keys": "log",
+                                                   "content": "x" * 10_000,
+                                                   "csrf": SECRET})
+    for refused in (added, edited):
+        assert refused.status == 422
+        assert ("&#39;content&#39; is 105,599 characters: an entry holds at most 10,000"
+                in refused.text), refused.text[-600:]
+    assert at_limit.status == 200
+    assert files_of(project.root) == {**before, "lore/the_log.yaml": files_of(
+        project.root)["lore/the_log.yaml"]}
