@@ -113,7 +113,7 @@ def int_param(value: str | None, name: str, default: int) -> int:
 # -- reading ---------------------------------------------------------------------------
 async def library(request: Request) -> Response:
     site: Site = request.app.state.site
-    rows = await asyncio.to_thread(lambda: [library_row(p, site.word_counts)
+    rows = await asyncio.to_thread(lambda: [library_row(p, site.word_counts, site.env)
                                             for p in site.projects()])
     return render(request, "library.html", rows=rows, folder=site.projects_dir)
 

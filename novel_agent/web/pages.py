@@ -88,11 +88,15 @@ def book_words(project: Project, cache: dict[Path, tuple[int, int, int]]) -> tup
     return len(ticks), words
 
 
-def library_row(project: Project, cache: dict[Path, tuple[int, int, int]]) -> LibraryRow:
+def library_row(project: Project, cache: dict[Path, tuple[int, int, int]],
+                env: Mapping[str, str]) -> LibraryRow:
     """The project's state: ticks, words, daemon, last error, cost so far (`cache`: see
-    book_words)."""
+    book_words); or, when its project.yaml (the story, the configuration over `env`) or
+    another file cannot be read, the one line saying why."""
     row = LibraryRow(project.name)
     try:
+        project.story()
+        project.config(env=env)
         row.ticks = project.tick()
         row.scenes, row.words = book_words(project, cache)
         row.running, row.daemon, row.last_error = daemon_view(read_heartbeat(project))

@@ -1,0 +1,41 @@
+"""`novel serve` over a project whose files are broken: the library says which, a cache
+(state.yaml) is rebuilt, a scene that cannot be read is a line on the pages that list it,
+and what the server cannot read is its fault (a 500 naming the file), not the request's."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from novel_agent.story.project import create_project
+from tests.support.ticking import run_ticks
+from tests.support.web_server import make_site, serving
+
+
+def library_cells(page: str, name: str) -> list[str]:
+    row = re.search(rf'<tr id="project-{name}">(.*?)</tr>', page, re.S).group(1)
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("name: broken\ngeneration: {scene_max_words: [1\n", ":2: invalid YAML"),
+    ("name: broken\ngeneration:\n  sceen_max_words: 5\n",
+     ":3: unknown key 'generation.sceen_max_words'"),
+    ("name: broken\ndaemon:\n  max_failures: 0\n", ":3: daemon.max_failures: must be at least 1"),
+    ("name: broken\npremise: [a, b]\n", ":2: 'premise' must be text"),
+])
+def test_a_project_yaml_that_cannot_be_read_is_a_problem_in_the_library(project, projects_dir,
+                                                                        text, problem):
+    broken = create_project(projects_dir / "broken", {"name": "broken", "premise": "A keeper."},
+                            config={"llm": {"provider": "offline"}})
+    run_ticks(broken, 1)
+    broken.project_file.write_text(text)
+    with serving(make_site(projects_dir)) as client:
+        page = client.get("/")
+    assert page.status == 200
+    (cells,) = [library_cells(page.text, "broken")[1:]]
+    assert len(cells) == 1 and cells[0].startswith(str(broken.project_file) + problem), cells
+    assert library_cells(page.text, "harbour")[1:3] == ["0", "0"]        # the others as ever
