@@ -29,6 +29,7 @@ from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import LockError, MissingExtraError, NovelError, ProjectError
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
+from novel_agent.story.recovery import rebuild_state
 from novel_agent.story.scenes import last_tick, load_scene, scene_ticks
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
@@ -79,7 +80,7 @@ register_url_convertor("file", File())
 
 def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     site: Site = request.app.state.site
-    return templates.TemplateResponse(request, name, {"csrf": site.csrf, **context},
+    return templates.TemplateResponse(request, name, {"csrf": site.csrf, "notices": (), **context},
                                       status_code=status)
 
 
@@ -88,6 +89,22 @@ def project_of(request: Request) -> Project:
         return request.app.state.site.project(request.path_params["name"])
     except ProjectError as exc:
         raise NotFound(str(exc)) from None
+
+
+def mend_state(project: Project) -> list[str]:
+    """state.yaml rebuilt from the scenes when it cannot be read and no run holds the
+    project (recovery.rebuild_state, as `novel doctor --fix`): the notice for the page to
+    show. Held by a run, it is left as it is, and the page meets the file's error."""
+    try:
+        project.state()
+        return []
+    except NovelError:
+        pass
+    try:
+        with project.locked():
+            return rebuild_state(project)
+    except ProjectError:
+        return []
 
 
 def config_of(request: Request, project: Project):
@@ -152,21 +169,24 @@ async def context(request: Request) -> Response:
     if stage not in STAGES:
         raise ProjectError(f"no stage '{stage}': use one of {', '.join(STAGES)}")
     config = config_of(request, project)
+    notices = await asyncio.to_thread(mend_state, project)
     data = await asyncio.to_thread(context_page, project, config,
                                    request.app.state.site.env, stage)
-    return render(request, "context.html", project=project, stages=STAGES,
+    return render(request, "context.html", project=project, stages=STAGES, notices=notices,
                   show_prompt=request.query_params.get("prompt") == "1", **data)
 
 
 async def numbers(request: Request) -> Response:
     project = project_of(request)
+    notices = await asyncio.to_thread(mend_state, project)
     data = await asyncio.to_thread(numbers_page, project, config_of(request, project),
                                    request.app.state.site.stats)
-    return render(request, "numbers.html", project=project, **data)
+    return render(request, "numbers.html", project=project, notices=notices, **data)
 
 
 async def stats_png(request: Request) -> Response:
     project = project_of(request)
+    await asyncio.to_thread(mend_state, project)
     try:
         png = await asyncio.to_thread(make_stats_png, project, config_of(request, project),
                                       request.app.state.site.stats)
@@ -259,6 +279,7 @@ async def events(request: Request) -> Response:
 # -- steer and lore -----------------------------------------------------------------------
 async def steer(request: Request) -> Response:
     project = project_of(request)
+    notices = await asyncio.to_thread(mend_state, project)
     message, status = "", 200
     typed: dict[str, str] = {}          # the form as sent, shown again if refused
     if request.method == "POST":
@@ -269,7 +290,7 @@ async def steer(request: Request) -> Response:
             message, typed = "saved steer.md: the next tick reads it", {}
         except NovelError as exc:
             message, status = f"not saved: {exc}", 422
-    return render(request, "steer.html", status, project=project,
+    return render(request, "steer.html", status, project=project, notices=notices,
                   note={**steer_page(project), **typed}, message=message, error=status != 200)
 
 

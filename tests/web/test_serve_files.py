@@ -39,3 +39,27 @@ def test_a_project_yaml_that_cannot_be_read_is_a_problem_in_the_library(project,
     (cells,) = [library_cells(page.text, "broken")[1:]]
     assert len(cells) == 1 and cells[0].startswith(str(broken.project_file) + problem), cells
     assert library_cells(page.text, "harbour")[1:3] == ["0", "0"]        # the others as ever
+
+
+@pytest.mark.parametrize("page,broken", [
+    ("steer", b"tick: [3\n"),
+    ("context", b"tick: soon\nwriter_tiers: x\n"),
+    ("numbers", b"tick: 3\n# caf\xe9\n"),
+])
+def test_a_state_yaml_that_cannot_be_read_is_rebuilt_from_the_scenes(project, projects_dir,
+                                                                     page, broken):
+    """state.yaml is a cache beside the scenes: `novel doctor --fix` rebuilds it, and so
+    does a page that needs it (when no run holds the project), saying so."""
+    run_ticks(project, 3)
+    project.state_file.write_bytes(broken)
+    with serving(make_site(projects_dir)) as client:
+        answer = client.get(f"/p/harbour/{page}")
+        again = client.get(f"/p/harbour/{page}")
+    assert answer.status == 200, answer.text[-800:]
+    assert project.state() == {"tick": 3}
+    notice = re.search(r'<p class="message" role="status">(note: state.yaml could not be '
+                       r'read.*?)</p>', answer.text, re.S)
+    assert notice and notice.group(1).endswith(": rebuilt, the tick counter follows the scenes "
+                                               "on disk (tick 3)"), answer.text[:3000]
+    assert str(project.state_file) in html.unescape(notice.group(1))
+    assert again.status == 200 and "could not be read" not in again.text
