@@ -3,8 +3,9 @@ edits.py and live.py.
 
 Every URL names a project by name (`/p/NAME/...`, looked up in the Site); a form
 is checked for the server's secret (security.py) before anything is written; a
-NovelError is a 4xx page (or an htmx fragment) with its one line, and anything
-unexpected a 500 with one line, never a traceback.
+NovelError is a 4xx page (or an htmx fragment) with its one line when the request
+was wrong, a 500 when the project's files or the disk were (SERVER_FAULTS), and
+anything unexpected a 500 with one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -26,15 +27,27 @@ from starlette.templating import Jinja2Templates
 
 from novel_agent.books.export import FORMATS, export
 from novel_agent.daemon.heartbeat import read_heartbeat
-from novel_agent.errors import LockError, MissingExtraError, NovelError, ProjectError
+from novel_agent.errors import (
+    ConfigError,
+    DamagedBookError,
+    FileFormatError,
+    LockError,
+    MissingExtraError,
+    NovelError,
+    OverwriteError,
+    ProjectError,
+    StorageError,
+    VocabularyError,
+)
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import rebuild_state
-from novel_agent.story.scenes import last_tick, load_scene, scene_ticks
+from novel_agent.story.scenes import Scene, last_tick, scene_ticks
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (
     STAGES,
+    SceneProblem,
     book_page,
     context_page,
     daemon_view,
@@ -43,6 +56,7 @@ from novel_agent.web.pages import (
     lore_page,
     memory_page,
     numbers_page,
+    readable_scenes,
     scene_page,
     steer_page,
 )
@@ -220,10 +234,12 @@ async def live_page(request: Request) -> Response:
     project = project_of(request)
     lines, offset = log_tail(project)
     ticks = scene_ticks(project.scenes_dir)
-    recent = [load_scene(project.scene_path(t)) for t in ticks[-10:]]
+    scenes, problems = readable_scenes(project, ticks[-10:])
+    shown: list[Scene | SceneProblem] = [*scenes, *problems]
+    recent = sorted(shown, key=lambda s: -s.tick)
     running, state, error = daemon_view(read_heartbeat(project))
     return render(request, "live.html", project=project, lines=lines, offset=offset,
-                  recent=list(reversed(recent)), last=ticks[-1] if ticks else 0,
+                  recent=recent, last=ticks[-1] if ticks else 0,
                   running=running, state=state, error=error)
 
 
@@ -345,8 +361,15 @@ def error_page(request: Request, status: int, message: str) -> Response:
         return Response(message, status, media_type="text/plain")
 
 
+# What the project's files or the disk did, not the request: a 500 with the one line
+# naming the file (a 4xx would say the request was wrong).
+SERVER_FAULTS = (FileFormatError, ConfigError, DamagedBookError, OverwriteError, StorageError,
+                 VocabularyError)
+
+
 async def on_novel_error(request: Request, exc: Exception) -> Response:
-    status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, LockError) else 400
+    status = (404 if isinstance(exc, NotFound) else 409 if isinstance(exc, LockError)
+              else 500 if isinstance(exc, SERVER_FAULTS) else 400)
     return error_page(request, status, str(exc))
 
 
@@ -364,7 +387,7 @@ async def on_crash(request: Request, exc: Exception) -> Response:
 
 async def on_disk_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OSError)
-    return error_page(request, 400, str(explain(exc)))
+    return error_page(request, 500, str(explain(exc)))
 
 
 def create_app(site: Site, host: str = "127.0.0.1") -> Any:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from novel_agent.daemon.heartbeat import progress_line, read_heartbeat, read_progress, running, stop_daemon
 from novel_agent.daemon.log import daemon_log_path
-from novel_agent.errors import NovelError, ProjectError
+from novel_agent.errors import ProjectError
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import Scene, load_scene, scene_ticks
-from novel_agent.web.pages import daemon_view
+from novel_agent.story.scenes import Scene, scene_ticks
+from novel_agent.web.pages import SceneProblem, daemon_view, readable_scenes
 from novel_agent.web.site import Site
 
 POLL = 0.05           # seconds between looks at a run just started ...
@@ -166,7 +166,7 @@ def sse(event: str, data: str) -> str:
 
 
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
-               render_tick: Callable[[Scene], str], render_log: Callable[[LogLine], str],
+               render_tick: Callable[[Scene | SceneProblem], str], render_log: Callable[[LogLine], str],
                render_state: Callable[[bool, str, str], str],
                stopping: Callable[[], bool] = lambda: False,
                render_progress: Callable[[str], str] = str) -> AsyncIterator[str]:
@@ -187,10 +187,11 @@ async def feed(project: Project, *, since_tick: int, log_offset: int, poll: floa
             yield sse("progress", render_progress(line))
         for tick in (t for t in scene_ticks(project.scenes_dir) if t > since_tick):
             since_tick = tick
-            try:
-                yield sse("tick", render_tick(load_scene(project.scene_path(tick))))
-            except (OSError, ValueError, NovelError):
-                continue
+            scenes, problems = readable_scenes(project, [tick])
+            for scene in scenes:
+                yield sse("tick", render_tick(scene))
+            for problem in problems:
+                yield sse("tick", render_tick(problem))
         lines, log_offset = read_log(project, log_offset)
         for logged in lines:
             yield sse("log", render_log(logged))

@@ -467,19 +467,6 @@ def test_the_docs_show_the_browser_s_screenshots():
     assert "](docs/serve_scene.png)" in README.read_text()
 
 
-def test_a_broken_file_is_a_4xx_naming_it_and_the_library_still_lists(book, projects_dir):
-    scene = book.scene_path(3)
-    scene.write_text("---\ntick: [3\n---\nText.\n")
-    with serving(make_site(projects_dir)) as client:
-        library = client.get("/")
-        page = client.get("/p/harbour/book")
-        shown = client.get("/p/harbour/scene/3")
-    assert library.status == 200 and 'id="project-harbour"' in library.text
-    for answer in (page, shown):
-        assert answer.status == 400 and str(scene) in answer.text
-        assert "Traceback" not in answer.text
-
-
 def test_a_daemon_that_cannot_start_says_why(book, projects_dir):
     book.acquire_lock()                  # a `novel tick` holds the project
     try:

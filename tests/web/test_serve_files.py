@@ -63,3 +63,48 @@ def test_a_state_yaml_that_cannot_be_read_is_rebuilt_from_the_scenes(project, pr
                                                "on disk (tick 3)"), answer.text[:3000]
     assert str(project.state_file) in html.unescape(notice.group(1))
     assert again.status == 200 and "could not be read" not in again.text
+
+
+def test_a_scene_that_cannot_be_read_is_a_line_on_the_book_and_live_pages(project,
+                                                                          projects_dir):
+    run_ticks(project, 5)
+    scene = project.scene_path(3)
+    scene.write_text("---\ntick: [3\n---\nText.\n")
+    with serving(make_site(projects_dir)) as client:
+        library, book, live = (client.get(path) for path in (
+            "/", "/p/harbour/book", "/p/harbour/live"))
+        shown = client.get("/p/harbour/scene/3")
+    assert library.status == 200 and str(scene) in library_cells(library.text, "harbour")[1]
+    for page in (book, live):
+        assert page.status == 200, page.text[-500:]
+        line = re.search(r'<[a-z]+ class="[a-z ]*problem[a-z ]*" id="(?:problem|tick)-3">(.*?)'
+                         r'</', page.text, re.S)
+        assert line and f"scene 3 cannot be read: {scene}:2: did not find expected" in html.unescape(
+            line.group(1)), page.text
+    assert all(f'id="scene-{t}"' in book.text for t in (1, 2, 4, 5))
+    assert all(f'id="tick-{t}"' in live.text for t in (1, 2, 4, 5))
+    assert shown.status == 500 and str(scene) in html.unescape(shown.text)   # the server's file
+    assert "Traceback" not in shown.text
+
+
+@pytest.mark.parametrize("fault", ["project.yaml", "disk"])
+def test_a_fault_of_the_server_is_a_500_with_one_line(project, projects_dir, monkeypatch, fault):
+    """A file of the project that cannot be read, or a disk that fails, is the server's
+    fault, not the request's: a 500 (a 4xx says the request was wrong)."""
+    import errno
+
+    import novel_agent.web.app as app
+    if fault == "project.yaml":
+        project.project_file.write_text("name: harbour\ngeneration:\n  sceen_max_words: 5\n")
+        expected = f"{project.project_file}:3: unknown key 'generation.sceen_max_words'"
+    else:
+        def broken(*args):
+            raise OSError(errno.EIO, "Input/output error", str(project.scene_path(1)))
+        monkeypatch.setattr(app, "context_page", broken)
+        expected = str(project.scene_path(1))
+    with serving(make_site(projects_dir)) as client:
+        answer = client.get("/p/harbour/context")
+        fragment = client.get("/p/harbour/context", headers={"HX-Request": "true"})
+    assert answer.status == 500 and fragment.status == 500
+    assert expected in html.unescape(answer.text) and "Traceback" not in answer.text
+    assert fragment.text.startswith('<p class="message error" role="status">')
