@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from novel_agent.books.export import FORMATS, export
+from novel_agent.config.settings import interval_seconds
 from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import (
     ConfigError,
@@ -249,11 +250,11 @@ async def daemon_start(request: Request) -> Response:
     ticks = int_param(str(form.get("ticks") or ""), "ticks", 0)
     interval = str(form.get("interval") or "").strip()
     try:
-        seconds = float(interval) if interval else None
-    except ValueError:
-        raise ProjectError(f"'interval' must be a number of seconds, not {interval!r}") from None
-    if ticks < 0 or (seconds is not None and seconds < 0):
-        raise ProjectError("'ticks' and 'interval' cannot be negative")
+        seconds = interval_seconds(interval) if interval else None
+    except ValueError as exc:
+        raise ProjectError(f"'interval' {exc}") from None
+    if ticks < 0:
+        raise ProjectError("'ticks' cannot be negative")
     started = await asyncio.to_thread(request.app.state.daemons.start, project, ticks, seconds)
     message = (f"started novel run (pid {started.pid})" if started.exit_code is None
                else f"novel run (pid {started.pid}) ran and ended (exit {started.exit_code})")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from novel_agent.story.lore import load_lorebook
 from tests.support.projects import files_of
 from tests.support.web_server import make_site, serving
@@ -89,3 +91,17 @@ def test_a_lore_entry_over_the_limit_is_refused_saying_the_limit(project, projec
     assert at_limit.status == 200
     assert files_of(project.root) == {**before, "lore/the_log.yaml": files_of(
         project.root)["lore/the_log.yaml"]}
+
+
+@pytest.mark.parametrize("interval", ["nan", "1e400", "-0.5"])
+def test_the_page_refuses_an_interval_novel_run_would_refuse(project, projects_dir, interval):
+    with serving(make_site(projects_dir)) as client:
+        answer = client.post("/p/harbour/daemon/start", {"ticks": "1", "interval": interval,
+                                                          "csrf": SECRET},
+                             headers={"HX-Request": "true"})
+    assert answer.status == 400
+    assert html.unescape(answer.text) == (
+        '<p class="message error" role="status">\'interval\' must be a number of seconds from '
+        f"0 to 604,800 (a week), not '{interval}'</p>")
+    assert not (project.novel_dir / "daemon.json").exists()
+    assert not (project.log_dir / "serve_run.out").exists()      # no run was started
