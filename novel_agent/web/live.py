@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +52,20 @@ class Daemons:
     def __init__(self, site: Site):
         self.site = site
         self.children: dict[str, subprocess.Popen] = {}
+        self.starting: dict[str, threading.Lock] = {}     # project name -> its start
 
     def start(self, project: Project, ticks: int = 0, interval: float | None = None) -> Started:
         """Start `novel run -v` on `project` in the background and wait until it holds the
         project (its heartbeat names it); ProjectError if one runs already, or if it stops
-        at once with an error (its last line says why: a busy project, a bad config)."""
+        at once with an error (its last line says why: a busy project, a bad config).
+
+        Starts of one project take turns: starts at once would each run one, the losers
+        ending on the project's lock, and each would then read its error from the one
+        output file where the winner's lines are too."""
+        with self.starting.setdefault(project.name, threading.Lock()):
+            return self._start(project, ticks, interval)
+
+    def _start(self, project: Project, ticks: int, interval: float | None) -> Started:
         self.reap()
         beat = read_heartbeat(project)
         if running(beat) or project.name in self.children:
