@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -19,6 +20,7 @@ from novel_agent.cli.common import (
 )
 from novel_agent.cli.live import LiveLine
 from novel_agent.cli.tick import stage_line
+from novel_agent.config.settings import interval_seconds
 from novel_agent.daemon.heartbeat import ProgressFile
 from novel_agent.daemon.log import close_log, open_log
 from novel_agent.daemon.loop import Event, book_words, serve
@@ -72,14 +74,26 @@ def progress(reloader: Reloader):
     return contextlib.nullcontext(), False
 
 
+class Seconds(click.ParamType):
+    """--interval: a number of seconds between ticks, as daemon.interval takes it."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            return interval_seconds(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @click.command("run")
 @project_option
 @click.option("--ticks", type=click.IntRange(0, None), default=None, metavar="N",
               help="Stop after N ticks (daemon.max_ticks; 0 = no limit).")
 @click.option("--until-words", type=click.IntRange(0, None), default=None, metavar="W",
               help="Stop once the book holds W words (daemon.stop_at_words).")
-@click.option("--interval", type=click.FloatRange(0, None), default=None, metavar="S",
-              help="Seconds between ticks (daemon.interval).")
+@click.option("--interval", type=Seconds(), default=None, metavar="S",
+              help="Seconds between ticks, 0 to 604,800 (daemon.interval).")
 @click.option("--max-failures", type=click.IntRange(1, None), default=None, metavar="K",
               help="Give up (exit 3) after K failed ticks in a row (daemon.max_failures).")
 @click.option("--max-cost", type=click.FloatRange(0, None), default=None, metavar="D",

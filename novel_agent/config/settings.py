@@ -153,11 +153,29 @@ class ContextConfig:
     embeddings: dict[str, str] = field(default_factory=dict)
 
 
+MAX_INTERVAL = 604_800      # seconds: a week between two ticks at most
+
+
+def interval_seconds(value: Any) -> float:
+    """`value` (a number, or its text) as seconds between ticks: the one check of
+    daemon.interval, `novel run --interval` and the live page's interval. ValueError,
+    naming the value, unless it is a number from 0 to MAX_INTERVAL (NaN and infinity,
+    which `nan` and `1e400` are, are not)."""
+    try:
+        seconds = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_INTERVAL:           # False for NaN
+        raise ValueError(f"must be a number of seconds from 0 to {MAX_INTERVAL:,} (a week), "
+                         f"not {value!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class DaemonConfig:
     """How `novel run` paces itself: the defaults of its flags."""
 
-    interval: float = 0.0           # seconds between ticks (--interval)
+    interval: float = 0.0           # seconds between ticks (--interval), 0 to 604,800 (a week)
     max_ticks: int = 0              # ticks per run, 0 = no limit (--ticks)
     stop_at_words: int = 0          # stop once the book holds this many words, 0 = never
     max_failures: int = 5           # failed ticks in a row before the daemon gives up
@@ -587,7 +605,11 @@ def _share_problems(ctx: ContextConfig) -> Problems:
 
 
 def _daemon_problems(daemon: DaemonConfig) -> Problems:
-    for key in ("interval", "max_ticks", "stop_at_words", "failure_backoff"):
+    try:
+        interval_seconds(daemon.interval)
+    except ValueError as exc:
+        yield "daemon.interval", str(exc)
+    for key in ("max_ticks", "stop_at_words", "failure_backoff"):
         if getattr(daemon, key) < 0:
             yield f"daemon.{key}", "must be 0 or more"
     if daemon.max_failures < 1:

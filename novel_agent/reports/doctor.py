@@ -48,7 +48,7 @@ from novel_agent.story.project import (
     journal_tick,
     projects_dir,
 )
-from novel_agent.story.recovery import migrate_memory, temp_folders
+from novel_agent.story.recovery import migrate_memory, rebuild_state, temp_folders
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from novel_agent.story.summaries import DOC_RE, load_doc, load_tree
 from novel_agent.text.cleanup import scaffold_lines
@@ -121,11 +121,8 @@ def _counter(p: Project) -> list[Problem]:
     try:
         said = p.state().get("tick") if p.state_file.is_file() else None
     except NovelError as exc:
-        def rebuild() -> None:
-            p.state_file.unlink()
-            p.update_state(tick=p.tick())
-
-        return [Problem(str(exc), "rebuild state.yaml from the scenes", rebuild)]
+        return [Problem(str(exc), "rebuild state.yaml from the scenes",
+                        partial(rebuild_state, p))]
     if said == p.tick():
         return []
     return [Problem(f".novel/state.yaml says tick {said}, the scenes end at tick {p.tick()}",

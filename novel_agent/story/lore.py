@@ -5,6 +5,7 @@ An entry (one per file, or a list of them, or `entries:` with a list):
     name: The brass locket            # default: the file name
     keys: [locket, "brass locket"]    # words or phrases (or regular expressions)
     content: Edda's mother's locket; it holds a lock of white hair and a key.
+                                      # at most LORE_MAX_CHARS (10,000) characters
     priority: 10                      # higher goes in first when space is short
     always: false                     # true: in every prompt, keys or not
     case_sensitive: false
@@ -25,7 +26,9 @@ cannot take is a problem of its entry, named with the file and line.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +41,7 @@ from novel_agent.errors import FileFormatError
 from novel_agent.files import read_text, yaml_problem
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
+LORE_MAX_CHARS = 10_000     # an entry's content: about 2,500 tokens, a prompt holds a few
 SUFFIXES = (".yaml", ".yml")
 
 
@@ -208,6 +212,10 @@ def check_entry(item: Any, *, key: str, source: str, line: int, lines: Any = Non
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
         raise fail("'content' must be the text the writer should know", "content")
+    if len(content.strip()) > LORE_MAX_CHARS:
+        raise fail(f"'content' is {len(content.strip()):,} characters: an entry holds at most "
+                   f"{LORE_MAX_CHARS:,} (about 2,500 tokens; a prompt holds a few): split it "
+                   "into entries with keys of their own", "content")
     keys = item.get("keys", [])
     keys = [keys] if isinstance(keys, str) else keys
     if not isinstance(keys, list) or not all(isinstance(k, (str, int)) and str(k).strip()
@@ -260,10 +268,20 @@ def find_entry(book: Lorebook, name: str) -> LoreEntry | None:
     return None
 
 
+def entry_stem(name: str) -> str:
+    """The file name (less .yaml) of a new entry called `name`: its words in lower case,
+    in any script, joined by '_' ("The brass locket" -> "the_brass_locket", "灯台" ->
+    "灯台"); a name with no letter or digit ("★") gets "entry_" and 8 hex digits of its
+    hash, so that two such names get two files, and one name always the same."""
+    name = unicodedata.normalize("NFC", name.strip())
+    words = "".join(c if unicodedata.category(c)[0] in "LMN" else " " for c in name.lower())
+    stem = "_".join(words.split())[:60].rstrip("_")
+    return stem or "entry_" + hashlib.sha1(name.encode()).hexdigest()[:8]
+
+
 def new_entry_path(lore_dir: Path, name: str) -> Path:
     """Where `novel lore add` writes an entry called `name` (never over a file)."""
-    stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60] or "entry"
-    path = lore_dir / f"{stem}.yaml"
+    path = lore_dir / f"{entry_stem(name)}.yaml"
     if path.exists():
         raise FileFormatError("a lore file of that name exists: edit it, or pick another name",
                               file=str(path))

@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from novel_agent.errors import FileFormatError
+from novel_agent.errors import FileFormatError, NovelError
 from novel_agent.files import temp_files
 from novel_agent.story.journal import interrupted
 from novel_agent.story.memory import FOLDERS
 from novel_agent.story.memory_files import stage_migration
 from novel_agent.story.project import Project, journal_tick
+from novel_agent.story.state import FIX as STATE_FIX
 
 
 def temp_folders(project: Project) -> list[Path]:
@@ -70,6 +71,23 @@ def sync_counter(project: Project) -> list[str]:
                 f"(tick {disk})"]
     return [f"state.yaml said tick {state.get('tick', 'nothing')}, the scenes on disk end at "
             f"tick {disk}: the counter now follows the scenes"]
+
+
+def rebuild_state(project: Project) -> list[str]:
+    """Replace a state.yaml that cannot be read (invalid YAML, a value of the wrong type,
+    not UTF-8) with one whose tick counter follows the scenes (the caller holds the lock);
+    what `novel doctor --fix` does. A notice when it did. The rest of what it held is a
+    cache too: the checkpoints owed are counted again from the summaries, the steer note is
+    read again from its next tick."""
+    try:
+        project.state()
+        return []
+    except NovelError as exc:
+        why = str(exc).removesuffix(f"; {STATE_FIX}")
+    project.state_file.unlink()
+    project.update_state(tick=project.tick())
+    return [f"state.yaml could not be read ({why}): rebuilt, the tick counter follows the "
+            f"scenes on disk (tick {project.tick()})"]
 
 
 def migrate_memory(project: Project) -> list[str]:

@@ -3,8 +3,9 @@ edits.py and live.py.
 
 Every URL names a project by name (`/p/NAME/...`, looked up in the Site); a form
 is checked for the server's secret (security.py) before anything is written; a
-NovelError is a 4xx page (or an htmx fragment) with its one line, and anything
-unexpected a 500 with one line, never a traceback.
+NovelError is a 4xx page (or an htmx fragment) with its one line when the request
+was wrong, a 500 when the project's files or the disk were (SERVER_FAULTS), and
+anything unexpected a 500 with one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import asyncio
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, StringConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -23,15 +26,29 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from novel_agent.books.export import FORMATS, export
+from novel_agent.config.settings import interval_seconds
 from novel_agent.daemon.heartbeat import read_heartbeat
-from novel_agent.errors import LockError, MissingExtraError, NovelError, ProjectError
+from novel_agent.errors import (
+    ConfigError,
+    DamagedBookError,
+    FileFormatError,
+    LockError,
+    MissingExtraError,
+    NovelError,
+    OverwriteError,
+    ProjectError,
+    StorageError,
+    VocabularyError,
+)
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import last_tick, load_scene, scene_ticks
+from novel_agent.story.recovery import rebuild_state
+from novel_agent.story.scenes import Scene, last_tick, scene_ticks
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (
     STAGES,
+    SceneProblem,
     book_page,
     context_page,
     daemon_view,
@@ -40,6 +57,7 @@ from novel_agent.web.pages import (
     lore_page,
     memory_page,
     numbers_page,
+    readable_scenes,
     scene_page,
     steer_page,
 )
@@ -55,9 +73,29 @@ class NotFound(NovelError):
     """A page for something that is not there (404)."""
 
 
+class Name(StringConvertor):
+    """A name in a URL's path (a project's, a lore file's), matched as Starlette's `str` and
+    percent-encoded when url_for makes a link, so that a name with '#', '?' or a space
+    links to itself: the one place a link is encoded."""
+
+    def to_string(self, value: str) -> str:
+        return quote(super().to_string(value), safe="")
+
+
+class File(PathConvertor):
+    """A file's path under a folder (export/), encoded as Name is, its slashes kept."""
+
+    def to_string(self, value: str) -> str:
+        return quote(super().to_string(value))
+
+
+register_url_convertor("name", Name())
+register_url_convertor("file", File())
+
+
 def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     site: Site = request.app.state.site
-    return templates.TemplateResponse(request, name, {"csrf": site.csrf, **context},
+    return templates.TemplateResponse(request, name, {"csrf": site.csrf, "notices": (), **context},
                                       status_code=status)
 
 
@@ -66,6 +104,22 @@ def project_of(request: Request) -> Project:
         return request.app.state.site.project(request.path_params["name"])
     except ProjectError as exc:
         raise NotFound(str(exc)) from None
+
+
+def mend_state(project: Project) -> list[str]:
+    """state.yaml rebuilt from the scenes when it cannot be read and no run holds the
+    project (recovery.rebuild_state, as `novel doctor --fix`): the notice for the page to
+    show. Held by a run, it is left as it is, and the page meets the file's error."""
+    try:
+        project.state()
+        return []
+    except NovelError:
+        pass
+    try:
+        with project.locked():
+            return rebuild_state(project)
+    except ProjectError:
+        return []
 
 
 def config_of(request: Request, project: Project):
@@ -91,7 +145,7 @@ def int_param(value: str | None, name: str, default: int) -> int:
 # -- reading ---------------------------------------------------------------------------
 async def library(request: Request) -> Response:
     site: Site = request.app.state.site
-    rows = await asyncio.to_thread(lambda: [library_row(p, site.word_counts)
+    rows = await asyncio.to_thread(lambda: [library_row(p, site.word_counts, site.env)
                                             for p in site.projects()])
     return render(request, "library.html", rows=rows, folder=site.projects_dir)
 
@@ -130,21 +184,24 @@ async def context(request: Request) -> Response:
     if stage not in STAGES:
         raise ProjectError(f"no stage '{stage}': use one of {', '.join(STAGES)}")
     config = config_of(request, project)
+    notices = await asyncio.to_thread(mend_state, project)
     data = await asyncio.to_thread(context_page, project, config,
                                    request.app.state.site.env, stage)
-    return render(request, "context.html", project=project, stages=STAGES,
+    return render(request, "context.html", project=project, stages=STAGES, notices=notices,
                   show_prompt=request.query_params.get("prompt") == "1", **data)
 
 
 async def numbers(request: Request) -> Response:
     project = project_of(request)
+    notices = await asyncio.to_thread(mend_state, project)
     data = await asyncio.to_thread(numbers_page, project, config_of(request, project),
                                    request.app.state.site.stats)
-    return render(request, "numbers.html", project=project, **data)
+    return render(request, "numbers.html", project=project, notices=notices, **data)
 
 
 async def stats_png(request: Request) -> Response:
     project = project_of(request)
+    await asyncio.to_thread(mend_state, project)
     try:
         png = await asyncio.to_thread(make_stats_png, project, config_of(request, project),
                                       request.app.state.site.stats)
@@ -178,10 +235,12 @@ async def live_page(request: Request) -> Response:
     project = project_of(request)
     lines, offset = log_tail(project)
     ticks = scene_ticks(project.scenes_dir)
-    recent = [load_scene(project.scene_path(t)) for t in ticks[-10:]]
+    scenes, problems = readable_scenes(project, ticks[-10:])
+    shown: list[Scene | SceneProblem] = [*scenes, *problems]
+    recent = sorted(shown, key=lambda s: -s.tick)
     running, state, error = daemon_view(read_heartbeat(project))
     return render(request, "live.html", project=project, lines=lines, offset=offset,
-                  recent=list(reversed(recent)), last=ticks[-1] if ticks else 0,
+                  recent=recent, last=ticks[-1] if ticks else 0,
                   running=running, state=state, error=error)
 
 
@@ -191,11 +250,11 @@ async def daemon_start(request: Request) -> Response:
     ticks = int_param(str(form.get("ticks") or ""), "ticks", 0)
     interval = str(form.get("interval") or "").strip()
     try:
-        seconds = float(interval) if interval else None
-    except ValueError:
-        raise ProjectError(f"'interval' must be a number of seconds, not {interval!r}") from None
-    if ticks < 0 or (seconds is not None and seconds < 0):
-        raise ProjectError("'ticks' and 'interval' cannot be negative")
+        seconds = interval_seconds(interval) if interval else None
+    except ValueError as exc:
+        raise ProjectError(f"'interval' {exc}") from None
+    if ticks < 0:
+        raise ProjectError("'ticks' cannot be negative")
     started = await asyncio.to_thread(request.app.state.daemons.start, project, ticks, seconds)
     message = (f"started novel run (pid {started.pid})" if started.exit_code is None
                else f"novel run (pid {started.pid}) ran and ended (exit {started.exit_code})")
@@ -218,7 +277,7 @@ async def events(request: Request) -> Response:
     env = templates.env
 
     def render_tick(scene) -> str:
-        return env.get_template("_tick.html").render(project=project, scene=scene)
+        return env.get_template("_tick.html").render(request=request, project=project, scene=scene)
 
     def render_log(line) -> str:
         return env.get_template("_log.html").render(line=line)
@@ -237,17 +296,19 @@ async def events(request: Request) -> Response:
 # -- steer and lore -----------------------------------------------------------------------
 async def steer(request: Request) -> Response:
     project = project_of(request)
+    notices = await asyncio.to_thread(mend_state, project)
     message, status = "", 200
+    typed: dict[str, str] = {}          # the form as sent, shown again if refused
     if request.method == "POST":
         form = await form_of(request)
+        typed = {k: str(form.get(k) or "") for k in ("text", "until", "ticks")}
         try:
-            save_steer(project, str(form.get("text") or ""), str(form.get("until") or ""),
-                             str(form.get("ticks") or ""))
-            message = "saved steer.md: the next tick reads it"
+            save_steer(project, typed["text"], typed["until"], typed["ticks"])
+            message, typed = "saved steer.md: the next tick reads it", {}
         except NovelError as exc:
             message, status = f"not saved: {exc}", 422
-    return render(request, "steer.html", status, project=project, note=steer_page(project),
-                  message=message, error=status != 200)
+    return render(request, "steer.html", status, project=project, notices=notices,
+                  note={**steer_page(project), **typed}, message=message, error=status != 200)
 
 
 async def lore(request: Request) -> Response:
@@ -301,8 +362,15 @@ def error_page(request: Request, status: int, message: str) -> Response:
         return Response(message, status, media_type="text/plain")
 
 
+# What the project's files or the disk did, not the request: a 500 with the one line
+# naming the file (a 4xx would say the request was wrong).
+SERVER_FAULTS = (FileFormatError, ConfigError, DamagedBookError, OverwriteError, StorageError,
+                 VocabularyError)
+
+
 async def on_novel_error(request: Request, exc: Exception) -> Response:
-    status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, LockError) else 400
+    status = (404 if isinstance(exc, NotFound) else 409 if isinstance(exc, LockError)
+              else 500 if isinstance(exc, SERVER_FAULTS) else 400)
     return error_page(request, status, str(exc))
 
 
@@ -320,12 +388,12 @@ async def on_crash(request: Request, exc: Exception) -> Response:
 
 async def on_disk_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OSError)
-    return error_page(request, 400, str(explain(exc)))
+    return error_page(request, 500, str(explain(exc)))
 
 
 def create_app(site: Site, host: str = "127.0.0.1") -> Any:
     """The ASGI app over `site`, guarded (security.Guard) for a server bound to `host`."""
-    p = "/p/{name}"
+    p = "/p/{name:name}"
     routes = [
         Route("/", library, name="library"),
         Route("/favicon.ico", lambda r: Response(status_code=204)),
@@ -333,14 +401,14 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/book", book, name="book"),
         Route(p + "/scene/{tick:int}", scene, name="scene"),
         Route(p + "/export", make_export, methods=["POST"], name="export"),
-        Route(p + "/download/{file:path}", download, name="download"),
+        Route(p + "/download/{file:file}", download, name="download"),
         Route(p + "/live", live_page, name="live"),
         Route(p + "/daemon/start", daemon_start, methods=["POST"], name="daemon_start"),
         Route(p + "/daemon/stop", daemon_stop, methods=["POST"], name="daemon_stop"),
         Route(p + "/events", events, name="events"),
         Route(p + "/steer", steer, methods=["GET", "POST"], name="steer"),
         Route(p + "/lore", lore, methods=["GET", "POST"], name="lore"),
-        Route(p + "/lore/{file}", lore_edit, methods=["GET", "POST"], name="lore_edit"),
+        Route(p + "/lore/{file:name}", lore_edit, methods=["GET", "POST"], name="lore_edit"),
         Route(p + "/memory", memory, name="memory"),
         Route(p + "/context", context, name="context"),
         Route(p + "/numbers", numbers, name="numbers"),

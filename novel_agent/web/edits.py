@@ -1,9 +1,9 @@
 """What the pages write: the author's note and lore entries.
 
-Each edit is checked whole before any file is touched (a lore entry exactly as
-`novel lore add` checks it, through lore.py), then written atomically; a bad
-one raises the library's error, naming the file or field, and leaves every file
-as it was.
+Each edit's text gets Unix line endings (`form_text`) and is checked whole before
+any file is touched (a lore entry exactly as `novel lore add` checks it, through
+lore.py), then written atomically; a bad one raises the library's error, naming
+the file or field, and leaves every file as it was.
 """
 
 from __future__ import annotations
@@ -16,6 +16,12 @@ from novel_agent.files import atomic_write, dump_yaml, write_yaml
 from novel_agent.story.lore import check_entry, entry_yaml, new_entry_path, parse_lore
 from novel_agent.story.project import Project
 from novel_agent.story.steer import KEYS
+
+
+def form_text(text: str) -> str:
+    """A form field's text with Unix line endings: a browser sends a textarea's lines as
+    CRLF (the HTML standard says so), which the files never hold."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _whole_number(name: str, value: str, path: Path) -> int | None:
@@ -32,7 +38,7 @@ def steer_text(text: str, until: str = "", ticks: str = "", *, path: Path) -> st
     """steer.md's text for a note and its expiry (`until`, `ticks`: digits or empty)."""
     limits = {k: v for k, v in zip(KEYS, (_whole_number("until", until, path),
                                           _whole_number("ticks", ticks, path))) if v}
-    body = text.replace("\r\n", "\n").strip()
+    body = form_text(text).strip()
     head = f"---\n{dump_yaml(limits)}---\n\n" if limits else ""
     return f"{head}{body}\n" if body else head
 
@@ -47,7 +53,7 @@ def add_lore(project: Project, name: str, keys: Iterable[str], content: str, *,
              priority: str = "0", always: bool = False, regex: bool = False,
              case_sensitive: bool = False) -> Path:
     """A new entry in lore/, checked as `novel lore add` checks it; returns its file."""
-    name = name.strip()
+    name, content = form_text(name).strip(), form_text(content)
     if not name:
         raise FileFormatError("a lore entry needs a name", file=str(project.lore_dir))
     try:
@@ -72,7 +78,7 @@ def edit_lore(project: Project, file_name: str, text: str) -> Path:
     if path is None:
         raise FileFormatError(f"no lore file '{file_name}' to edit",
                               file=str(project.lore_dir))
-    text = text.replace("\r\n", "\n")
+    text = form_text(text)
     entries, problems = parse_lore(text, path)
     if problems:
         raise FileFormatError("; ".join(p.removesuffix("; the entry is skipped")

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from novel_agent.daemon.heartbeat import progress_line, read_heartbeat, read_progress, running, stop_daemon
 from novel_agent.daemon.log import daemon_log_path
-from novel_agent.errors import NovelError, ProjectError
+from novel_agent.errors import ProjectError
 from novel_agent.story.project import Project
-from novel_agent.story.scenes import Scene, load_scene, scene_ticks
-from novel_agent.web.pages import daemon_view
+from novel_agent.story.scenes import Scene, scene_ticks
+from novel_agent.web.pages import SceneProblem, daemon_view, readable_scenes
 from novel_agent.web.site import Site
 
 POLL = 0.05           # seconds between looks at a run just started ...
@@ -51,11 +52,20 @@ class Daemons:
     def __init__(self, site: Site):
         self.site = site
         self.children: dict[str, subprocess.Popen] = {}
+        self.starting: dict[str, threading.Lock] = {}     # project name -> its start
 
     def start(self, project: Project, ticks: int = 0, interval: float | None = None) -> Started:
         """Start `novel run -v` on `project` in the background and wait until it holds the
         project (its heartbeat names it); ProjectError if one runs already, or if it stops
-        at once with an error (its last line says why: a busy project, a bad config)."""
+        at once with an error (its last line says why: a busy project, a bad config).
+
+        Starts of one project take turns: starts at once would each run one, the losers
+        ending on the project's lock, and each would then read its error from the one
+        output file where the winner's lines are too."""
+        with self.starting.setdefault(project.name, threading.Lock()):
+            return self._start(project, ticks, interval)
+
+    def _start(self, project: Project, ticks: int, interval: float | None) -> Started:
         self.reap()
         beat = read_heartbeat(project)
         if running(beat) or project.name in self.children:
@@ -166,7 +176,7 @@ def sse(event: str, data: str) -> str:
 
 
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
-               render_tick: Callable[[Scene], str], render_log: Callable[[LogLine], str],
+               render_tick: Callable[[Scene | SceneProblem], str], render_log: Callable[[LogLine], str],
                render_state: Callable[[bool, str, str], str],
                stopping: Callable[[], bool] = lambda: False,
                render_progress: Callable[[str], str] = str) -> AsyncIterator[str]:
@@ -187,10 +197,11 @@ async def feed(project: Project, *, since_tick: int, log_offset: int, poll: floa
             yield sse("progress", render_progress(line))
         for tick in (t for t in scene_ticks(project.scenes_dir) if t > since_tick):
             since_tick = tick
-            try:
-                yield sse("tick", render_tick(load_scene(project.scene_path(tick))))
-            except (OSError, ValueError, NovelError):
-                continue
+            scenes, problems = readable_scenes(project, [tick])
+            for scene in scenes:
+                yield sse("tick", render_tick(scene))
+            for problem in problems:
+                yield sse("tick", render_tick(problem))
         lines, log_offset = read_log(project, log_offset)
         for logged in lines:
             yield sse("log", render_log(logged))

@@ -89,11 +89,15 @@ def book_words(project: Project, cache: dict[Path, tuple[int, int, int]]) -> tup
     return len(ticks), words
 
 
-def library_row(project: Project, cache: dict[Path, tuple[int, int, int]]) -> LibraryRow:
+def library_row(project: Project, cache: dict[Path, tuple[int, int, int]],
+                env: Mapping[str, str]) -> LibraryRow:
     """The project's state: ticks, words, daemon, last error, cost so far (`cache`: see
-    book_words)."""
+    book_words); or, when its project.yaml (the story, the configuration over `env`) or
+    another file cannot be read, the one line saying why."""
     row = LibraryRow(project.name)
     try:
+        project.story()
+        project.config(env=env)
         row.ticks = project.tick()
         row.scenes, row.words = book_words(project, cache)
         row.running, row.daemon, row.last_error = daemon_view(read_heartbeat(project))
@@ -105,6 +109,27 @@ def library_row(project: Project, cache: dict[Path, tuple[int, int, int]]) -> Li
 
 
 # -- the book ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class SceneProblem:
+    """A scene file that cannot be read (its front matter broken by hand), as a page lists
+    it in the scene's place: its tick and the one line saying why."""
+
+    tick: int
+    problem: str
+
+
+def readable_scenes(project: Project, ticks: list[int]) -> tuple[list[Scene], list[SceneProblem]]:
+    """The scenes of `ticks` that can be read (in order; missing ones skipped), and each
+    that cannot, with why: one broken scene is a line on a page, not the page's failure."""
+    scenes, problems = [], []
+    for tick in ticks:
+        try:
+            scenes += load_scenes(project.scenes_dir, [tick])
+        except (NovelError, OSError, ValueError) as exc:
+            problems.append(SceneProblem(tick, f"scene {tick} cannot be read: {exc}"))
+    return scenes, problems
+
+
 @dataclass
 class BookPage:
     """One page of the book: its scenes cut into chapters, and where the others are."""
@@ -115,6 +140,7 @@ class BookPage:
     html: dict[int, str]                 # tick -> the scene's body as HTML
     contents: list[tuple[str, int, int]] = field(default_factory=list)  # title, tick, page
     scenes: int = 0
+    problems: list[SceneProblem] = field(default_factory=list)   # its scenes that cannot be read
 
 
 def scene_html(scene: Scene) -> str:
@@ -136,7 +162,7 @@ def book_page(project: Project, page: int) -> BookPage:
         raise ProjectError(f"no page {page}: the book has {pages} page"
                            f"{'s' if pages != 1 else ''}", path=str(project.scenes_dir))
     wanted = ticks[(page - 1) * PAGE_SCENES: page * PAGE_SCENES]
-    scenes = load_scenes(project.scenes_dir, wanted)
+    scenes, problems = readable_scenes(project, wanted)
     chapters = chapters_of(project, scenes, "auto") if scenes else []
     points = load_tree(project.summaries_dir).checkpoints()
     contents = [(f"Chapter {n} (scenes {d.first}–{d.last})", d.first, page_of(ticks, d.first))
@@ -147,7 +173,7 @@ def book_page(project: Project, page: int) -> BookPage:
         contents.append((f"Chapter {len(points) + 1} (scenes {first}–{ticks[-1]})", first,
                          page_of(ticks, first)))
     return BookPage(page, pages, chapters, {s.tick: scene_html(s) for s in scenes}, contents,
-                    len(ticks))
+                    len(ticks), problems)
 
 
 @dataclass

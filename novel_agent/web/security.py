@@ -4,8 +4,9 @@
   are answered: a web page elsewhere cannot reach the server through a DNS name
   rebound to 127.0.0.1.
 - With a token (required off loopback), every request carries it: once as
-  `?token=...` (which sets an HttpOnly, SameSite=Strict cookie and redirects to
-  the same page without it), then by the cookie, or as `Authorization: Bearer`.
+  `?token=...` (which sets an HttpOnly, SameSite=Strict cookie and lands on a page
+  that opens the same address without it, on this server only), then by the
+  cookie, or as `Authorization: Bearer` (the scheme in any case, as RFC 7235 has it).
 - Every request that changes something (POST) must come from the page itself:
   an `Origin` naming another host is refused, and the form must carry the
   server's secret (`csrf` field or `X-CSRF-Token` header), which only pages the
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
+from html import escape
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse
+from starlette.responses import HTMLResponse, PlainTextResponse
 
 from novel_agent.web.site import Site
 
@@ -37,6 +39,9 @@ HEADERS = [
      b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
      b"img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"),
 ]
+LANDING = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+           '<meta http-equiv="refresh" content="0; url={url}"><title>novel serve</title>'
+           '</head><body><p>Token taken: <a href="{url}">go on</a>.</p></body></html>')
 Scope = dict[str, Any]
 ASGI = Callable[[Scope, Callable, Callable], Awaitable[None]]
 
@@ -74,10 +79,8 @@ class Guard:
             given = query.get("token", "")
             if given and same(given, self.site.token):
                 rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-                response = RedirectResponse(scope["path"] + ("?" + rest if rest else ""), 303)
-                response.set_cookie(_cookie(scope), self.site.token, httponly=True,
-                                    samesite="strict")
-                return response
+                return self._landing(scope, local_path(scope["path"])
+                                     + ("?" + rest if rest else ""))
             if not self._has_token(headers, _cookie(scope)):
                 return PlainTextResponse("refused: this server needs its token: open the "
                                          "address `novel serve` printed (…/?token=…)", 401)
@@ -88,9 +91,19 @@ class Guard:
                                          403)
         return None
 
+    def _landing(self, scope: Scope, target: str) -> HTMLResponse:
+        """The cookie, on a page that opens `target`. A page, not a redirect: the printed
+        link followed from another site is a cross-site navigation, on which a browser
+        sends no SameSite=Strict cookie, after a redirect or on a reload; the page's own
+        navigation is same-site, so the cookie goes with it."""
+        response = HTMLResponse(LANDING.format(url=escape(target)),
+                                headers={"Cache-Control": "no-store"})
+        response.set_cookie(_cookie(scope), self.site.token, httponly=True, samesite="strict")
+        return response
+
     def _has_token(self, headers: Headers, name: str) -> bool:
-        auth = headers.get("authorization", "")
-        if auth.startswith("Bearer ") and same(auth[7:].strip(), self.site.token):
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and same(given.strip(), self.site.token):
             return True
         cookie = Request({"type": "http", "headers": [(b"cookie", headers.get("cookie", "")
                                                        .encode("latin-1"))]}).cookies
@@ -110,6 +123,12 @@ def _cookie(scope: Scope) -> str:
     """The token cookie's name for the server that got the request."""
     server = scope.get("server") or ("", 0)
     return f"{COOKIE}_{server[1]}"
+
+
+def local_path(path: str) -> str:
+    """A request's (decoded) path as a URL on this server only: encoded, with one leading
+    slash, so that `//other.site/` (or `/\\other.site/`) is never read as another host."""
+    return "/" + quote(path).lstrip("/")
 
 
 def _hostname(host: str) -> str:

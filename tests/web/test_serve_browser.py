@@ -30,11 +30,13 @@ from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
 from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
+from tests.support.web_server import make_site, serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 NOTE = "Bring the storm ashore tonight."
+TOKEN = "s3cret-token"
 DOCS_SHOTS = ("library", "scene", "live", "context")
 EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
 EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
@@ -240,3 +242,31 @@ def run_the_story(page, url: str, project, shots) -> None:
     page.locator("#state").get_by_text("stopped").wait_for(timeout=30_000)
     assert read_heartbeat(project).state == "stopped"
     shots(page, "stopped")
+
+
+def test_what_the_browser_itself_decides(project, projects_dir):
+    """What only a browser shows: the printed link with its token, followed from another
+    site (a cross-site navigation, which carries no SameSite=Strict cookie), opens the page
+    and a reload keeps it open."""
+    with serving(make_site(projects_dir, token=TOKEN), host="0.0.0.0") as client, \
+            playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            a_link_from_another_site(browser.new_context(), f"http://127.0.0.1:{client.port}")
+        finally:
+            browser.close()
+
+
+def a_link_from_another_site(context, url: str) -> None:
+    page = context.new_page()
+    link = f"{url}/p/harbour/book?token={TOKEN}"
+    page.route("http://elsewhere.test/", lambda route: route.fulfill(
+        body=f'<a id="printed" href="{link}">the book</a>', content_type="text/html"))
+    page.goto("http://elsewhere.test/")
+    page.click("#printed")
+    page.wait_for_url(url + "/p/harbour/book")
+    shown(page, "h1")
+    assert page.locator("h1").inner_text() == "harbour"
+    page.reload()
+    assert page.locator("h1").inner_text() == "harbour"
+    context.close()
