@@ -247,12 +247,17 @@ def run_the_story(page, url: str, project, shots) -> None:
 def test_what_the_browser_itself_decides(project, projects_dir):
     """What only a browser shows: the printed link with its token, followed from another
     site (a cross-site navigation, which carries no SameSite=Strict cookie), opens the page
-    and a reload keeps it open."""
+    and a reload keeps it open; the live page drops the ticks a rewind takes away and
+    shows the tick written again below the highest it had."""
+    run_ticks(project, 5)
     with serving(make_site(projects_dir, token=TOKEN), host="0.0.0.0") as client, \
             playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        url = f"http://127.0.0.1:{client.port}"
         try:
-            a_link_from_another_site(browser.new_context(), f"http://127.0.0.1:{client.port}")
+            context = browser.new_context()
+            a_link_from_another_site(context, url)          # the cookie stays in `context`
+            a_rewind_under_the_live_page(context, url, project)
         finally:
             browser.close()
 
@@ -269,4 +274,19 @@ def a_link_from_another_site(context, url: str) -> None:
     assert page.locator("h1").inner_text() == "harbour"
     page.reload()
     assert page.locator("h1").inner_text() == "harbour"
-    context.close()
+    page.close()
+
+
+def a_rewind_under_the_live_page(context, url: str, project) -> None:
+    page = context.new_page()
+    page.goto(url + "/p/harbour/live")
+    shown(page, "#tick-5")
+    assert invoke("rewind", "3", "-p", "harbour").exit_code == 0
+    page.locator("#tick-5").wait_for(state="detached")
+    page.locator("#tick-4").wait_for(state="detached")
+    run_ticks(project, 1, offline_seed=7)            # tick 4 again, another scene
+    title = load_scene(project.scene_path(4)).title
+    page.locator("#tick-4").get_by_text(title).wait_for()
+    assert page.locator("#ticks li").evaluate_all("items => items.map(i => i.id)") == [
+        "tick-4", "tick-3", "tick-2", "tick-1"]
+    page.close()
