@@ -248,7 +248,8 @@ def test_what_the_browser_itself_decides(project, projects_dir):
     """What only a browser shows: the printed link with its token, followed from another
     site (a cross-site navigation, which carries no SameSite=Strict cookie), opens the page
     and a reload keeps it open; the live page drops the ticks a rewind takes away and
-    shows the tick written again below the highest it had."""
+    shows the tick written again below the highest it had; a seventh Live tab loads
+    beside six others."""
     run_ticks(project, 5)
     with serving(make_site(projects_dir, token=TOKEN), host="0.0.0.0") as client, \
             playwright.sync_playwright() as p:
@@ -258,6 +259,7 @@ def test_what_the_browser_itself_decides(project, projects_dir):
             context = browser.new_context()
             a_link_from_another_site(context, url)          # the cookie stays in `context`
             a_rewind_under_the_live_page(context, url, project)
+            seven_live_tabs(context, url, project)
         finally:
             browser.close()
 
@@ -290,3 +292,39 @@ def a_rewind_under_the_live_page(context, url: str, project) -> None:
     assert page.locator("#ticks li").evaluate_all("items => items.map(i => i.id)") == [
         "tick-4", "tick-3", "tick-2", "tick-1"]
     page.close()
+
+
+# Headless Chromium shows every tab as seen; this hides one as a browser hides a tab in
+# the background: document.hidden, visibilityState 'hidden', and a visibilitychange.
+HIDING = """(() => {
+  let hidden = false;
+  for (const [name, value] of [["hidden", () => hidden],
+                               ["visibilityState", () => hidden ? "hidden" : "visible"]])
+    Object.defineProperty(Document.prototype, name, {get: value, configurable: true});
+  window.hide = (value) => {
+    hidden = value;
+    document.dispatchEvent(new Event("visibilitychange"));
+  };
+})();"""
+
+
+def seven_live_tabs(context, url: str, project) -> None:
+    """A browser opens at most six connections to a server (HTTP/1.1), and a Live tab's
+    stream holds one: six in the background, then a seventh, which must load; a tab seen
+    again shows the tick that landed meanwhile."""
+    tabs = []
+    for _ in range(6):
+        tab = context.new_page()
+        tab.add_init_script(HIDING)
+        tab.goto(url + "/p/harbour/live")
+        shown(tab, "#tick-4")
+        tab.evaluate("hide(true)")
+        tabs.append(tab)
+    seventh = context.new_page()
+    seventh.goto(url + "/p/harbour/live", timeout=10_000)
+    shown(seventh, "#tick-4")
+    run_ticks(project, 1)
+    seventh.locator("#tick-5").wait_for(timeout=10_000)
+    assert tabs[0].locator("#tick-5").count() == 0            # hidden: no stream
+    tabs[0].evaluate("hide(false)")
+    tabs[0].locator("#tick-5").wait_for(timeout=10_000)
