@@ -8,7 +8,12 @@ the next plan follow it, adds a lore entry (and sees it in `novel lore list`) an
 invalid one (and sees the error), stops the daemon, and takes a screenshot of each page
 into the test's output (`<tmp_path>/screenshots`; the docs' four also into
 $SCREENSHOTS_DIR when set: `SCREENSHOTS_DIR=docs` makes docs/serve_*.png).
-./scripts/test installs Chromium when it is missing; the test is skipped, saying why,
+
+A second test, on the app in a thread (tests/support/web_server.py) with a token, shows
+what only a browser decides: the token's link followed from another site, the live page
+under a rewind, and a seventh Live tab beside six.
+
+./scripts/test installs Chromium when it is missing; the tests are skipped, saying why,
 only where that was impossible.
 """
 
