@@ -8,8 +8,9 @@ the pid in `.novel/daemon.json`, once it is seen to be a `novel run`): the tick
 in flight finishes and commits first.
 
 The live feed looks at the files every `Site.poll` seconds and sends what
-changed: the daemon's state (heartbeat), each scene that landed, and each new
-line of `.novel/log/daemon.log` (stage lines, ticks, reloads, failures).
+changed: the daemon's state (heartbeat), each scene that landed or was written
+again (a rewound tick written anew, an edit), each scene a rewind took away, and
+each new line of `.novel/log/daemon.log` (stage lines, ticks, reloads, failures).
 """
 
 from __future__ import annotations
@@ -175,15 +176,33 @@ def sse(event: str, data: str) -> str:
     return f"event: {event}\n" + "".join(f"data: {l}\n" for l in data.splitlines() or [""]) + "\n"
 
 
+def scene_marks(project: Project) -> dict[int, tuple[int, int, int]]:
+    """Each scene on disk: tick -> its file's (inode, mtime, size), which a scene written
+    again (a rewind, then the tick again; an edit) changes."""
+    marks = {}
+    for tick in scene_ticks(project.scenes_dir):
+        try:
+            st = project.scene_path(tick).stat()
+        except OSError:           # gone since the listing: the next look says so
+            continue
+        marks[tick] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return marks
+
+
 async def feed(project: Project, *, since_tick: int, log_offset: int, poll: float,
-               render_tick: Callable[[Scene | SceneProblem], str], render_log: Callable[[LogLine], str],
+               render_tick: Callable[[Scene | SceneProblem], str],
+               render_log: Callable[[LogLine], str],
                render_state: Callable[[bool, str, str], str],
                stopping: Callable[[], bool] = lambda: False,
                render_progress: Callable[[str], str] = str) -> AsyncIterator[str]:
-    """The live feed of one page: the daemon's state (and last error) when it changes, each new scene after
-    `since_tick`, each new daemon.log line after `log_offset`; until the client goes
-    away or the server stops (`stopping()`; the browser then reconnects to the next one)."""
+    """The live feed of one page: the daemon's state (and last error) when it changes;
+    each scene after `since_tick` as it lands, and each scene written again (a tick
+    rewound and written anew, below the highest seen, or an edit) as a `tick`; each
+    scene taken away (a rewind) as `gone` with its tick; each new daemon.log line after
+    `log_offset`; until the client goes away or the server stops (`stopping()`; the page
+    then reconnects to the next one)."""
     shown, streaming = None, ""
+    known = {t: m for t, m in scene_marks(project).items() if t <= since_tick}  # on the page
     yield "retry: 1000\n\n"
     while not stopping():
         state = daemon_view(read_heartbeat(project))
@@ -195,13 +214,16 @@ async def feed(project: Project, *, since_tick: int, log_offset: int, poll: floa
         if line != streaming:
             streaming = line
             yield sse("progress", render_progress(line))
-        for tick in (t for t in scene_ticks(project.scenes_dir) if t > since_tick):
-            since_tick = tick
+        marks = scene_marks(project)
+        for tick in sorted(set(known) - set(marks)):
+            yield sse("gone", str(tick))
+        for tick in sorted(t for t, mark in marks.items() if known.get(t) != mark):
             scenes, problems = readable_scenes(project, [tick])
             for scene in scenes:
                 yield sse("tick", render_tick(scene))
             for problem in problems:
                 yield sse("tick", render_tick(problem))
+        known = marks
         lines, log_offset = read_log(project, log_offset)
         for logged in lines:
             yield sse("log", render_log(logged))

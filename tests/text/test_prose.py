@@ -262,3 +262,10 @@ def test_degradation_is_the_last_quarter_against_the_first():
     assert degradation([1, 1, 2, 2, 3, 3, 4, 4]) == (1.0, 4.0, 3.0, 2)
     assert degradation([5.0, None, 3.0]) == (5.0, 3.0, -2.0, 1)
     assert degradation([1.0]) is None
+
+
+def test_a_hand_edited_style_of_wrong_types_is_compared_on_what_it_says_right():
+    fp = fingerprint(THIRD_PAST)
+    d = distance(fp, {"sentence_mean": "long", "mtld": True, "punctuation": {"comma": "many"},
+                      "function_words": {"the": None, "and": fp.function_words["and"]}})
+    assert list(d.parts) == ["function_words"] and d.parts["function_words"] > 0

@@ -8,7 +8,12 @@ the next plan follow it, adds a lore entry (and sees it in `novel lore list`) an
 invalid one (and sees the error), stops the daemon, and takes a screenshot of each page
 into the test's output (`<tmp_path>/screenshots`; the docs' four also into
 $SCREENSHOTS_DIR when set: `SCREENSHOTS_DIR=docs` makes docs/serve_*.png).
-./scripts/test installs Chromium when it is missing; the test is skipped, saying why,
+
+A second test, on the app in a thread (tests/support/web_server.py) with a token, shows
+what only a browser decides: the token's link followed from another site, the live page
+under a rewind, and a seventh Live tab beside six.
+
+./scripts/test installs Chromium when it is missing; the tests are skipped, saying why,
 only where that was impossible.
 """
 
@@ -247,12 +252,19 @@ def run_the_story(page, url: str, project, shots) -> None:
 def test_what_the_browser_itself_decides(project, projects_dir):
     """What only a browser shows: the printed link with its token, followed from another
     site (a cross-site navigation, which carries no SameSite=Strict cookie), opens the page
-    and a reload keeps it open."""
+    and a reload keeps it open; the live page drops the ticks a rewind takes away and
+    shows the tick written again below the highest it had; a seventh Live tab loads
+    beside six others."""
+    run_ticks(project, 5)
     with serving(make_site(projects_dir, token=TOKEN), host="0.0.0.0") as client, \
             playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        url = f"http://127.0.0.1:{client.port}"
         try:
-            a_link_from_another_site(browser.new_context(), f"http://127.0.0.1:{client.port}")
+            context = browser.new_context()
+            a_link_from_another_site(context, url)          # the cookie stays in `context`
+            a_rewind_under_the_live_page(context, url, project)
+            seven_live_tabs(context, url, project)
         finally:
             browser.close()
 
@@ -269,4 +281,55 @@ def a_link_from_another_site(context, url: str) -> None:
     assert page.locator("h1").inner_text() == "harbour"
     page.reload()
     assert page.locator("h1").inner_text() == "harbour"
-    context.close()
+    page.close()
+
+
+def a_rewind_under_the_live_page(context, url: str, project) -> None:
+    page = context.new_page()
+    page.goto(url + "/p/harbour/live")
+    shown(page, "#tick-5")
+    assert invoke("rewind", "3", "-p", "harbour").exit_code == 0
+    page.locator("#tick-5").wait_for(state="detached")
+    page.locator("#tick-4").wait_for(state="detached")
+    run_ticks(project, 1, offline_seed=7)            # tick 4 again, another scene
+    title = load_scene(project.scene_path(4)).title
+    page.locator("#tick-4").get_by_text(title).wait_for()
+    assert page.locator("#ticks li").evaluate_all("items => items.map(i => i.id)") == [
+        "tick-4", "tick-3", "tick-2", "tick-1"]
+    page.close()
+
+
+# Headless Chromium shows every tab as seen; this hides one as a browser hides a tab in
+# the background: document.hidden, visibilityState 'hidden', and a visibilitychange.
+HIDING = """(() => {
+  let hidden = false;
+  for (const [name, value] of [["hidden", () => hidden],
+                               ["visibilityState", () => hidden ? "hidden" : "visible"]])
+    Object.defineProperty(Document.prototype, name, {get: value, configurable: true});
+  window.hide = (value) => {
+    hidden = value;
+    document.dispatchEvent(new Event("visibilitychange"));
+  };
+})();"""
+
+
+def seven_live_tabs(context, url: str, project) -> None:
+    """A browser opens at most six connections to a server (HTTP/1.1), and a Live tab's
+    stream holds one: six in the background, then a seventh, which must load; a tab seen
+    again shows the tick that landed meanwhile."""
+    tabs = []
+    for _ in range(6):
+        tab = context.new_page()
+        tab.add_init_script(HIDING)
+        tab.goto(url + "/p/harbour/live")
+        shown(tab, "#tick-4")
+        tab.evaluate("hide(true)")
+        tabs.append(tab)
+    seventh = context.new_page()
+    seventh.goto(url + "/p/harbour/live", timeout=10_000)
+    shown(seventh, "#tick-4")
+    run_ticks(project, 1)
+    seventh.locator("#tick-5").wait_for(timeout=10_000)
+    assert tabs[0].locator("#tick-5").count() == 0            # hidden: no stream
+    tabs[0].evaluate("hide(false)")
+    tabs[0].locator("#tick-5").wait_for(timeout=10_000)

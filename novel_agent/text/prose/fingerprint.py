@@ -135,6 +135,14 @@ def _punctuation_part(mine: Mapping[str, float], theirs: Mapping[str, float]) ->
     return fmean(_relative(float(mine[m]), float(theirs[m]), PUNCTUATION_FLOOR) for m in marks)
 
 
+def _rates(value: Any) -> dict[str, float]:
+    """A mapping's numeric entries (an edited style.yaml may hold anything)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): float(v) for k, v in value.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
 def distance(fp: Fingerprint, style: Fingerprint | Mapping[str, Any]) -> Distance:
     """How far the text of `fp` is from `style` (a fingerprint, or the mapping style.yaml
     holds): person and tense are 0 when they agree, else the text's confidence in its own
@@ -149,14 +157,16 @@ def distance(fp: Fingerprint, style: Fingerprint | Mapping[str, Any]) -> Distanc
         if isinstance(target.get(name), str):
             parts[name] = _label_part(fp, target, name)
     for name in ("sentence_mean", "sentence_sd", "paragraph_mean", "mtld"):
-        if isinstance(target.get(name), int | float):
+        if isinstance(target.get(name), int | float) and not isinstance(target[name], bool):
             parts[name] = _relative(getattr(fp, name), float(target[name]))
-    if isinstance(target.get("dialogue_share"), int | float):
+    if isinstance(target.get("dialogue_share"), int | float) and \
+            not isinstance(target["dialogue_share"], bool):
         parts["dialogue_share"] = min(1.0, abs(fp.dialogue_share - target["dialogue_share"]))
-    if isinstance(target.get("punctuation"), Mapping):
-        parts["punctuation"] = _punctuation_part(fp.punctuation, target["punctuation"])
-    if isinstance(target.get("function_words"), Mapping) and target["function_words"]:
-        parts["function_words"] = profile_distance(fp.function_words, target["function_words"])
+    marks, profile = _rates(target.get("punctuation")), _rates(target.get("function_words"))
+    if marks:
+        parts["punctuation"] = _punctuation_part(fp.punctuation, marks)
+    if profile:
+        parts["function_words"] = profile_distance(fp.function_words, profile)
     parts = {k: round(v, 4) for k, v in parts.items()}
     weight = sum(WEIGHTS[k] for k in parts)
     total = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight if weight else 0.0
