@@ -3,7 +3,8 @@
 Layout (fixed; empty sections are skipped, never reordered):
   bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where) ·
   settled (older scenes and facts about them) · recent_summaries (tier 2) ·
-  recent_full (tier 1) · retrieved · lore · tools, intention, steer (pinned).
+  recent_full (tier 1) · retrieved · lore · voices (the cards of those present:
+  context/voice.py) · tools, intention, steer (pinned).
 
 What comes before the recent tiers changes once per checkpoint interval, all at
 once: tier 3 ends at the last checkpoint before the newest scene (`reach_back`),
@@ -48,6 +49,7 @@ from novel_agent.context.items import Item, Pool, choose
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
+from novel_agent.context.voice import VOICES_TITLE
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene, key_tick, scene_key
@@ -59,9 +61,10 @@ HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to
 TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
-LEAN_DROPPABLE = ("retrieved", "settled", "lore", "tier3", "recent_summaries", "cast")
+LEAN_DROPPABLE = ("retrieved", "settled", "lore", "voices", "tier3", "recent_summaries",
+                  "cast")
 WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent_full",
-                "retrieved", "lore", "tools", "intention", "steer")
+                "retrieved", "lore", "voices", "tools", "intention", "steer")
 # What moves only with tier 3, once a checkpoint interval: the stable prefix (stable.py).
 WRITER_STABLE = WRITER_ORDER[:4]
 # The recent tiers: between two compactions a new scene is appended to them, nothing else.
@@ -103,6 +106,7 @@ class WriterInputs:
     # the tiers as the hysteresis has them, for a caller giving tier 3 itself).
     tier3_ends: Sequence[int] | None = None
     lore: Sequence[Item] = ()            # the entries that fire, scored by priority
+    voices: Sequence[Item] = ()          # the voice cards of those present (context/voice.py)
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
     retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
@@ -241,8 +245,12 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     tier3 = _take(offered, TIER3_STRETCH * caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True, at_least=int(on["tier3"] > 0),
                   short=told_short if on["tier3"] and level < 3 else None)
+    # the cast's share: the voice cards of those present first, the lore what they leave
+    voices = _chosen(Pool("voices", VOICES_TITLE, tuple(inputs.voices), 0,
+                          min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
+    left = max(0, caps["lore"] - sum(counter.count(p.text) + 1 for p in voices))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
-                        min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
+                        min_items=int(on["lore"] > 0)), left, level, counter, notes)
     window, settled_items, expected = stable
     cast = _cast(inputs, window, level)
     described = () if level >= 3 else cast.items     # profiled in the cast section
@@ -258,7 +266,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                ("settled", SETTLED_TITLE))
     shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
-                     settled, around)
+                     settled, around, voices=voices)
     cap = caps["retrieved"]
     if cap:        # the room the rest leaves under the target fill flows to retrieval; but
         # while the settled block has items waiting, only half of the room the recent
@@ -274,7 +282,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
             and (i.key not in shown or i.key.startswith("fact:") and i.forms[0] != shown[i.key])]
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full, described, lined, settled, around),
+                                          scenes_full, described, lined, settled, around,
+                                          voices=voices),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
                        "goes_on": inputs.ending and bool(scenes_full),
@@ -440,9 +449,11 @@ def settled_at(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> int:
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
               described: Sequence[str], lined: Collection[int] = frozenset(),
-              settled: Sequence[Piece] = (), around: Sequence[str] = ()) -> tuple[Section, ...]:
+              settled: Sequence[Piece] = (), around: Sequence[str] = (), *,
+              voices: Sequence[Piece] = ()) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles;
-    `around`: the names of the scenes the prompt tells)."""
+    `around`: the names of the scenes the prompt tells; `voices`: the cards of those
+    present)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
@@ -461,6 +472,8 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
                 items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),
                 items=tuple(p.key for p in lore)),
+        Section("voices", VOICES_TITLE, "\n".join(p.text for p in voices),
+                items=tuple(p.key for p in voices)),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",

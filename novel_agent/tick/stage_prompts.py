@@ -26,6 +26,7 @@ from novel_agent.context.report import build_report, flatten
 from novel_agent.context.sections import Context
 from novel_agent.context.stable import growing_prefix, stable_prefix
 from novel_agent.context.tier3 import select_tier3, tier3_budget, tier3_end
+from novel_agent.context.voice import voice_items
 from novel_agent.context.writer import (
     TIER3_STRETCH,
     Piece,
@@ -213,6 +214,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
                           tier3=tier3, tier3_ends=tier3_ends, lore=fired,
+                          voices=voice_items(memory, plan),
                           retrieved=retrieval or (),
                           settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
