@@ -17,13 +17,16 @@ and wants it kept as it is sets `by: author` (or removes the line).
 
 `check_voice` says what is wrong with a hand-edited card (memory_schema reports it as
 a one-line error naming the file and the key); `card_lines` is how the writer is
-shown a card. Pure.
+shown a card; `wanting` names who the extractor is asked a card of: the people of the
+scene who say a line in it (text/speakers.py) and want one. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from novel_agent.text.speakers import speakers
 
 FIELDS = ("diction", "habits", "tics", "never")
 TEXTS = ("diction", "habits")          # a line of text each
@@ -133,3 +136,18 @@ def _words_line(voice: Mapping[str, Any]) -> str:
     never = ", ".join(f'"{t}"' for t in voice.get("never") or [])
     return "; ".join(part for part in (f"says {said}" if said else "",
                                        f"never says {never}" if never else "") if part)
+
+
+def people_forms(characters: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The names each character goes by (its name and aliases), by id: for
+    text.speakers."""
+    return {str(c.get("id")): [str(c.get("name") or ""), *map(str, c.get("aliases") or [])]
+            for c in characters}
+
+
+def wanting(people: Sequence[Mapping[str, Any]], prose: str, most: int) -> list[str]:
+    """The names of up to `most` of `people` (the scene's, memory's files) who say a line of
+    `prose` and want a card (`wants_card`), in the order they first speak."""
+    by_id = {str(c.get("id")): c for c in people}
+    said = speakers(prose, people_forms(by_id.values()))
+    return [str(by_id[key].get("name")) for key in said if wants_card(by_id[key])][:most]

@@ -62,6 +62,7 @@ from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import SummaryTree, load_tree
+from novel_agent.story.voices import wanting
 from novel_agent.tick import book_names, payoff_step
 from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
@@ -318,20 +319,29 @@ def as_told(plan: Plan) -> Plan:
 def _build_extract(session: Session, d: TickDraft) -> Built:
     plan = as_told(d.planned)
     return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
-                           tick=d.tick, **asked_of(d))
+                           tick=d.tick, **asked_of(session, d, d.prose))
 
 
-def asked_of(d: TickDraft) -> dict[str, Any]:
-    """What the extractor is asked of the outline (a book with one): whether the beat the
-    plan named happened, and the scene's tension."""
-    at = d.standing
-    return {"beat": at.beat(d.planned.beat) if at else None, "tension": at is not None}
+VOICES_ASKED = (2, 1)    # voice cards an extractor is asked at most (a served, a local model)
 
 
-def _asks(d: TickDraft) -> dict[str, bool]:
-    asked = asked_of(d)
+def asked_of(session: Session, d: TickDraft, prose: str) -> dict[str, Any]:
+    """What the extractor is asked beyond memory's changes: of the outline (a book with
+    one), whether the beat the plan named happened and the scene's tension; and the voice
+    cards of the scene's people who speak in `prose` and have none (story/voices.py)."""
+    at, gen = d.standing, session.config.generation
+    people = [c for c in (find_person(d.memory, n) for n in dict.fromkeys(
+        [d.planned.pov, *d.planned.characters]) if n) if c is not None]
+    voices = wanting(people, prose, VOICES_ASKED[session.lean_for("extractor")]) \
+        if gen.enable_entity_updates else []
+    return {"beat": at.beat(d.planned.beat) if at else None, "tension": at is not None,
+            "voices": voices}
+
+
+def _asks(session: Session, d: TickDraft, prose: str) -> dict[str, Any]:
+    asked = asked_of(session, d, prose)
     return {"beat": asked["beat"] is not None, "tension": asked["tension"],
-            "opens": not payoff_step.closing(d.standing)}
+            "opens": not payoff_step.closing(d.standing), "voices": len(asked["voices"])}
 
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
@@ -341,7 +351,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
                                          max_tokens=budget.max_output,
                                          room=room_in(session, budget),
-                                         knowledge=session.knowledge, **_asks(d))
+                                         knowledge=session.knowledge,
+                                         **_asks(session, d, d.prose))
         d.notices += d.extraction.corrected
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
@@ -716,12 +727,12 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     plan = as_told(d.planned)
     session.source.prose = prose
     built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
-                            tick=d.tick, **asked_of(d))
+                            tick=d.tick, **asked_of(session, d, prose))
     budget = session.budget("extractor")
     extraction, extracted = extract.run(session.model, built.messages,
                                         max_tokens=budget.max_output,
                                         room=room_in(session, budget),
-                                        knowledge=session.knowledge, **_asks(d))
+                                        knowledge=session.knowledge, **_asks(session, d, prose))
     return prose, extraction, [wrote, extracted]
 
 

@@ -265,10 +265,11 @@ def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]
 
 
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
-                    tick: int, beat: Beat | None = None, tension: bool = False) -> Built:
+                    tick: int, beat: Beat | None = None, tension: bool = False,
+                    voices: Sequence[str] = ()) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused. In a book
     with an outline it asks the scene's tension (`tension`) and whether `beat`, the beat
-    the plan named, happened."""
+    the plan named, happened; it asks the voice cards of `voices` (names)."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
                                   shares=session.config.context.extractor_shares,
                                   knowledge=session.knowledge)
@@ -276,6 +277,8 @@ def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan,
         briefing = briefing.with_section(beat_section(beat)).with_values(beat=beat.id)
     if tension:
         briefing = briefing.with_values(tension=True)
+    if voices:
+        briefing = briefing.with_values(voices=list(voices))
     return fit_briefing(session, briefing, tick)
 
 
