@@ -127,6 +127,9 @@ class ContextConfig:
     retrieved_share: float = 0.05   # the writer's share for older scenes chosen by relevance
     tier2_share: float = 0.08       # the writer's share for tier 2, the recent scene summaries
     tier1_share: float = 0.20       # the writer's share for tier 1, the last scenes in full text
+    # The writer's share for the book's style (style.yaml): its lines always, its sample
+    # passage whole, or its first sentences, within this; 0 = no style told.
+    style_share: float = 0.03
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     # What tier 1 shows the writer: "scenes", the last scenes whole; "ending", the newest
     # scene's last paragraphs only, the scenes before it as summaries (a small model shown
@@ -547,10 +550,11 @@ def _context_problems(ctx: ContextConfig) -> Problems:
     if not 0 < ctx.target_fill <= 1:
         yield "context.target_fill", "must be a share of the budget above 0, at most 1"
     for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
-                "low_water", "summary_min_coverage"):
+                "style_share", "low_water", "summary_min_coverage"):
         if not 0 <= getattr(ctx, key) <= 1:
             yield f"context.{key}", "must be a share between 0 and 1"
-    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
+    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share \
+            + ctx.style_share > 1:
         yield "context.tier1_share", "the tier shares add up to more than the whole budget"
     yield from _share_problems(ctx)
     if ctx.keep_prompt_logs < 1:

@@ -1,7 +1,8 @@
 """The writer's context: tiers laid out stable-first and packed into the budget.
 
 Layout (fixed; empty sections are skipped, never reordered):
-  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where) ·
+  bible (pinned) · style (style.yaml: context/voice.py) · tier3 (arcs, checkpoints,
+  overall) · cast (who and where) ·
   settled (older scenes and facts about them) · recent_summaries (tier 2) ·
   recent_full (tier 1) · retrieved · lore · voices (the cards of those present:
   context/voice.py) · tools, intention, steer (pinned).
@@ -49,7 +50,7 @@ from novel_agent.context.items import Item, Pool, choose
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
-from novel_agent.context.voice import VOICES_TITLE
+from novel_agent.context.voice import STYLE_TITLE, VOICES_TITLE
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene, key_tick, scene_key
@@ -61,14 +62,14 @@ HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to
 TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
-LEAN_DROPPABLE = ("retrieved", "settled", "lore", "voices", "tier3", "recent_summaries",
-                  "cast")
-WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent_full",
-                "retrieved", "lore", "voices", "tools", "intention", "steer")
+LEAN_DROPPABLE = ("retrieved", "settled", "lore", "voices", "style", "tier3",
+                  "recent_summaries", "cast")
+WRITER_ORDER = ("bible", "style", "tier3", "cast", "settled", "recent_summaries",
+                "recent_full", "retrieved", "lore", "voices", "tools", "intention", "steer")
 # What moves only with tier 3, once a checkpoint interval: the stable prefix (stable.py).
-WRITER_STABLE = WRITER_ORDER[:4]
+WRITER_STABLE = WRITER_ORDER[:5]
 # The recent tiers: between two compactions a new scene is appended to them, nothing else.
-WRITER_GROWING = WRITER_ORDER[4:6]
+WRITER_GROWING = WRITER_ORDER[5:7]
 # The tail a scene's brief takes (tools, intention, steer), an estimate for sizing the
 # settled block before the brief is known.
 BRIEF_TOKENS = 300
@@ -107,6 +108,7 @@ class WriterInputs:
     tier3_ends: Sequence[int] | None = None
     lore: Sequence[Item] = ()            # the entries that fire, scored by priority
     voices: Sequence[Item] = ()          # the voice cards of those present (context/voice.py)
+    style: Sequence[Item] = ()           # the book's style: its lines and sample (context/voice.py)
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
     retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
@@ -251,13 +253,15 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     left = max(0, caps["lore"] - sum(counter.count(p.text) + 1 for p in voices))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
                         min_items=int(on["lore"] > 0)), left, level, counter, notes)
+    style = _chosen(Pool("style", STYLE_TITLE, tuple(inputs.style) if on["style"] else (), 0,
+                         joiner="\n\n"), caps["style"], level, counter, notes)
     window, settled_items, expected = stable
     cast = _cast(inputs, window, level)
     described = () if level >= 3 else cast.items     # profiled in the cast section
     settled: list[Piece] = []
     if on["retrieved"] and settled_items:
         head = sum(counter.count(s.text) + HEADING_TOKENS for s in _sections(
-            inputs, tier3, cast, [], [], [], [], described, around=around)
+            inputs, tier3, cast, [], [], [], [], described, around=around, style=style)
             if s.text and s.name not in ("tools", "intention", "steer"))
         room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
                 - expected - caps["retrieved"])
@@ -266,7 +270,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                ("settled", SETTLED_TITLE))
     shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
-                     settled, around, voices=voices)
+                     settled, around, voices=voices, style=style)
     cap = caps["retrieved"]
     if cap:        # the room the rest leaves under the target fill flows to retrieval; but
         # while the settled block has items waiting, only half of the room the recent
@@ -283,7 +287,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined, settled, around,
-                                          voices=voices),
+                                          voices=voices, style=style),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
                        "goes_on": inputs.ending and bool(scenes_full),
@@ -411,12 +415,13 @@ def _note_older(first_recent: list[int], notes: list[ItemNote]) -> None:
 
 
 def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
-    """Token caps of tier 3, lore and retrieval at `level` (none at level 3; tier 3
-    halved at level 2)."""
+    """Token caps of tier 3, lore (and the voices), retrieval and the style at `level`
+    (none at level 3: the style's lines alone; tier 3 halved at level 2)."""
     if level >= 3:
-        return {"tier3": 0, "lore": 0, "retrieved": 0}
+        return {"tier3": 0, "lore": 0, "retrieved": 0, "style": 0}
     return {"tier3": int(budget * ctx.tier3_share * (0.5 if level >= 2 else 1)),
-            "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share)}
+            "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share),
+            "style": int(budget * ctx.style_share)}
 
 
 def _window(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> list[Scene]:
@@ -450,12 +455,14 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
               described: Sequence[str], lined: Collection[int] = frozenset(),
               settled: Sequence[Piece] = (), around: Sequence[str] = (), *,
-              voices: Sequence[Piece] = ()) -> tuple[Section, ...]:
+              voices: Sequence[Piece] = (), style: Sequence[Piece] = ()) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles;
     `around`: the names of the scenes the prompt tells; `voices`: the cards of those
-    present)."""
+    present; `style`: the book's style)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
+        Section("style", STYLE_TITLE, "\n\n".join(p.text for p in style),
+                items=tuple(p.key for p in style)),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
                 items=tuple(p.key for p in tier3)),
         cast,

@@ -61,6 +61,7 @@ from novel_agent.story.payoffs import final_act
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
+from novel_agent.story.style import read_style
 from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.story.voices import wanting
 from novel_agent.tick import book_names, payoff_step
@@ -113,6 +114,7 @@ class TickDraft:
     standing: BookStanding | None = None   # where the book stands: a book with an outline
     payoffs: dict[str, dict[str, Any]] = field(default_factory=dict)  # what the commit set of
                                            # the loops' payoffs and status (story/payoffs.py)
+    style: dict[str, Any] | None = None    # the project's style.yaml (story/style.py), if any
 
     @property
     def planned(self) -> Plan:
@@ -197,6 +199,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
+    draft.style = read_style(project.root)       # a mistake in it stops the tick here
     draft.standing = read_standing(project, session.config.outline.curve, draft.scenes,
                                    upto=draft.tick - 1, loops=memory.loops)
     session.at_tick(draft.tick)
@@ -281,7 +284,7 @@ def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -
     return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
-                        lore=d.lore, budget=budget, standing=d.standing)
+                        lore=d.lore, budget=budget, standing=d.standing, style=d.style)
 
 
 COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy

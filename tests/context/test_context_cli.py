@@ -27,7 +27,7 @@ def test_context_report_as_table_and_json_changes_nothing(project, snapshot, cli
     assert report["tokens"] <= report["budget"]
     assert TokenCounter("offline").count_messages(report["messages"]) == report["tokens"]
     names = [s["name"] for s in report["sections"]]
-    assert names == ["instructions", "bible", "tier3", "cast", "settled", "recent_summaries",
+    assert names == ["instructions", "bible", "style", "tier3", "cast", "settled", "recent_summaries",
                      "recent_full", "retrieved", "lore", "voices", "tools", "intention",
                      "steer"]
     planner = json.loads(cli("context", "--stage", "planner", "--json").output)
