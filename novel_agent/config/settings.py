@@ -210,6 +210,25 @@ class OutlineConfig:
                             size("beats_per_chapter"), size("scenes_per_chapter"))
 
 
+REWRITES = ("local", "always", "off")     # style.rewrite: tick/prose_step.py
+
+
+@dataclass(frozen=True)
+class StyleConfig:
+    """The prose held to the book's style (style.yaml) and kept from overused phrases."""
+
+    # How many times one phrase of the slop list (the built-in one and style.yaml's
+    # avoid) may be used in any `style.recent_scenes` scenes running: the writer is told
+    # the phrases used up, and a scene that goes over is a notice (and written again:
+    # style.rewrite).
+    max_phrase_uses: int = 1
+    recent_scenes: int = 10         # the scenes before this one the phrases are counted over
+    # A scene that goes over max_phrase_uses, or whose person or tense is not style.yaml's,
+    # is written again once and the better of the two kept: local (on an embedded local
+    # model), always, or off (a notice only).
+    rewrite: str = "local"
+
+
 AUDIT_MODES = ("off", "report", "revise", "hold")
 FULL_TEXT = ("auto", "scenes", "ending")
 SEVERITIES = ("minor", "major", "critical")
@@ -238,6 +257,7 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
     outline: OutlineConfig = field(default_factory=OutlineConfig)
+    style: StyleConfig = field(default_factory=StyleConfig)
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
@@ -298,6 +318,7 @@ SECTIONS: dict[str, type] = {
     "daemon": DaemonConfig,
     "audit": AuditConfig,
     "outline": OutlineConfig,
+    "style": StyleConfig,
 }
 
 
@@ -487,7 +508,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     for dotted, message in chain(_llm_problems(config), _generation_problems(config.generation),
                                  _context_problems(config.context), _daemon_problems(config.daemon),
                                  _audit_problems(config.audit),
-                                 _outline_problems(config.outline)):
+                                 _outline_problems(config.outline),
+                                 _style_problems(config.style)):
         source, line = origin.get(dotted, ("built-in defaults", None))
         raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
 
@@ -623,6 +645,15 @@ def _outline_problems(outline: OutlineConfig) -> Problems:
         yield "outline.revise_every", "must be at least 1 (a checkpoint every N chapters)"
 
 
+def _style_problems(style: StyleConfig) -> Problems:
+    if style.max_phrase_uses < 0:
+        yield "style.max_phrase_uses", "must be 0 or more"
+    if style.recent_scenes < 0:
+        yield "style.recent_scenes", "must be 0 or more"
+    if style.rewrite not in REWRITES:
+        yield "style.rewrite", f"must be one of {', '.join(REWRITES)}, not {style.rewrite!r}"
+
+
 def embeddings_problem(raw: Mapping[str, str]) -> str:
     """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
     unknown = [k for k in raw if k not in EMBEDDING_KEYS]
@@ -676,6 +707,7 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
         daemon=DaemonConfig(**merged["daemon"]),
         audit=AuditConfig(**merged["audit"]),
         outline=OutlineConfig(**merged["outline"]),
+        style=StyleConfig(**merged["style"]),
         preset=preset,
     )
     _check_values(config, origin)

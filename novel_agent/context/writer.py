@@ -5,7 +5,8 @@ Layout (fixed; empty sections are skipped, never reordered):
   overall) · cast (who and where) ·
   settled (older scenes and facts about them) · recent_summaries (tier 2) ·
   recent_full (tier 1) · retrieved · lore · voices (the cards of those present:
-  context/voice.py) · tools, intention, steer (pinned).
+  context/voice.py) · avoid (the phrases this book has used too often: one line) ·
+  tools, intention, steer (pinned).
 
 What comes before the recent tiers changes once per checkpoint interval, all at
 once: tier 3 ends at the last checkpoint before the newest scene (`reach_back`),
@@ -65,7 +66,8 @@ TIER3_STRETCH = 2
 LEAN_DROPPABLE = ("retrieved", "settled", "lore", "voices", "style", "tier3",
                   "recent_summaries", "cast")
 WRITER_ORDER = ("bible", "style", "tier3", "cast", "settled", "recent_summaries",
-                "recent_full", "retrieved", "lore", "voices", "tools", "intention", "steer")
+                "recent_full", "retrieved", "lore", "voices", "avoid", "tools", "intention",
+                "steer")
 # What moves only with tier 3, once a checkpoint interval: the stable prefix (stable.py).
 WRITER_STABLE = WRITER_ORDER[:5]
 # The recent tiers: between two compactions a new scene is appended to them, nothing else.
@@ -109,6 +111,7 @@ class WriterInputs:
     lore: Sequence[Item] = ()            # the entries that fire, scored by priority
     voices: Sequence[Item] = ()          # the voice cards of those present (context/voice.py)
     style: Sequence[Item] = ()           # the book's style: its lines and sample (context/voice.py)
+    avoid: str = ""                      # the line of phrases this book has overused (prose_step)
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
     retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
@@ -481,6 +484,7 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
                 items=tuple(p.key for p in lore)),
         Section("voices", VOICES_TITLE, "\n".join(p.text for p in voices),
                 items=tuple(p.key for p in voices)),
+        Section("avoid", "Phrases to avoid", inputs.avoid, pinned=True),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",

@@ -19,6 +19,7 @@ TickError says which stage failed and carries the model's error as its cause.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -64,7 +65,7 @@ from novel_agent.story.steer import read_steer
 from novel_agent.story.style import read_style
 from novel_agent.story.summaries import SummaryTree, load_tree
 from novel_agent.story.voices import wanting
-from novel_agent.tick import book_names, payoff_step
+from novel_agent.tick import book_names, payoff_step, prose_step
 from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
@@ -115,6 +116,9 @@ class TickDraft:
     payoffs: dict[str, dict[str, Any]] = field(default_factory=dict)  # what the commit set of
                                            # the loops' payoffs and status (story/payoffs.py)
     style: dict[str, Any] | None = None    # the project's style.yaml (story/style.py), if any
+    phrases: Counter[str] | None = None    # the slop list's phrases in the last scenes (prose_step)
+    checked: prose_step.Checked | None = None   # what the check found of the scene
+    rewritten: str = ""                    # which draft was kept, when written again for it
 
     @property
     def planned(self) -> Plan:
@@ -275,8 +279,19 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     return call
 
 
+def _phrases_before(session: Session, d: TickDraft) -> Counter[str]:
+    """The slop list's phrases in the last style.recent_scenes scenes (counted once a tick)."""
+    if d.phrases is None:
+        recent = d.scenes.recent(d.tick - 1, session.config.style.recent_scenes) \
+            if session.config.style.recent_scenes else []
+        d.phrases = prose_step.counted([s.body for s in recent], prose_step.phrases_of(d.style))
+    return d.phrases
+
+
 def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -> Built:
     tree = d.tree
+    avoid = prose_step.avoid_line(prose_step.used_up(_phrases_before(session, d),
+                                                     session.config.style.max_phrase_uses))
     tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
                                   for doc in select_tier3(tree, budget, session.counter_of("writer").count,
                                                           upto=upto,
@@ -284,7 +299,8 @@ def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -
     return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
-                        lore=d.lore, budget=budget, standing=d.standing, style=d.style)
+                        lore=d.lore, budget=budget, standing=d.standing, style=d.style,
+                        avoid=avoid)
 
 
 COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy
@@ -303,12 +319,48 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                                   d.tick - 1, COPY_SOURCES)),
                               short=session.lean_for("writer"),   # the 1.5B ends scenes early, strays
                               cast=[d.planned.pov, *d.planned.characters])
+    _check_prose(session, d, model, call)
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
         d.notices.append(f"scene {d.tick} has {words} words, under "
                          f"generation.scene_min_words ({least})")
     return call
+
+
+def _check_prose(session: Session, d: TickDraft, model: Any, call: StageCall) -> None:
+    """The scene's phrases and style checked (tick/prose_step.py); with faults, a notice,
+    and where style.rewrite says, the scene written once more, told what to mend, the
+    better of the two kept (the second call's completions join the first's)."""
+    config, gen = session.config.style, session.config.generation
+    phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
+    d.checked = found = prose_step.check(d.prose, before, phrases, config.max_phrase_uses,
+                                         d.style)
+    if not found.faults:
+        return
+    said = prose_step.notice(d.tick, found, config, d.style)
+    if not prose_step.rewrites(config, session.lean_for("writer")):
+        d.notices.append(said)
+        return
+    budget, messages = session.budget("writer"), d.built["writer"].messages
+    again = [*messages[:-1], {"role": messages[-1]["role"], "content": messages[-1]["content"]
+                              + "\n\n" + prose_step.mend(found, d.style)}]
+    limit = min(budget.max_output, room_in(session, budget)(again))
+    if limit < write.MIN_CONTINUATION:
+        d.notices.append(said)
+        return
+    prose, more = write.run(model, again, max_tokens=limit, min_words=gen.scene_min_words,
+                            max_words=gen.scene_max_words, title=d.planned.title,
+                            room=room_in(session, budget), short=session.lean_for("writer"),
+                            cast=[d.planned.pov, *d.planned.characters])
+    call.completions += more.completions
+    second = prose_step.check(prose, before, phrases, config.max_phrase_uses, d.style)
+    kept = second.rank() < found.rank()
+    if kept:
+        d.prose, d.checked, call.warning = prose, second, more.warning
+    d.rewritten = "second" if kept else "first"
+    d.notices.append(f"{said}: written again once (style.rewrite: {config.rewrite}); the "
+                     f"{'second' if kept else 'first'} draft is kept")
 
 
 UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
@@ -439,6 +491,9 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
         record["payoffs"] = draft.payoffs
     if draft.audit and draft.audit.mode != "off":
         record["audit"] = draft.audit.record()
+    prose = draft.checked.record() if draft.checked else {}
+    if prose or draft.rewritten:
+        record["prose"] = prose | ({"rewritten": draft.rewritten} if draft.rewritten else {})
     return record | (draft.given.record if draft.given else {})
 
 
@@ -643,6 +698,9 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         memory, kept = d.pre_extract
         d.memory, d.changes = memory, d.changes[:kept]
         d.prose = result.prose
+        d.checked = prose_step.check(d.prose, _phrases_before(session, d),
+                                     prose_step.phrases_of(d.style),
+                                     session.config.style.max_phrase_uses, d.style)
         d.extraction = book_names.guard_extraction(d, result.extraction, d.prose)
         d.extraction, _ = payoff_step.closed_extraction(d.extraction, d.standing)
         session.source.prose = d.prose

@@ -193,14 +193,15 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                  tier3: Sequence[Piece] | Callable[[int, int | None], Sequence[Piece]] = (),
                  tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None,
                  budget: Budget | None = None, standing: BookStanding | None = None,
-                 style: Mapping[str, Any] | None = None) -> Built:
+                 style: Mapping[str, Any] | None = None, avoid: str = "") -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
     probe in its report. `budget`: a smaller one than the stage's (a request that adds to
     the prompt: the audit's revision). With `standing` (a book with an outline), the
     writer is told what the plan's beat must make happen, and when it is the outline's
     last, that the scene ends the book, as the arc's ending says. With `style` (the
-    project's style.yaml), the book's style and its sample passage."""
+    project's style.yaml), the book's style and its sample passage; `avoid`: the line of
+    phrases this book has used too often (tick/prose_step.py)."""
     config = session.config
     budget = budget or session.budget("writer")
     gen = config.generation
@@ -217,6 +218,7 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
                           tier3=tier3, tier3_ends=tier3_ends, lore=fired,
                           voices=voice_items(memory, plan), style=style_items(style),
+                          avoid=avoid,
                           retrieved=retrieval or (),
                           settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
