@@ -4,9 +4,10 @@ Each scene's extraction (kept in its plan record, an imported scene's too) is
 checked against the knowledge of the scenes before it, then recorded, as the
 tick did; so the audit sees each scene as its tick saw it, and a book written
 before the audit existed is audited all the same. Characters and places enter
-the replay at their `first_seen`; a character's `status` set by hand in its file
-takes effect at its `status_in`. The CED is ConStory-Bench's: distinct subtypes
-with a quoted error per 10,000 words of the audited range.
+the replay at their `first_seen` (with their voice card as it is now); a
+character's `status` set by hand in its file takes effect at its `status_in`. The
+CED is ConStory-Bench's: distinct subtypes with a quoted error per 10,000 words of the
+audited range.
 """
 
 from __future__ import annotations
@@ -73,12 +74,12 @@ def extraction_of(record: Any, title: str) -> Extraction:
 
 
 def _entering(memory: Memory, final: Memory, tick: int) -> None:
-    """Characters and places whose first_seen is `tick` enter the replay (with their names,
-    not their knowledge); a hand-set status takes effect at its status_in."""
+    """Characters and places whose first_seen is `tick` enter the replay (with their names
+    and voice cards, not their knowledge); a hand-set status takes effect at its status_in."""
     for cid, c in final.characters.items():
         if int(c.get("first_seen") or 1) == tick and cid not in memory.characters:
-            memory.characters[cid] = {k: c[k] for k in ("id", "name", "aliases", "first_seen")
-                                      if k in c}
+            memory.characters[cid] = {k: c[k] for k in ("id", "name", "aliases", "first_seen",
+                                                        "voice") if k in c}
         if c.get("status_in") == tick and c.get("status") and cid in memory.characters:
             memory.characters[cid].update(status=c["status"], status_in=tick,
                                           status_how=c.get("status_how", c["status"]))
@@ -137,7 +138,8 @@ def audit_book(scenes_dir: Path, plans_dir: Path, final: Memory, *, rules: Rules
                                known_people=_known(memory.characters, record, tick,
                                                    "create_character"),
                                known_places=_known(memory.locations, record, tick,
-                                                   "create_location"))
+                                                   "create_location"),
+                               cast=list(scene.characters))
             result.findings += check(given)
             if auditor is not None:
                 found, dropped = auditor(given)

@@ -37,6 +37,7 @@ RULES: dict[str, str] = {
     "loop_overdue": "abandoned plot element",
     "repetition": "style",                 # a passage repeated from a recent scene
     "repeated_title": "style",             # a title or an opening repeated
+    "voice": "style",                      # a line in another's voice (audit/voices.py)
 }
 
 

@@ -24,6 +24,7 @@ from novel_agent.audit.knowledge import (
     parse_clock,
     words_of,
 )
+from novel_agent.audit.voices import voice_findings
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.text.cleanup import sentences
@@ -69,6 +70,7 @@ class SceneInput:
     # A name that entered memory only because the scene used it is checked as a variant.
     known_people: set[str] | None = None
     known_places: set[str] | None = None
+    cast: list[str] = field(default_factory=list)   # the scene's people as planned
 
 
 def check(scene: SceneInput) -> list[Finding]:
@@ -461,9 +463,16 @@ def repeated_title(scene: SceneInput) -> list[Finding]:
     return out
 
 
+def voice(scene: SceneInput) -> list[Finding]:
+    """A line of dialogue in another person's voice, or one its speaker never says
+    (audit/voices.py)."""
+    return voice_findings(scene.tick, scene.prose, scene.memory,
+                          [scene.pov, *scene.cast, *scene.extraction.present])
+
+
 RULE_CHECKS: tuple[Callable[[SceneInput], list[Finding]], ...] = (
     dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, appearance,
-    loop_overdue, repetition, repeated_title)
+    loop_overdue, repetition, repeated_title, voice)
 
 
 def rule_kinds() -> list[str]:

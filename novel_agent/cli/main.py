@@ -30,6 +30,7 @@ from novel_agent.cli.serve_cmd import serve_cmd
 from novel_agent.cli.stats_cmd import stats_cmd
 from novel_agent.cli.status_cmd import status_cmd
 from novel_agent.cli.stop_cmd import stop_cmd
+from novel_agent.cli.style_cmd import style_group
 from novel_agent.cli.summarize import summarize_cmd
 from novel_agent.cli.tick import tick_cmd
 from novel_agent.cli.usage_cmd import usage_cmd
@@ -69,6 +70,7 @@ cli.add_command(stats_cmd)
 cli.add_command(doctor_cmd)
 cli.add_command(search_cmd)
 cli.add_command(lore_group)
+cli.add_command(style_group)
 cli.add_command(reindex_cmd)
 cli.add_command(serve_cmd)
 cli.add_command(fleet_group)

@@ -14,6 +14,7 @@ from novel_agent.files import read_yaml
 from novel_agent.fleet.premises import create_books, read_premises
 from novel_agent.models import missing_key
 from novel_agent.story.project import NAME_RE, create_project, projects_dir, remember_project
+from novel_agent.story.style import STYLE_FILE, learned_text, read_samples
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
@@ -50,18 +51,27 @@ def read_foundation(path: Path) -> dict[str, str]:
 @click.option("--premises", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Many projects at once: a YAML list or a JSONL file, one foundation "
                    "(with an optional name, preset, provider, model) per entry.")
+@click.option("--style-sample", "samples", multiple=True, metavar="FILE",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A sample of your prose to learn the book's style from (style.yaml; "
+                   "repeat for more files).")
 @novel_errors
 def new_cmd(name: str | None, preset: str, premise: str | None, foundation: Path | None,
-            model: str | None, provider: str | None, premises: Path | None) -> None:
+            model: str | None, provider: str | None, premises: Path | None,
+            samples: tuple[Path, ...]) -> None:
     """Create a new story project under ./projects (or $NOVEL_PROJECTS_DIR).
 
     \b
     Example:
       novel new harbour --premise "A lighthouse keeper finds a drowned man's map."
       novel new saga --foundation saga.yaml --preset aggressive
+      novel new quay --premise "A ferryman keeps a ledger." --style-sample mine.md
       novel new --premises premises.yaml --provider openai    # one project per entry
     """
     if premises:
+        if samples:
+            raise click.UsageError("--style-sample learns one book's style: give it with NAME, "
+                                   "not --premises")
         return _new_books(premises, name, premise, foundation, preset, model, provider)
     if name is None:
         raise click.UsageError("give the project a NAME (or --premises FILE for many)")
@@ -81,10 +91,15 @@ def new_cmd(name: str | None, preset: str, premise: str | None, foundation: Path
     story.setdefault("premise", "An unnamed story, waiting for its first scene.")
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
     root = folder / name
+    style = {STYLE_FILE: learned_text(read_samples(samples), [s.name for s in samples])} \
+        if samples else None
     project = create_project(root, {"name": name, **story, "preset": preset},
-                             config={"llm": llm} if llm else None)
+                             config={"llm": llm} if llm else None, files=style)
     remember_project(project, folder)
     click.echo(f"Created project '{name}' at {project.root} (preset {preset}).")
+    if style:
+        click.echo(f"Learned its style from {', '.join(s.name for s in samples)}: "
+                   f"{STYLE_FILE} (novel style show).")
     missing = missing_key(project.config(env=os.environ), os.environ)
     if missing:
         click.echo(f"Before the first tick: {missing}")

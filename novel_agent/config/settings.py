@@ -129,6 +129,9 @@ class ContextConfig:
     retrieved_share: float = 0.05   # the writer's share for older scenes chosen by relevance
     tier2_share: float = 0.08       # the writer's share for tier 2, the recent scene summaries
     tier1_share: float = 0.20       # the writer's share for tier 1, the last scenes in full text
+    # The writer's share for the book's style (style.yaml): its lines always, its sample
+    # passage whole, or its first sentences, within this; 0 = no style told.
+    style_share: float = 0.03
     max_full_text_scenes: int = 10  # tier 1 never holds more scenes than this
     # What tier 1 shows the writer: "scenes", the last scenes whole; "ending", the newest
     # scene's last paragraphs only, the scenes before it as summaries (a small model shown
@@ -227,6 +230,25 @@ class OutlineConfig:
                             size("beats_per_chapter"), size("scenes_per_chapter"))
 
 
+REWRITES = ("local", "always", "off")     # style.rewrite: tick/prose_step.py
+
+
+@dataclass(frozen=True)
+class StyleConfig:
+    """The prose held to the book's style (style.yaml) and kept from overused phrases."""
+
+    # How many times one phrase of the slop list (the built-in one and style.yaml's
+    # avoid) may be used in any `style.recent_scenes` scenes running: the writer is told
+    # the phrases used up, and a scene that goes over is a notice (and written again:
+    # style.rewrite).
+    max_phrase_uses: int = 1
+    recent_scenes: int = 10         # the scenes before this one the phrases are counted over
+    # A scene that goes over max_phrase_uses, or whose person or tense is not style.yaml's,
+    # is written again once and the better of the two kept: local (on an embedded local
+    # model), always, or off (a notice only).
+    rewrite: str = "local"
+
+
 AUDIT_MODES = ("off", "report", "revise", "hold")
 FULL_TEXT = ("auto", "scenes", "ending")
 SEVERITIES = ("minor", "major", "critical")
@@ -255,6 +277,7 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
     outline: OutlineConfig = field(default_factory=OutlineConfig)
+    style: StyleConfig = field(default_factory=StyleConfig)
     preset: str = "balanced"
 
     def max_tokens(self, stage: str) -> int:
@@ -319,6 +342,7 @@ SECTIONS: dict[str, type] = {
     "daemon": DaemonConfig,
     "audit": AuditConfig,
     "outline": OutlineConfig,
+    "style": StyleConfig,
 }
 
 
@@ -508,7 +532,8 @@ def _check_values(config: Config, origin: Mapping[str, tuple[str, int | None]]) 
     for dotted, message in chain(_llm_problems(config), _generation_problems(config.generation),
                                  _context_problems(config.context), _daemon_problems(config.daemon),
                                  _audit_problems(config.audit),
-                                 _outline_problems(config.outline)):
+                                 _outline_problems(config.outline),
+                                 _style_problems(config.style)):
         source, line = origin.get(dotted, ("built-in defaults", None))
         raise ConfigError(f"{dotted}: {message}", file=source, key=dotted, line=line)
 
@@ -571,10 +596,11 @@ def _context_problems(ctx: ContextConfig) -> Problems:
     if not 0 < ctx.target_fill <= 1:
         yield "context.target_fill", "must be a share of the budget above 0, at most 1"
     for key in ("tier3_share", "cast_share", "retrieved_share", "tier2_share", "tier1_share",
-                "low_water", "summary_min_coverage"):
+                "style_share", "low_water", "summary_min_coverage"):
         if not 0 <= getattr(ctx, key) <= 1:
             yield f"context.{key}", "must be a share between 0 and 1"
-    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share > 1:
+    if ctx.tier3_share + ctx.cast_share + ctx.retrieved_share + ctx.tier2_share + ctx.tier1_share \
+            + ctx.style_share > 1:
         yield "context.tier1_share", "the tier shares add up to more than the whole budget"
     yield from _share_problems(ctx)
     if ctx.keep_prompt_logs < 1:
@@ -647,6 +673,15 @@ def _outline_problems(outline: OutlineConfig) -> Problems:
         yield "outline.revise_every", "must be at least 1 (a checkpoint every N chapters)"
 
 
+def _style_problems(style: StyleConfig) -> Problems:
+    if style.max_phrase_uses < 0:
+        yield "style.max_phrase_uses", "must be 0 or more"
+    if style.recent_scenes < 0:
+        yield "style.recent_scenes", "must be 0 or more"
+    if style.rewrite not in REWRITES:
+        yield "style.rewrite", f"must be one of {', '.join(REWRITES)}, not {style.rewrite!r}"
+
+
 def embeddings_problem(raw: Mapping[str, str]) -> str:
     """What is wrong with a `context.embeddings` mapping ("" when nothing is)."""
     unknown = [k for k in raw if k not in EMBEDDING_KEYS]
@@ -700,6 +735,7 @@ def merge_layers(layers: list[Layer], *, preset: str = "balanced") -> Config:
         daemon=DaemonConfig(**merged["daemon"]),
         audit=AuditConfig(**merged["audit"]),
         outline=OutlineConfig(**merged["outline"]),
+        style=StyleConfig(**merged["style"]),
         preset=preset,
     )
     _check_values(config, origin)

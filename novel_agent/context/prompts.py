@@ -168,7 +168,8 @@ SAMPLE_VALUES: dict[str, list[dict[str, Any]]] = {
     + [{"tick": 12, "min_words": 200, "max_words": 400, "title": "The Drawn Door",
         "goes_on": True, "beat": "She opens the door.", "finale": "She lights the lamp."}],
     "extractor": [{"tick": 12, "knowledge": True}, {"tick": 12, "knowledge": False},
-                  {"tick": 12, "knowledge": True, "beat": "3.1", "tension": True}],
+                  {"tick": 12, "knowledge": True, "beat": "3.1", "tension": True},
+                  {"tick": 12, "knowledge": False, "voices": ["Mara Quill"]}],
     "summarizer": [{"first": 1, "last": 10, "kind": kind} for kind in
                    ("checkpoint", "arc", "overall")]
     + [{"first": 1, "last": 10, "kind": "checkpoint", "continuing": True}],

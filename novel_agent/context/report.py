@@ -23,7 +23,8 @@ SECTION_MARKS = {"bible": "B", "tier3": "3", "cast": "C", "retrieved": "R", "set
                  "previous": "O", "scenes": "1", "instructions": "#", "lore": "K", "now": "N",
                  "facts": "F", "names": "n", "people": "C", "arc": "A", "acts": "a",
                  "story": "O", "chapters": "c", "outline": "W", "beat": "b",
-                 "drift": "d"}   # every stage's: a test checks
+                 "drift": "d", "voices": "V", "style": "Y",
+                 "avoid": "X"}   # every stage's: a test checks
 
 
 def flatten(messages: Sequence[dict[str, str]]) -> str:

@@ -1,9 +1,12 @@
 """The writer's context: tiers laid out stable-first and packed into the budget.
 
 Layout (fixed; empty sections are skipped, never reordered):
-  bible (pinned) · tier3 (arcs, checkpoints, overall) · cast (who and where) ·
+  bible (pinned) · style (style.yaml: context/voice.py) · tier3 (arcs, checkpoints,
+  overall) · cast (who and where) ·
   settled (older scenes and facts about them) · recent_summaries (tier 2) ·
-  recent_full (tier 1) · retrieved · lore · tools, intention, steer (pinned).
+  recent_full (tier 1) · retrieved · lore · voices (the cards of those present:
+  context/voice.py) · avoid (the phrases this book has used too often: one line) ·
+  tools, intention, steer (pinned).
 
 What comes before the recent tiers changes once per checkpoint interval, all at
 once: tier 3 ends at the last checkpoint before the newest scene (`reach_back`),
@@ -48,6 +51,7 @@ from novel_agent.context.items import Item, Pool, choose
 from novel_agent.context.relevance import settled_tick
 from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
+from novel_agent.context.voice import STYLE_TITLE, VOICES_TITLE
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import Memory
 from novel_agent.story.scenes import Scene, key_tick, scene_key
@@ -59,13 +63,15 @@ HEADING_TOKENS, INSTRUCTION_TOKENS = 8, 120    # estimates, for the room left to
 TIER3_STRETCH = 2
 # At level 3 the best items kept may not fit: they are then dropped, least needed first,
 # before the last scene is cut middle-out.
-LEAN_DROPPABLE = ("retrieved", "settled", "lore", "tier3", "recent_summaries", "cast")
-WRITER_ORDER = ("bible", "tier3", "cast", "settled", "recent_summaries", "recent_full",
-                "retrieved", "lore", "tools", "intention", "steer")
+LEAN_DROPPABLE = ("retrieved", "settled", "lore", "voices", "style", "tier3",
+                  "recent_summaries", "cast")
+WRITER_ORDER = ("bible", "style", "tier3", "cast", "settled", "recent_summaries",
+                "recent_full", "retrieved", "lore", "voices", "avoid", "tools", "intention",
+                "steer")
 # What moves only with tier 3, once a checkpoint interval: the stable prefix (stable.py).
-WRITER_STABLE = WRITER_ORDER[:4]
+WRITER_STABLE = WRITER_ORDER[:5]
 # The recent tiers: between two compactions a new scene is appended to them, nothing else.
-WRITER_GROWING = WRITER_ORDER[4:6]
+WRITER_GROWING = WRITER_ORDER[5:7]
 # The tail a scene's brief takes (tools, intention, steer), an estimate for sizing the
 # settled block before the brief is known.
 BRIEF_TOKENS = 300
@@ -103,6 +109,9 @@ class WriterInputs:
     # the tiers as the hysteresis has them, for a caller giving tier 3 itself).
     tier3_ends: Sequence[int] | None = None
     lore: Sequence[Item] = ()            # the entries that fire, scored by priority
+    voices: Sequence[Item] = ()          # the voice cards of those present (context/voice.py)
+    style: Sequence[Item] = ()           # the book's style: its lines and sample (context/voice.py)
+    avoid: str = ""                      # the line of phrases this book has overused (prose_step)
     # Older scenes and facts scored for this scene; or a function of the ticks the recent
     # tiers hold (and those in full) giving them, so retrieval skips what is there.
     retrieved: Sequence[Item] | Callable[[set[int], set[int]], Sequence[Item]] = ()
@@ -241,15 +250,21 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     tier3 = _take(offered, TIER3_STRETCH * caps["tier3"], counter, "tier3", notes, why("tier-3"),
                   newest_first=True, at_least=int(on["tier3"] > 0),
                   short=told_short if on["tier3"] and level < 3 else None)
+    # the cast's share: the voice cards of those present first, the lore what they leave
+    voices = _chosen(Pool("voices", VOICES_TITLE, tuple(inputs.voices), 0,
+                          min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
+    left = max(0, caps["lore"] - sum(counter.count(p.text) + 1 for p in voices))
     lore = _chosen(Pool("lore", "Lore", tuple(inputs.lore), 0,
-                        min_items=int(on["lore"] > 0)), caps["lore"], level, counter, notes)
+                        min_items=int(on["lore"] > 0)), left, level, counter, notes)
+    style = _chosen(Pool("style", STYLE_TITLE, tuple(inputs.style) if on["style"] else (), 0,
+                         joiner="\n\n"), caps["style"], level, counter, notes)
     window, settled_items, expected = stable
     cast = _cast(inputs, window, level)
     described = () if level >= 3 else cast.items     # profiled in the cast section
     settled: list[Piece] = []
     if on["retrieved"] and settled_items:
         head = sum(counter.count(s.text) + HEADING_TOKENS for s in _sections(
-            inputs, tier3, cast, [], [], [], [], described, around=around)
+            inputs, tier3, cast, [], [], [], [], described, around=around, style=style)
             if s.text and s.name not in ("tools", "intention", "steer"))
         room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
                 - expected - caps["retrieved"])
@@ -258,7 +273,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                ("settled", SETTLED_TITLE))
     shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
-                     settled, around)
+                     settled, around, voices=voices, style=style)
     cap = caps["retrieved"]
     if cap:        # the room the rest leaves under the target fill flows to retrieval; but
         # while the settled block has items waiting, only half of the room the recent
@@ -274,7 +289,8 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
             and (i.key not in shown or i.key.startswith("fact:") and i.forms[0] != shown[i.key])]
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
-                                          scenes_full, described, lined, settled, around),
+                                          scenes_full, described, lined, settled, around,
+                                          voices=voices, style=style),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
                        "goes_on": inputs.ending and bool(scenes_full),
@@ -402,12 +418,13 @@ def _note_older(first_recent: list[int], notes: list[ItemNote]) -> None:
 
 
 def _caps(budget: int, ctx: Any, level: int) -> dict[str, int]:
-    """Token caps of tier 3, lore and retrieval at `level` (none at level 3; tier 3
-    halved at level 2)."""
+    """Token caps of tier 3, lore (and the voices), retrieval and the style at `level`
+    (none at level 3: the style's lines alone; tier 3 halved at level 2)."""
     if level >= 3:
-        return {"tier3": 0, "lore": 0, "retrieved": 0}
+        return {"tier3": 0, "lore": 0, "retrieved": 0, "style": 0}
     return {"tier3": int(budget * ctx.tier3_share * (0.5 if level >= 2 else 1)),
-            "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share)}
+            "lore": int(budget * ctx.cast_share), "retrieved": int(budget * ctx.retrieved_share),
+            "style": int(budget * ctx.style_share)}
 
 
 def _window(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> list[Scene]:
@@ -440,11 +457,15 @@ def settled_at(inputs: WriterInputs, recent: RecentSelection, gen: Any) -> int:
 def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved: list[Piece],
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
               described: Sequence[str], lined: Collection[int] = frozenset(),
-              settled: Sequence[Piece] = (), around: Sequence[str] = ()) -> tuple[Section, ...]:
+              settled: Sequence[Piece] = (), around: Sequence[str] = (), *,
+              voices: Sequence[Piece] = (), style: Sequence[Piece] = ()) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles;
-    `around`: the names of the scenes the prompt tells)."""
+    `around`: the names of the scenes the prompt tells; `voices`: the cards of those
+    present; `style`: the book's style)."""
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
+        Section("style", STYLE_TITLE, "\n\n".join(p.text for p in style),
+                items=tuple(p.key for p in style)),
         Section("tier3", "The story so far", "\n\n".join(p.text for p in tier3),
                 items=tuple(p.key for p in tier3)),
         cast,
@@ -461,6 +482,9 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
                 items=tuple(p.key for p in retrieved)),
         Section("lore", "Lore", "\n".join(p.text for p in lore),
                 items=tuple(p.key for p in lore)),
+        Section("voices", VOICES_TITLE, "\n".join(p.text for p in voices),
+                items=tuple(p.key for p in voices)),
+        Section("avoid", "Phrases to avoid", inputs.avoid, pinned=True),
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",

@@ -29,9 +29,9 @@ from typing import Any
 
 from novel_agent.books.book import Chapter
 from novel_agent.books.export import chapters_of
-from novel_agent.errors import FileFormatError, NovelError
-from novel_agent.files import read_yaml, yaml_line
+from novel_agent.errors import NovelError
 from novel_agent.index.db import Index
+from novel_agent.story import style as story_style
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.text.prose import (
@@ -47,7 +47,7 @@ from novel_agent.text.prose import (
     slop_hits,
 )
 
-STYLE_FILE = "style.yaml"
+STYLE_FILE = story_style.STYLE_FILE
 ECHO_SCENES = 5         # a scene's n-grams are looked for in this many scenes before it
 VERSION = "prose-1"     # change it when a measure changes: kept numbers are made again
 OVERUSED = 5            # the phrases named as the book's most used
@@ -124,20 +124,11 @@ class ProseReport:
 
 
 def read_style(project: Project) -> dict[str, Any] | None:
-    """The project's style.yaml as a mapping (None when there is none); the keys read
-    here are `avoid` (phrases) and a fingerprint's (text.prose.Fingerprint)."""
-    path = project.root / STYLE_FILE
-    if not path.is_file():
-        return None
-    data = read_yaml(path, {}) or {}
-    if not isinstance(data, dict):
-        raise FileFormatError("expected a mapping at the top level", file=str(path))
-    avoid = data.get("avoid")
-    if avoid is not None and not (isinstance(avoid, list)
-                                  and all(isinstance(p, str) for p in avoid)):
-        raise FileFormatError("avoid: expected a list of phrases", file=str(path),
-                              line=yaml_line(path, "avoid"))
-    return data
+    """The project's style.yaml as a mapping (None when there is none), every key checked
+    (story/style.py: a mistake is a FileFormatError naming the file, the line and the
+    key); the keys read here are `avoid` (phrases) and a fingerprint's
+    (text.prose.Fingerprint)."""
+    return story_style.read_style(project.root)
 
 
 def _hash(*parts: str) -> str:

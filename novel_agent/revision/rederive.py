@@ -33,6 +33,7 @@ from novel_agent.story.decisions import (
     knowledge_from_json,
     plan_as_named,
     plan_from_record,
+    voices_from_json,
 )
 from novel_agent.story.memory import Memory, as_read
 from novel_agent.story.payoffs import apply_settled
@@ -75,7 +76,7 @@ def extraction_of(record: Mapping[str, Any]) -> Extraction | None:
                       loops_opened=list(data.get("loops_opened") or []),
                       loops_resolved=list(data.get("loops_resolved") or []),
                       relationships=list(data.get("relationships") or []),
-                      **knowledge_from_json(data))
+                      **knowledge_from_json(data), voices=voices_from_json(data))
 
 
 def extracted(record: Mapping[str, Any]) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from novel_agent.errors import ModelResponseError
 from novel_agent.story.scenes import BEAT_STATUSES
+from novel_agent.story.voices import proposed
 from novel_agent.text.names import clean_bullets, cut_off, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
@@ -146,21 +147,34 @@ PACING_SCHEMA: dict[str, Any] = {
 }
 
 
+# A voice card the extractor proposes for someone who speaks in the scene and has none
+# (story/voices.py): a few words each, as their lines show.
+VOICE_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": _s(60), "diction": _s(100), "habits": _s(100),
+                   "tics": {"type": "array", "items": _s(30), "maxItems": 4},
+                   "never": {"type": "array", "items": _s(30), "maxItems": 4}},
+    "required": ["name", "diction", "habits", "tics", "never"]}
+
+
 def extract_schema(knowledge: bool = True, *, beat: bool = False, tension: bool = False,
-                   opens: bool = True) -> dict[str, Any]:
+                   opens: bool = True, voices: int = 0) -> dict[str, Any]:
     """The extractor's schema (`knowledge`: with the audit's keys), asking also whether the
     planned beat happened (`beat`) and the scene's tension with its reason (`tension`): in a
-    book with an outline; in its final act (`opens` off) loops_opened holds none. Neither:
+    book with an outline; in its final act (`opens` off) loops_opened holds none; and the
+    voice cards of up to `voices` people who speak and have none. None of these:
     EXTRACT_SCHEMA or LEAN_EXTRACT_SCHEMA themselves."""
     base = EXTRACT_SCHEMA if knowledge else LEAN_EXTRACT_SCHEMA
     keys = [*(["beat_status"] if beat else []), *(["tension", "tension_reason"] if tension else [])]
-    if not keys and opens:
+    if not keys and opens and not voices:
         return base
     closed = {} if opens else {"loops_opened": {**base["properties"]["loops_opened"],
                                                 "maxItems": 0}}
+    cards = {"voices": {"type": "array", "items": VOICE_ITEM, "maxItems": voices}} \
+        if voices else {}
     return {**base, "properties": {**base["properties"], **{k: PACING_SCHEMA[k] for k in keys},
-                                   **closed},
-            "required": [*base["required"], *keys]}
+                                   **closed, **cards},
+            "required": [*base["required"], *keys, *cards]}
 
 
 @dataclass(frozen=True)
@@ -222,6 +236,8 @@ class Extraction:
     tension: int | None = None
     tension_reason: str = ""
     corrected: list[str] = field(default_factory=list, compare=False)
+    # The voice cards proposed for people who speak in the scene and have none (VOICE_ITEM).
+    voices: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """As the plan record keeps it: the audit's and the outline's keys only when given."""
@@ -231,7 +247,7 @@ class Extraction:
         out.update({key: getattr(self, key) for key in KNOWLEDGE_SCHEMA if getattr(self, key)})
         out.update({key: getattr(self, key) for key in PACING_SCHEMA
                     if getattr(self, key) not in (None, "")})
-        return out
+        return out | ({"voices": self.voices} if self.voices else {})
 
 
 def plan_from_record(record: Mapping[str, Any]) -> Plan:
@@ -342,7 +358,22 @@ def extraction_from_json(data: dict[str, Any], *, beat: bool = False,
                        if r["b"] and r["kind"]][:3],
         **knowledge_from_json(data),
         **pacing_from_json(data, beat=beat, tension=tension),
+        voices=voices_from_json(data),
     )
+
+
+def voices_from_json(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The voice cards of an extractor answer (or a plan record), leniently: each with a
+    name, its fields cut to their sizes (story/voices.proposed); what is malformed is
+    left out."""
+    raw = data.get("voices")
+    out = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, dict) and _text(item.get("name")):
+            card = proposed(item)
+            if card:
+                out.append({"name": _text(item.get("name"))[:60], **card})
+    return out[:4]
 
 
 def pacing_from_json(data: Mapping[str, Any], *, beat: bool = False,

@@ -3,7 +3,8 @@
 A hand edit that puts `last_seen: soon` in a character, `scenes: x` or
 `status: closed` in a loop or `a: 1` in a relationship would otherwise break a
 tick later with a raw traceback. `check_entity` and `check_items` raise FileFormatError naming the
-file, the line and the field instead. Fields not listed here are the user's
+file, the line and the field instead (a character's `voice` card, key by key:
+story/voices.py). Fields not listed here are the user's
 own and are left alone; a field left empty (`~`) counts as absent.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from novel_agent.errors import FileFormatError
 from novel_agent.files import yaml_line
 from novel_agent.story.lookup import LOOP_STATUSES
+from novel_agent.story.voices import check_voice
 
 
 def _text(v: Any) -> bool:
@@ -84,8 +86,15 @@ def _check(kind: str, item: dict[str, Any], path: Path, *where: str | int) -> No
 
 
 def check_entity(kind: str, data: dict[str, Any], path: Path) -> None:
-    """Check one character or location file's fields."""
+    """Check one character or location file's fields (a character's voice card key by
+    key: story/voices.py)."""
     _check(kind, data, path)
+    if kind == "characters" and data.get("voice") is not None:
+        wrong = check_voice(data["voice"])
+        if wrong is not None:
+            key, expected = wrong
+            raise FileFormatError(f"'{key}' must be {expected}: fix the value or remove the "
+                                  "line", file=str(path), line=yaml_line(path, *key.split(".")))
 
 
 def check_items(kind: str, items: list[dict[str, Any]], path: Path, key: str | None) -> None:

@@ -394,8 +394,10 @@ def remember_project(project: Project, base: Path) -> None:
         pass
 
 
-def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str, Any] | None = None) -> Project:
-    """Make a new project folder with project.yaml and empty memory.
+def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str, Any] | None = None,
+                   files: Mapping[str, str] | None = None) -> Project:
+    """Make a new project folder with project.yaml and empty memory (and `files`: more
+    files by their path in the folder, with their text: style.yaml).
 
     Refuses to touch a folder that already holds a project.
     """
@@ -415,6 +417,8 @@ def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str,
     project.stage_state(txn, {"tick": 0})
     txn.stage(project.lore_dir / "README.md",
               "Lorebook entries: one YAML file each, with `keys`, `content` and `priority`.\n")
+    for name, text in (files or {}).items():
+        txn.stage(root / name, text)
     memory = project.memory_dir
     for folder in (project.scenes_dir, project.plans_dir, memory / "characters",
                    memory / "locations", memory / "loops", memory / "relationships",

@@ -19,6 +19,7 @@ TickError says which stage failed and carries the model's error as its cause.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,8 +62,10 @@ from novel_agent.story.payoffs import final_act
 from novel_agent.story.project import Story
 from novel_agent.story.scenes import Scene, SceneReader, word_count
 from novel_agent.story.steer import read_steer
+from novel_agent.story.style import read_style
 from novel_agent.story.summaries import SummaryTree, load_tree
-from novel_agent.tick import book_names, payoff_step
+from novel_agent.story.voices import wanting
+from novel_agent.tick import book_names, payoff_step, prose_step
 from novel_agent.tick.events import OnStage, Stage, StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 from novel_agent.tick.scene_memory import extraction_step, name_check, person_check, plan_step
@@ -112,6 +115,10 @@ class TickDraft:
     standing: BookStanding | None = None   # where the book stands: a book with an outline
     payoffs: dict[str, dict[str, Any]] = field(default_factory=dict)  # what the commit set of
                                            # the loops' payoffs and status (story/payoffs.py)
+    style: dict[str, Any] | None = None    # the project's style.yaml (story/style.py), if any
+    phrases: Counter[str] | None = None    # the slop list's phrases in the last scenes (prose_step)
+    checked: prose_step.Checked | None = None   # what the check found of the scene
+    rewritten: str = ""                    # which draft was kept, when written again for it
 
     @property
     def planned(self) -> Plan:
@@ -196,6 +203,7 @@ def begin(session: Session, tick: int | None = None) -> TickDraft:
     draft.notices += [changed] if changed else []
     draft.lore = load_lorebook(project.lore_dir)
     draft.warnings += draft.lore.problems
+    draft.style = read_style(project.root)       # a mistake in it stops the tick here
     draft.standing = read_standing(project, session.config.outline.curve, draft.scenes,
                                    upto=draft.tick - 1, loops=memory.loops)
     session.at_tick(draft.tick)
@@ -271,8 +279,19 @@ def _plan(session: Session, d: TickDraft) -> StageCall:
     return call
 
 
+def _phrases_before(session: Session, d: TickDraft) -> Counter[str]:
+    """The slop list's phrases in the last style.recent_scenes scenes (counted once a tick)."""
+    if d.phrases is None:
+        recent = d.scenes.recent(d.tick - 1, session.config.style.recent_scenes) \
+            if session.config.style.recent_scenes else []
+        d.phrases = prose_step.counted([s.body for s in recent], prose_step.phrases_of(d.style))
+    return d.phrases
+
+
 def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -> Built:
     tree = d.tree
+    avoid = prose_step.avoid_line(prose_step.used_up(_phrases_before(session, d),
+                                                     session.config.style.max_phrase_uses))
     tier3 = lambda budget, upto: [Piece(doc.name, doc.block())  # noqa: E731
                                   for doc in select_tier3(tree, budget, session.counter_of("writer").count,
                                                           upto=upto,
@@ -280,7 +299,8 @@ def _build_write(session: Session, d: TickDraft, budget: Budget | None = None) -
     return build_writer(session, story=d.story, memory=d.memory, plan=d.planned, tick=d.tick,
                         scenes=d.scenes, tool_results=d.tool_results, steer=d.steer,
                         tier3=tier3, tier3_ends=[c.last for c in tree.checkpoints()],
-                        lore=d.lore, budget=budget, standing=d.standing)
+                        lore=d.lore, budget=budget, standing=d.standing, style=d.style,
+                        avoid=avoid)
 
 
 COPY_SOURCES = 5      # the scenes before this one whose paragraphs the writer may not copy
@@ -299,12 +319,48 @@ def _write(session: Session, d: TickDraft) -> StageCall:
                                   d.tick - 1, COPY_SOURCES)),
                               short=session.lean_for("writer"),   # the 1.5B ends scenes early, strays
                               cast=[d.planned.pov, *d.planned.characters])
+    _check_prose(session, d, model, call)
     session.source.prose = d.prose
     least, words = session.config.generation.scene_min_words, word_count(d.prose)
     if words < least:
         d.notices.append(f"scene {d.tick} has {words} words, under "
                          f"generation.scene_min_words ({least})")
     return call
+
+
+def _check_prose(session: Session, d: TickDraft, model: Any, call: StageCall) -> None:
+    """The scene's phrases and style checked (tick/prose_step.py); with faults, a notice,
+    and where style.rewrite says, the scene written once more, told what to mend, the
+    better of the two kept (the second call's completions join the first's)."""
+    config, gen = session.config.style, session.config.generation
+    phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
+    d.checked = found = prose_step.check(d.prose, before, phrases, config.max_phrase_uses,
+                                         d.style)
+    if not found.faults:
+        return
+    said = prose_step.notice(d.tick, found, config, d.style)
+    if not prose_step.rewrites(config, session.lean_for("writer")):
+        d.notices.append(said)
+        return
+    budget, messages = session.budget("writer"), d.built["writer"].messages
+    again = [*messages[:-1], {"role": messages[-1]["role"], "content": messages[-1]["content"]
+                              + "\n\n" + prose_step.mend(found, d.style)}]
+    limit = min(budget.max_output, room_in(session, budget)(again))
+    if limit < write.MIN_CONTINUATION:
+        d.notices.append(said)
+        return
+    prose, more = write.run(model, again, max_tokens=limit, min_words=gen.scene_min_words,
+                            max_words=gen.scene_max_words, title=d.planned.title,
+                            room=room_in(session, budget), short=session.lean_for("writer"),
+                            cast=[d.planned.pov, *d.planned.characters])
+    call.completions += more.completions
+    second = prose_step.check(prose, before, phrases, config.max_phrase_uses, d.style)
+    kept = second.rank() < found.rank()
+    if kept:
+        d.prose, d.checked, call.warning = prose, second, more.warning
+    d.rewritten = "second" if kept else "first"
+    d.notices.append(f"{said}: written again once (style.rewrite: {config.rewrite}); the "
+                     f"{'second' if kept else 'first'} draft is kept")
 
 
 UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
@@ -318,20 +374,29 @@ def as_told(plan: Plan) -> Plan:
 def _build_extract(session: Session, d: TickDraft) -> Built:
     plan = as_told(d.planned)
     return build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=d.prose,
-                           tick=d.tick, **asked_of(d))
+                           tick=d.tick, **asked_of(session, d, d.prose))
 
 
-def asked_of(d: TickDraft) -> dict[str, Any]:
-    """What the extractor is asked of the outline (a book with one): whether the beat the
-    plan named happened, and the scene's tension."""
-    at = d.standing
-    return {"beat": at.beat(d.planned.beat) if at else None, "tension": at is not None}
+VOICES_ASKED = (2, 1)    # voice cards an extractor is asked at most (a served, a local model)
 
 
-def _asks(d: TickDraft) -> dict[str, bool]:
-    asked = asked_of(d)
+def asked_of(session: Session, d: TickDraft, prose: str) -> dict[str, Any]:
+    """What the extractor is asked beyond memory's changes: of the outline (a book with
+    one), whether the beat the plan named happened and the scene's tension; and the voice
+    cards of the scene's people who speak in `prose` and have none (story/voices.py)."""
+    at, gen = d.standing, session.config.generation
+    people = [c for c in (find_person(d.memory, n) for n in dict.fromkeys(
+        [d.planned.pov, *d.planned.characters]) if n) if c is not None]
+    voices = wanting(people, prose, VOICES_ASKED[session.lean_for("extractor")]) \
+        if gen.enable_entity_updates else []
+    return {"beat": at.beat(d.planned.beat) if at else None, "tension": at is not None,
+            "voices": voices}
+
+
+def _asks(session: Session, d: TickDraft, prose: str) -> dict[str, Any]:
+    asked = asked_of(session, d, prose)
     return {"beat": asked["beat"] is not None, "tension": asked["tension"],
-            "opens": not payoff_step.closing(d.standing)}
+            "opens": not payoff_step.closing(d.standing), "voices": len(asked["voices"])}
 
 
 def _extract(session: Session, d: TickDraft) -> StageCall:
@@ -341,7 +406,8 @@ def _extract(session: Session, d: TickDraft) -> StageCall:
         d.extraction, call = extract.run(session.model, d.built["extractor"].messages,
                                          max_tokens=budget.max_output,
                                          room=room_in(session, budget),
-                                         knowledge=session.knowledge, **_asks(d))
+                                         knowledge=session.knowledge,
+                                         **_asks(session, d, d.prose))
         d.notices += d.extraction.corrected
     except ModelResponseError as exc:     # answered, twice, but nothing usable: the scene
         if not isinstance(exc.call, StageCall):   # still lands, summed up by its own words
@@ -425,6 +491,9 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
         record["payoffs"] = draft.payoffs
     if draft.audit and draft.audit.mode != "off":
         record["audit"] = draft.audit.record()
+    prose = draft.checked.record() if draft.checked else {}
+    if prose or draft.rewritten:
+        record["prose"] = prose | ({"rewritten": draft.rewritten} if draft.rewritten else {})
     return record | (draft.given.record if draft.given else {})
 
 
@@ -629,6 +698,9 @@ def audit(session: Session, d: TickDraft, emit: OnStage) -> None:
         memory, kept = d.pre_extract
         d.memory, d.changes = memory, d.changes[:kept]
         d.prose = result.prose
+        d.checked = prose_step.check(d.prose, _phrases_before(session, d),
+                                     prose_step.phrases_of(d.style),
+                                     session.config.style.max_phrase_uses, d.style)
         d.extraction = book_names.guard_extraction(d, result.extraction, d.prose)
         d.extraction, _ = payoff_step.closed_extraction(d.extraction, d.standing)
         session.source.prose = d.prose
@@ -716,12 +788,12 @@ def _rewrite(session: Session, d: TickDraft, ask: str) -> tuple[str, Extraction,
     plan = as_told(d.planned)
     session.source.prose = prose
     built = build_extractor(session, story=d.story, memory=d.memory, plan=plan, prose=prose,
-                            tick=d.tick, **asked_of(d))
+                            tick=d.tick, **asked_of(session, d, prose))
     budget = session.budget("extractor")
     extraction, extracted = extract.run(session.model, built.messages,
                                         max_tokens=budget.max_output,
                                         room=room_in(session, budget),
-                                        knowledge=session.knowledge, **_asks(d))
+                                        knowledge=session.knowledge, **_asks(session, d, prose))
     return prose, extraction, [wrote, extracted]
 
 

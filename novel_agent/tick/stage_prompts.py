@@ -10,7 +10,7 @@ fitted to the session's budget for the stage, reported, ready to log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from novel_agent.context.report import build_report, flatten
 from novel_agent.context.sections import Context
 from novel_agent.context.stable import growing_prefix, stable_prefix
 from novel_agent.context.tier3 import select_tier3, tier3_budget, tier3_end
+from novel_agent.context.voice import style_items, voice_items
 from novel_agent.context.writer import (
     TIER3_STRETCH,
     Piece,
@@ -191,13 +192,16 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
                  scenes: SceneReader, tool_results: Sequence[str] = (), steer: str = "",
                  tier3: Sequence[Piece] | Callable[[int, int | None], Sequence[Piece]] = (),
                  tier3_ends: Sequence[int] | None = None, lore: Lorebook | None = None,
-                 budget: Budget | None = None, standing: BookStanding | None = None) -> Built:
+                 budget: Budget | None = None, standing: BookStanding | None = None,
+                 style: Mapping[str, Any] | None = None, avoid: str = "") -> Built:
     """The writer's prompt for `tick`, its tiers continuing from the committed state, with
     the older scenes and facts retrieval brings back, the lore that fires, and the recall
     probe in its report. `budget`: a smaller one than the stage's (a request that adds to
     the prompt: the audit's revision). With `standing` (a book with an outline), the
     writer is told what the plan's beat must make happen, and when it is the outline's
-    last, that the scene ends the book, as the arc's ending says."""
+    last, that the scene ends the book, as the arc's ending says. With `style` (the
+    project's style.yaml), the book's style and its sample passage; `avoid`: the line of
+    phrases this book has used too often (tick/prose_step.py)."""
     config = session.config
     budget = budget or session.budget("writer")
     gen = config.generation
@@ -213,6 +217,8 @@ def build_writer(session: Session, *, story: Any, memory: Memory, plan: Plan, ti
     inputs = WriterInputs(story=story, memory=memory, plan=plan, last_tick=tick - 1,
                           scene=scenes, tick=tick, tool_results=tool_results, steer=steer,
                           tier3=tier3, tier3_ends=tier3_ends, lore=fired,
+                          voices=voice_items(memory, plan), style=style_items(style),
+                          avoid=avoid,
                           retrieved=retrieval or (),
                           settled=settled_of(session, memory),
                           state=session.project.state().get("writer_tiers") or {},
@@ -263,10 +269,11 @@ def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]
 
 
 def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan, prose: str,
-                    tick: int, beat: Beat | None = None, tension: bool = False) -> Built:
+                    tick: int, beat: Beat | None = None, tension: bool = False,
+                    voices: Sequence[str] = ()) -> Built:
     """The extractor's prompt: a very long scene is cut middle-out, never refused. In a book
     with an outline it asks the scene's tension (`tension`) and whether `beat`, the beat
-    the plan named, happened."""
+    the plan named, happened; it asks the voice cards of `voices` (names)."""
     briefing = extractor_briefing(story, memory, plan, prose, tick=tick,
                                   shares=session.config.context.extractor_shares,
                                   knowledge=session.knowledge)
@@ -274,6 +281,8 @@ def build_extractor(session: Session, *, story: Any, memory: Memory, plan: Plan,
         briefing = briefing.with_section(beat_section(beat)).with_values(beat=beat.id)
     if tension:
         briefing = briefing.with_values(tension=True)
+    if voices:
+        briefing = briefing.with_values(voices=list(voices))
     return fit_briefing(session, briefing, tick)
 
 

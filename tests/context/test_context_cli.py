@@ -27,8 +27,9 @@ def test_context_report_as_table_and_json_changes_nothing(project, snapshot, cli
     assert report["tokens"] <= report["budget"]
     assert TokenCounter("offline").count_messages(report["messages"]) == report["tokens"]
     names = [s["name"] for s in report["sections"]]
-    assert names == ["instructions", "bible", "tier3", "cast", "settled", "recent_summaries",
-                     "recent_full", "retrieved", "lore", "tools", "intention", "steer"]
+    assert names == ["instructions", "bible", "style", "tier3", "cast", "settled", "recent_summaries",
+                     "recent_full", "retrieved", "lore", "voices", "avoid", "tools",
+                     "intention", "steer"]
     planner = json.loads(cli("context", "--stage", "planner", "--json").output)
     assert planner["stage"] == "planner" and planner["prefix_share"] > 0
     assert snapshot(project.root) == before

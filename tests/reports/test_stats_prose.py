@@ -85,7 +85,8 @@ def test_a_broken_style_yaml_is_an_error_naming_it(project):
     (project.root / "style.yaml").write_text("avoid: a testament to\n")
     result = invoke("stats", "-p", "harbour", ok=False)
     assert result.output.splitlines()[-1] == (
-        f"Error: {project.root / 'style.yaml'}:1: avoid: expected a list of phrases")
+        f"Error: {project.root / 'style.yaml'}:1: 'avoid' must be a list of text, like "
+        "[harbour, lamp]: fix the value or remove the line")
 
 
 def test_degradation_is_the_last_quarter_against_the_first(project):

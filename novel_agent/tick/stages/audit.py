@@ -80,7 +80,7 @@ def scene_input(config: Config, d: Any, prose: str, extraction: Extraction,
                       clock=clock[0], clock_scene=clock[1],
                       recent=recent_bodies(d.scenes, d.tick, config.audit.repeat_window),
                       rules=rules_of(config), known_people=known(d, "characters"),
-                      known_places=known(d, "locations"))
+                      known_places=known(d, "locations"), cast=list(d.plan.characters))
 
 
 def known(d: Any, kind: str) -> set[str]:

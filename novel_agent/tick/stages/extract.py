@@ -17,12 +17,14 @@ from novel_agent.story.memory import (
     touched_loops,
     upsert_character,
 )
+from novel_agent.story.voices import take_proposal
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import (
     clean_bullets,
     fact_problem,
     loop_problem,
     name_problem,
+    named_in,
     person_problem,
     written_name,
 )
@@ -30,13 +32,14 @@ from novel_agent.text.names import (
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         room: Room | None = None, knowledge: bool = True, beat: bool = False,
-        tension: bool = False, opens: bool = True) -> tuple[Extraction, StageCall]:
+        tension: bool = False, opens: bool = True, voices: int = 0) -> tuple[Extraction, StageCall]:
     """Extract what the scene established, from the extractor's prompt (`room`: see
     ask_json); `knowledge=False` holds the answer to the keys without the continuity
     audit's (LEAN_EXTRACT_SCHEMA), as its prompt asks. In a book with an outline it is
     asked whether the planned beat happened (`beat`) and the scene's tension (`tension`);
-    in its final act (`opens` off) its schema opens no loop."""
-    schema = extract_schema(knowledge, beat=beat, tension=tension, opens=opens)
+    in its final act (`opens` off) its schema opens no loop; `voices`: the voice cards
+    of that many people who speak and have none, as its prompt names them."""
+    schema = extract_schema(knowledge, beat=beat, tension=tension, opens=opens, voices=voices)
     return ask_json(model, "extractor", messages, max_tokens, schema,
                     lambda data: extraction_from_json(data, beat=beat, tension=tension), room)
 
@@ -63,7 +66,9 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
     Only what memory can use is recorded: a fact or a loop copied word for word from the
     scene (`prose`) or cut off at its length limit is not, nor a loop that is not asked
     as a question; characters are updated when known (by name or alias), created when
-    the scene writes a new one's name as a name (`new_name`)."""
+    the scene writes a new one's name as a name (`new_name`); a voice card proposed for
+    a known character the scene names is taken where they have none, or a thin one of
+    the extractor's (never the author's)."""
     changes = []
     if facts:
         for fact in extraction.facts:
@@ -95,6 +100,11 @@ def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = Tr
         if a is not None and b is not None and a is not b:
             add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
             changes.append(f"relationship: {a['name']} & {b['name']}")
+    for voice in extraction.voices:       # never over the author's card (story/voices.py)
+        speaker = find_person(memory, voice["name"])
+        if speaker is not None and named_in(prose, voice["name"]):
+            added = take_proposal(speaker, voice)
+            changes += [f"voice card of {speaker['name']}: {', '.join(added)}"] if added else []
     for loop in memory.open_loops():      # (a loop's file always says its scenes)
         loop.setdefault("scenes", [])
     for loop in touched_loops(memory, " ".join(extraction.summary)):   # touched: the summary
