@@ -22,13 +22,14 @@ import argparse
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
+from novel_agent.story.style import learned_text, read_samples
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session
 from tests.support.fake_openai import FakeOpenAIServer
@@ -49,7 +50,8 @@ def timed(session: Session) -> tuple[TickResult, float, float]:
 BESIDE = 60      # the long book's first and last ticks that a fresh book is ticked beside
 
 
-def book(folder: Path, offline: bool, window: int, preset: str, name: str = "stress") -> Project:
+def book(folder: Path, offline: bool, window: int, preset: str, name: str = "stress",
+         style: Sequence[Path] = ()) -> Project:
     """A new book for the stress model (`name` seeds its story: another name, other people,
     places and loops, so a fresh book beside the long one finds none of its texts already
     counted or parsed in the process's caches)."""
@@ -57,9 +59,14 @@ def book(folder: Path, offline: bool, window: int, preset: str, name: str = "str
                       "model": "small-local-model"}, "preset": preset}
     if offline:
         config["context"] = {"window": window}
-    return create_project(folder, {
+    project = create_project(folder, {
         "name": name, "premise": "A lighthouse keeper finds a drowned man's map.",
         "protagonist": "Mara Quill"}, config=config)
+    if style:       # as `novel style learn FILE…` writes it
+        files = list(style)
+        (project.root / "style.yaml").write_text(
+            learned_text(read_samples(files), [f.name for f in files]), encoding="utf-8")
+    return project
 
 
 def stress() -> OfflineModel:
@@ -86,10 +93,11 @@ def opened(project: Project, offline: bool,
         server.close()
 
 
-def run(ticks: int, offline: bool, window: int, preset: str, folder: Path) -> LongRun:
+def run(ticks: int, offline: bool, window: int, preset: str, folder: Path,
+        style: Sequence[Path] = ()) -> LongRun:
     """The long book's ticks, each timed; beside its first and last BESIDE, a fresh book's
     (a new one for each end), timed the same way at the same moments (LongRun.beside)."""
-    watch = LongRun(book(folder / "stress", offline, window, preset))
+    watch = LongRun(book(folder / "stress", offline, window, preset, style=style))
     ends = {"head": range(1, BESIDE + 1), "tail": range(ticks - BESIDE + 1, ticks + 1)}
     with opened(watch.project, offline) as s, ExitStack() as fresh:
         beside: tuple[str, Session] | None = None       # the end, its fresh book's session
@@ -119,10 +127,13 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=8192, help="offline: the window")
     parser.add_argument("--preset", default="balanced")
     parser.add_argument("--keep", type=Path, default=None, help="copy the project here")
+    parser.add_argument("--style", type=Path, action="append", default=[],
+                        help="the long book's style learned from this sample (repeatable)")
     args = parser.parse_args()
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as folder:
-        watch = run(args.ticks, args.offline, args.window, args.preset, Path(folder))
+        watch = run(args.ticks, args.offline, args.window, args.preset, Path(folder),
+                    args.style)
         how = "in-process" if args.offline else "through the test server"
         print(f"{args.ticks} stress ticks {how} at {args.window:,} ({args.preset}) in "
               f"{time.monotonic() - started:.0f} s")

@@ -89,7 +89,8 @@ class OfflineModel:
         elif stage == "writer":
             text = self._prose(rng, hints)
         elif stage == "extractor":
-            text = json.dumps(self._extract(rng, hints) | self._pacing(request, hints))
+            text = json.dumps(self._extract(rng, hints) | self._pacing(request, hints)
+                              | self._voices(rng, request, hints))
         elif stage == "auditor":        # it cannot judge prose: it finds nothing
             text = json.dumps({"findings": []})
         elif stage == "outline":
@@ -264,6 +265,11 @@ class OfflineModel:
         return {**answer, "summary": summary[:6],
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
+
+    def _voices(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> dict:
+        """The voice cards the extractor's schema asks for (`voices`): none here, since
+        this model's prose has no line of dialogue (the stress model's has)."""
+        return {"voices": []} if _asked(request, "voices") else {}
 
     def _names(self, hints: Mapping[str, Any], request: Request) -> dict[str, list[str]]:
         """The book's pool of names: the syllable generator's, from the seed and the

@@ -3,7 +3,10 @@
 Each scene brings 2–4 new characters or places, opens a loop nearly every time
 (the planner's tool and the extractor each open one) and never resolves one;
 it states two facts that name who was there, where, and a rare word of the
-scene. Now and then the plan comes back to an older loop, by its words, as
+scene. Someone in each paragraph says a line, in a way of speaking of their own (a tic
+made from their name), and the extractor gives each speaker it is asked for a voice
+card, so the writer's "How they speak" and the audit's voice rule run all the way.
+Now and then the plan comes back to an older loop, by its words, as
 a real planner would. In a book with an outline it ignores the outline as it
 ignores the loops: its plan names no beat, and its extractor says the beat did
 not happen (or only partly) with a tension drawn at random, so the book ends only
@@ -15,11 +18,12 @@ server by bench/server_run.py --stress and bench/long_run.py.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from novel_agent.models.base import Request
-from novel_agent.models.offline import OBJECTS, VERBS, OfflineModel, _join
+from novel_agent.models.offline import OBJECTS, VERBS, OfflineModel, _asked, _join
 
 SYLLABLES = ["ka", "ve", "lor", "mi", "dan", "sul", "tir", "ob", "en", "ra", "quen", "is",
              "mel", "dor", "fen", "ash", "gri", "hal", "nor", "pel", "ost", "ur", "yn", "zed",
@@ -28,6 +32,16 @@ PLACE_KINDS = ["wharf", "chapel", "mill", "archive", "bridge", "yard", "tower", 
                "orchard", "cistern", "kiln", "ferry", "garden", "vault", "quay", "stable"]
 THINGS = ["ledger", "seal", "locket", "chart", "verdict", "debt", "oath", "ring", "cipher",
           "bell", "lamp", "will", "deed", "mask", "knife", "letter"]
+
+
+TICS = ["Mark me", "Well now", "Listen here", "Mind you", "Hear this", "Look sharp", "Say it plain",
+        "By my oath", "Steady on", "Of course", "Trust me", "No fear", "Heaven help us", "See here"]
+SPOKE = re.compile(r"([A-Z][^.,\"]*?) spoke of ([^,]+), and [^.]+\.")
+
+
+def tic_of(name: str) -> str:
+    """A person's own way of starting a line: 'Mark me'."""
+    return random.Random(f"tic|{name}").choice(TICS)
 
 
 def coined(rng: random.Random, parts: int = 2) -> str:
@@ -98,6 +112,30 @@ class StressModel(OfflineModel):
                                              f"at {location} to {goal}.",
                 "pov": pov, "location": location, "characters": cast,
                 "tool_calls": calls[:max_tools]}
+
+    def _prose(self, rng: random.Random, hints: Mapping[str, Any]) -> str:
+        """The offline prose, where someone "spoke of" a thing now says it, with their tic
+        (about as many tokens: the scene's size holds)."""
+        cast = set(getattr(hints.get("plan"), "characters", []) or [])
+
+        def said(match: re.Match[str]) -> str:
+            who, what = match.group(1), match.group(2)
+            return f'"{tic_of(who)}, {what}," said {who}.' if who in cast else match.group(0)
+        return SPOKE.sub(said, super()._prose(rng, hints))
+
+    def _voices(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> dict:
+        """A card for each of the scene's people who speaks in its prose, as many as the
+        schema asks: their own tic, and a word they never say."""
+        asked = _asked(request, "voices")
+        if not asked:
+            return {}
+        plan = hints.get("plan")
+        prose = str(hints.get("prose", ""))
+        speakers = [n for n in getattr(plan, "characters", []) or [] if f"said {n}." in prose]
+        return {"voices": [{"name": n, "diction": "plain, of the harbour",
+                            "habits": "short answers, questions turned back",
+                            "tics": [tic_of(n)], "never": [coined(random.Random(n), 2).lower()]}
+                           for n in speakers[:int(asked.get("maxItems", 1))]]}
 
     def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
         answer = super()._extract(rng, hints)

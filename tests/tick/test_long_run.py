@@ -18,13 +18,19 @@ from novel_agent.context.builders import intention_text
 from novel_agent.context.relevance import Focus, character_line, loop_items
 from novel_agent.context.sections import describe_character
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory, loop_marks, touches
+from novel_agent.story.memory import Memory, load_memory, loop_marks, touches
 from novel_agent.story.recovery import reconciled
+from novel_agent.story.style import learned_text
 from novel_agent.story.summaries import load_tree, tree_depth
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.long_checks import LongRun
 from tests.support.stress_model import StressModel
+
+SAMPLE = ("The lamp was lit at four, as it had been every winter evening. She trimmed the wick "
+          "and wrote the hour in the log.\n\n\"You'll want the kettle on,\" said Haig. He did "
+          "not get out of the boat. He never got out.\n\n\"I have tea,\" she said. Below, the sea "
+          "came at the rock in long grey ridges, and she counted them without meaning to.")
 
 
 def test_a_loop_is_touched_by_what_tells_it_apart_not_by_common_words():
@@ -74,6 +80,8 @@ def long_run(tmp_path_factory):
         "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",
         "protagonist": "Mara Quill"},
         config={"llm": {"provider": "offline"}, "context": {"window": 8192}})
+    (project.root / "style.yaml").write_text(learned_text([SAMPLE], ["sample.md"]),
+                                             encoding="utf-8")
     watch = LongRun(project)
     with pytest.MonkeyPatch.context() as patch:      # durability is not what is tested here
         patch.setattr("novel_agent.files.os.fsync", lambda fd: None)
@@ -127,5 +135,21 @@ def test_three_hundred_stress_ticks_at_8k_keep_the_last_prompts_whole(long_run):
     log = json.loads((run.project.log_dir / "tick_300_summarizer_checkpoint_300.json")
                      .read_text())
     scenes = [i for i in log["items"] if i["section"] == "scenes"]
-    assert len(scenes) == 10 and all(i["included"] and i["form"] == "full" for i in scenes)
+    assert len(scenes) == 10 and all(i["included"] and i["form"] == "full" for i in scenes), \
+        [(i["key"], i["included"], i["form"], i["tokens"]) for i in scenes]
     assert log["compaction_level"] == 0 and log["tokens"] > 0.5 * log["budget"]
+    # 7: the book's style reaches each of the last writers; the cards of those present
+    # who have one (a scene of newcomers has none) most of them, each card once; the
+    # stress model's people got cards as they spoke
+    voiced = 0
+    for t in range(291, 301):
+        writer = json.loads((run.project.log_dir / f"tick_{t:03d}_writer.json").read_text())
+        sections = {s["name"]: s for s in writer["sections"]}
+        assert sections["style"]["tokens"] > 0, t
+        cards = sections["voices"]["items"]
+        assert len(cards) == len(set(cards)), (t, cards)
+        voiced += bool(cards)
+    assert voiced >= 5
+    carded = [c for c in load_memory(run.project.memory_dir).characters.values()
+              if c.get("voice")]
+    assert len(carded) > 100
