@@ -243,9 +243,10 @@ class StyleConfig:
     # style.rewrite).
     max_phrase_uses: int = 1
     recent_scenes: int = 10         # the scenes before this one the phrases are counted over
-    # A scene that goes over max_phrase_uses, or whose person or tense is not style.yaml's,
-    # is written again once and the better of the two kept: local (on an embedded local
-    # model), always, or off (a notice only).
+    # Where a scene is mended: one whose person or tense is not style.yaml's is written
+    # again once and the better of the two kept; each sentence with a phrase over
+    # max_phrase_uses, or five words an earlier scene said, is written again on its own.
+    # local (on an embedded local model), always, or off (a notice only).
     rewrite: str = "local"
 
 

@@ -45,6 +45,7 @@ from novel_agent.errors import (
 from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall, keeping_prefix
+from novel_agent.models.base import Request
 from novel_agent.storage import explain
 from novel_agent.story.book_standing import (
     BookStanding,
@@ -119,6 +120,7 @@ class TickDraft:
     phrases: Counter[str] | None = None    # the slop list's phrases in the last scenes (prose_step)
     checked: prose_step.Checked | None = None   # what the check found of the scene
     rewritten: str = ""                    # which draft was kept, when written again for it
+    mended: int = 0                        # stale sentences written again (prose_step)
 
     @property
     def planned(self) -> Plan:
@@ -329,19 +331,32 @@ def _write(session: Session, d: TickDraft) -> StageCall:
 
 
 def _check_prose(session: Session, d: TickDraft, model: Any, call: StageCall) -> None:
-    """The scene's phrases and style checked (tick/prose_step.py); with faults, a notice,
-    and where style.rewrite says, the scene written once more, told what to mend, the
-    better of the two kept (the second call's completions join the first's)."""
-    config, gen = session.config.style, session.config.generation
+    """The scene's phrases and style checked (tick/prose_step.py); with faults, a notice.
+    Where style.rewrite says: a scene told in the wrong person or tense is written once
+    more, told what to mend, the better of the two kept (the second call's completions
+    join the first's); then its stale sentences (a phrase over its allowance, words an
+    earlier scene said) are each written again on their own (`_mend_sentences`)."""
+    config = session.config.style
     phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
     d.checked = found = prose_step.check(d.prose, before, phrases, config.max_phrase_uses,
                                          d.style)
-    if not found.faults:
-        return
     said = prose_step.notice(d.tick, found, config, d.style)
     if not prose_step.rewrites(config, session.lean_for("writer")):
-        d.notices.append(said)
+        d.notices += [said] if said else []
         return
+    if found.wrong:
+        _rewrite_scene(session, d, model, call, found, said)
+    _mend_sentences(session, d, call)
+    if said and not found.wrong:
+        d.notices.append(said + (f": {d.mended} sentence(s) written again"
+                                 if d.mended else ""))
+
+
+def _rewrite_scene(session: Session, d: TickDraft, model: Any, call: StageCall,
+                   found: prose_step.Checked, said: str) -> None:
+    """The scene written once more, told what to mend; the better draft kept."""
+    config, gen = session.config.style, session.config.generation
+    phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
     budget, messages = session.budget("writer"), d.built["writer"].messages
     again = [*messages[:-1], {"role": messages[-1]["role"], "content": messages[-1]["content"]
                               + "\n\n" + prose_step.mend(found, d.style)}]
@@ -361,6 +376,35 @@ def _check_prose(session: Session, d: TickDraft, model: Any, call: StageCall) ->
     d.rewritten = "second" if kept else "first"
     d.notices.append(f"{said}: written again once (style.rewrite: {config.rewrite}); the "
                      f"{'second' if kept else 'first'} draft is kept")
+
+
+def _mend_sentences(session: Session, d: TickDraft, call: StageCall) -> None:
+    """Each stale sentence of the scene (prose_step.stale_sentences: a listed phrase over
+    its allowance, ECHO words in a row from one of the last COPY_SOURCES scenes) asked
+    of the writer's model again on its own, its answer spliced in where it will do
+    (prose_step.mended); the scene checked again. A failed call leaves the sentence."""
+    config = session.config.style
+    phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
+    over = list(d.checked.over) if d.checked else []
+    earlier = [s.body for s in d.scenes.recent(d.tick - 1, COPY_SOURCES)]
+    done: list[tuple[prose_step.Stale, str]] = []
+    for stale in prose_step.stale_sentences(d.prose, over, phrases, earlier):
+        size = session.counter_of("writer").count(stale.sentence)
+        try:
+            answer = session.model.complete(Request(
+                stage="writer", messages=prose_step.mend_messages(stale),
+                max_tokens=2 * size + 24))
+        except NovelError:
+            continue
+        call.note(answer)
+        text = prose_step.mended(stale, answer.text, phrases)
+        if text:
+            done.append((stale, text))
+    if done:
+        d.prose = prose_step.splice(d.prose, done)
+        d.mended = len(done)
+        d.checked = prose_step.check(d.prose, before, phrases, config.max_phrase_uses,
+                                     d.style)
 
 
 UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
@@ -492,8 +536,9 @@ def plan_record(draft: TickDraft) -> dict[str, Any]:
     if draft.audit and draft.audit.mode != "off":
         record["audit"] = draft.audit.record()
     prose = draft.checked.record() if draft.checked else {}
-    if prose or draft.rewritten:
-        record["prose"] = prose | ({"rewritten": draft.rewritten} if draft.rewritten else {})
+    if prose or draft.rewritten or draft.mended:
+        record["prose"] = prose | ({"rewritten": draft.rewritten} if draft.rewritten else {}) \
+            | ({"mended": draft.mended} if draft.mended else {})
     return record | (draft.given.record if draft.given else {})
 
 

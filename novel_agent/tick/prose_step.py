@@ -10,10 +10,12 @@ the ones before it, together, use it more than `style.max_phrase_uses` times is 
 and with a style.yaml, the scene's distance from it is measured (text.prose.distance),
 its person or tense wrong when that part of the distance reaches WRONG (the text is
 that sure of a person or tense the style does not have). Either is a notice; where
-`style.rewrite` says (`local`: on an embedded local model, which drifts most), the
-scene is written again once, told what to mend, and the better of the two kept
-(`better`: fewer faults of person and tense, then fewer phrases over, then nearer the
-style). What was measured is the plan record's `prose`.
+`style.rewrite` says (`local`: on an embedded local model, which drifts most), a scene
+in the wrong person or tense is written again once, told what to mend, and the better
+of the two kept (`Checked.rank`: fewer faults of person and tense, then fewer phrases
+over, then nearer the style); then its stale sentences (a phrase over, or ECHO words in
+a row an earlier scene said) are each written again on their own (`stale_sentences`,
+`mended`, `splice`). What was measured is the plan record's `prose`.
 
 No logit bias and no grammar hold the phrases back. A bias works on tokens, not
 phrases: OpenAI's `logit_bias` takes a model's token ids (a tokenizer per model, and
@@ -31,7 +33,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.config.settings import StyleConfig
-from novel_agent.text.prose import Distance, PhraseList, distance, fingerprint, phrase_list, slop_hits
+from novel_agent.text.prose import (
+    Distance,
+    PhraseList,
+    distance,
+    fingerprint,
+    phrase_list,
+    sentence_ngrams,
+    sentences,
+    slop_hits,
+)
 
 WRONG = 0.5          # a person or tense part of the distance at which the scene is told wrong
 SHOWN = 8            # phrases the writer's line names at most
@@ -133,3 +144,90 @@ def notice(tick: int, found: Checked, config: StyleConfig,
         parts.append(f"it uses {uses}, over style.max_phrase_uses ({config.max_phrase_uses} in "
                      f"a scene and the {config.recent_scenes} before it)")
     return f"scene {tick}: " + "; ".join(parts) if parts else ""
+
+
+# -- mending sentences ---------------------------------------------------------------
+# A stale sentence (one with a listed phrase the scene uses past its allowance, or five
+# words together that one of the last scenes said too) is written again on its own, as
+# small a task as a small model does well; the answer is taken only when it is one
+# sentence of about the same size, in the same quotes, without what made the old stale.
+
+MENDS = 6            # sentences a scene has mended at most
+ECHO = 5             # words in a row that make a sentence an echo of an earlier scene
+MEND_SYSTEM = "You are a fiction editor. You rewrite one sentence of a novel at a time."
+MEND_ASK = ("Rewrite this sentence in fresh words of your own. Keep what happens, who "
+            "does it, and the person and tense. Do not use the words \"{words}\". Answer "
+            "with the new sentence only.\n\nSentence: {sentence}")
+PREAMBLES = ("here", "sure", "rewritten", "new sentence", "sentence:", "certainly")
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A sentence to mend: where it starts in the scene, and the words it must not use."""
+
+    sentence: str
+    start: int
+    words: str
+
+
+def _grams(text: str) -> set[tuple[str, ...]]:
+    return set(sentence_ngrams([text], (ECHO,)))
+
+
+def stale_sentences(prose: str, over: Sequence[str], phrases: PhraseList,
+                    earlier: Sequence[str], most: int = MENDS) -> list[Stale]:
+    """The scene's sentences to mend, in order, at most `most`: those with a phrase of
+    `over`, then those saying ECHO words in a row that one of `earlier` (the last scenes)
+    says."""
+    said = set().union(*(_grams(body) for body in earlier)) if earlier else set()
+    out: list[Stale] = []
+    at = 0
+    for sentence in sentences(prose):
+        start = prose.find(sentence, at)
+        if start < 0:
+            continue
+        at = start + len(sentence)
+        hit = next((h.phrase for h in slop_hits(sentence, phrases) if h.phrase in over), None)
+        echo = None if hit else next(iter(sorted(_grams(sentence) & said)), None)
+        if hit or echo:
+            out.append(Stale(sentence, start, hit or " ".join(echo or ())))
+    slop = [s for s in out if s.words in over]
+    return (slop + [s for s in out if s.words not in over])[:most]
+
+
+def mend_messages(stale: Stale) -> list[dict[str, str]]:
+    """The one request that mends `stale`."""
+    return [{"role": "system", "content": MEND_SYSTEM},
+            {"role": "user", "content": MEND_ASK.format(words=stale.words.replace("*", "…"),
+                                                        sentence=stale.sentence)}]
+
+
+def mended(stale: Stale, answer: str, phrases: PhraseList) -> str | None:
+    """The answer as the sentence's new text, or None when it will not do: not one line,
+    a preamble, a size far off, other quotes, the same words, a listed phrase, or the
+    words it was asked not to use."""
+    text = " ".join(answer.split())
+    old = stale.sentence
+    if not old.startswith(("\"", "“", "'", "‘")):
+        text = text.strip("\"“”")
+    words, was = len(text.split()), len(old.split())
+    if (not text or "\n" in answer.strip() or text.lower().startswith(PREAMBLES)
+            or not was // 2 <= words <= 2 * was + 4 or len(sentences(text)) > 2
+            or _quotes(text) != _quotes(old) or text == old or slop_hits(text, phrases)
+            or stale.words.lower() in text.lower()
+            or tuple(stale.words.lower().split()) in _grams(text)):
+        return None
+    return text
+
+
+def _quotes(text: str) -> int:
+    return sum(text.count(q) for q in "\"“”")
+
+
+def splice(prose: str, mends: Sequence[tuple[Stale, str]]) -> str:
+    """`prose` with each stale sentence replaced by its mended text."""
+    out, at = [], 0
+    for stale, text in sorted(mends, key=lambda m: m[0].start):
+        out += [prose[at:stale.start], text]
+        at = stale.start + len(stale.sentence)
+    return "".join(out) + prose[at:]

@@ -1,7 +1,8 @@
 """The phrases a book has used too often, told to the writer in one line; a scene that
 uses one past style.max_phrase_uses, or is told in a person or tense not the style's, is
-a notice, and where style.rewrite says (on an embedded local model by default) is
-written again once, the better draft kept."""
+a notice; where style.rewrite says (on an embedded local model by default) a scene in
+the wrong person or tense is written again once, the better draft kept, and each stale
+sentence (a phrase over, words an earlier scene said) is written again on its own."""
 
 from __future__ import annotations
 
@@ -127,39 +128,89 @@ def test_elsewhere_a_scene_over_is_a_notice_written_once(short):
     assert "prose" not in record(short, 1)                  # the first use is allowed
 
 
-def test_on_a_local_model_the_scene_is_written_again_and_the_better_kept(short):
+def test_on_a_local_model_each_sentence_over_is_written_again_on_its_own(short):
     run_ticks(short, 1, planned(scripted(sloppy(0)), 1))
-    model = planned(scripted(sloppy(1), clean(2)), 1)
+    model = planned(scripted(sloppy(1), "She felt uneasy, and did not know why.",
+                             "Here is the sentence: Mara Quill breathed in slowly."), 1)
     result = tick_on(short, model, local=True)
     asked = model.calls("writer")
-    assert len(asked) == 2
-    assert asked[1].messages[-1]["content"].endswith(
-        'Write this scene anew, without these phrases, which this book has used too often: '
-        '"a sense of unease", "took a deep breath". Keep its events and people.')
-    assert short.scene_path(2).read_text().rstrip().endswith("and then she went home.")
-    assert any(n.endswith("written again once (style.rewrite: local); the second draft is "
-                          "kept") for n in result.notices)
-    assert record(short, 2)["prose"] == {"rewritten": "second"}
+    assert asked[1].messages[-1]["content"] == (
+        'Rewrite this sentence in fresh words of your own. Keep what happens, who does it, '
+        'and the person and tense. Do not use the words "a sense of unease". Answer with the '
+        'new sentence only.\n\nSentence: She felt a sense of unease.')
+    assert 'Do not use the words "took a deep breath"' in asked[2].messages[-1]["content"]
+    # the two sentences of the scene said in scene 1 too are asked after the phrases
+    # (answered by the offline model with a whole scene: not taken)
+    assert len(asked) == 5 and "the length of the quay" in asked[3].messages[-1]["content"]
+    scene = short.scene_path(2).read_text()
+    assert "She felt uneasy, and did not know why. Mara Quill took a deep breath." in scene
+    assert "a sense of unease" not in scene and "Here is" not in scene   # a preamble: refused
+    assert record(short, 2)["prose"] == {"over": {"took a deep breath": 1}, "mended": 1}
+    assert any(n.endswith(": 1 sentence(s) written again") for n in result.notices)
 
 
 def test_a_second_draft_no_better_leaves_the_first(short):
-    run_ticks(short, 1, planned(scripted(sloppy(0)), 1))
-    worse = f"{sloppy(2)} A sense of unease again, and a sense of unease."
-    result = tick_on(short, planned(scripted(sloppy(1), worse), 1), local=True)
-    kept = short.scene_path(2).read_text()
-    assert "On Tuesday" in kept and "On Wednesday" not in kept
+    (short.root / "style.yaml").write_text("person: third\ntense: past\n")
+    again = ("I am Mara Quill. I walk the quay and count the boats. The ferry is late. I "
+             "wait for the lamps, and my hands are cold. A gull lands near me and I shoo it. I "
+             "hear a bell ring the hour. I pick up my bag and I go home.")
+    result = tick_on(short, planned(scripted(PRESENT, again), 1), local=True)
+    kept = short.scene_path(1).read_text()
+    assert "Mara Quill walks" in kept and "I walk" not in kept
     assert any(n.endswith("the first draft is kept") for n in result.notices)
-    assert record(short, 2)["prose"]["rewritten"] == "first"
+    assert record(short, 1)["prose"]["rewritten"] == "first"
 
 
-@pytest.mark.parametrize("rewrite, local, calls", [("off", True, 1), ("always", False, 2),
-                                                    ("local", False, 1)])
-def test_style_rewrite_says_where_a_scene_is_written_again(short, rewrite, local, calls):
+@pytest.mark.parametrize("rewrite, local, again", [("off", True, False), ("always", False, True),
+                                                   ("local", False, False),
+                                                   ("local", True, True)])
+def test_style_rewrite_says_where_a_scene_is_mended(short, rewrite, local, again):
     set_llm(short.root, style__rewrite=rewrite)
     run_ticks(short, 1, planned(scripted(sloppy(0)), 1))
-    model = planned(scripted(sloppy(1), clean(2)), 1)
+    model = planned(scripted(sloppy(1), "She felt uneasy."), 1)
     tick_on(short, model, local=local)
-    assert len(model.calls("writer")) == calls
+    assert (len(model.calls("writer")) > 1) == again
+    assert ("She felt uneasy." in short.scene_path(2).read_text()) == again
+
+
+def test_the_stale_sentences_are_the_phrases_over_then_the_echoes():
+    phrases = prose_step.phrases_of(None)
+    earlier = ["The lamp guttered in the wind off the sea, and she waited."]
+    prose = ("The lamp guttered in the wind off the sea. She felt a sense of unease. "
+             "“Come in,” he said.")
+    stale = prose_step.stale_sentences(prose, ["a sense of unease"], phrases, earlier)
+    assert [(s.sentence, s.words) for s in stale] == [
+        ("She felt a sense of unease.", "a sense of unease"),
+        ("The lamp guttered in the wind off the sea.", "guttered in the wind off")]
+    assert prose[stale[1].start:].startswith("The lamp guttered")
+    assert prose_step.stale_sentences(prose, [], phrases, []) == []    # allowed, no echo
+    assert len(prose_step.stale_sentences(prose, ["a sense of unease"], phrases, earlier,
+                                          most=1)) == 1
+    mends = [(stale[0], "Something was wrong."), (stale[1], "The lamp shook.")]
+    assert prose_step.splice(prose, mends) == \
+        "The lamp shook. Something was wrong. “Come in,” he said."
+
+
+@pytest.mark.parametrize("answer, taken", [
+    ("Something was wrong, she thought.", "Something was wrong, she thought."),
+    ('"Something was wrong, she thought."', "Something was wrong, she thought."),
+    ("  Something   was wrong.\n", "Something was wrong."),
+    ("Sure! Something was wrong.", None),                       # a preamble
+    ("Wrong.", None),                                           # far shorter
+    ("Something was wrong. " * 6, None),                        # far longer
+    ("Something was wrong.\n\nAnd more.", None),                # not one line
+    ("“Something was wrong,” she said.", None),                 # quotes it had not
+    ("She felt a sense of unease all day.", None),             # the phrase again
+    ("A chill ran down her spine, she thought.", None),         # another listed phrase
+    ("She felt a sense of unease.", None),                      # the same
+])
+def test_a_mended_sentence_is_taken_only_when_it_will_do(answer, taken):
+    stale = prose_step.Stale("She felt a sense of unease.", 0, "a sense of unease")
+    assert prose_step.mended(stale, answer, prose_step.phrases_of(None)) == taken
+    echo = prose_step.Stale("The lamp guttered in the wind off the sea.", 0,
+                            "guttered in the wind off")
+    assert prose_step.mended(echo, "The lamp guttered in the wind off the cliff.",
+                             prose_step.phrases_of(None)) is None
 
 
 def test_style_recent_scenes_and_max_phrase_uses_set_the_allowance(short):
