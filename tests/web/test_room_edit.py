@@ -382,3 +382,12 @@ def test_a_held_draft_sent_back_with_a_note_is_written_again_told_it(project, pr
     assert project.tick() == 2 and read_held(project.novel_dir) is None
     assert History(project).head().subject.endswith(f" (note: {note})")
     assert any(note in str(call) for call in model.calls("writer"))
+
+
+def test_the_docs_show_the_room_s_screenshots():
+    from tests.support.repo import ROOT, page
+    text = page("guides/browser.md")
+    for name in ("revise", "conflict", "continuity", "held"):
+        assert f"](../serve_{name}.png)" in text
+        assert (ROOT / "docs" / f"serve_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "`SCREENSHOTS_DIR=docs ./scripts/test tests/web/test_room_edit_browser.py`" in text
