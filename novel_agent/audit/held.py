@@ -74,7 +74,7 @@ def held_draft(novel_dir: Path, next_tick: int) -> HeldDraft:
         raise ProjectError("no tick is held by the continuity audit (audit.mode: hold holds "
                            "one whose findings stop it)", path=str(path))
     data, findings = held
-    tick, record, draft = data.get("tick"), data.get("record"), _draft(novel_dir, data)
+    tick, record, draft = data.get("tick"), data.get("record"), held_draft_file(novel_dir, data)
     if tick != next_tick:
         raise ProjectError(f"the held tick {tick} is not the next tick ({next_tick}): the story "
                            "has moved since it was held; `novel audit drop` discards it",
@@ -109,12 +109,12 @@ def drop_held(novel_dir: Path) -> dict[str, Any] | None:
     if held is None:
         return None
     data, _ = held
-    _draft(novel_dir, data).unlink(missing_ok=True)
+    held_draft_file(novel_dir, data).unlink(missing_ok=True)
     (novel_dir / HELD_FILE).unlink(missing_ok=True)
     return data
 
 
-def _draft(novel_dir: Path, data: dict[str, Any]) -> Path:
+def held_draft_file(novel_dir: Path, data: dict[str, Any]) -> Path:
     """The held draft: the file of that name among the project's drafts (wherever the
     project has moved since)."""
     tick = data.get("tick")
