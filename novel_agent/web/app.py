@@ -62,6 +62,7 @@ from novel_agent.web.pages import (
     steer_page,
 )
 from novel_agent.web.pages import stats_png as make_stats_png
+from novel_agent.web.room_outline import routes as outline_routes
 from novel_agent.web.security import Guard, check_csrf
 from novel_agent.web.site import Site, inside, is_loopback
 
@@ -413,6 +414,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/context", context, name="context"),
         Route(p + "/numbers", numbers, name="numbers"),
         Route(p + "/stats.png", stats_png, name="stats_png"),
+        *outline_routes(p),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={
