@@ -47,7 +47,8 @@ def test_without_an_outline_the_page_says_how_to_make_one(project, projects_dir)
         book = client.get("/p/harbour/book")
         refused = client.post("/p/harbour/outline", {"csrf": SECRET, "part": "arc",
                                                      "summary": "x", "ending": "y"})
-    assert page.status == 200
+        missing = client.get("/p/nowhere/outline")
+    assert page.status == 200 and missing.status == 404
     assert "harbour has no outline yet: make one with <code>novel outline -p harbour</code>" \
         in page.text
     assert re.search(r'<nav>.*href="[^"]*/p/harbour/outline">Outline</a>', book.text, re.S)
@@ -224,3 +225,20 @@ def test_a_broken_outline_is_one_line_on_the_page(project, projects_dir):
     problem = re.search(r'id="outline-problem"[^>]*>(.*?)</p>', page.text, re.S).group(1)
     assert "'scenes' must be a whole number from 1 to 1000, not 'lots'" in html.unescape(problem)
     assert "novel outline edit -p harbour" in page.text
+
+
+def test_the_book_page_downloads_the_manuscript_as_docx(project, projects_dir):
+    run_ticks(project, 2)
+    with serving(make_site(projects_dir)) as client:
+        page = client.get("/p/harbour/book").text
+        made = client.post("/p/harbour/export", {"csrf": SECRET, "format": "docx",
+                                                 "chapters": "auto"})
+        location = made.headers["location"]
+        got = client.get(location[location.index("/p/"):])
+    assert '<button type="submit" name="format" value="docx" id="export-docx">docx</button>' \
+        in page
+    assert made.status == 303 and location.endswith("/p/harbour/download/harbour.docx")
+    assert got.status == 200 and got.headers["content-type"] == (
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    assert 'filename="harbour.docx"' in got.headers["content-disposition"]
+    assert (project.root / "export" / "harbour.docx").read_bytes()[:2] == b"PK"
