@@ -274,7 +274,8 @@ def chart(at: BookStanding, scenes: list[Scene], curve: str) -> Chart:
     out.grid = [(y(t), t) for t in (0, 5, 10)]
     s = at.standing
     if s.chapter is not None and s.chapter.number in starts:
-        out.now = x(starts[s.chapter.number] + min(s.written, s.chapter.scenes - 0.5))
+        size = s.chapter.scenes            # where the next scene's dot will be
+        out.now = x(starts[s.chapter.number] + (s.written + 0.5) * size / max(s.written + 1, size))
     return out
 
 

@@ -81,7 +81,10 @@ def test_the_page_shows_the_book_against_its_outline(project, projects_dir):
     assert len(target.split()) == 6
     dots = re.findall(r'<a href="[^"]*/p/harbour/scene/(\d+)"><circle class="scene-tension"', chart)
     assert dots == ["1", "2", "3"]
-    assert len(re.findall(r'<line class="now"', chart)) == 1
+    xs = [float(x) for x in re.findall(r'<circle class="scene-tension" cx="([\d.]+)"', chart)]
+    (now,) = [float(x) for x in re.findall(r'<line class="now" x1="([\d.]+)"', chart)]
+    slot = xs[1] - xs[0]                          # a planned scene's width: 2 to a chapter
+    assert abs((xs[2] - xs[1]) - slot) < 0.2 and abs((now - xs[2]) - slot) < 0.2
     # the loops, each with where it is meant to pay off
     rows = [[html.unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in
              re.findall(r"<td>(.*?)</td>", row)]
