@@ -108,13 +108,15 @@ def edit_part(project: Project, address: str, values: Mapping[str, str],
     if outline is None:
         raise no_outline(project)
     kind = address.partition(":")[0]
+    if kind not in FIELDS:
+        raise OutlineError(f"no part {address!r} to edit: a part is arc, act:N, chapter:N or "
+                           "beat:ID", file=str(path))
     data = to_data(outline)
     try:
-        part, locked = part_data(data, address) if kind in FIELDS else ({}, [])
+        part, locked = part_data(data, address)
     except KeyError:
-        part, locked = {}, []
-    if not part:
-        raise OutlineError(f"the outline has no {describe(address)} to edit", file=str(path))
+        raise OutlineError(f"the outline has no {describe(address)} to edit",
+                           file=str(path)) from None
     if locked:
         raise OutlineError(f"{describe(address)} is locked (locked: true on {locked[-1]}): "
                            "unlock it in the file to edit it", file=str(path), key="locked")

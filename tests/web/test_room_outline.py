@@ -163,6 +163,9 @@ def test_a_locked_part_is_shown_not_edited(project, projects_dir):
                                         ("beat:3.2", {"what": "Gone.", "tension": "3"}))]
         allowed = client.post("/p/harbour/outline", {"csrf": SECRET, "part": "beat:3.1",
                                                      "what": "Still free.", "tension": ""})
+        unknown = [client.post("/p/harbour/outline", {"csrf": SECRET, "part": part,
+                                                      "what": "x"}) for part in
+                   ("beat:9.1", "scene:1", "")]
     assert 'id="edit-chapter-2"' not in page and 'id="edit-beat-2-1"' not in page
     assert 'id="edit-act-2"' not in page and 'id="edit-beat-3-2"' not in page
     assert 'id="edit-beat-3-1"' in page and 'id="edit-chapter-3"' in page
@@ -174,6 +177,10 @@ def test_a_locked_part_is_shown_not_edited(project, projects_dir):
         "beat 3.2 is locked (locked: true on beat 3.2): unlock it in the file to edit it"]
     assert 'id="kept-beat-2-1"' in refused[0].text and "Gone." in refused[0].text
     assert allowed.status == 200
+    assert [message(r.text).split(": ", 2)[2] for r in unknown] == [
+        "the outline has no beat 9.1 to edit",
+        "no part 'scene:1' to edit: a part is arc, act:N, chapter:N or beat:ID",
+        "no part '' to edit: a part is arc, act:N, chapter:N or beat:ID"]
     after = load_outline(project.outline_file)
     assert after.chapter(3).beats[0].what == "Still free."
     assert after.chapter(3).beats[0].tension is None                  # empty: the curve's
