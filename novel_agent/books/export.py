@@ -1,7 +1,8 @@
-"""The manuscript out: a project's scenes as one markdown, text, HTML or EPUB book.
+"""The manuscript out: a project's scenes as one markdown, text, HTML, EPUB or Word book.
 
     collect(project, scene_range, chapters) -> Book    what goes in, in order
     render_markdown / render_text / render_html / render_epub (epub.py)
+    / render_docx (docx_manuscript.py: Standard Manuscript Format, to send)
                                      (Book) -> str | bytes, pure
     export(project, fmt, out, chapters, scene_range) -> ExportResult
                                      the edge: collect, render, write atomically
@@ -35,7 +36,7 @@ from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.story.summaries import load_tree
 
-FORMATS = ("md", "txt", "html", "epub")
+FORMATS = ("md", "txt", "html", "epub", "docx")
 RANGE_RE = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$")
 EVERY_RE = re.compile(r"^every:(\d+)$")
 
@@ -224,8 +225,17 @@ def render_html(m: Book) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_docx(m: Book) -> bytes:
+    """The book as a Word manuscript in Standard Manuscript Format (docx_manuscript.py,
+    with python-docx, imported only now)."""
+    from novel_agent.books.docx_manuscript import render_docx as render
+
+    return render(m)
+
+
 RENDERERS: dict[str, Callable[[Book], str | bytes]] = {
-    "md": render_markdown, "txt": render_text, "html": render_html, "epub": render_epub}
+    "md": render_markdown, "txt": render_text, "html": render_html, "epub": render_epub,
+    "docx": render_docx}
 
 
 # -- the edge ----------------------------------------------------------------

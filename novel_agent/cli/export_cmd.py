@@ -1,4 +1,4 @@
-"""`novel export`: the manuscript as one markdown, text, HTML or EPUB file."""
+"""`novel export`: the manuscript as one markdown, text, HTML, EPUB or Word (.docx) file."""
 
 from __future__ import annotations
 
@@ -23,11 +23,13 @@ from novel_agent.cli.common import novel_errors, open_project, project_option
 @novel_errors
 def export_cmd(project_spec: str | None, fmt: str, out: str | None, chapters: str,
                scene_range: str | None) -> None:
-    """Write the manuscript in scene order, with a title page and chapters.
+    """Write the manuscript in scene order, with a title page and chapters. `docx` is a
+    Word file in Standard Manuscript Format, to send to an agent or an editor.
 
     \b
     Example:
       novel export -p harbour --format epub
+      novel export -p harbour --format docx
       novel export --format html --chapters every:5 --range 1-20 -o harbour.html
     """
     result = export(open_project(project_spec), fmt, out, chapters, scene_range)

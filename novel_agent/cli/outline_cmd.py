@@ -22,10 +22,10 @@ from novel_agent.cli.common import (
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.settings import Config
 from novel_agent.errors import ProjectError
-from novel_agent.files import atomic_write
 from novel_agent.history.hooks import after_outline, opened
+from novel_agent.revision.outline_edits import no_outline, save_outline_text
 from novel_agent.story.curves import fill_tensions
-from novel_agent.story.outline import Outline, load_outline, parse_outline, to_data
+from novel_agent.story.outline import Outline, load_outline, to_data
 from novel_agent.story.project import Project
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import (
@@ -111,13 +111,8 @@ def existing(project: Project) -> Outline:
     """The project's outline, or a ProjectError saying how to make one."""
     outline = load_outline(project.outline_file)
     if outline is None:
-        raise none_yet(project)
+        raise no_outline(project)
     return outline
-
-
-def none_yet(project: Project) -> ProjectError:
-    return ProjectError(f"{project.name} has no outline yet: make one with `novel outline -p "
-                        f"{project.name}`", path=str(project.outline_file))
 
 
 @outline_group.command("show")
@@ -179,17 +174,11 @@ def edit_cmd(project_spec: str | None, wait: float) -> None:
     """
     project = open_project(project_spec)
     path = project.outline_file
-
-    def save(text: str) -> Outline:
-        outline = parse_outline(text, str(path))
-        atomic_write(path, text)
-        after_outline(project, "outline edited")
-        return outline
-
     with opened(project, wait):
         if not path.is_file():          # (one that does not validate is opened: to mend it)
-            raise none_yet(project)
-        if (outline := edit_until_valid(path, save, shown(project))) is not None:
+            raise no_outline(project)
+        if (outline := edit_until_valid(path, lambda text: save_outline_text(project, text),
+                                        shown(project))) is not None:
             click.echo(f"saved {shown(project)}: {outline.describe()}")
 
 

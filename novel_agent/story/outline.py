@@ -351,7 +351,13 @@ def to_data(outline: Outline) -> dict[str, Any]:
 
 def render_outline(outline: Outline) -> str:
     """The file's text: a comment saying how to edit it, then the outline."""
-    return HEADER + dump_yaml(to_data(outline), width=math.inf)   # a line per sentence, unfolded
+    return outline_text(to_data(outline))
+
+
+def outline_text(data: dict[str, Any]) -> str:
+    """The file's text for the outline's data as `to_data` gives it (checked by no one:
+    parse_outline reads it back)."""
+    return HEADER + dump_yaml(data, width=math.inf)   # a line per sentence, unfolded
 
 
 def save_outline(path: Path, outline: Outline) -> None:

@@ -63,6 +63,7 @@ from novel_agent.web.pages import (
 )
 from novel_agent.web.pages import stats_png as make_stats_png
 from novel_agent.web.room_edit import routes as edit_routes
+from novel_agent.web.room_outline import routes as outline_routes
 from novel_agent.web.security import Guard, check_csrf
 from novel_agent.web.site import Site, inside, is_loopback
 
@@ -415,6 +416,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/numbers", numbers, name="numbers"),
         Route(p + "/stats.png", stats_png, name="stats_png"),
         *edit_routes(p),
+        *outline_routes(p),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={
