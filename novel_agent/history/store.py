@@ -36,6 +36,7 @@ GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objec
 KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair", "outline")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
 SCENE_FILE_RE = re.compile(r"^scenes/scene_(\d+)\.md$")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"    # git's, for the first entry's diff
 
 
 @dataclass
@@ -225,10 +226,18 @@ class History:
                            f"'{self.git.branch()}' (its last tick is "
                            f"{line[0].tick if line else 0})", path=str(self.git.git_dir))
 
-    def diff(self, a: str, b: str, paths: tuple[str, ...] = (), stat: bool = False) -> str:
-        """git's diff between two entries, limited to `paths`."""
-        return self.git.run("diff", "--no-color", *(["--stat"] if stat else []), a, b, "--",
+    def diff(self, a: str, b: str, paths: tuple[str, ...] = (), stat: bool = False,
+             words: bool = False) -> str:
+        """git's diff between two entries, limited to `paths`; `words`: word by word, as
+        git's `--word-diff=porcelain` (prose changes a word or two in a paragraph)."""
+        return self.git.run("diff", "--no-color", *(["--stat"] if stat else []),
+                            *(["--word-diff=porcelain"] if words else []), a, b, "--",
                             *paths).decode("utf-8", "replace")
+
+    def before(self, sha: str) -> str:
+        """What entry `sha` is diffed against: the entry before it on its line, or the
+        empty tree for the first one."""
+        return self.git.resolve(f"{sha}^") or EMPTY_TREE
 
 
 def is_story(path: str) -> bool:
