@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from html import escape
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -20,10 +19,9 @@ from starlette.applications import Starlette
 from starlette.convertors import PathConvertor, StringConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
 from novel_agent.books.export import FORMATS, export
 from novel_agent.config.settings import interval_seconds
@@ -44,6 +42,7 @@ from novel_agent.storage import explain
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import rebuild_state
 from novel_agent.story.scenes import Scene, last_tick, scene_ticks
+from novel_agent.web.common import HERE, NotFound, form_of, int_param, project_of, render, templates
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (
@@ -62,15 +61,9 @@ from novel_agent.web.pages import (
     steer_page,
 )
 from novel_agent.web.pages import stats_png as make_stats_png
-from novel_agent.web.security import Guard, check_csrf
+from novel_agent.web.room_history import routes as history_routes
+from novel_agent.web.security import Guard
 from novel_agent.web.site import Site, inside, is_loopback
-
-HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=str(HERE / "templates"))
-
-
-class NotFound(NovelError):
-    """A page for something that is not there (404)."""
 
 
 class Name(StringConvertor):
@@ -93,19 +86,6 @@ register_url_convertor("name", Name())
 register_url_convertor("file", File())
 
 
-def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    site: Site = request.app.state.site
-    return templates.TemplateResponse(request, name, {"csrf": site.csrf, "notices": (), **context},
-                                      status_code=status)
-
-
-def project_of(request: Request) -> Project:
-    try:
-        return request.app.state.site.project(request.path_params["name"])
-    except ProjectError as exc:
-        raise NotFound(str(exc)) from None
-
-
 def mend_state(project: Project) -> list[str]:
     """state.yaml rebuilt from the scenes when it cannot be read and no run holds the
     project (recovery.rebuild_state, as `novel doctor --fix`): the notice for the page to
@@ -124,22 +104,6 @@ def mend_state(project: Project) -> list[str]:
 
 def config_of(request: Request, project: Project):
     return project.config(env=request.app.state.site.env)
-
-
-async def form_of(request: Request) -> Any:
-    """The posted form, once it is seen to carry the server's secret (else 403)."""
-    form = await request.form()
-    if not check_csrf(request.app.state.site, form, request.headers):
-        raise HTTPException(403, "refused: the form did not come from this server's page "
-                                 "(reload the page and try again)")
-    return form
-
-
-def int_param(value: str | None, name: str, default: int) -> int:
-    try:
-        return int(value) if value not in (None, "") else default
-    except ValueError:
-        raise ProjectError(f"'{name}' must be a whole number, not {value!r}") from None
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -413,6 +377,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/context", context, name="context"),
         Route(p + "/numbers", numbers, name="numbers"),
         Route(p + "/stats.png", stats_png, name="stats_png"),
+        *history_routes(p),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={
