@@ -21,7 +21,7 @@ from novel_agent.index.search import Row, points_to, search
 from novel_agent.index.sync import open_index
 from novel_agent.story.project import Project
 
-LOG_PAGE = 100          # entries a page of the log shows
+LOG_PAGE = 50           # entries a page of the log shows (git works out what each changed)
 DIFF_ROWS = 4000        # lines an entry's diff shows (a hand edit of the whole book is more)
 SEARCH_LIMIT = 50
 SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
@@ -71,17 +71,20 @@ def log_page(project: Project, page: int = 1) -> LogPage:
     if state:
         return LogPage(state=state)
     page = max(1, page)
-    entries = history.entries(limit=page * LOG_PAGE + 1)
-    head, seen = entries[0], set()
-    rows = []
-    for entry in entries[:page * LOG_PAGE]:
-        rows.append(LogRow(entry, describe(entry.changed), entry.tick not in seen,
+    start = (page - 1) * LOG_PAGE
+    before = 1 if start else 0              # the entry before the page: is the first the
+    entries = history.entries(limit=LOG_PAGE + 1 + before, skip=start - before)   # newest
+    head = history.head()                                                   # of its tick?
+    rows, newer = [], entries[0].tick if before and entries else None
+    for entry in entries[before:before + LOG_PAGE]:
+        rows.append(LogRow(entry, describe(entry.changed), entry.tick != newer,
                            entry.sha == head.sha))
-        seen.add(entry.tick)
+        newer = entry.tick
     branch = history.git.branch()
     undo = history.git.resolve(f"{UNDO}/{branch}")
-    return LogPage(branch=branch, head=head, rows=rows[(page - 1) * LOG_PAGE:], page=page,
-                   more=len(entries) > page * LOG_PAGE, undo=history.head(undo) if undo else None)
+    return LogPage(branch=branch, head=head, rows=rows, page=page,
+                   more=len(entries) > before + LOG_PAGE,
+                   undo=history.head(undo) if undo else None)
 
 
 # -- an entry's diff ----------------------------------------------------------------------
