@@ -16,7 +16,9 @@ from novel_agent.errors import ModelError
 from novel_agent.history.store import History
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import load_scene
+from novel_agent.web import history_pages
 from tests.support.projects import files_of
+from tests.support.repo import ROOT
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
@@ -95,6 +97,23 @@ def test_an_edit_by_hand_is_an_entry_whose_diff_shows_the_words_escaped(project,
     assert f"<del>{html.escape(words[3])}</del><ins>&lt;script&gt;alert(1)&lt;/script&gt;</ins>" \
         in diff.text
     assert f"<span>{html.escape(' '.join(words[:3]))} </span>" in diff.text  # the rest kept
+
+
+def test_the_log_pages_keep_each_tick_s_acts_on_its_newest_entry(project, projects_dir,
+                                                                monkeypatch, cli):
+    run_ticks(project, 3)
+    path = project.scene_path(1)
+    path.write_text(path.read_text() + "\nA line added by hand.\n")
+    cli("log", "-p", "harbour")                           # records the edit: tick 3 again
+    monkeypatch.setattr(history_pages, "LOG_PAGE", 1)
+    pages = [history_pages.log_page(project, n) for n in (1, 2, 3, 5)]
+    assert [[(r.entry.tick, r.entry.kind, r.last_of_tick) for r in page.rows]
+            for page in pages] == [[(3, "hand", True)], [(3, "tick", False)],
+                                   [(2, "tick", True)], [(0, "start", True)]]
+    assert [page.more for page in pages] == [True, True, True, False]
+    with serving(make_site(projects_dir)) as client:
+        second = client.get("/p/harbour/history?page=2")
+    assert 'class="redo"' not in second.text and 'rel="prev" href="?page=1"' in second.text
 
 
 @pytest.mark.parametrize("sha", ["zzzzzzzz", "0000000", "HEAD", "..%2F..%2Fetc"])
@@ -391,3 +410,11 @@ def test_search_hits_link_to_their_scenes_memory_and_lore(project, projects_dir,
                      people.text)
     ticks = re.findall(r'<a class="to" href="[^"]*/p/harbour/scene/(\d+)">', scenes.text)
     assert ticks and set(ticks) <= {"1", "2", "3"} and "2" in ticks
+
+
+def test_the_docs_show_the_history_s_screenshots():
+    text = (ROOT / "docs" / "guides" / "browser.md").read_text()
+    for name in ("history", "entry", "rewind", "search"):
+        assert f"](../serve_{name}.png)" in text
+        assert (ROOT / "docs" / f"serve_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "`tests/web/test_room_history_browser.py` the history's and the search's" in text
