@@ -20,6 +20,7 @@ from pathlib import Path
 
 import novel_agent.web.pages as pages
 from novel_agent.history.hooks import opened
+from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.project import Project, create_project
 from novel_agent.tick.pipeline import tick
@@ -74,7 +75,10 @@ def main() -> None:
                  f"/p/harbour/scene/{n // 2}", "/p/harbour/live", "/p/harbour/steer",
                  "/p/harbour/lore", "/p/harbour/memory", "/p/harbour/context",
                  "/p/harbour/context?stage=planner", "/p/harbour/numbers",
-                 "/p/harbour/stats.png"]
+                 "/p/harbour/stats.png", "/p/harbour/history", "/p/harbour/history?page=10",
+                 f"/p/harbour/history/entry/{History(project).entry_at(n // 2).short}",
+                 f"/p/harbour/history/rewind?tick={n // 2}", "/p/harbour/branches",
+                 "/p/harbour/search?q=lantern", '/p/harbour/search?q="brass+key"']
         print(f"\n{n} scenes; the first request, then the median of {REPEATS} more\n")
         print(f"{'page':<34} {'first ms':>9} {'then ms':>8} {'kB':>7}")
         with serving(make_site(root)) as client:

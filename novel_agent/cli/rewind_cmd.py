@@ -6,7 +6,6 @@ import os
 
 import click
 
-import novel_agent.tick.pipeline as pipeline
 from novel_agent.cli.common import (
     load_config,
     model_options,
@@ -16,10 +15,9 @@ from novel_agent.cli.common import (
     wait_option,
 )
 from novel_agent.cli.tick import arm_test_crash, stage_line
-from novel_agent.history import redo
 from novel_agent.history.hooks import opened
 from novel_agent.history.rewind import rewind, undo
-from novel_agent.tick.session import Session
+from novel_agent.tick.redo_tick import redo_tick
 
 
 @click.command("rewind")
@@ -70,11 +68,8 @@ def redo_cmd(project_spec: str | None, tick: int | None, note: str, wait: float,
     project = open_project(project_spec)
     config = load_config(project, provider=provider, model=model_flag, base_url=base_url)
     with opened(project, wait):
-        moved = redo.begin(project, tick or project.tick())
-        click.echo(f"rewound {moved.line()}")
-        with Session.open(project, config, os.environ) as session:
-            result = pipeline.tick(session, on_stage=lambda r: click.echo(stage_line(r)),
-                                   note=note)
-        redo.end(project)
+        _, result = redo_tick(project, config, os.environ, tick or project.tick(), note,
+                              on_rewound=lambda moved: click.echo(f"rewound {moved.line()}"),
+                              on_stage=lambda r: click.echo(stage_line(r)))
     rel = result.scene_path.relative_to(project.root.parent)
     click.echo(f"  → {rel}  {result.words} words  \"{result.title}\"")

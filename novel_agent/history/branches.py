@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from novel_agent.history.git import HistoryError
+from novel_agent.history.git import GIT_DIR, HistoryError
 from novel_agent.history.restore import move_to
-from novel_agent.history.rewind import history_for
+from novel_agent.history.rewind import history_for, readable
 from novel_agent.history.store import Entry, History
 from novel_agent.story.project import Project
 
@@ -47,6 +47,18 @@ def _sha(history: History, name: str) -> str:
         raise HistoryError(f"no branch '{name}' (branches: {names})",
                            path=str(history.git.git_dir))
     return sha
+
+
+def current(project: Project) -> str | None:
+    """The branch the project is on, read from the history's HEAD file alone (no git is
+    run: every page of `novel serve` shows it); None when the project has no history yet
+    or its HEAD cannot be read or names no branch. Never raises."""
+    try:
+        head = (project.novel_dir / GIT_DIR / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return None
+    name = head.removeprefix("ref: refs/heads/")
+    return name if name != head and NAME_RE.match(name) else None
 
 
 def branches(project: Project) -> list[Branch]:
@@ -92,9 +104,13 @@ def switch(project: Project, name: str,
     return Branch(name, history.head(sha), True), changed
 
 
-def delete(project: Project, name: str) -> str:
-    """Delete branch `name` (not the current one); the tag that keeps it."""
-    history = history_for(project)
+def deleting(project: Project, name: str) -> tuple[Branch, str]:
+    """What `delete(project, name)` would do, nothing written (for a confirmation): the
+    branch and the tag that would keep it; HistoryError as `delete` would raise it."""
+    return _deletion(readable(project), name)
+
+
+def _deletion(history: History, name: str) -> tuple[Branch, str]:
     if name == history.git.branch():
         raise HistoryError(f"cannot delete branch '{name}': the project is on it (switch "
                            "to another first)", path=str(history.git.git_dir))
@@ -103,6 +119,13 @@ def delete(project: Project, name: str) -> str:
     while history.git.resolve(f"refs/tags/{tag}") not in (None, sha):
         number += 1
         tag = f"deleted/{name}-{number}"
-    history.git.run("update-ref", f"refs/tags/{tag}", sha)
-    history.git.run("update-ref", "-d", f"refs/heads/{name}", sha)
+    return Branch(name, history.head(sha), False), tag
+
+
+def delete(project: Project, name: str) -> str:
+    """Delete branch `name` (not the current one); the tag that keeps it."""
+    history = history_for(project)
+    branch, tag = _deletion(history, name)
+    history.git.run("update-ref", f"refs/tags/{tag}", branch.head.sha)
+    history.git.run("update-ref", "-d", f"refs/heads/{name}", branch.head.sha)
     return tag

@@ -17,25 +17,46 @@ from datetime import datetime
 from novel_agent.files import dump_yaml, read_yaml
 from novel_agent.history.git import HistoryError
 from novel_agent.history.restore import move_to
-from novel_agent.history.rewind import UNDO, Moved, history_for, keep_tag, move_branch
-from novel_agent.history.store import History
+from novel_agent.history.rewind import (
+    UNDO,
+    Moved,
+    history_for,
+    keep_tag,
+    move_branch,
+    planned,
+    readable,
+)
+from novel_agent.history.store import Entry, History
 from novel_agent.story.project import Project
 
 MARKER = "redo.yaml"
+
+
+def _target(history: History, tick: int) -> Entry:
+    head = history.head()
+    if not 1 <= tick <= head.tick:
+        raise HistoryError(f"no tick {tick} to redo: the project's ticks are 1–{head.tick}",
+                           path=str(history.project.scenes_dir))
+    return history.entry_at(tick - 1)
+
+
+def redoing(project: Project, tick: int) -> Moved:
+    """What `begin(project, tick)` would do, nothing written (for a confirmation): the
+    rewind to tick `tick`−1, and the tag that keeps what is there now."""
+    history = readable(project)
+    return planned(history, _target(history, tick))
 
 
 def begin(project: Project, tick: int, now: Callable[[], datetime] | None = None) -> Moved:
     """Rewind to tick `tick`−1 for a redo of tick `tick` (the caller holds the lock)."""
     history = history_for(project, now)
     head = history.head()
-    if not 1 <= tick <= head.tick:
-        raise HistoryError(f"no tick {tick} to redo: the project's ticks are 1–{head.tick}",
-                           path=str(project.scenes_dir))
+    target = _target(history, tick)
     branch = history.git.branch()
     kept = keep_tag(history, branch, head)
     marker = {"tick": tick, "from": head.sha, "branch": branch, "kept": kept,
               "undo": history.git.resolve(f"{UNDO}/{branch}") or ""}
-    return move_branch(history, history.entry_at(tick - 1),
+    return move_branch(history, target,
                        files={project.novel_dir / MARKER: dump_yaml(marker)},
                        label=f"the rewind that begins the redo of tick {tick}", kept=kept)
 

@@ -36,6 +36,7 @@ GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objec
 KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair", "outline")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
 SCENE_FILE_RE = re.compile(r"^scenes/scene_(\d+)\.md$")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"    # git's, for the first entry's diff
 
 
 @dataclass
@@ -197,23 +198,28 @@ class History:
             raise HistoryError(f"no history entry '{rev}'", path=str(self.git.git_dir))
         return parse(sha, self.git.run("log", "-1", "--format=%B", sha).decode("utf-8", "replace"))
 
-    def entries(self, limit: int | None = None, rev: str = "HEAD") -> list[Entry]:
-        """The entries of `rev`'s line (first parents), newest first, with the files each
-        changed."""
+    def entries(self, limit: int | None = None, rev: str = "HEAD", *, skip: int = 0,
+                names: bool = True) -> list[Entry]:
+        """The entries of `rev`'s line (first parents), newest first (the `skip` newest
+        left out), with the files each changed unless `names` is off: git works out what
+        each entry changed for them (the whole line at tick 1,000: 1.7 s, and 18 ms
+        without)."""
         if not self.git.exists() or self.git.resolve(rev) is None:
             return []
-        out = self.git.run("log", "--first-parent", "--format=%x1e%H%x00%B%x00", "--name-only",
-                           *([f"-n{limit}"] if limit else []), rev).decode("utf-8", "replace")
+        out = self.git.run("log", "--first-parent", "--format=%x1e%H%x00%B%x00",
+                           *(["--name-only"] if names else []),
+                           *([f"-n{limit}"] if limit else []),
+                           *([f"--skip={skip}"] if skip else []), rev).decode("utf-8", "replace")
         found = []
         for chunk in out.split("\x1e")[1:]:
-            sha, body, names = (chunk.split("\x00") + ["", ""])[:3]
-            found.append(parse(sha, body, [n for n in names.splitlines() if n.strip()]))
+            sha, body, changed = (chunk.split("\x00") + ["", ""])[:3]
+            found.append(parse(sha, body, [n for n in changed.splitlines() if n.strip()]))
         return found
 
     def entry_at(self, tick: int, rev: str = "HEAD") -> Entry:
         """The last entry of `rev`'s line made at tick `tick` (its summaries and hand
         edits included): the project as it was after tick `tick`."""
-        line = self.entries(rev=rev)
+        line = self.entries(rev=rev, names=False)
         for entry in line:
             if entry.tick == tick:
                 return entry
@@ -225,10 +231,18 @@ class History:
                            f"'{self.git.branch()}' (its last tick is "
                            f"{line[0].tick if line else 0})", path=str(self.git.git_dir))
 
-    def diff(self, a: str, b: str, paths: tuple[str, ...] = (), stat: bool = False) -> str:
-        """git's diff between two entries, limited to `paths`."""
-        return self.git.run("diff", "--no-color", *(["--stat"] if stat else []), a, b, "--",
+    def diff(self, a: str, b: str, paths: tuple[str, ...] = (), stat: bool = False,
+             words: bool = False) -> str:
+        """git's diff between two entries, limited to `paths`; `words`: word by word, as
+        git's `--word-diff=porcelain` (prose changes a word or two in a paragraph)."""
+        return self.git.run("diff", "--no-color", *(["--stat"] if stat else []),
+                            *(["--word-diff=porcelain"] if words else []), a, b, "--",
                             *paths).decode("utf-8", "replace")
+
+    def before(self, sha: str) -> str:
+        """What entry `sha` is diffed against: the entry before it on its line, or the
+        empty tree for the first one."""
+        return self.git.resolve(f"{sha}^") or EMPTY_TREE
 
 
 def is_story(path: str) -> bool:

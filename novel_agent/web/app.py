@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from html import escape
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -20,30 +19,33 @@ from starlette.applications import Starlette
 from starlette.convertors import PathConvertor, StringConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
 from novel_agent.books.export import FORMATS, export
 from novel_agent.config.settings import interval_seconds
 from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import (
-    ConfigError,
-    DamagedBookError,
-    FileFormatError,
     LockError,
     MissingExtraError,
     NovelError,
-    OverwriteError,
     ProjectError,
-    StorageError,
-    VocabularyError,
 )
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
 from novel_agent.story.recovery import rebuild_state
 from novel_agent.story.scenes import Scene, last_tick, scene_ticks
+from novel_agent.web.common import (
+    HERE,
+    SERVER_FAULTS,
+    NotFound,
+    form_of,
+    int_param,
+    project_of,
+    render,
+    templates,
+)
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (
@@ -63,16 +65,10 @@ from novel_agent.web.pages import (
 )
 from novel_agent.web.pages import stats_png as make_stats_png
 from novel_agent.web.room_edit import routes as edit_routes
+from novel_agent.web.room_history import routes as history_routes
 from novel_agent.web.room_outline import routes as outline_routes
-from novel_agent.web.security import Guard, check_csrf
+from novel_agent.web.security import Guard
 from novel_agent.web.site import Site, inside, is_loopback
-
-HERE = Path(__file__).parent
-templates = Jinja2Templates(directory=str(HERE / "templates"))
-
-
-class NotFound(NovelError):
-    """A page for something that is not there (404)."""
 
 
 class Name(StringConvertor):
@@ -95,19 +91,6 @@ register_url_convertor("name", Name())
 register_url_convertor("file", File())
 
 
-def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    site: Site = request.app.state.site
-    return templates.TemplateResponse(request, name, {"csrf": site.csrf, "notices": (), **context},
-                                      status_code=status)
-
-
-def project_of(request: Request) -> Project:
-    try:
-        return request.app.state.site.project(request.path_params["name"])
-    except ProjectError as exc:
-        raise NotFound(str(exc)) from None
-
-
 def mend_state(project: Project) -> list[str]:
     """state.yaml rebuilt from the scenes when it cannot be read and no run holds the
     project (recovery.rebuild_state, as `novel doctor --fix`): the notice for the page to
@@ -126,22 +109,6 @@ def mend_state(project: Project) -> list[str]:
 
 def config_of(request: Request, project: Project):
     return project.config(env=request.app.state.site.env)
-
-
-async def form_of(request: Request) -> Any:
-    """The posted form, once it is seen to carry the server's secret (else 403)."""
-    form = await request.form()
-    if not check_csrf(request.app.state.site, form, request.headers):
-        raise HTTPException(403, "refused: the form did not come from this server's page "
-                                 "(reload the page and try again)")
-    return form
-
-
-def int_param(value: str | None, name: str, default: int) -> int:
-    try:
-        return int(value) if value not in (None, "") else default
-    except ValueError:
-        raise ProjectError(f"'{name}' must be a whole number, not {value!r}") from None
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -364,12 +331,6 @@ def error_page(request: Request, status: int, message: str) -> Response:
         return Response(message, status, media_type="text/plain")
 
 
-# What the project's files or the disk did, not the request: a 500 with the one line
-# naming the file (a 4xx would say the request was wrong).
-SERVER_FAULTS = (FileFormatError, ConfigError, DamagedBookError, OverwriteError, StorageError,
-                 VocabularyError)
-
-
 async def on_novel_error(request: Request, exc: Exception) -> Response:
     status = (404 if isinstance(exc, NotFound) else 409 if isinstance(exc, LockError)
               else 500 if isinstance(exc, SERVER_FAULTS) else 400)
@@ -417,6 +378,7 @@ def create_app(site: Site, host: str = "127.0.0.1") -> Any:
         Route(p + "/stats.png", stats_png, name="stats_png"),
         *edit_routes(p),
         *outline_routes(p),
+        *history_routes(p),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={

@@ -2,8 +2,7 @@
 the book's continuity findings and a scene's (continuity.py), and the tick the audit
 held, accepted, dropped or sent back with a note (held_actions.py).
 
-Thin handlers over those modules; app.py's helpers (render, project_of, form_of) are
-imported when a request comes (app.py imports this module). A refused form is the page
+Thin handlers over those modules, with the pages' helpers of web/common.py. A refused form is the page
 again with what was typed, its one line, and the status: 409 when the project is busy
 (a daemon holds it) or the scene moved under the editor, 422 when the form was wrong; a
 destructive act (rewrite what follows, drop a draft, send it back) is asked again on a
@@ -22,6 +21,7 @@ from starlette.routing import Route
 from novel_agent.errors import AuditHoldError, LockError, NovelError
 from novel_agent.story.project import Project
 from novel_agent.web import held_actions
+from novel_agent.web.common import SERVER_FAULTS, NotFound, form_of, project_of, render
 from novel_agent.web.continuity import continuity_page, held_view, scene_findings
 from novel_agent.web.scene_edit import (
     EditConflict,
@@ -35,18 +35,12 @@ from novel_agent.web.scene_edit import (
 )
 
 
-def _app() -> Any:
-    # app.py imports this module: its helpers are looked up when a request comes
-    from novel_agent.web import app
-    return app
-
-
 def _refused(exc: NovelError) -> int:
     """A refused form's status: 409 busy or moved, 500 the project's files or the disk (as
-    app.py's SERVER_FAULTS), else 422 (the form was wrong)."""
+    common.py's SERVER_FAULTS), else 422 (the form was wrong)."""
     if isinstance(exc, (LockError, EditConflict)):
         return 409
-    return 500 if isinstance(exc, _app().SERVER_FAULTS) else 422
+    return 500 if isinstance(exc, SERVER_FAULTS) else 422
 
 
 def _config(request: Request, project: Project):
@@ -55,16 +49,15 @@ def _config(request: Request, project: Project):
 
 # -- a scene, edited and revised ------------------------------------------------------------
 async def scene_edit(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
+    project = project_of(request)
     tick = request.path_params["tick"]
     try:
         scene, base = await asyncio.to_thread(scene_to_edit, project, tick)
     except NovelError as exc:
-        raise app.NotFound(str(exc)) from None
+        raise NotFound(str(exc)) from None
     if request.method == "GET":
         return editor(request, project, tick, Typed(scene.title, scene.body, base))
-    form = await app.form_of(request)
+    form = await form_of(request)
     typed = Typed(*(str(form.get(k) or "") for k in ("title", "prose", "base")))
     rewrite = "rewrite_after" in form
     if "back" in form:                   # from the confirmation, to the editor as typed
@@ -74,7 +67,7 @@ async def scene_edit(request: Request) -> Response:
         if rewrite and form.get("confirm") != "yes":
             refuse_if_moved(project, tick, typed)
             last, tag = await asyncio.to_thread(taking_away, project, tick)
-            return app.render(request, "scene_edit_confirm.html", project=project, tick=tick,
+            return render(request, "scene_edit_confirm.html", project=project, tick=tick,
                               typed=typed, last=last, tag=tag)
         saved = await asyncio.to_thread(save_and_revise, project, _config(request, project),
                                         request.app.state.site.env, tick, typed,
@@ -90,7 +83,7 @@ async def scene_edit(request: Request) -> Response:
     if saved.kept and saved.revision is not None:
         started = await asyncio.to_thread(rewrite_later, request, project,
                                           saved.revision.last - tick)
-    return app.render(request, "scene_revised.html", project=project, saved=saved, tick=tick,
+    return render(request, "scene_revised.html", project=project, saved=saved, tick=tick,
                       started=started)
 
 
@@ -108,93 +101,86 @@ def rewrite_later(request: Request, project: Project, count: int) -> str:
 def editor(request: Request, project: Project, tick: int, typed: Typed, *,
            rewrite: bool = False, status: int = 200, message: str = "",
            diff: str = "") -> Response:
-    return _app().render(request, "scene_edit.html", status, project=project, tick=tick,
+    return render(request, "scene_edit.html", status, project=project, tick=tick,
                          typed=typed, rewrite=rewrite, message=message, error=status != 200,
                          diff=diff)
 
 
 async def scene_revise(request: Request) -> Response:
     """`novel revise N` on the scene file as it is."""
-    app = _app()
-    project = app.project_of(request)
-    await app.form_of(request)
+    project = project_of(request)
+    await form_of(request)
     tick = request.path_params["tick"]
     saved = await asyncio.to_thread(revise_as_is, project, _config(request, project),
                                     request.app.state.site.env, tick)
-    return app.render(request, "scene_revised.html", project=project, saved=saved, tick=tick,
+    return render(request, "scene_revised.html", project=project, saved=saved, tick=tick,
                       started="")
 
 
 # -- continuity -------------------------------------------------------------------------
 async def continuity(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
+    project = project_of(request)
     data = await asyncio.to_thread(continuity_page, project, _config(request, project))
-    return app.render(request, "continuity.html", project=project, **data)
+    return render(request, "continuity.html", project=project, **data)
 
 
 async def findings_of_scene(request: Request) -> Response:
     """A scene's findings, the fragment its page loads."""
-    app = _app()
-    project = app.project_of(request)
+    project = project_of(request)
     tick = request.path_params["tick"]
     try:
         found = await asyncio.to_thread(scene_findings, project, _config(request, project),
                                         tick)
     except NovelError as exc:
-        if isinstance(exc, app.SERVER_FAULTS):
+        if isinstance(exc, SERVER_FAULTS):
             raise
-        raise app.NotFound(str(exc)) from None
-    return app.render(request, "_findings.html", project=project, findings=found, tick=tick)
+        raise NotFound(str(exc)) from None
+    return render(request, "_findings.html", project=project, findings=found, tick=tick)
 
 
 # -- the held tick ------------------------------------------------------------------------
 async def held(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
+    project = project_of(request)
     return held_page(request, project)
 
 
 def held_page(request: Request, project: Project, *, status: int = 200, message: str = "",
               note: str = "", view: Any = None) -> Response:
-    return _app().render(request, "held.html", status, project=project,
+    return render(request, "held.html", status, project=project,
                          held=view or held_view(project), message=message,
                          error=status != 200, note=note)
 
 
 async def held_accept(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
-    await app.form_of(request)
+    project = project_of(request)
+    await form_of(request)
     try:
         result = await asyncio.to_thread(held_actions.accept, project,
                                          _config(request, project),
                                          request.app.state.site.env)
     except NovelError as exc:
         return held_page(request, project, status=_refused(exc), message=f"not accepted: {exc}")
-    return app.render(request, "held_done.html", project=project, result=result,
+    return render(request, "held_done.html", project=project, result=result,
                       done=f"tick {result.tick} accepted as it was held")
 
 
 async def held_drop(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
-    form = await app.form_of(request)
+    project = project_of(request)
+    form = await form_of(request)
     if form.get("confirm") != "yes":
         return confirm_held(request, project, "drop")
     try:
         dropped = await asyncio.to_thread(held_actions.drop, project)
     except NovelError as exc:
         return held_page(request, project, status=_refused(exc), message=f"not dropped: {exc}")
-    return app.render(request, "held_done.html", project=project, result=None,
+    return render(request, "held_done.html", project=project, result=None,
                       done=f"dropped the held tick {dropped.get('tick')} "
                            f"\u201c{dropped.get('title', '')}\u201d; the next tick writes it again")
 
 
 async def held_send_back(request: Request) -> Response:
-    app = _app()
-    project = app.project_of(request)
-    form = await app.form_of(request)
+    project = project_of(request)
+    form = await form_of(request)
     note = str(form.get("note") or "")
     if "back" in form:                   # from the confirmation, to the page as typed
         return held_page(request, project, note=note)
@@ -211,7 +197,7 @@ async def held_send_back(request: Request) -> Response:
     except NovelError as exc:
         return held_page(request, project, status=_refused(exc), note=note,
                          message=f"not sent back: {exc}")
-    return app.render(request, "held_done.html", project=project, result=result,
+    return render(request, "held_done.html", project=project, result=result,
                       done=f"tick {result.tick} written again with the note")
 
 
@@ -220,7 +206,7 @@ def confirm_held(request: Request, project: Project, action: str, note: str = ""
     if view is None:
         return held_page(request, project, status=422,
                          message=f"not done: {held_actions.no_held(project)}", note=note)
-    return _app().render(request, "held_confirm.html", project=project, held=view,
+    return render(request, "held_confirm.html", project=project, held=view,
                          action=action, note=note)
 
 

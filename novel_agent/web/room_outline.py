@@ -12,47 +12,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.templating import Jinja2Templates
 
-from novel_agent.errors import LockError, NovelError, ProjectError
+from novel_agent.errors import LockError, NovelError
 from novel_agent.history.hooks import opened
 from novel_agent.revision.outline_edits import describe, edit_part
 from novel_agent.story.outline import Outline
 from novel_agent.story.project import Project
+from novel_agent.web.common import form_of, project_of, render
 from novel_agent.web.outline_page import outline_page, typed_values
-from novel_agent.web.security import check_csrf
-
-templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-
-
-# -- as app.py's render, project_of and form_of do (importing app.py from here would be an
-# import cycle, which tests/root/test_layers.py refuses, lazy or not)
-def render(request: Request, name: str, status: int = 200, **context: Any) -> Response:
-    return templates.TemplateResponse(request, name, {"csrf": request.app.state.site.csrf,
-                                                      "notices": (), **context},
-                                      status_code=status)
-
-
-def project_of(request: Request) -> Project:
-    try:
-        return request.app.state.site.project(request.path_params["name"])
-    except ProjectError as exc:
-        raise HTTPException(404, str(exc)) from None
-
-
-async def form_of(request: Request) -> Any:
-    form = await request.form()
-    if not check_csrf(request.app.state.site, form, request.headers):
-        raise HTTPException(403, "refused: the form did not come from this server's page "
-                                 "(reload the page and try again)")
-    return form
 
 
 def save_part(project: Project, address: str, values: Mapping[str, str],

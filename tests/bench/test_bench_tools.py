@@ -103,7 +103,9 @@ def test_import_serve_pages_and_fleet_on_small_books():
     assert re.search(r"^\d+ pieces, 2,\d{3} words", out, re.M) and "total" in out, out
     out = bench("bench.serve_pages", "--ticks", "3")
     pages = {line.split()[0] for line in out.splitlines() if line.startswith("/")}
-    assert {"/", "/p/harbour/book", "/p/harbour/context", "/p/harbour/numbers"} <= pages, out
+    assert {"/", "/p/harbour/book", "/p/harbour/context", "/p/harbour/numbers",
+            "/p/harbour/history", "/p/harbour/branches", "/p/harbour/search?q=lantern"} <= pages, out
+    assert "(status" not in out, out
     out = bench("bench.fleet", "--books", "1,2", "--ticks", "1,1", "--latency", "0.05",
                 "--slots", "2")
     assert "fleet N=2" in out and "novel run (1 book)" in out, out

@@ -1,5 +1,6 @@
 """`novel serve` in a real browser: headless Chromium from the OS packages, driven by
-Playwright through `executable_path` (no `playwright install`, which downloads).
+Playwright through `executable_path` (no `playwright install`, which downloads; see
+tests/support/browser.py).
 
 The test starts the real command (`novel serve --port P`, a subprocess) over an offline
 project and does what the issue asks: opens the library, reads scene 2, starts the
@@ -21,11 +22,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -33,55 +31,27 @@ import pytest
 from novel_agent.daemon.heartbeat import read_heartbeat, running
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.browser import (
+    ARGS,
+    CHROMIUM,
+    answers,
+    free_port,
+    needs_chromium,
+    playwright,
+    shown,
+    wait_for,
+)
 from tests.support.clirunner import invoke
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 NOTE = "Bring the storm ashore tonight."
 TOKEN = "s3cret-token"
 DOCS_SHOTS = ("library", "scene", "live", "context")
 EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
 EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 
-playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs "
-                                 "playwright: pip install -e '.[test]'")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=(
-    f"no Chromium at {CHROMIUM}: ./scripts/test installs it (apt-get install chromium "
-    "chromium-driver, as root); it could not here"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(condition, seconds: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def shown(page, selector: str) -> None:
-    """Wait for `selector`; when it never comes, fail with what the page said instead
-    (an error page's message, not only a timeout)."""
-    try:
-        page.locator(selector).first.wait_for()
-    except playwright.TimeoutError:
-        raise AssertionError(f"no {selector} on {page.url}: "
-                             + page.inner_text("body")[:2000]) from None
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
+pytestmark = needs_chromium
 
 
 @pytest.fixture
