@@ -94,7 +94,8 @@ class Git:
         exclude = self.git_dir / "info" / "exclude"    # plain `git status` shows the story only
         exclude.parent.mkdir(parents=True, exist_ok=True)
         exclude.write_text("/.novel/*\n!/.novel/state.yaml\n!/.novel/log/\n"
-                           "/.novel/log/daemon.log*\n/export/\n", encoding="utf-8")
+                           "/.novel/log/daemon.log*\n/.novel/log/serve_run.out\n/export/\n",
+                           encoding="utf-8")
 
     def split_index(self) -> None:
         """Split the index of a repository made before it was (SPLIT_INDEX): its config

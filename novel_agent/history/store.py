@@ -29,9 +29,12 @@ from novel_agent.story.project import Project
 
 KEPT_IN_NOVEL = ("state.yaml", "log")     # what of .novel/ is the story's
 NOT_STORY_FOLDERS = ("export",)           # what `novel export` makes: made again at will
-DAEMON_LOG = ".novel/log/daemon.log"      # and its rotations: the daemon's, not the story's
-NOT_STORY_EXCLUDED = (f":(exclude,glob){DAEMON_LOG}*",)
-NOT_STORY_RECORDED = (f":(glob){DAEMON_LOG}*", *(f":(literal){f}" for f in NOT_STORY_FOLDERS))
+# the daemon's, not the story's: its log (and rotations), and the output of a `novel run`
+# that novel serve's Live page started
+DAEMON_FILES = (".novel/log/daemon.log", ".novel/log/serve_run.out")
+NOT_STORY_EXCLUDED = tuple(f":(exclude,glob){f}*" for f in DAEMON_FILES)
+NOT_STORY_RECORDED = (*(f":(glob){f}*" for f in DAEMON_FILES),
+                      *(f":(literal){f}" for f in NOT_STORY_FOLDERS))
 GC_EVERY = 50      # ticks between `git gc --auto` (which packs once loose objects pile up)
 KINDS = ("start", "tick", "import", "summary", "hand", "revise", "repair", "outline")
 TRAILER_RE = re.compile(r"^Novel-(Kind|Tick|Words): (.*)$", re.M)
@@ -247,7 +250,7 @@ class History:
 
 def is_story(path: str) -> bool:
     """Whether a file (relative to the project) is one the history keeps."""
-    if path.startswith(DAEMON_LOG) or path.split("/")[0] in NOT_STORY_FOLDERS:
+    if path.startswith(DAEMON_FILES) or path.split("/")[0] in NOT_STORY_FOLDERS:
         return False
     if not path.startswith(".novel/"):
         return True

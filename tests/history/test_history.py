@@ -11,6 +11,7 @@ from novel_agent.history.store import History, describe
 from novel_agent.models.offline import OfflineModel
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from novel_agent.web.live import run_output
 from tests.support.crashes import forked_tick
 from tests.support.ticking import run_ticks
 
@@ -209,3 +210,26 @@ def test_the_daemons_log_and_the_exports_are_no_entry_of_the_story(project, cli)
     run_ticks(project, 1)
     tracked = history.git.text("ls-files").splitlines()
     assert not [p for p in tracked if "daemon.log" in p or p.startswith("export/")], tracked
+
+
+def test_the_pages_daemon_output_is_no_entry_of_the_story(project, cli):
+    """novel serve's Live page writes its `novel run`'s output to .novel/log/serve_run.out
+    (why a start failed is its last line): the daemon's, as its log is. Recorded, it was an
+    'edited by hand' entry, and a switch to a branch without it took it away."""
+    run_ticks(project, 3)
+    out = run_output(project)
+    out.write_text("novel run: 2 ticks\n")
+    cli("branch", "new", "whatif", "--at", "2", "-p", "harbour")
+    out.write_text("novel run: 2 ticks\nnovel run: stopped at once\n")
+    cli("branch", "switch", "main", "-p", "harbour")
+    cli("rewind", "2", "-p", "harbour")
+    assert out.read_text() == "novel run: 2 ticks\nnovel run: stopped at once\n"
+    history = History(project)
+    for rev in ("main", "whatif"):
+        assert not [e.subject for e in history.entries(rev=rev) if "serve_run" in e.subject]
+    assert "serve_run.out" not in history.git.text("ls-files")
+    # a history that recorded it (before) forgets it at its next entry
+    history.git.run("add", "-f", "--", ".novel/log/serve_run.out")
+    history.git.run("commit", "-q", "-m", "as an older version recorded it")
+    run_ticks(project, 1)
+    assert "serve_run.out" not in history.git.text("ls-files")
