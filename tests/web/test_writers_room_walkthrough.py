@@ -62,6 +62,10 @@ def test_a_writer_edits_branches_writes_rewinds_and_reads_the_findings(
     folder.mkdir()
 
     def shot(page, name: str) -> None:
+        # the page fits its 1,100 pixels: the header's links and search box in sight
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1100, name
+        box = page.locator("form.search input").bounding_box()
+        assert box and box["x"] + box["width"] <= 1100, name
         target = folder / f"walkthrough_{name}.png"
         page.screenshot(path=str(target))
         if EXTRA_DIR:
