@@ -493,6 +493,17 @@ def test_the_docs_show_the_browser_s_screenshots():
     assert "](docs/serve_scene.png)" in README.read_text()
 
 
+def test_the_docs_walk_through_the_writer_s_room_with_every_screenshot_in_order():
+    text = page("guides/browser.md")
+    linked = re.findall(r"\]\(\.\./(walkthrough_[^)]+\.png)\)", text)
+    drawn = sorted(p.name for p in (ROOT / "docs").glob("walkthrough_*.png"))
+    assert linked == drawn and len(drawn) == 7            # each once, in the steps' order
+    for name in drawn:
+        assert (ROOT / "docs" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ("`SCREENSHOTS_DIR=docs ./scripts/test tests/web/test_writers_room_walkthrough.py`"
+            in text)
+
+
 def test_a_daemon_that_cannot_start_says_why(book, projects_dir):
     book.acquire_lock()                  # a `novel tick` holds the project
     try:
