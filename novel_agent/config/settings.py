@@ -238,10 +238,10 @@ class StyleConfig:
     """The prose held to the book's style (style.yaml) and kept from overused phrases."""
 
     # How many times one phrase of the slop list (the built-in one and style.yaml's
-    # avoid) may be used in any `style.recent_scenes` scenes running: the writer is told
-    # the phrases used up, and a scene that goes over is a notice (and written again:
-    # style.rewrite).
-    max_phrase_uses: int = 1
+    # avoid) may be used in any `style.recent_scenes` scenes running (0: a stock phrase
+    # is never wanted): the writer is told the phrases the last scenes used, and a scene
+    # that goes over is a notice (and its sentence written again: style.rewrite).
+    max_phrase_uses: int = 0
     recent_scenes: int = 10         # the scenes before this one the phrases are counted over
     # Where a scene is mended: one whose person or tense is not style.yaml's is written
     # again once and the better of the two kept; each sentence with a phrase over

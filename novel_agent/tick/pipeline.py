@@ -382,7 +382,8 @@ def _mend_sentences(session: Session, d: TickDraft, call: StageCall) -> None:
     """Each stale sentence of the scene (prose_step.stale_sentences: a listed phrase over
     its allowance, ECHO words in a row from one of the last COPY_SOURCES scenes) asked
     of the writer's model again on its own, its answer spliced in where it will do
-    (prose_step.mended); the scene checked again. A failed call leaves the sentence."""
+    (prose_step.mended; a phrase's sentence asked once more when its first answer will
+    not do); the scene checked again. A failed call leaves the sentence."""
     config = session.config.style
     phrases, before = prose_step.phrases_of(d.style), _phrases_before(session, d)
     over = list(d.checked.over) if d.checked else []
@@ -390,16 +391,18 @@ def _mend_sentences(session: Session, d: TickDraft, call: StageCall) -> None:
     done: list[tuple[prose_step.Stale, str]] = []
     for stale in prose_step.stale_sentences(d.prose, over, phrases, earlier):
         size = session.counter_of("writer").count(stale.sentence)
-        try:
-            answer = session.model.complete(Request(
-                stage="writer", messages=prose_step.mend_messages(stale),
-                max_tokens=2 * size + 24))
-        except NovelError:
-            continue
-        call.note(answer)
-        text = prose_step.mended(stale, answer.text, phrases)
-        if text:
-            done.append((stale, text))
+        for _ in range(2 if stale.words in over else 1):    # a stock phrase: asked twice
+            try:
+                answer = session.model.complete(Request(
+                    stage="writer", messages=prose_step.mend_messages(stale),
+                    max_tokens=2 * size + 24))
+            except NovelError:
+                break
+            call.note(answer)
+            text = prose_step.mended(stale, answer.text, phrases)
+            if text:
+                done.append((stale, text))
+                break
     if done:
         d.prose = prose_step.splice(d.prose, done)
         d.mended = len(done)

@@ -122,10 +122,14 @@ def test_elsewhere_a_scene_over_is_a_notice_written_once(short):
     result = tick_on(short, model, local=False)
     assert len(model.calls("writer")) == 1
     assert 'scene 2: it uses "a sense of unease" (1x), "took a deep breath" (1x), over ' \
-        "style.max_phrase_uses (1 in a scene and the 10 before it)" in result.notices
+        "style.max_phrase_uses (0 in a scene and the 10 before it)" in result.notices
     assert record(short, 2)["prose"] == {"over": {"a sense of unease": 1,
                                                   "took a deep breath": 1}}
-    assert "prose" not in record(short, 1)                  # the first use is allowed
+    # by default a stock phrase is never wanted: its first use is over too
+    assert record(short, 1)["prose"] == record(short, 2)["prose"]
+    set_llm(short.root, style__max_phrase_uses=3)
+    tick_on(short, planned(scripted(sloppy(2)), 1), local=False)
+    assert "prose" not in record(short, 3)                  # a third use, three allowed
 
 
 def test_on_a_local_model_each_sentence_over_is_written_again_on_its_own(short):
@@ -139,9 +143,11 @@ def test_on_a_local_model_each_sentence_over_is_written_again_on_its_own(short):
         'and the person and tense. Do not use the words "a sense of unease". Answer with the '
         'new sentence only.\n\nSentence: She felt a sense of unease.')
     assert 'Do not use the words "took a deep breath"' in asked[2].messages[-1]["content"]
-    # the two sentences of the scene said in scene 1 too are asked after the phrases
-    # (answered by the offline model with a whole scene: not taken)
-    assert len(asked) == 5 and "the length of the quay" in asked[3].messages[-1]["content"]
+    # a phrase's sentence whose answer will not do is asked once more (here answered by
+    # the offline model with a whole scene: not taken); then the two sentences of the
+    # scene said in scene 1 too, once each
+    assert asked[3].messages == asked[2].messages
+    assert len(asked) == 6 and "the length of the quay" in asked[4].messages[-1]["content"]
     scene = short.scene_path(2).read_text()
     assert "She felt uneasy, and did not know why. Mara Quill took a deep breath." in scene
     assert "a sense of unease" not in scene and "Here is" not in scene   # a preamble: refused
@@ -214,7 +220,7 @@ def test_a_mended_sentence_is_taken_only_when_it_will_do(answer, taken):
 
 
 def test_style_recent_scenes_and_max_phrase_uses_set_the_allowance(short):
-    set_llm(short.root, style__recent_scenes=0)
+    set_llm(short.root, style__recent_scenes=0, style__max_phrase_uses=1)
     run_ticks(short, 2, planned(scripted(sloppy(0), sloppy(1)), 2))
     assert "prose" not in record(short, 2)                  # the scene before is not counted
     set_llm(short.root, style__recent_scenes=10, style__max_phrase_uses=3)
