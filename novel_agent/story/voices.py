@@ -23,6 +23,7 @@ scene who say a line in it (text/speakers.py) and want one. Pure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -86,6 +87,26 @@ def wants_card(character: Mapping[str, Any]) -> bool:
     return not authored(character) and len(card(character)) < THIN
 
 
+# A proposed tic or never-said that tells of the speech instead of being words of it
+# ("Always uses precise language", "Stranger often uses the phrase"): a small model's
+# habit, left out of the card.
+DESCRIBES = re.compile(r"\b(?:uses?|using|says?|saying|speaks?|speaking|phrases?|language|"
+                       r"words?|often|always|tends?|vocabulary|accent|tone|manner)\b", re.I)
+QUOTES = "\"'“”‘’"
+
+
+def spoken(item: str) -> str:
+    """A proposed tic or never-said as the words said (their quotes off, cut to
+    PHRASE_CHARS), or "" when it describes the speech instead: a quoted item is words
+    said whatever they are."""
+    text = " ".join(item.split())
+    quoted = len(text) > 2 and text[0] in QUOTES and text[-1] in QUOTES
+    text = text.strip(QUOTES).strip()
+    if not text or (not quoted and DESCRIBES.search(text)):
+        return ""
+    return text[:PHRASE_CHARS]
+
+
 def proposed(answer: Mapping[str, Any]) -> dict[str, Any]:
     """A card as the extractor proposes it (its answer's fields, cut to their sizes)."""
     out: dict[str, Any] = {}
@@ -96,7 +117,7 @@ def proposed(answer: Mapping[str, Any]) -> dict[str, Any]:
     for key in LISTS:
         raw = answer.get(key)
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
-        kept = [" ".join(str(x).split())[:PHRASE_CHARS] for x in items if str(x or "").strip()]
+        kept = [said for said in (spoken(str(x or "")) for x in items) if said]
         if kept:
             out[key] = list(dict.fromkeys(kept))[:MOST]
     return out

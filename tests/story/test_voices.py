@@ -13,6 +13,7 @@ from novel_agent.story.voices import (
     card,
     card_line,
     card_lines,
+    proposed,
     take_proposal,
     wants_card,
 )
@@ -70,3 +71,14 @@ def test_a_card_is_shown_in_two_short_lines_or_one():
     assert card_lines("Ilse", {"never": ["sorry"]}) == 'Ilse: never says "sorry"'
     assert card_line("Ilse", {"habits": "long pauses"}) == "Ilse: long pauses"
     assert card({"voice": {"diction": "  ", "tics": []}}) == {}
+
+
+def test_a_proposed_tic_that_tells_of_the_speech_is_left_out():
+    card = proposed({"diction": "professional", "habits": "meticulous",
+                            "tics": ["Always uses precise language", "Stranger often uses the phrase",
+                                     "‘I can’t believe it’", "aye"],
+                            "never": ["The stranger never says", '"sorry"', "“say what you like”"]})
+    assert card == {"diction": "professional", "habits": "meticulous",
+                    "tics": ["I can’t believe it", "aye"],
+                    "never": ["sorry", "say what you like"]}     # quoted: words said
+    assert "tics" not in proposed({"tics": ["uses long words"]})
