@@ -78,7 +78,9 @@ def test_on_a_local_model_each_stage_is_asked_lean(project):
         assert session.lean_for("planner") and session.ending and not session.knowledge
         result = tick(session)
         heard = session.model.inner.requests
-    by_stage = {r.stage: r for r in heard}
+    by_stage: dict = {}
+    for r in heard:         # each stage's first request (the writer's: the scene's, not a mend's)
+        by_stage.setdefault(r.stage, r)
     tools = by_stage["planner"].json_schema["properties"]["tool_calls"]
     assert tools["maxItems"] == 1 and "query_memory" not in tools["items"]["properties"]["tool"]["enum"]
     planner = by_stage["planner"].messages[0]["content"]
