@@ -9,6 +9,7 @@ installs Chromium when it can)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import time
@@ -18,6 +19,10 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Where the docs' screenshots go too (`SCREENSHOTS_DIR=docs`): resolved now, as the tests
+# change directory.
+DOCS_DIR = Path(os.environ["SCREENSHOTS_DIR"]).resolve() if os.environ.get("SCREENSHOTS_DIR") \
+    else None
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -62,3 +67,13 @@ def answers(url: str) -> bool:
             return response.status == 200
     except OSError:
         return False
+
+
+def screenshot(page, path: Path, *, docs: bool = True, full_page: bool = False) -> Path:
+    """`page` as the PNG `path`, copied into DOCS_DIR too when it is set and `docs` (a
+    screenshot the docs show)."""
+    page.screenshot(path=str(path), full_page=full_page)
+    if docs and DOCS_DIR:
+        DOCS_DIR.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS_DIR / path.name)
+    return path

@@ -13,7 +13,6 @@ serve_conflict.png, serve_continuity.png and serve_held.png).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,10 @@ from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
 from tests.audit.test_audit_policy import held_tick_two
 from tests.revision.test_revise import NEW5, NEW_X, first_run
+from tests.support.browser import ARGS, CHROMIUM, screenshot, shown
 from tests.support.projects import HARBOUR
 from tests.support.web_server import make_site, serving
 from tests.web.test_room_edit import scripted
-from tests.web.test_serve_browser import ARGS, CHROMIUM, EXTRA_DIR, shown
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs "
                                  "playwright: pip install -e '.[test]'")
@@ -48,11 +47,7 @@ def test_edit_revise_and_continuity_in_a_browser(project, projects_dir, monkeypa
     folder.mkdir()
 
     def shots(page, name: str) -> None:
-        path = folder / f"serve_{name}.png"
-        page.screenshot(path=str(path), full_page=True)
-        if EXTRA_DIR and name in DOCS_SHOTS:
-            EXTRA_DIR.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, EXTRA_DIR / path.name)
+        screenshot(page, folder / f"serve_{name}.png", docs=name in DOCS_SHOTS, full_page=True)
 
     with serving(make_site(projects_dir)) as client, playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)

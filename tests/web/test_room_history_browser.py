@@ -7,20 +7,14 @@ $SCREENSHOTS_DIR when set (`SCREENSHOTS_DIR=docs` makes docs/serve_history.png, 
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 from novel_agent.history.store import History
 from novel_agent.story.scenes import load_scene
-from tests.support.browser import launch, needs_chromium, playwright, shown
+from tests.support.browser import launch, needs_chromium, playwright, screenshot, shown
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
 pytestmark = needs_chromium
 
-EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
-EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 DOCS_SHOTS = ("history", "entry", "rewind", "search")
 NOTE = "Sefa burns the ledger before dawn."
 
@@ -34,11 +28,7 @@ def test_history_branches_and_search_in_a_browser(project, projects_dir, tmp_pat
     folder.mkdir()
 
     def shot(page, name: str) -> None:
-        target = folder / f"serve_{name}.png"
-        page.screenshot(path=str(target), full_page=False)
-        if EXTRA_DIR and name in DOCS_SHOTS:
-            EXTRA_DIR.mkdir(parents=True, exist_ok=True)
-            shutil.copy(target, EXTRA_DIR / target.name)
+        screenshot(page, folder / f"serve_{name}.png", docs=name in DOCS_SHOTS)
 
     with serving(make_site(projects_dir)) as client, playwright.sync_playwright() as p:
         browser = launch(p)

@@ -8,7 +8,6 @@ and to $SCREENSHOTS_DIR when set (`SCREENSHOTS_DIR=docs` makes docs/serve_outlin
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import docx
@@ -16,10 +15,10 @@ import pytest
 import yaml
 
 from novel_agent.story.outline import load_outline
+from tests.support.browser import ARGS, CHROMIUM, screenshot, shown
 from tests.support.projects import outline_project
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
-from tests.web.test_serve_browser import ARGS, CHROMIUM, EXTRA_DIR, shown
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs "
                                  "playwright: pip install -e '.[test]'")
@@ -61,11 +60,7 @@ def read_the_outline(page, url: str, tmp_path) -> None:
     assert page.locator("#beat-1-1 .state").inner_text() == "done"
     assert page.locator("#chapter-3 h4 .state").inner_text() == "to come"
     assert page.locator("table.loops tbody tr").count() >= 1
-    shot = tmp_path / "serve_outline.png"
-    page.screenshot(path=str(shot))
-    if EXTRA_DIR:
-        EXTRA_DIR.mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, EXTRA_DIR / shot.name)
+    screenshot(page, tmp_path / "serve_outline.png")
 
 
 def edit_a_chapter(page, project) -> None:

@@ -21,7 +21,6 @@ only where that was impossible.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +37,7 @@ from tests.support.browser import (
     free_port,
     needs_chromium,
     playwright,
+    screenshot,
     shown,
     wait_for,
 )
@@ -48,8 +48,6 @@ from tests.support.web_server import make_site, serving
 NOTE = "Bring the storm ashore tonight."
 TOKEN = "s3cret-token"
 DOCS_SHOTS = ("library", "scene", "live", "context")
-EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
-EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 
 pytestmark = needs_chromium
 
@@ -86,12 +84,7 @@ def shots(tmp_path):
     folder.mkdir()
 
     def take(page, name: str) -> Path:
-        path = folder / f"serve_{name}.png"
-        page.screenshot(path=str(path))
-        if EXTRA_DIR and name in DOCS_SHOTS:
-            EXTRA_DIR.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, EXTRA_DIR / path.name)
-        return path
+        return screenshot(page, folder / f"serve_{name}.png", docs=name in DOCS_SHOTS)
 
     return take
 

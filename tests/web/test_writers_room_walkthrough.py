@@ -13,8 +13,6 @@ which docs/guides/browser.md shows in order).
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 from novel_agent.daemon.heartbeat import read_heartbeat, running
 from novel_agent.history.branches import current
@@ -23,7 +21,7 @@ from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.scenes import load_scene
 from tests.revision.test_revise import NEW5, NEW_X, first_run, tick_with
 from tests.support.audit_cases import BAD, DIES, PLAN1, PLAN2, extraction
-from tests.support.browser import launch, needs_chromium, playwright, shown
+from tests.support.browser import launch, needs_chromium, playwright, screenshot, shown
 from tests.support.projects import files_of
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
@@ -31,8 +29,6 @@ from tests.web.test_room_edit import scripted
 
 pytestmark = needs_chromium
 
-EXTRA = os.environ.get("SCREENSHOTS_DIR")      # resolved now: the tests change directory
-EXTRA_DIR = Path(EXTRA).resolve() if EXTRA else None
 SHOTS = ("1_revise", "2_branch", "3_written", "4_main", "5_rewind", "5_undone",
          "6_continuity")
 
@@ -66,11 +62,7 @@ def test_a_writer_edits_branches_writes_rewinds_and_reads_the_findings(
         assert page.evaluate("document.documentElement.scrollWidth") <= 1100, name
         box = page.locator("form.search input").bounding_box()
         assert box and box["x"] + box["width"] <= 1100, name
-        target = folder / f"walkthrough_{name}.png"
-        page.screenshot(path=str(target))
-        if EXTRA_DIR:
-            EXTRA_DIR.mkdir(parents=True, exist_ok=True)
-            shutil.copy(target, EXTRA_DIR / target.name)
+        screenshot(page, folder / f"walkthrough_{name}.png")
 
     site = make_site(projects_dir, env=dict(os.environ))     # `novel run` as this Python
     with serving(site) as client, playwright.sync_playwright() as p:
