@@ -204,8 +204,8 @@ def test_an_unchanged_text_writes_nothing_and_a_hand_edit_is_revised_from_the_pa
 
 def test_rewriting_what_follows_asks_first_then_keeps_the_later_scenes_under_a_tag(
         project, projects_dir):
-    from tests.support.ticking import run_ticks
     from tests.support.browser import wait_for
+    from tests.support.ticking import run_ticks
     run_ticks(project, 5)
     old4 = project.scene_path(4).read_bytes()
     with serving(make_site(projects_dir)) as client:
