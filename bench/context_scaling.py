@@ -40,7 +40,6 @@ from novel_agent.story.scenes import (
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_writer
-from novel_agent.tick.story_source import StorySource
 from tests.support import story_factory as sf
 
 REPEATS = 15
@@ -88,7 +87,7 @@ def limits_once(config):
 
 def engine_build(project, config, memory, n, state, counter):
     write_yaml(project.state_file, {"tick": n, "writer_tiers": state})
-    session = Session(project, config, OfflineModel(), source=StorySource(), counter=counter,
+    session = Session(project, config, OfflineModel(), counter=counter,
                       limits=limits_once(config))
     return build_writer(session, story=sf.story(), memory=memory,
                         plan=sf.plan(n + 1), tick=n + 1, scenes=SceneReader(project.scenes_dir),

@@ -29,7 +29,6 @@ from pathlib import Path
 from novel_agent.context.builders import scene_full, scene_summary
 from novel_agent.index.recall import WriterRecall
 from novel_agent.index.sync import rebuild
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import SceneReader
@@ -37,6 +36,7 @@ from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
 from tests.support.planted import plan_answer, plant, write_planted
+from tests.support.scripted import ScriptedModel
 
 BUDGET = 3000
 OUTPUT, MARGIN = 700, 256

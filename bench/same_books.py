@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from datetime import UTC, datetime
 import shutil
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.long_run import book

@@ -46,7 +46,8 @@ from novel_agent.story.memory import Memory, load_memory, upsert_character
 from novel_agent.story.project import Project, Story
 from novel_agent.story.scenes import scene_ticks
 from novel_agent.text.names import PARTICLES, name_problem, person_problem, written_name
-from novel_agent.tick.pipeline import GivenScene, TickDraft, TickResult, land_given
+from novel_agent.tick.draft import GivenScene, TickDraft, TickResult
+from novel_agent.tick.pipeline import land_given
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages import summarize
 
@@ -177,14 +178,13 @@ def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
     def plan(memory: Memory, story: Story) -> Plan:
         return guess_plan(piece, number, memory, story)
 
-    def introduce(draft: TickDraft) -> list[str]:
+    def introduce(draft: TickDraft) -> tuple[list[str], Plan]:
         story = draft.story
         check = lambda name: name_problem(name, title=story.title or story.name,  # noqa: E731
                                           premise=story.premise)
         changes = create_cast(draft.memory, draft.extracted, piece.body, draft.tick, check) \
             if entities else []
-        draft.plan = plan(draft.memory, story)
-        return changes
+        return changes, plan(draft.memory, story)
 
     imported = {"source": m.source, "piece": number, "of": len(m.pieces),
                 "chapter": piece.chapter}

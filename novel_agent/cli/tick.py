@@ -97,9 +97,8 @@ def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
         click.echo(f"model: {session.model.describe()}")
         if session.limits.warning:
             click.echo(f"warning: {session.limits.warning}")
-        for notice in project.notices:
+        for notice in session.take_notes():
             click.echo(f"note: {notice}")
-        project.notices.clear()
         guard = cost_guard(session)
         for _ in range(count):
             guard()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from novel_agent.errors import ModelResponseError
-from novel_agent.models.base import ChatModel, Completion, Request
+from novel_agent.models.base import ChatModel, Completion, Request, StoryView
 from novel_agent.text.lenient_json import parse_json
 
 T = TypeVar("T")
@@ -46,14 +46,15 @@ class StageCall:
         return sum(c.usage.cached_tokens for c in self.completions)
 
 
-class StablePrefix:
-    """A model whose requests say where their prompt's stable and growing prefixes end
-    (Request.stable_prefix, growing_prefix): every request a stage makes from one prompt
-    (a repair, a continuation, the scene asked anew) begins with that prompt's first
-    user message."""
+class Told:
+    """A model whose requests say what the stage knows of them: where their prompt's
+    stable and growing prefixes end (Request.stable_prefix, growing_prefix: every request
+    a stage makes from one prompt, a repair, a continuation, the scene asked anew, begins
+    with that prompt's first user message), and where the story stands (Request.view)."""
 
-    def __init__(self, model: ChatModel, stable: int, growing: int = 0):
-        self.model, self.stable, self.growing = model, stable, growing
+    def __init__(self, model: ChatModel, stable: int = 0, growing: int = 0,
+                 view: StoryView | None = None):
+        self.model, self.stable, self.growing, self.view = model, stable, growing, view
 
     def describe(self) -> str:
         return self.model.describe()
@@ -61,14 +62,18 @@ class StablePrefix:
     def complete(self, request: Request) -> Completion:
         return self.model.complete(replace(
             request, stable_prefix=request.stable_prefix or self.stable,
-            growing_prefix=request.growing_prefix or self.growing))
+            growing_prefix=request.growing_prefix or self.growing,
+            view=request.view if request.view is not None else self.view))
 
 
-def keeping_prefix(model: ChatModel, stable: int, growing: int = 0) -> ChatModel:
+def told(model: ChatModel, *, stable: int = 0, growing: int = 0,
+         view: StoryView | None = None) -> ChatModel:
     """`model`, its requests told that the first `stable` characters of their first user
     message stay the same until a checkpoint and the first `growing` until the recent
-    scenes are compacted (see StablePrefix; as it is when both are 0)."""
-    return StablePrefix(model, stable, growing) if stable > 0 or growing > 0 else model
+    scenes are compacted, and where the story stands (`view`): see Told; `model` itself
+    when there is nothing to tell."""
+    return Told(model, stable, growing, view) if stable > 0 or growing > 0 or view is not None \
+        else model
 
 
 def ask_text(model: ChatModel, stage: str, messages: list[dict[str, str]],

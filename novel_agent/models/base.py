@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,6 +27,45 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
+class MemoryView(Protocol):
+    """What a model may read of the story's memory (story/memory.py's Memory): never change it."""
+
+    @property
+    def characters(self) -> Mapping[str, Mapping[str, Any]]: ...
+
+    @property
+    def locations(self) -> Mapping[str, Mapping[str, Any]]: ...
+
+    def open_loops(self) -> Sequence[Mapping[str, Any]]: ...
+
+    def find_loop(self, ref: str) -> Mapping[str, Any] | None: ...
+
+
+@dataclass(frozen=True)
+class StoryView:
+    """Where the story stands as a request goes out, for a model that answers from the
+    story rather than from its prompt (the offline model, a test's scripted one); a
+    served model never sees it. The tick makes one from its draft at each stage
+    (tick/draft.py), the summarizer, the outline and a revise from what they ask.
+
+    `job`: what this call asks beyond the scene: a summary's kind, range and items to
+    name ("kind", "first", "last", "items", "previous", "new"), an outline level's values
+    ("level", "count", ...)."""
+
+    story: Any = None                   # the book's Story (name, premise, protagonist)
+    memory: MemoryView | None = None    # the tick's memory, as the stage sees it
+    tick: int = 0
+    plan: Any = None                    # the tick's Plan, once planned
+    prose: str = ""                     # the tick's prose, once written
+    min_words: int = 200
+    max_words: int = 400
+    steer: str = ""                     # the author's note in force for this tick
+    target_tension: int | None = None   # the scene's target, in a book with an outline
+    due: tuple[str, ...] = ()           # the ids of the loops due, most urgent first
+    no_new_loops: bool = False          # the final act of a book with an outline
+    job: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Request:
     """One chat call. `json_schema` set means the stage wants a JSON object back.
@@ -42,9 +81,9 @@ class Request:
     cache_control); the others ignore it. `growing_prefix`: how many characters of it
     the next tick's prompt begins with too, between two compactions of the recent
     scenes (the stable prefix and the scenes appended after it; 0: none known).
-    `context`: where the story stands as the request goes out, as plain values (the
-    story, the tick's memory, plan and prose...: tick/story_source.py), for a model that
-    answers from the story rather than its prompt (the offline model); others ignore it.
+    `view`: where the story stands as the request goes out (a StoryView, read only),
+    for a model that answers from the story rather than its prompt (the offline model);
+    the others ignore it.
     """
 
     stage: str
@@ -58,7 +97,7 @@ class Request:
     max_words: int = 0
     stable_prefix: int = 0
     growing_prefix: int = 0
-    context: Mapping[str, Any] | None = None
+    view: StoryView | None = None
 
 
 

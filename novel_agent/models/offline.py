@@ -5,13 +5,14 @@ as the story grows its answers change with it (new characters, loops opened
 and resolved, prose that names who is there). For tests, benchmarks of
 thousands of ticks, and machines without the local model.
 
-It is a product feature, so what it draws on comes with each request: its
-`context` (tick/story_source.py: the story, the tick's memory, plan and prose, for
-the summarizer the range and items to name, for the outline what each call asks
-for), which the session puts on every request it sends. Its outline is
+It is a provider like the others: what it draws on comes with each request, its
+`view` (models/base.StoryView, read only: the story, the tick's memory, plan and
+prose, for the summarizer the range and items to name, for the outline what each
+call asks for), which the stage that asks puts on it. Its outline is
 offline_outline.py's. It answers the names stage with the syllable generator's
-names (text/syllables.py), as many as the request's schema asks. Without a context
-it still answers validly, from the request alone.
+names (text/syllables.py), as many as the request's schema asks. Without a view it
+still answers validly, from the request alone; a stage it has no answer of its own
+for gets a JSON object its request's schema allows (`from_schema`), or a sentence.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from novel_agent.models.base import Completion, Request, Usage
+from novel_agent.models.base import Completion, Request, StoryView, Usage
 from novel_agent.models.offline_outline import outline_answer
 from novel_agent.text.nomenclature import name_book
 from novel_agent.text.syllables import syllable_names
@@ -81,7 +82,7 @@ class OfflineModel:
 
     def complete(self, request: Request) -> Completion:
         self.calls += 1
-        hints = dict(request.context or {})
+        hints = hints_of(request.view)
         rng = random.Random(self._seed_for(request, hints))
         stage = request.stage
         if stage == "planner":
@@ -95,15 +96,26 @@ class OfflineModel:
             text = json.dumps({"findings": []})
         elif stage == "outline":
             text = json.dumps(outline_answer(self.seed, hints.get("story"),
-                                             hints.get("outline") or {}))
+                                             request.view.job if request.view else {}))
         elif stage == "names":          # the book's pool: made-up names, from its seed
             text = json.dumps(self._names(hints, request))
-        else:
+        elif stage == "summarizer":
             text = self._summary(rng, request, hints)
+        elif request.json_schema is not None:     # a stage it knows nothing of
+            text = json.dumps(from_schema(request.json_schema, rng))
+        else:
+            text = self._line(rng, request, hints)
         prompt_chars = sum(len(m.get("content", "")) for m in request.messages)
         usage = Usage(prompt_tokens=prompt_chars // 4, completion_tokens=len(text) // 4)
         return Completion(text=text, usage=usage, finish_reason="stop", model="offline",
                           response_format="json_schema" if request.json_schema else "")
+
+    def _line(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> str:
+        """What it says to a stage it has no answer of its own for: a sentence of the
+        scene (a mend's is its sentence said again), else of the weather."""
+        asked = request.messages[-1].get("content", "") if request.messages else ""
+        quoted = re.findall(r'"([^"\n]{12,})"', asked)
+        return quoted[-1] if quoted else rng.choice(WEATHER)
 
     # -- the outline's keys (asked only in a book with an outline) ----------
     def _due(self, hints: Mapping[str, Any]) -> list[str]:
@@ -317,6 +329,44 @@ class OfflineModel:
         sentences = previous[:1] + previous[1:][-3:] + new[-2:]
         text = ". ".join(s.rstrip(".") for s in sentences if s)
         return (text + ".") if text else "The story has begun."
+
+
+def hints_of(view: StoryView | None) -> dict[str, Any]:
+    """What a request's view tells the answers below, as plain values by name (a call's
+    job, a summary's range or an outline level's values, among them); {} without one."""
+    if view is None:
+        return {}
+    out: dict[str, Any] = {"story": view.story, "memory": view.memory, "tick": view.tick,
+                           "plan": view.plan, "prose": view.prose,
+                           "min_words": view.min_words, "max_words": view.max_words,
+                           "steer": view.steer}
+    if view.target_tension is not None:
+        out["target_tension"] = view.target_tension
+    if view.due:
+        out["due"] = list(view.due)
+    if view.no_new_loops:
+        out["no_new_loops"] = True
+    return out | dict(view.job)
+
+
+def from_schema(schema: Mapping[str, Any], rng: random.Random) -> Any:
+    """A value `schema` (a JSON schema's object, array, string, number, enum) allows: the
+    first of an enum, the fewest items an array may hold, a short string."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {key: from_schema(props[key], rng) for key in schema.get("required", props)}
+    if kind == "array":
+        return [from_schema(schema.get("items") or {}, rng)
+                for _ in range(int(schema.get("minItems", 0)))]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return rng.choice(WEATHER)[: int(schema.get("maxLength", 200))]
 
 
 def _asked(request: Request, key: str) -> dict[str, Any]:

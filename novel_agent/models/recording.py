@@ -7,9 +7,7 @@ cost at the session's price (None when the price is unknown, never 0). A
 failed call (a ModelError after the client's retries) is a row too, with its
 error and the tokens the server reported, if it reported any. A request that
 `refuse` finds fault with (the session's: over the model's window) is not sent
-and leaves no row: it is a ModelError that says why. A request sent without a
-context is given `context()`'s (the session's: where the story stands now, see
-tick/story_source.py).
+and leaves no row: it is a ModelError that says why.
 
 The session writes the rows to `.novel/index.db` and `.novel/usage.jsonl`
 after each tick (see ledger.py), failed ones included. Whoever drives the
@@ -18,9 +16,8 @@ model says which tick the calls are for (`tick`).
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +38,9 @@ class RecordingModel:
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic,
                  refuse: Callable[[Request], str] | None = None,
-                 context: Callable[[], Mapping[str, Any]] | None = None,
                  rows: list[dict[str, Any]] | None = None):
         self.inner = inner
-        self.refuse, self.context = refuse, context
+        self.refuse = refuse
         self.tick = tick
         self.model, self.provider, self.price = model, provider, price
         self.now, self.clock = now, clock
@@ -58,8 +54,6 @@ class RecordingModel:
         problem = self.refuse(request) if self.refuse else ""
         if problem:
             raise ModelError(problem, stage=request.stage, attempts=0)
-        if self.context is not None and request.context is None:
-            request = dataclasses.replace(request, context=self.context())
         started = self.clock()
         try:
             completion = self.inner.complete(request)

@@ -43,7 +43,8 @@ from novel_agent.history.git import HistoryError
 from novel_agent.history.interrupted import REVISE_MARKER as MARKER
 from novel_agent.history.rewind import keep_tag
 from novel_agent.history.store import History
-from novel_agent.models.ask import StageCall
+from novel_agent.models.ask import StageCall, told
+from novel_agent.models.base import StoryView
 from novel_agent.revision.merge import merge_memory, merged_text
 from novel_agent.revision.rederive import (
     Derived,
@@ -63,10 +64,10 @@ from novel_agent.story.payoffs import closing_chapter
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
-from novel_agent.tick.pipeline import as_told, room_in
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
 from novel_agent.tick.stages import extract, summarize
+from novel_agent.tick.stages.extract import as_told
 
 STOP = set("""a an the and or but of to in on at by for with from into onto over under as is
 was were be been has have had it its this that these those he she they them his her their
@@ -184,18 +185,22 @@ def re_extract(session: Session, memory: Memory, record: dict, body: str,
     planned = plan_from_record(record)
     plan = replace(planned, intention=REVISED)
     session.at_tick(tick)
-    session.source.story, session.source.memory = project.story(), memory
-    # the offline model draws its answer from the tick's plan (its side channel), as the
-    # tick's own extraction was drawn: a revise that changes nothing, changes nothing
-    session.source.steer, session.source.plan, session.source.prose = "", planned, body
+    # the offline model draws its answer from the tick's plan (its view), as the tick's
+    # own extraction was drawn: a revise that changes nothing, changes nothing
+    gen = session.config.generation
+    view = StoryView(story=project.story(), memory=memory, tick=tick, plan=planned, prose=body,
+                     min_words=gen.scene_min_words, max_words=gen.scene_max_words)
     planned_beat = beat_of(outline, beat) if outline is not None else None
     built = build_extractor(session, story=project.story(), memory=memory,
                             plan=as_told(plan), prose=body, tick=tick, beat=planned_beat,
                             tension=outline is not None)
     budget = session.budget("extractor")
     try:
-        extraction, _ = extract.run(session.model, built.messages, max_tokens=budget.max_output,
-                                    room=room_in(session, budget), knowledge=session.knowledge,
+        count = session.counter_of("extractor").count_messages
+        extraction, _ = extract.run(told(session.model, view=view), built.messages,
+                                    max_tokens=budget.max_output,
+                                    room=lambda messages: budget.left_after(count(messages)),
+                                    knowledge=session.knowledge,
                                     beat=planned_beat is not None, tension=outline is not None)
     except ModelResponseError as exc:
         if not isinstance(exc.call, StageCall):

@@ -69,7 +69,6 @@ class Project:
 
     root: Path
     _lock_handle: Any = field(default=None, repr=False, compare=False)
-    notices: list[str] = field(default_factory=list, repr=False, compare=False)
     chosen: str = field(default="", repr=False, compare=False)   # why, when chosen without -p
 
     def __post_init__(self) -> None:

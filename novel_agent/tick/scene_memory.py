@@ -15,10 +15,10 @@ from collections.abc import Callable
 from novel_agent.audit.knowledge import Clock, apply_knowledge, parse_clock
 from novel_agent.config.settings import GenerationConfig
 from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.extraction import apply_extraction
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.story.project import Story
 from novel_agent.text.names import name_problem, person_problem
-from novel_agent.tick.stages import extract
 from novel_agent.tick.stages.tools import ensure_cast, run_tools
 
 
@@ -48,7 +48,7 @@ def extraction_step(memory: Memory, extraction: Extraction, *, tick: int, prose:
                     generation: GenerationConfig) -> list[str]:
     """The extraction applied (in place) as the switches of `generation` allow, checked
     against the prose it was read from; what changed, one line each."""
-    return extract.apply(memory, extraction, tick=tick, prose=prose,
+    return apply_extraction(memory, extraction, tick=tick, prose=prose,
                          facts=generation.enable_fact_extraction,
                          entities=generation.enable_entity_updates)
 

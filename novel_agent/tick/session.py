@@ -11,7 +11,6 @@ a tick needs are made in exactly one place:
   at `price` (models.prices.price_for: None when unknown), and that sends no
   request over the model's window (`over_window`: the last guard behind each
   stage's own fitting of its prompts, repairs, continuations and revisions);
-- the story source the offline model draws on (kept current by the pipeline);
 - the token counter (`counter_for`, the one counter factory; a stage's own is its
   StageModel's), its counts
   persisted in `.novel/index.db`; a local GGUF model counts with its own
@@ -47,8 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.clock import utc_now
+from novel_agent.config import stages as declared
 from novel_agent.config.budget import Budget, ModelLimits, stage_budget
-from novel_agent.config.settings import MODEL_STAGES, STAGE_MODEL, Config
+from novel_agent.config.settings import Config
 from novel_agent.history.seen import SeenFiles
 from novel_agent.index.db import Index
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
@@ -67,7 +67,6 @@ from novel_agent.story.memory_kept import KeptMemory
 from novel_agent.story.project import Project
 from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
-from novel_agent.tick.story_source import StorySource
 
 ModelFactory = Callable[[], ChatModel]
 ModelBuilder = Callable[[Config], ChatModel]     # a stage's model from its configuration
@@ -120,7 +119,7 @@ class StageModels:
         self.entries, self.default = dict(entries), default
 
     def of(self, stage: str) -> RecordingModel:
-        entry = self.entries.get(STAGE_MODEL.get(stage, stage), self.default)
+        entry = self.entries.get(declared.model_of(stage), self.default)
         assert entry.recording is not None
         return entry.recording
 
@@ -170,20 +169,21 @@ class Session:
     """The model, counter, limits and clocks one command uses on one project."""
 
     def __init__(self, project: Project, config: Config, model: ChatModel, *,
-                 source: StorySource, counter: TokenCounter, limits: ModelLimits,
+                 counter: TokenCounter, limits: ModelLimits,
                  index: Index | None = None, record: bool = True,
                  price: Price | None = None, provider: Provider = OFFLINE,
                  stages: Mapping[str, StageModel] | None = None,
                  now: Callable[[], datetime] = utc_now,
                  clock: Callable[[], float] = time.monotonic):
-        self.project, self.config, self.source = project, config, source
+        self.project, self.config = project, config
+        self.notes: list[str] = []       # what opening it did, for the first tick to say
         default = StageModel(config, model, counter, limits, price, provider)
         rows: list[dict[str, Any]] = []
         for entry in {id(e): e for e in (default, *(stages or {}).values())}.values():
             entry.recording = RecordingModel(
                 entry.model, model=entry.limits.model, provider=entry.provider.name,
                 price=entry.price, now=now, clock=clock, refuse=self.over_window,
-                context=source.view, rows=rows)
+                rows=rows)
         self.model = StageModels(stages or {}, default)
         self.counter, self.limits, self.index = counter, limits, index
         self.record, self.now, self.clock = record, now, clock
@@ -213,11 +213,7 @@ class Session:
         and records no usage (for `novel context`, which must call no LLM); the
         counter, the limits and the price stay those of the configured model.
         """
-        source = StorySource(min_words=config.generation.scene_min_words,
-                             max_words=config.generation.scene_max_words)
         index, line = open_index(project, clock)
-        if line:
-            project.notices.append(line)
         built: dict[Any, ChatModel] = {}
         counters: dict[Any, TokenCounter] = {}
 
@@ -242,12 +238,13 @@ class Session:
                               provider)
 
         default = entry(config.for_stage(""))
-        stages = {stage: entry(config.for_stage(stage)) for stage in MODEL_STAGES
+        stages = {stage: entry(config.for_stage(stage)) for stage in declared.names(own_model=True)
                   if stage in config.llm.stages}
-        session = cls(project, config, default.model, source=source, counter=default.counter,
+        session = cls(project, config, default.model, counter=default.counter,
                       limits=default.limits, index=index, record=not stand_in,
                       price=default.price, provider=default.provider, stages=stages, now=now,
                       clock=clock)
+        session.notes += [line] if line else []
         settings = EmbeddingSettings.of(config)
         if settings.enabled:
             session.embedder = Embedder(settings, index, env or {}, price=model_price(settings.model),
@@ -257,7 +254,7 @@ class Session:
 
     def stage(self, name: str) -> StageModel:
         """What stage `name`'s requests go to: its model, counter, limits, price, provider."""
-        return self.model.entries.get(STAGE_MODEL.get(name, name), self.model.default)
+        return self.model.entries.get(declared.model_of(name), self.model.default)
 
     @property
     def price(self) -> Price | None:
@@ -374,9 +371,18 @@ class Session:
     def at_tick(self, tick: int) -> None:
         """Say which tick the next model calls work for (their usage rows carry it)."""
         self.model.tick = tick
-        self.source.tick = tick
         if self.embedder is not None:
             self.embedder.tick = tick
+
+    @property
+    def tick(self) -> int:
+        """The tick the model calls work for (`at_tick`)."""
+        return self.model.tick
+
+    def take_notes(self) -> list[str]:
+        """What opening the session did that no one has said yet (an index healed), once."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def flush(self, sync: bool = True) -> None:
         """Write the buffered token counts to the index, the usage rows to

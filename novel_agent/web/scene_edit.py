@@ -182,7 +182,7 @@ def revised(session: Session, tick: int, notices: list[str], *,
     except NovelError as exc:
         saved.failed = (f"the later scenes were not taken away: {exc}" if saved.revision
                         else str(exc))
-    saved.notices += session.project.notices
+    saved.notices += session.take_notes()
     return saved
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.audit import audit_project
 from tests.support.audit_book import BookModel, book, score
 from tests.support.audit_cases import BAD, DIES, PLAN1, PLAN2, PROSE1, extraction
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import NOW, run_ticks
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from novel_agent.config.settings import load_config
 from novel_agent.errors import AuditHoldError, ConfigError
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages.audit import rules_of
 from tests.support.audit_cases import BAD, configured, extraction
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

@@ -7,10 +7,10 @@ import json
 
 from novel_agent.audit.llm import findings_from_json, verify
 from novel_agent.files import read_yaml
-from novel_agent.models.scripted import ScriptedModel
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import story_responder
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 PROSE = ("The lamp room smelled of paraffin. Mara Quill turned the stranger's map toward the "

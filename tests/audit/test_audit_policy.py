@@ -8,9 +8,9 @@ from novel_agent.audit.held import read_held
 from novel_agent.audit.policy import verdict
 from novel_agent.errors import AuditHoldError, ModelError
 from novel_agent.files import read_yaml
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory
 from tests.support.audit_cases import BAD, GOOD, PLAN2, book, configured, extraction
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

@@ -13,7 +13,6 @@ from novel_agent.books.importer import create_cast, import_manuscript
 from novel_agent.books.split import load_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.project import Project, create_project
@@ -27,6 +26,7 @@ from tests.support.fake_openai import API_KEY as KEY
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.manuscripts import PEOPLE, write_book
 from tests.support.responders import stage_of
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

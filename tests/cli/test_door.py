@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from novel_agent.errors import ConfigError, ModelError
-from novel_agent.models.scripted import ScriptedModel
 from tests.support.clirunner import invoke
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

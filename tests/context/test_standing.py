@@ -13,7 +13,6 @@ from novel_agent.context.prompts import render_stage
 from novel_agent.context.relevance import Focus, character_items
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.files import read_yaml
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import find_person, load_memory
 from novel_agent.story.scenes import Scene, SceneReader
@@ -21,6 +20,7 @@ from novel_agent.text.tokens import TokenCounter
 from tests.support import clirunner
 from tests.support import story_factory as sf
 from tests.support.audit_cases import extraction
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 COUNTER = TokenCounter("gpt-4o")

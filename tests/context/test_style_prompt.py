@@ -12,10 +12,10 @@ from novel_agent.context.stable import first_user, stable_prefix
 from novel_agent.context.voice import SAMPLE_HEAD, SAMPLE_SHORT, style_items
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.errors import FileFormatError
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.text.cleanup import cut_to_sentence
 from novel_agent.text.tokens import TokenCounter
 from tests.support import story_factory as sf
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 COUNTER = TokenCounter("gpt-4o")

@@ -7,11 +7,11 @@ import pytest
 
 from novel_agent.context.prompts import SAMPLE_VALUES, check_templates, render_stage, sample_context
 from novel_agent.errors import ConfigError
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.paths import TEMPLATES_DIR
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import story_responder
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 WRITE = (TEMPLATES_DIR / "write.j2").read_text()

@@ -256,11 +256,11 @@ def test_a_ticks_sync_of_facts_it_added_to_leaves_the_index_as_a_rebuild_would(p
     holds what `novel reindex` would build, a fact told twice included."""
     from novel_agent.index.sync import rebuild
     from novel_agent.story.memory import add_fact
+    from novel_agent.tick import scene_memory
     from novel_agent.tick.pipeline import tick
     from novel_agent.tick.session import Session
-    from novel_agent.tick.stages import extract
 
-    real, made = extract.apply, []
+    real, made = scene_memory.apply_extraction, []
 
     def apply(memory, extraction, **kwargs):
         changes = real(memory, extraction, **kwargs)
@@ -270,7 +270,7 @@ def test_a_ticks_sync_of_facts_it_added_to_leaves_the_index_as_a_rebuild_would(p
         return changes
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(extract, "apply", apply)
+        patch.setattr(scene_memory, "apply_extraction", apply)
         from novel_agent.index import sync as sync_module
         docs_of = sync_module.fact_docs
         patch.setattr(sync_module, "fact_docs",

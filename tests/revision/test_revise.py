@@ -15,7 +15,6 @@ import yaml
 from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.revision.revise import revise
 from novel_agent.story.memory import load_memory
 from novel_agent.story.memory_files import memory_files
@@ -23,6 +22,7 @@ from novel_agent.story.scenes import load_scene
 from novel_agent.tick.session import Session
 from tests.support.crashes import forked
 from tests.support.projects import fresh, story_files
+from tests.support.scripted import ScriptedModel
 from tests.support.story_factory import prose
 from tests.support.ticking import NOW, run_ticks
 

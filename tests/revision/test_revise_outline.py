@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.revision.revise import revise
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.session import Session
 from tests.support.projects import outline_project
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import NOW, run_ticks
 
 NEW2 = ("Mara left the map in the drawer and went down to the harbour, where nothing at all "

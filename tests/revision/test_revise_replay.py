@@ -12,7 +12,6 @@ from __future__ import annotations
 import yaml
 
 from novel_agent.history.hooks import opened
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.revision.rederive import Derived, read_record, replay
 from novel_agent.revision.revise import REVISED, revise
 from novel_agent.story.decisions import plan_as_named
@@ -25,6 +24,7 @@ from novel_agent.tick.session import Session
 from tests.support.fake_openai import API_KEY, FakeOpenAIServer
 from tests.support.projects import files_of, fresh
 from tests.support.reading_model import ReadingModel
+from tests.support.scripted import ScriptedModel
 from tests.support.story_server import StoryServer
 from tests.support.ticking import NOW
 

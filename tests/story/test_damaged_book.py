@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import DamagedBookError
-from novel_agent.models.scripted import ScriptedModel
 from tests.support.fake_openai import API_KEY, FakeOpenAIServer
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 CASES = {

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import load_lorebook, parse_lore
 from tests.support.planted import plan_answer
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

@@ -26,7 +26,7 @@ def test_a_broken_memory_list_names_its_file_and_line(tmp_path, name, text, line
 
 
 def test_names_are_deduplicated_and_junk_is_rejected_through_a_tick(project):
-    from novel_agent.models.scripted import ScriptedModel
+    from tests.support.scripted import ScriptedModel
     from tests.support.ticking import run_ticks
     project.project_file.write_text(project.project_file.read_text()
                                     + "generation:\n  max_tools_per_tick: 5\n")
@@ -80,7 +80,7 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
 # -- bug A: the extractor finds characters as the planner's tools do ----------------------
 
 def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
-    from novel_agent.models.scripted import ScriptedModel
+    from tests.support.scripted import ScriptedModel
     from tests.support.ticking import run_ticks
     calls = [{"tool": "create_character", "name": n, "target": "", "detail": "a keeper"}
              for n in ("Mara Voss", "Tobin Keel")]
@@ -103,8 +103,8 @@ def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relations
 
 def test_an_extraction_about_someone_unknown_or_one_person_twice_changes_nothing():
     from novel_agent.story.decisions import Extraction
+    from novel_agent.story.extraction import apply_extraction as apply
     from novel_agent.story.memory import Memory, upsert_character
-    from novel_agent.tick.stages.extract import apply
     memory = Memory()
     upsert_character(memory, "Mara Voss", tick=1)
     changes = apply(memory, Extraction(summary=["x"], characters=[{"name": "Ilse", "state": "x"}],

@@ -12,13 +12,13 @@ from novel_agent.context.tier3 import select_tier3, tier3_budget
 from novel_agent.errors import ModelError
 from novel_agent.files import read_front_matter
 from novel_agent.models.limits import limits_for
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.faithfulness import Mention, coverage
 from novel_agent.story.scenes import load_scenes
 from novel_agent.story.summaries import DocCache, SummaryDoc, SummaryTree, load_tree
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import fits
 from tests.support.clirunner import invoke
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_agent.models.scripted import ScriptedModel
+from tests.support.scripted import ScriptedModel
 from tests.support.story_factory import prose as filler
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga", "Corin Lisle", "Petra Holm", "Anselm Thorne",
@@ -308,7 +308,7 @@ class BookModel:
         if request.stage not in stages:
             return self.otherwise.complete(request)
         self.scripted.add(request.stage,
-                          self.answers[request.context["tick"]][stages.index(request.stage)])
+                          self.answers[request.view.tick][stages.index(request.stage)])
         return self.scripted.complete(request)
 
 

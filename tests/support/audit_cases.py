@@ -5,7 +5,7 @@ is an extractor's answer with who was there; `configured(project, mode=...)` set
 
 from __future__ import annotations
 
-from novel_agent.models.scripted import ScriptedModel
+from tests.support.scripted import ScriptedModel
 
 PLAN1 = {"title": "The Weir", "intention": "Tobin drowns while Mara watches.", "pov": "Mara Quill",
          "location": "the weir", "characters": ["Mara Quill", "Tobin Keel"], "tool_calls": []}

@@ -16,12 +16,12 @@ import random
 from dataclasses import dataclass
 
 from novel_agent.files import atomic_write, dump_yaml
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory import slug
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
+from tests.support.scripted import ScriptedModel
 from tests.support.story_factory import prose
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga", "Corin Lisle", "Petra Quell", "Anselm Thorne",

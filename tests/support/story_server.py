@@ -5,32 +5,34 @@ project's files, through the real openai SDK.
     with FakeOpenAIServer(StoryServer(project, model=ReadingModel())) as server:
         ...   # a project on the openai provider with llm.base_url = server.base_url
 
-Its story source is read from the project's files at each request, the plan it gave is
-remembered for the writer and the extractor, and the prose is read back from the
-extractor's prompt. A scene or summary longer than the request's max_tokens is cut there
-with finish_reason "length", as a real server does, and a request to continue gets the
-rest. An outline call (a revision at a checkpoint among them) is answered by the offline
-model's outline, its level and size read from the call's schema (`outline_job`). Used by
-bench/server_run.py, bench/long_run.py and the suite.
+What it tells its model of the story (the request's view) is read from the project's
+files at each request, the plan it gave is remembered for the writer and the extractor,
+and the prose is read back from the extractor's prompt. A scene or summary longer than
+the request's max_tokens is cut there with finish_reason "length", as a real server
+does, and a request to continue gets the rest. An outline call (a revision at a
+checkpoint among them) is answered by the offline model's outline, its level and size
+read from the call's schema (`outline_job`). Used by bench/server_run.py,
+bench/long_run.py and the suite.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from dataclasses import asdict
 
 from novel_agent.history.seen import SeenFiles
-from novel_agent.models.base import Request
+from novel_agent.models.base import Request, StoryView
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import plan_from_json
 from novel_agent.story.faithfulness import range_items
-from novel_agent.story.memory import FOLDERS
+from novel_agent.story.memory import FOLDERS, Memory
 from novel_agent.story.memory_kept import KeptMemory, item_files
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import load_scenes
 from novel_agent.text.lenient_json import parse_json
 from novel_agent.text.vocabulary import load_encoding
-from novel_agent.tick.story_source import StorySource, SummaryJob
+from novel_agent.tick.stages.summarize import SummaryJob
 
 ENCODING = load_encoding("cl100k_base")
 STAGE_WORDS = (("You are the architect of a novel", "outline"),
@@ -43,9 +45,11 @@ class StoryServer:
 
     def __init__(self, project: Project, model: OfflineModel | None = None):
         """`model`: an OfflineModel (or a kind of one, stress_model.py) to answer with."""
-        self.project, self.source = project, StorySource()
+        self.project = project
+        self.story, self.tick, self.memory = None, 0, Memory()   # as the files hold them
         self.model = model or OfflineModel(seed=0)
         self.plan = None
+        self.prose = ""                     # the last scene the extractor was sent
         self.rest: dict[str, str] = {}      # what a cut-off answer had still to say
         # what the files say is read again only when they moved, and then only the files
         # that did (the kernel names them, as for a session's history): a real server's
@@ -63,21 +67,21 @@ class StoryServer:
         max_tokens = body.get("max_tokens") or 600
         if "cut off by the length limit" in body["messages"][-1]["content"]:
             return self.cut(stage, self.rest.pop(stage, ""), max_tokens)   # the rest of it
-        source = self.source
         self.read_files()
-        source.plan, source.summary = self.plan, None
+        prose, job = self.prose, {}
         if stage == "extractor":
             user = body["messages"][-1]["content"]
             found = re.search(r"^## Scene \d+\n(.*?)(?:\n+Extract what scene \d+|\Z)", user,
                               re.S | re.M)       # the scene, not the request after it
-            source.prose = found.group(1) if found else user
+            prose = self.prose = found.group(1) if found else user
         if stage == "summarizer":
-            source.summary = self.summary_job(body["messages"][-1]["content"])
+            job = asdict(self.summary_job(body["messages"][-1]["content"]))
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         if stage == "outline":
-            source.outline = outline_job(schema or {}, body["messages"][-1]["content"])
-        request = Request(stage, body["messages"], max_tokens, schema,
-                          context=source.view())
+            job = outline_job(schema or {}, body["messages"][-1]["content"])
+        view = StoryView(story=self.story, memory=self.memory, tick=self.tick, plan=self.plan,
+                         prose=prose, job=job)
+        request = Request(stage, body["messages"], max_tokens, schema, view=view)
         text = self.model.complete(request).text
         if stage == "planner":
             self.plan = plan_from_json(parse_json(text), max_tools=5)
@@ -88,16 +92,14 @@ class StoryServer:
         """The story, the tick and the memory as the files hold them now."""
         self.seen.look()
         moved, self.read_at = self.seen.moved_since(self.read_at), self.seen.looks
-        if moved == set() and self.source.story is not None:
+        if moved == set() and self.story is not None:
             return
         seen = self.seen.folders_now(f"memory/{kind}/" for kind in FOLDERS)
         work, files = self.kept.read(given=seen and {
             kind: seen[f"memory/{kind}/"] for kind in FOLDERS},
             moved=None if moved is None else item_files(moved))
         self.kept.landed(work)        # nothing here changes it: the files hold it
-        source = self.source
-        source.story, source.tick, source.memory = (self.project.story(),
-                                                    self.project.tick() + 1, files)
+        self.story, self.tick, self.memory = self.project.story(), self.project.tick() + 1, files
 
     def close(self) -> None:
         self.seen.close()
@@ -120,7 +122,7 @@ class StoryServer:
         previous = re.search(r"^## Summary so far\n(.*?)(?=^## |\Z)", user, re.S | re.M)
         blocks = re.findall(r"^### Scenes [^\n]*\n(.*?)(?=^### |^## |\Z)", user, re.S | re.M)
         scenes = load_scenes(self.project.scenes_dir, list(range(first, last + 1)))
-        items = [(i.kind, i.label) for i in range_items(self.source.memory, scenes, first, last)]
+        items = [(i.kind, i.label) for i in range_items(self.memory, scenes, first, last)]
         return SummaryJob(kind, first, last, items if kind != "overall" else [],
                           previous.group(1).strip() if previous else "", blocks)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session
+from tests.support.scripted import ScriptedModel
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -13,7 +13,6 @@ import pytest
 from novel_agent.errors import BookFinishedError
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import EXTRACT_SCHEMA, plan_schema
 from novel_agent.story.outline import load_outline, save_outline
 from novel_agent.story.outline_standing import longest
@@ -22,6 +21,7 @@ from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.projects import outline_project, short_outline
+from tests.support.scripted import ScriptedModel
 from tests.support.stress_model import StressModel
 from tests.support.ticking import NOW, run_ticks
 

@@ -121,8 +121,8 @@ def test_drafts_are_removed_once_the_tick_lands(project):
 # -- defect 3: an answer cut off by the token limit ------------------------------------
 
 from novel_agent.models.base import Completion  # noqa: E402
-from novel_agent.models.scripted import ScriptedModel  # noqa: E402
 from novel_agent.tick.stages import write  # noqa: E402
+from tests.support.scripted import ScriptedModel  # noqa: E402
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",
         "location": "The tower", "characters": ["Mara Quill"], "tool_calls": []}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
+from novel_agent.story.extraction import apply_extraction
 from novel_agent.story.memory import Memory, upsert_character
 from novel_agent.text.names import fact_problem, loop_problem, person_problem
-from novel_agent.tick.stages import extract, plan, tools
+from novel_agent.tick.stages import plan, tools
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 PROSE = ("Edda Lorn dragged the drowned man up the shingle. The sailor had a map sewn into "
@@ -61,7 +62,7 @@ def test_the_extractor_records_real_names_questions_and_no_copies():
                     {"name": "Mara Quill", "state": "not in this scene"}],
         loops_opened=["The sailor had a map sewn into his coat.",
                       "Whose room is marked on the map? ?"])
-    extract.apply(memory, extraction, tick=2, prose=PROSE)
+    apply_extraction(memory, extraction, tick=2, prose=PROSE)
     assert sorted(c["name"] for c in memory.characters.values()) == ["Edda Lorn", "Tomas"]
     assert [f["text"] for f in memory.facts] == ["The map shows a room Edda has never seen."]
     assert [loop["description"] for loop in memory.loops] == ["Whose room is marked on the map?"]
@@ -196,6 +197,6 @@ def test_the_tick_extractor_makes_no_character_of_a_pronoun_a_day_or_part_of_a_p
     said = ["She", "Thursday", "That", "Keel", "Street", "Beneath", "Miss", "Tobin"]
     extraction = Extraction(summary=["Edda comes down Keel Street."],
                             characters=[{"name": n, "state": "here"} for n in said])
-    changes = extract.apply(memory, extraction, tick=2, prose=prose)
+    changes = apply_extraction(memory, extraction, tick=2, prose=prose)
     assert sorted(c["name"] for c in memory.characters.values()) == ["Edda Lorn", "Tobin"]
     assert changes == ["new character Tobin: here"]

@@ -6,11 +6,11 @@ import json
 import re
 
 from novel_agent.history.store import History
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory
 from novel_agent.story.name_pool import read_pool
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 STORY = {"name": "quay", "premise": "A ferry keeper on a northern quay hears a bell no one rings.",

@@ -11,7 +11,6 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.curves import beat_position, target_tension
 from novel_agent.story.outline import load_outline, parse_outline, render_outline
 from novel_agent.tick.session import Session
@@ -24,6 +23,7 @@ from novel_agent.tick.stages.outline import (
     rewrite_outline,
 )
 from tests.support.projects import set_llm
+from tests.support.scripted import ScriptedModel
 
 SMALL = OutlineSizes(acts=2, chapters=3, beats=2, scenes=2)
 ARC = {"summary": "Mara finds a drowned man's map and follows it.",

@@ -9,7 +9,6 @@ from typing import Any
 
 from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.rederive import replay_range
 from novel_agent.revision.revise import revise
@@ -20,6 +19,7 @@ from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.projects import outline_project
+from tests.support.scripted import ScriptedModel
 from tests.support.stress_model import THINGS, StressModel
 from tests.support.ticking import NOW, run_ticks
 from tests.tick.test_follow_outline import tick_to_the_end

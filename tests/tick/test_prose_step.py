@@ -14,12 +14,12 @@ import yaml
 from novel_agent.config.settings import StyleConfig
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import prose_step
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.projects import set_llm
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 PLAN = {"title": "At the Quay", "intention": "Mara waits for the ferry.", "pov": "Mara Quill",
@@ -134,20 +134,22 @@ def test_elsewhere_a_scene_over_is_a_notice_written_once(short):
 
 def test_on_a_local_model_each_sentence_over_is_written_again_on_its_own(short):
     run_ticks(short, 1, planned(scripted(sloppy(0)), 1))
-    model = planned(scripted(sloppy(1), "She felt uneasy, and did not know why.",
-                             "Here is the sentence: Mara Quill breathed in slowly."), 1)
+    model = planned(scripted(sloppy(1)), 1)
+    model.add("mend", "She felt uneasy, and did not know why.")
+    model.add("mend", "Here is the sentence: Mara Quill breathed in slowly.")
     result = tick_on(short, model, local=True)
-    asked = model.calls("writer")
-    assert asked[1].messages[-1]["content"] == (
+    assert len(model.calls("writer")) == 1        # the mends are the "mend" stage's calls
+    asked = model.calls("mend")
+    assert asked[0].messages[-1]["content"] == (
         'Rewrite this sentence in fresh words of your own. Keep what happens, who does it, '
         'and the person and tense. Do not use the words "a sense of unease". Answer with the '
         'new sentence only.\n\nSentence: She felt a sense of unease.')
-    assert 'Do not use the words "took a deep breath"' in asked[2].messages[-1]["content"]
+    assert 'Do not use the words "took a deep breath"' in asked[1].messages[-1]["content"]
     # a phrase's sentence whose answer will not do is asked once more (here answered by
-    # the offline model with a whole scene: not taken); then the two sentences of the
-    # scene said in scene 1 too, once each
-    assert asked[3].messages == asked[2].messages
-    assert len(asked) == 6 and "the length of the quay" in asked[4].messages[-1]["content"]
+    # the offline model with the words it was asked to leave out: not taken); then the
+    # two sentences of the scene said in scene 1 too, once each
+    assert asked[2].messages == asked[1].messages
+    assert len(asked) == 5 and "the length of the quay" in asked[3].messages[-1]["content"]
     scene = short.scene_path(2).read_text()
     assert "She felt uneasy, and did not know why. Mara Quill took a deep breath." in scene
     assert "a sense of unease" not in scene and "Here is" not in scene   # a preamble: refused
@@ -173,9 +175,9 @@ def test_a_second_draft_no_better_leaves_the_first(short):
 def test_style_rewrite_says_where_a_scene_is_mended(short, rewrite, local, again):
     set_llm(short.root, style__rewrite=rewrite)
     run_ticks(short, 1, planned(scripted(sloppy(0)), 1))
-    model = planned(scripted(sloppy(1), "She felt uneasy."), 1)
+    model = planned(scripted(sloppy(1)), 1).add("mend", "She felt uneasy.")
     tick_on(short, model, local=local)
-    assert (len(model.calls("writer")) > 1) == again
+    assert bool(model.calls("mend")) == again
     assert ("She felt uneasy." in short.scene_path(2).read_text()) == again
 
 

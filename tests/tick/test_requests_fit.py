@@ -18,13 +18,13 @@ import yaml
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.ask import ask_json
 from novel_agent.models.base import Request
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.tick.session import Session, counter_for
 from tests.support.audit_cases import DIES, extraction
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import stage_of
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 WINDOW = 1200

@@ -12,7 +12,6 @@ from novel_agent.errors import BookFinishedError
 from novel_agent.history.store import History
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.outline import load_outline, save_outline
 from novel_agent.story.outline_standing import longest
 from novel_agent.story.recovery import reconciled
@@ -20,6 +19,7 @@ from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.projects import outline_project, set_llm, short_outline
+from tests.support.scripted import ScriptedModel
 from tests.support.stress_model import StressModel
 from tests.support.ticking import NOW
 

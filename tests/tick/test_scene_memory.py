@@ -5,11 +5,11 @@ checked against the prose it was read from, in each."""
 from __future__ import annotations
 
 from novel_agent.files import read_yaml
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.revision.rederive import replay_range
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.memory_files import memory_files
 from tests.support.audit_cases import BAD, GOOD, book, configured, extraction
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 COPIED = "The fog lifted at the weir"                 # a sentence of GOOD, word for word

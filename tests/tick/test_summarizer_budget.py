@@ -11,7 +11,6 @@ import yaml
 from novel_agent.config.budget import stage_budget
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.limits import limits_for
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import trim_summary
@@ -19,6 +18,7 @@ from tests.support import story_factory as sf
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.responders import stage_of, story_responder
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 SMALL = {"llm": {"summarizer_max_tokens": 300, "planner_max_tokens": 200,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.errors import DamagedBookError, ModelError, TickError
-from novel_agent.models.scripted import ScriptedModel
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 PLAN = {"title": "T", "intention": "Mara climbs the tower.", "pov": "Mara Quill",

@@ -7,10 +7,10 @@ import json
 import yaml
 
 from novel_agent.files import read_front_matter
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.memory import load_memory, slug
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.tick.prompt_log import log_path
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 

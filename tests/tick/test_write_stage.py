@@ -9,8 +9,8 @@ from novel_agent.config.settings import load_config
 from novel_agent.errors import TickError
 from novel_agent.models.base import WORDS, Completion
 from novel_agent.models.providers import LOCAL
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.tick.stages import write
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 
 PLAN = {"title": "The Lamp Room", "intention": "Mara climbs the tower.", "pov": "Mara Quill",

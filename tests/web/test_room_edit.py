@@ -17,7 +17,6 @@ import pytest
 from novel_agent.audit.held import read_held
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.tick.session import Session
@@ -27,6 +26,7 @@ from tests.audit.test_audit_policy import held_tick_two
 from tests.revision.test_revise import NEW5, NEW_X, first_run
 from tests.support.audit_cases import GOOD, PLAN2, extraction
 from tests.support.projects import files_of
+from tests.support.scripted import ScriptedModel
 from tests.support.web_server import make_site, serving
 from tests.web.test_serve_forms import field
 

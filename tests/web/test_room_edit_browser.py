@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from novel_agent.audit.held import read_held
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.project import create_project
 from novel_agent.story.scenes import load_scene
 from tests.audit.test_audit_policy import held_tick_two
 from tests.revision.test_revise import NEW5, NEW_X, first_run
 from tests.support.browser import ARGS, CHROMIUM, screenshot, shown
 from tests.support.projects import HARBOUR
+from tests.support.scripted import ScriptedModel
 from tests.support.web_server import make_site, serving
 from tests.web.test_room_edit import scripted
 

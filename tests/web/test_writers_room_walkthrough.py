@@ -17,12 +17,12 @@ import os
 from novel_agent.daemon.heartbeat import read_heartbeat, running
 from novel_agent.history.branches import current
 from novel_agent.history.store import History
-from novel_agent.models.scripted import ScriptedModel
 from novel_agent.story.scenes import load_scene
 from tests.revision.test_revise import NEW5, NEW_X, first_run, tick_with
 from tests.support.audit_cases import BAD, DIES, PLAN1, PLAN2, extraction
 from tests.support.browser import launch, needs_chromium, playwright, screenshot, shown
 from tests.support.projects import files_of
+from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 from tests.web.test_room_edit import scripted

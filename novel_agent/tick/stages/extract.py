@@ -1,33 +1,30 @@
-"""Stage 3, extract: read the new prose back into summary bullets and memory changes."""
+"""Stage 3, extract: read the new prose back into summary bullets and memory changes.
+
+`STAGE` is the tick's extractor (tick/registry.py): its prompt built from the draft's
+plan (as told: "unknown" where it names no POV or place) and prose, with what the
+outline and the voice cards ask; the answer asked for (one the model could not make
+usable, twice, gives a summary of the scene's own sentences: `from_prose`); then
+guarded (no confusable newcomers, no loop opened in the final act) and applied to
+memory (story/extraction.py). The audit's revision applies its draft's answer the same way."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, replace
+from typing import Any
 
+from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
-from novel_agent.story.decisions import Extraction, extract_schema, extraction_from_json
-from novel_agent.story.memory import (
-    Memory,
-    add_fact,
-    add_relationship,
-    find_person,
-    open_loop,
-    resolve_loop,
-    touched_loops,
-    upsert_character,
-)
-from novel_agent.story.voices import take_proposal
+from novel_agent.story.decisions import Extraction, Plan, extract_schema, extraction_from_json
+from novel_agent.story.memory import find_person
+from novel_agent.story.voices import wanting
 from novel_agent.text.cleanup import sentences
-from novel_agent.text.names import (
-    clean_bullets,
-    fact_problem,
-    loop_problem,
-    name_problem,
-    named_in,
-    person_problem,
-    written_name,
-)
+from novel_agent.text.names import clean_bullets
+from novel_agent.tick import book_names, payoff_step
+from novel_agent.tick.draft import TickContext, TickDraft
+from novel_agent.tick.registry import Stage
+from novel_agent.tick.scene_memory import extraction_step
+from novel_agent.tick.stage_prompts import Built, build_extractor
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -59,66 +56,92 @@ def _clip(text: str, max_words: int) -> str:
     return text if len(words) <= max_words else " ".join(words[:max_words]) + " …"
 
 
-def apply(memory: Memory, extraction: Extraction, *, tick: int, facts: bool = True,
-          entities: bool = True, prose: str = "") -> list[str]:
-    """Apply an extraction to memory (in place); returns what changed, one line each.
+# -- the stage ---------------------------------------------------------------------
 
-    Only what memory can use is recorded: a fact or a loop copied word for word from the
-    scene (`prose`) or cut off at its length limit is not, nor a loop that is not asked
-    as a question; characters are updated when known (by name or alias), created when
-    the scene writes a new one's name as a name (`new_name`); a voice card proposed for
-    a known character the scene names is taken where they have none, or a thin one of
-    the extractor's (never the author's)."""
-    changes = []
-    if facts:
-        for fact in extraction.facts:
-            if fact_problem(fact, prose) is None and add_fact(memory, fact, tick=tick):
-                changes.append(f"fact: {fact}")
-    if not entities:
-        return changes
-    for item in extraction.characters:      # known ones, or a name the scene writes as one
-        name = item["name"] if find_person(memory, item["name"]) is not None else \
-            new_name(item["name"], prose)
-        if name:
-            who, created = upsert_character(memory, name, tick=tick,
-                                            state=item.get("state", ""))
-            changes.append(f"{'new character ' if created else ''}{who['name']}: "
-                           f"{item.get('state', '')}")
-    for text in extraction.loops_opened:
-        text = re.sub(r"\s*\?(?:\s*\?)+\s*$", "?", text.strip())     # "…visit? ?"
-        if loop_problem(text, prose) is not None:
-            continue
-        loop, created = open_loop(memory, text, tick=tick)
-        if created:
-            changes.append(f"loop opened: {loop['id']}")
-    for ref in extraction.loops_resolved:
-        resolved = resolve_loop(memory, ref, tick=tick)
-        if resolved is not None:
-            changes.append(f"loop resolved: {resolved['id']}")
-    for rel in extraction.relationships:
-        a, b = find_person(memory, rel["a"]), find_person(memory, rel["b"])
-        if a is not None and b is not None and a is not b:
-            add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
-            changes.append(f"relationship: {a['name']} & {b['name']}")
-    for voice in extraction.voices:       # never over the author's card (story/voices.py)
-        speaker = find_person(memory, voice["name"])
-        if speaker is not None and named_in(prose, voice["name"]):
-            added = take_proposal(speaker, voice)
-            changes += [f"voice card of {speaker['name']}: {', '.join(added)}"] if added else []
-    for loop in memory.open_loops():      # (a loop's file always says its scenes)
-        loop.setdefault("scenes", [])
-    for loop in touched_loops(memory, " ".join(extraction.summary)):   # touched: the summary
-        if tick not in loop["scenes"]:                                 # says what tells it
-            loop["scenes"].append(tick)                                # apart
-    return changes
+UNKNOWN = "unknown"   # what the extractor is told when the plan names no POV or place
+VOICES_ASKED = (2, 1)    # voice cards an extractor is asked at most (a served, a local model)
 
 
-def new_name(name: str, prose: str) -> str | None:
-    """`name` as the scene writes it, when it is a new person's name: a name (not a
-    sentence or a marker), a person's (not "strangers", "She" or "Thursday"), and written
-    in the prose as a name (`names.written_name`: not only where a sentence starts, not
-    only as part of a longer name such as "Keel Street"); else None."""
-    name = " ".join(name.split())
-    if not prose or not name or name_problem(name) or person_problem(name):
-        return None
-    return written_name(name, prose)
+def as_told(plan: Plan) -> Plan:
+    """The plan as the extractor is told it: "unknown" where it names no POV or place."""
+    return replace(plan, pov=plan.pov or UNKNOWN, location=plan.location or UNKNOWN)
+
+
+def asked_of(ctx: TickContext, d: TickDraft, prose: str) -> dict[str, Any]:
+    """What the extractor is asked beyond memory's changes: of the outline (a book with
+    one), whether the beat the plan named happened and the scene's tension; and the voice
+    cards of the scene's people who speak in `prose` and have none (story/voices.py)."""
+    at, plan = d.standing, d.planned
+    people = [c for c in (find_person(d.memory, n) for n in dict.fromkeys(
+        [plan.pov, *plan.characters]) if n) if c is not None]
+    voices = wanting(people, prose, VOICES_ASKED[ctx.session.lean_for("extractor")]) \
+        if ctx.config.generation.enable_entity_updates else []
+    return {"beat": at.beat(plan.beat) if at else None, "tension": at is not None,
+            "voices": voices}
+
+
+def prompt_for(ctx: TickContext, d: TickDraft, prose: str) -> Built:
+    """The extractor's prompt for `prose` as the draft's scene."""
+    return build_extractor(ctx.session, story=d.story, memory=d.memory, plan=as_told(d.planned),
+                           prose=prose, tick=d.tick, **asked_of(ctx, d, prose))
+
+
+def build(ctx: TickContext, d: TickDraft) -> TickDraft:
+    """The draft with the extractor's prompt built."""
+    return d.with_built(prompt_for(ctx, d, d.prose))
+
+
+def answer(ctx: TickContext, d: TickDraft, built: Built, prose: str) -> tuple[Extraction, StageCall]:
+    """The extractor's answer to `built` (the prompt of `prose`), as the draft asks it."""
+    asked = asked_of(ctx, d, prose)
+    budget = ctx.budget("extractor")
+    return run(ctx.model(replace(d, prose=prose)), built.messages, max_tokens=budget.max_output,
+               room=ctx.room("extractor", budget), knowledge=ctx.session.knowledge,
+               beat=asked["beat"] is not None, tension=asked["tension"],
+               opens=not payoff_step.closing(d.standing), voices=len(asked["voices"]))
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The extractor's answer, or the stand-in made from the prose (`fallback`: why)."""
+
+    extraction: Extraction
+    fallback: str = ""
+
+
+def ask(ctx: TickContext, d: TickDraft) -> tuple[Extracted, StageCall]:
+    """The extractor's answer for the draft's prompt; one the model could not make
+    usable, twice, is the scene's own sentences (the scene still lands)."""
+    try:
+        extraction, call = answer(ctx, d, d.built["extractor"], d.prose)
+    except ModelResponseError as exc:
+        if not isinstance(exc.call, StageCall):
+            raise
+        return Extracted(from_prose(d.prose), fallback=str(exc)), exc.call
+    return Extracted(extraction), call
+
+
+def apply(ctx: TickContext, d: TickDraft, got: Extracted, call: StageCall) -> TickDraft:
+    """The draft with the answer guarded and applied to memory (see the module's
+    docstring); where the audit may revise the scene, the draft before it is kept, its
+    memory a copy (`undo`)."""
+    if got.fallback:
+        return replace(d, extraction=got.extraction, fallback=got.fallback).told(
+            f"the extractor's answer could not be used ({got.fallback}); the scene's own "
+            "sentences stand as its summary; nothing of the scene is added to memory")
+    undo = replace(d, memory=d.memory.copy()) \
+        if ctx.config.audit.mode == "revise" and d.audit is None else d.undo
+    d = d.told(*got.extraction.corrected)
+    extraction, lines = book_names.guard_extraction(d, got.extraction, d.prose)
+    d = d.warned(*lines)
+    extraction, said = payoff_step.closed_extraction(extraction, d.standing)
+    d = replace(d.told(said), extraction=extraction)
+    if d.given is not None and d.given.introduce is not None:
+        introduced, plan = d.given.introduce(d)
+        d = replace(d, plan=plan, changes=d.changes + tuple(introduced))
+    changes = extraction_step(d.memory, extraction, tick=d.tick, prose=d.prose,
+                              generation=ctx.config.generation)
+    return replace(d, changes=d.changes + tuple(changes), undo=undo)
+
+
+STAGE: Stage[Extracted] = Stage("extractor", build=build, ask=ask, apply=apply)

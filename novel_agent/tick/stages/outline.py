@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from novel_agent.config.settings import OutlineSizes
 from novel_agent.context.outline_briefing import outline_briefing
 from novel_agent.errors import NovelError, OutlineError, ProjectError
-from novel_agent.models.ask import StageCall, ask_json
+from novel_agent.models.ask import StageCall, ask_json, told
+from novel_agent.models.base import StoryView
 from novel_agent.story.curves import fill_tensions, target_tension
 from novel_agent.story.outline import (
     Act,
@@ -86,7 +87,6 @@ class Architect:
         outline with a repeat beats none)."""
         job = {"level": level, "count": count, "rewrite": self.rewrite,
                "question": self.session.lean_for(STAGE), **values}
-        self.session.source.story, self.session.source.outline = self.story, job
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
@@ -94,7 +94,9 @@ class Architect:
         convert: Callable[[dict[str, Any]], Any] = (
             arc_from_json if level == "arc" else lambda data: items_from_json(
                 level, data, count, _parts(level, shown) if next(strict, False) else None))
-        answer, call = ask_json(self.session.model, STAGE, built.messages, budget.max_output,
+        model = told(self.session.model, view=StoryView(story=self.story,
+                                                        tick=self.session.tick, job=job))
+        answer, call = ask_json(model, STAGE, built.messages, budget.max_output,
                                 schema(level, count, question=self.session.lean_for(STAGE)), convert,
                                 lambda m: budget.left_after(self.session.counter_of(STAGE).count_messages(m)))
         step.add(call, count)

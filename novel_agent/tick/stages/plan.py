@@ -1,4 +1,10 @@
-"""Stage 1, plan: the planner decides the scene and asks for tools."""
+"""Stage 1, plan: the planner decides the scene and asks for tools.
+
+`STAGE` is the tick's planner (tick/registry.py): its prompt built from the draft
+(the book's names read first: tick/book_names.py), the plan asked for, then settled
+(the beat, the final act's loops, its own words, names for its POV and cast, the dead
+and the absent, a fresh title, newcomers a reader would confuse) and its tools run
+on memory. The functions above it are the settling's, pure."""
 
 from __future__ import annotations
 
@@ -7,11 +13,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from novel_agent.context.standing import gone, status_text
+from novel_agent.context.tier3 import planner_overall
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
+from novel_agent.story.memory import find_person
 from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
+from novel_agent.tick import book_names, payoff_step
+from novel_agent.tick.draft import TickContext, TickDraft
+from novel_agent.tick.registry import Stage
+from novel_agent.tick.scene_memory import name_check, person_check, plan_step
+from novel_agent.tick.stage_prompts import build_planner
+from novel_agent.tick.stages.tools import REJECTED
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -210,3 +224,66 @@ def distinct_title(plan: Plan, earlier: Sequence[str]) -> tuple[Plan, str]:
 
 def _bare(title: str) -> str:
     return " ".join(re.sub(r"[^\w\s']", " ", title.casefold()).split())
+
+
+# -- the stage ---------------------------------------------------------------------
+
+TITLES_SEEN = 30     # a scene's title differs from the titles of this many before it
+
+
+def build(ctx: TickContext, d: TickDraft) -> TickDraft:
+    """The draft with the book's names read and the planner's prompt built."""
+    d = book_names.read_pool_for(ctx, d)
+    tree = d.start.tree
+    return d.with_built(build_planner(
+        ctx.session, story=d.story, memory=d.memory, tick=d.tick, scenes=d.scenes,
+        overall=planner_overall(tree, ctx.config), steer=d.start.steer, lore=d.start.lore,
+        tree=tree, names=book_names.offer_for(d), standing=d.standing))
+
+
+def beats_of(ctx: TickContext, d: TickDraft) -> tuple[str, ...]:
+    """The outline's beats the plan may name (the current one first; none without one)."""
+    lean = ctx.session.lean_for("planner")
+    return tuple(d.standing.choices(ahead=not lean)) if d.standing else ()
+
+
+def ask(ctx: TickContext, d: TickDraft) -> tuple[Plan, StageCall]:
+    """The planner's plan for the draft's prompt."""
+    budget, built = ctx.budget("planner"), d.built["planner"]
+    return run(ctx.model(d, built), built.messages, max_tokens=budget.max_output,
+               max_tools=ctx.config.generation.max_tools_per_tick,
+               room=ctx.room("planner", budget), lean=ctx.session.lean_for("planner"),
+               beats=beats_of(ctx, d))
+
+
+def apply(ctx: TickContext, d: TickDraft, plan: Plan, call: StageCall) -> TickDraft:
+    """The draft with the plan settled (see the module's docstring) and its tools run."""
+    plan, said = settle_beat(plan, beats_of(ctx, d))
+    d = d.told(said)
+    plan, said = payoff_step.closed_plan(plan, d.standing)
+    d = d.told(said)
+    check, last = name_check(d.story), d.scenes(d.tick - 1)
+    plan, warning = own_words(plan, d.built["planner"].instructions)
+    d = d.warned(warning)
+    plan = name_heads(premise_epithets(plan, d.story.premise, d.story.protagonist), check)
+    fallbacks = [last.pov if last else "", d.story.protagonist.split(",")[0]]
+    plan, warning = settle_pov(plan, person_check(d.memory, check), fallbacks)
+    d = d.warned(warning)
+    find = lambda name: find_person(d.memory, name)  # noqa: E731
+    plan, gone_lines = among_the_living(plan, find, fallbacks)
+    d = d.warned(*gone_lines)
+    plan, gone_lines = remembered_only(plan, find)
+    d = d.warned(*gone_lines)
+    plan, warning = distinct_title(plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
+    d = book_names.guard_plan(ctx, replace(d.warned(warning), plan=plan), check)
+    named = d.planned
+    lines = plan_step(d.memory, named, d.tick, ctx.config.generation.max_tools_per_tick, check)
+    plan = canonical_names(named, find)
+    cast_named = {"pov": named.pov, "characters": list(named.characters)} \
+        if (named.pov, named.characters) != (plan.pov, plan.characters) else None
+    return replace(d, plan=plan, cast_named=cast_named,
+                   tool_results=tuple(line for line in lines if not line.startswith(REJECTED))
+                   ).warned(*(line for line in lines if line.startswith(REJECTED)))
+
+
+STAGE: Stage[Plan] = Stage("planner", build=build, ask=ask, apply=apply)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 from novel_agent.context.outline_briefing import outline_briefing
 from novel_agent.errors import ModelResponseError, NovelError
 from novel_agent.history import hooks as history
-from novel_agent.models.ask import StageCall, ask_json
+from novel_agent.models.ask import StageCall, ask_json, told
+from novel_agent.models.base import StoryView
 from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.drift import Drift, checkpoint, measure
 from novel_agent.story.outline import Outline, load_outline, save_outline
@@ -113,14 +114,14 @@ def revise(session: Session, outline: Outline, slots: Slots, drift: Drift,
            "numbers_text": numbers_text(numbers), "total": len(outline.chapters()),
            "beats": [to_write(slots)[n] for n in numbers], "threads": list(drift.threads),
            "chapters_text": chapters_text(outline, slots)}
-    session.source.story, session.source.outline = story, job
     tree = load_tree(project.summaries_dir)
     briefing = outline_briefing(story, outline, job, near=numbers[0],
                                 so_far=tree.overall.body if tree.overall is not None else "",
                                 drift=account(drift, scenes))
     built = fit_briefing(session, briefing, project.tick(), compare=False)
     budget = session.budget(STAGE)
-    answers, call = ask_json(session.model, STAGE, built.messages, budget.max_output,
+    model = told(session.model, view=StoryView(story=story, tick=session.tick, job=job))
+    answers, call = ask_json(model, STAGE, built.messages, budget.max_output,
                              schema(slots), lambda data: revision_from_json(data, slots),
                              lambda m: budget.left_after(session.counter_of(STAGE).count_messages(m)))
     return revised(outline, slots, answers), call

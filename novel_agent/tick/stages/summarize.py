@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.context import Briefing, Section
@@ -30,7 +30,8 @@ from novel_agent.context.builders import summaries_briefing, summarizer_briefing
 from novel_agent.context.tier3 import doc_cost, tier3_budget
 from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
 from novel_agent.files import atomic_write
-from novel_agent.models.ask import StageCall, ask_text, continued, keeping_prefix
+from novel_agent.models.ask import StageCall, ask_text, continued, told
+from novel_agent.models.base import StoryView
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
 from novel_agent.story.scenes import load_scenes, scene_key
@@ -48,7 +49,6 @@ from novel_agent.text.cleanup import unwrap
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.prompt_log import log_path, log_text
 from novel_agent.tick.stage_prompts import Built, build_summary
-from novel_agent.tick.story_source import SummaryJob
 
 if TYPE_CHECKING:
     from novel_agent.tick.session import Session
@@ -62,6 +62,19 @@ _COMPLETE = re.compile(r"[.!?…][\"'”’)\]*_]*(?=\s|$)|\n")   # where a sent
 
 
 # -- the stage ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SummaryJob:
+    """What one summarizer call is asked to condense (its request's view: a model that
+    answers from the story rather than its prompt, the offline one, names what it lists)."""
+
+    kind: str                       # "checkpoint", "arc" or "overall"
+    first: int
+    last: int
+    items: list[tuple[str, str]] = field(default_factory=list)   # (kind, label) to name
+    previous: str = ""              # the overall summary so far ("overall" only)
+    new: list[str] = field(default_factory=list)                  # new summaries' bodies
 
 
 @dataclass
@@ -102,6 +115,7 @@ class Summarizer:
         self.story = self.project.story()
         self.tick = self.project.tick() if tick is None else tick
         self._memory = memory
+        self._job: SummaryJob | None = None     # what the call in progress is asked
 
     @property
     def memory(self) -> Memory:
@@ -117,7 +131,7 @@ class Summarizer:
              items: list[Mention]) -> tuple[str, float, list[Mention], str]:
         """Ask for a summary; if it leaves items out, ask once more naming them.
         Both prompts are fitted to the summarizer's budget and logged."""
-        self.session.source.summary = job
+        self._job = job
         text, model = self._call(context, name)
         share, missing = coverage(text, items)
         if missing:
@@ -160,7 +174,9 @@ class Summarizer:
         """Fit, log and send one summarizer prompt; the answer as sent back (unstripped)."""
         built = build_summary(self.session, context, self.tick)
         self._log(built, name)
-        model = keeping_prefix(self.session.model, built.stable_prefix)
+        view = StoryView(story=self.story, tick=self.session.tick,
+                         job=asdict(self._job) if self._job is not None else {})
+        model = told(self.session.model, stable=built.stable_prefix, view=view)
         _, call = ask_text(model, "summarizer", built.messages,
                            self.session.budget("summarizer").max_output)   # as fitted
         r = self.report

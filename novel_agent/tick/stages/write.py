@@ -21,6 +21,12 @@ fails the tick (nothing committed) if it is so again. On a local model a draft t
 names none of the scene's people (its POV and planned characters) is asked for once
 more too: a small model may wander into a story of its own ("Mr. Johnson", in none of
 the plan); the second is kept if it names them, else the first stands.
+
+`STAGE` is the tick's writer (tick/registry.py): its prompt built from the draft, the
+scene asked for (`scene`: the one way a scene is asked, for the tick, a scene written
+again for its person or tense, and the audit's revision), then checked against the
+book's style and phrases, written again once in the wrong person or tense, its stale
+sentences mended (tick/stages/mend.py), where `style.rewrite` says.
 """
 
 from __future__ import annotations
@@ -28,13 +34,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from novel_agent.config.budget import Budget
 from novel_agent.config.settings import WRITER_TOKENS_PER_WORD
+from novel_agent.context.tier3 import select_tier3
+from novel_agent.context.writer import TIER3_STRETCH, Piece
 from novel_agent.errors import ContextOverflowError, ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_text, continued
 from novel_agent.models.base import WORDS, ChatModel, Completion, Request
+from novel_agent.story.scenes import word_count
 from novel_agent.text.cleanup import (
     clean_scaffolding,
     cut_to_sentence,
@@ -43,6 +53,11 @@ from novel_agent.text.cleanup import (
     unglue,
 )
 from novel_agent.text.names import named_in
+from novel_agent.tick import prose_step
+from novel_agent.tick.draft import TickContext, TickDraft
+from novel_agent.tick.registry import Stage
+from novel_agent.tick.stage_prompts import Built, build_writer
+from novel_agent.tick.stages import mend
 
 # What the writer may generate, as a llama.cpp grammar (sent to a local model; other
 # providers ignore it): paragraphs of prose separated by one blank line, each opening
@@ -283,3 +298,100 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         except ModelResponseError:
             pass
     return prose, call
+
+
+# -- the stage ---------------------------------------------------------------------
+
+
+def prompt_for(ctx: TickContext, d: TickDraft, budget: Budget | None = None) -> Built:
+    """The writer's prompt for the draft (`budget`: a smaller one than the stage's, to
+    leave room for what a revision adds to it)."""
+    tree, count = d.start.tree, ctx.session.counter_of("writer").count
+    avoid = prose_step.avoid_line(prose_step.used_up(d.start.phrases,
+                                                     ctx.config.style.max_phrase_uses))
+
+    def tier3(room: int, upto: int | None) -> list[Piece]:
+        return [Piece(doc.name, doc.block()) for doc in
+                select_tier3(tree, room, count, upto=upto, stretch=TIER3_STRETCH * room)]
+
+    return build_writer(ctx.session, story=d.story, memory=d.memory, plan=d.planned,
+                        tick=d.tick, scenes=d.scenes, tool_results=d.tool_results,
+                        steer=d.start.steer, tier3=tier3,
+                        tier3_ends=[c.last for c in tree.checkpoints()], lore=d.start.lore,
+                        budget=budget, standing=d.standing, style=d.start.style, avoid=avoid)
+
+
+def build(ctx: TickContext, d: TickDraft) -> TickDraft:
+    """The draft with the writer's prompt built."""
+    return d.with_built(prompt_for(ctx, d))
+
+
+def scene(ctx: TickContext, d: TickDraft, messages: list[dict[str, str]], *,
+          max_tokens: int, model: ChatModel | None = None) -> tuple[str, StageCall]:
+    """The draft's scene asked of the writer from `messages` (see `run`): the one way a
+    scene is asked, whatever asks it. A small model (`short`, the lean writer) is held to
+    the scene's people and continued while short."""
+    gen, plan = ctx.config.generation, d.planned
+    return run(model or ctx.model(d), messages, max_tokens=max_tokens,
+               min_words=gen.scene_min_words, max_words=gen.scene_max_words, title=plan.title,
+               room=ctx.room("writer"), earlier="\n\n".join(mend.earlier(d)),
+               short=ctx.session.lean_for("writer"), cast=[plan.pov, *plan.characters])
+
+
+def ask(ctx: TickContext, d: TickDraft) -> tuple[str, StageCall]:
+    """The writer's scene for the draft's prompt."""
+    built = d.built["writer"]
+    return scene(ctx, d, built.messages, max_tokens=ctx.budget("writer").max_output,
+                 model=ctx.model(d, built))
+
+
+def apply(ctx: TickContext, d: TickDraft, prose: str, call: StageCall) -> TickDraft:
+    """The draft with the scene, checked and mended where `style.rewrite` says (see the
+    module's docstring); a scene under generation.scene_min_words is a notice."""
+    d = checked(ctx, replace(d, prose=prose), call)
+    least, words = ctx.config.generation.scene_min_words, word_count(d.prose)
+    return d.told(f"scene {d.tick} has {words} words, under generation.scene_min_words "
+                  f"({least})" if words < least else "")
+
+
+def checked(ctx: TickContext, d: TickDraft, call: StageCall) -> TickDraft:
+    """The scene's phrases and style checked (tick/prose_step.py); with faults, a notice.
+    Where style.rewrite says: a scene told in the wrong person or tense is written once
+    more, told what to mend, the better of the two kept (the second call's completions
+    join the first's); then its stale sentences are mended (tick/stages/mend.py)."""
+    config, style = ctx.config.style, d.start.style
+    found = mend.checking(ctx, d, d.prose)
+    d = replace(d, checked=found)
+    said = prose_step.notice(d.tick, found, config, style)
+    if not prose_step.rewrites(config, ctx.session.lean_for("writer")):
+        return d.told(said)
+    if found.wrong:
+        d = _again(ctx, d, call, found, said)
+    d = mend.sentences(ctx, d, call)
+    if said and not found.wrong:
+        d = d.told(said + (f": {d.mended} sentence(s) written again" if d.mended else ""))
+    return d
+
+
+def _again(ctx: TickContext, d: TickDraft, call: StageCall, found: prose_step.Checked,
+           said: str) -> TickDraft:
+    """The scene written once more, told what to mend; the better draft kept."""
+    built = d.built["writer"]
+    messages = built.messages
+    again = [*messages[:-1], {"role": messages[-1]["role"], "content": messages[-1]["content"]
+                              + "\n\n" + prose_step.mend(found, d.start.style)}]
+    limit = min(ctx.budget("writer").max_output, ctx.room("writer")(again))
+    if limit < MIN_CONTINUATION:
+        return d.told(said)
+    prose, more = scene(ctx, d, again, max_tokens=limit, model=ctx.model(d, built))
+    call.completions += more.completions
+    second = mend.checking(ctx, d, prose)
+    kept = second.rank() < found.rank()
+    if kept:
+        d, call.warning = replace(d, prose=prose, checked=second), more.warning
+    return replace(d, rewritten="second" if kept else "first").told(
+        f"{said}: written again once (style.rewrite: {ctx.config.style.rewrite}); the "
+        f"{'second' if kept else 'first'} draft is kept")
+
+
+STAGE: Stage[str] = Stage("writer", build=build, ask=ask, apply=apply)
