@@ -9,12 +9,12 @@ import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
 from novel_agent.config.settings import (
-    MODEL_STAGES,
     PROVIDER_KEYS,
     Config,
     merge_layers,
     sources,
 )
+from novel_agent.config.stages import names
 from novel_agent.daemon.reload import flatten
 from novel_agent.models import model_id, resolve_provider
 
@@ -70,7 +70,7 @@ def show_cmd(project_spec: str | None, with_sources: bool) -> None:
             line = f"{line:<52} {where}"
         click.echo(line)
     if with_sources:
-        for stage in MODEL_STAGES:
+        for stage in names(own_model=True):
             for key, value, where in stage_sources(config, stage, origin, project.root):
                 click.echo(f"{f'llm.stages.{stage}.{key} = {json.dumps(value)}':<52} {where}")
 

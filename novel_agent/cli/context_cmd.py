@@ -7,16 +7,32 @@ import json
 import click
 
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
+from novel_agent.config.stages import ticked
 from novel_agent.context.report import render_report
 from novel_agent.models import provider_for
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session
 
 
+class StageChoice(click.Choice):
+    """The stages every tick runs (config/stages.py), as they are declared when asked."""
+
+    def __init__(self) -> None:
+        super().__init__(ticked())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return ticked()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass
+
+
 @click.command("context")
 @project_option
-@click.option("--stage", type=click.Choice(["writer", "planner", "extractor"]), default="writer",
-              show_default=True, help="Which stage's prompt to build.")
+@click.option("--stage", type=StageChoice(), default="writer", show_default=True,
+              help="Which stage's prompt to build: one every tick runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--show-prompt", is_flag=True, help="Print the prompt itself after the report.")
 @novel_errors

@@ -17,16 +17,15 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from novel_agent.config.stages import verb
 from novel_agent.models.base import Progress
 
-STAGE_NAMES = {"planner": "plan", "writer": "write", "extractor": "extract", "commit": "commit",
-               "summarizer": "summarize"}
 CLEAR = "\r\033[K"
 
 
 def progress_line(p: Progress) -> str:
     """One line: the stage, then how far the prompt is read or how many tokens came."""
-    line = f"  {STAGE_NAMES.get(p.stage, p.stage):<9} "
+    line = f"  {verb(p.stage):<9} "
     if p.tokens:
         speed = f"  {p.tokens_per_second:.1f} tok/s" if p.tokens_per_second else ""
         line += f"{p.tokens} tokens{speed}"

@@ -10,7 +10,7 @@ import click
 from novel_agent.cli.common import load_config, novel_errors, open_project, project_option
 from novel_agent.reports.costs import money
 from novel_agent.reports.prose import ECHO_SCENES, ChapterNumbers
-from novel_agent.reports.stats import STAGES, Stats, collect_stats, summary
+from novel_agent.reports.stats import Stats, collect_stats, shown_stages, summary
 from novel_agent.reports.usage import project_rows
 
 
@@ -26,7 +26,7 @@ def stats_lines(stats: Stats) -> list[str]:
     s = summary(stats)
     lines = [f"stats of {stats.project}: {s['scenes']} scenes, {s['words']:,} words",
              f"words per scene   {_spread(s['words_per_scene'])}"]
-    for stage in STAGES:
+    for stage in shown_stages():
         values = s["prompt_tokens_per_tick"][stage]
         if values["mean"] is not None and stage == "summarizer":   # 4-5 calls, not one prompt
             lines.append(f"{'summarizer calls':<17} {_spread(values)} tokens a checkpoint "

@@ -19,7 +19,8 @@ from novel_agent.cli.common import (
     wait_option,
     working_session,
 )
-from novel_agent.cli.live import STAGE_NAMES, LiveLine
+from novel_agent.cli.live import LiveLine
+from novel_agent.config.stages import verb
 from novel_agent.errors import ModelResponseError, TickError
 from novel_agent.reports.costs import cost_guard
 from novel_agent.story.book_standing import check_unfinished
@@ -33,7 +34,7 @@ def stage_line(report: StageEvent) -> str:
     read from the prompt cache); a summarizer failure adds a line saying what stays
     pending and why, and each of its warnings (a summary cut off by the token limit,
     one below summary_min_coverage) a line."""
-    line = f"  {STAGE_NAMES.get(report.stage, report.stage):<9} {report.seconds:6.1f}s"
+    line = f"  {verb(report.stage):<9} {report.seconds:6.1f}s"
     if report.calls:
         line += f"  {report.prompt_tokens:>6} → {report.completion_tokens:<5} tokens"
         if report.cached_tokens:

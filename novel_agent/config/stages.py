@@ -40,7 +40,6 @@ class StageSpec:
     max_tokens: int = 600
     borrows: str = ""         # the stage whose model it asks ("" = a model of its own: llm.stages)
     kind: str = TICK          # TICK, OCCASIONAL or COMMAND (see above)
-    previewed: bool = False   # `novel context --stage` can show its next prompt
 
     @property
     def own_model(self) -> bool:
@@ -73,11 +72,16 @@ def spec(name: str) -> StageSpec | None:
     return _DECLARED.get(name)
 
 
-def names(*, own_model: bool = False, kind: str = "", previewed: bool = False) -> tuple[str, ...]:
-    """The names of the declared stages, in order: those that may have a model of their own,
-    of one kind, or that `novel context` can show, when asked."""
+def names(*, own_model: bool = False, kind: str = "") -> tuple[str, ...]:
+    """The names of the declared stages, in order: those that may have a model of their
+    own, or those of one kind, when asked."""
     return tuple(s.name for s in stages() if (not own_model or s.own_model)
-                 and (not kind or s.kind == kind) and (not previewed or s.previewed))
+                 and (not kind or s.kind == kind))
+
+
+def ticked() -> tuple[str, ...]:
+    """The stages every tick runs, in order: those `novel context --stage` can show."""
+    return names(kind=TICK)
 
 
 def model_of(name: str) -> str:
@@ -113,13 +117,13 @@ def slots() -> int:
 
 for _spec in (
     StageSpec("planner", "Planner", "plan", "novel_agent.tick.stages.plan", "plan.j2", 0,
-              cap_key="llm.planner_max_tokens", previewed=True),
+              cap_key="llm.planner_max_tokens"),
     StageSpec("writer", "Writer", "write", "novel_agent.tick.stages.write", "write.j2", 1,
-              cap_key="llm.writer_max_tokens", previewed=True),
+              cap_key="llm.writer_max_tokens"),
     StageSpec("mend", "Sentence mend", "mend", "novel_agent.tick.prose_step", "", 1,
               borrows="writer", kind=OCCASIONAL),
     StageSpec("extractor", "Extractor", "extract", "novel_agent.tick.stages.extract",
-              "extract.j2", 2, cap_key="llm.extractor_max_tokens", previewed=True),
+              "extract.j2", 2, cap_key="llm.extractor_max_tokens"),
     StageSpec("auditor", "Auditor", "audit", "novel_agent.tick.stages.audit", "audit.j2", 0,
               cap_key="audit.max_tokens", kind=OCCASIONAL),
     StageSpec("summarizer", "Summarizer", "summarize", "novel_agent.tick.stages.summarize",

@@ -16,6 +16,7 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
+from novel_agent.config.stages import spec
 from novel_agent.context import Context, Section
 from novel_agent.context.auditor import AUDITOR_LAYOUT
 from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMARIZER_LAYOUT
@@ -23,10 +24,6 @@ from novel_agent.context.outline_briefing import OUTLINE_LAYOUT
 from novel_agent.context.writer import WRITER_ORDER
 from novel_agent.errors import ConfigError
 from novel_agent.paths import TEMPLATES_DIR
-
-STAGE_TEMPLATES = {"planner": "plan.j2", "writer": "write.j2", "extractor": "extract.j2",
-                   "summarizer": "summarize.j2", "auditor": "audit.j2", "outline": "outline.j2"}
-
 
 MAX_OUTPUT = 2_000_000      # characters a template may render
 MAX_SECONDS = 5.0           # time a template may take to render
@@ -132,7 +129,16 @@ def render_stage(context: Context, project_templates: Path | None = None,
                  **extra: Any) -> list[dict[str, str]]:
     """Render a stage's template with its context's sections and values."""
     variables = {"sections": context.nonempty(), "context": context, **context.values, **extra}
-    return render_messages(STAGE_TEMPLATES[context.stage], variables, project_templates)
+    return render_messages(template_of(context.stage), variables, project_templates)
+
+
+def template_of(stage: str) -> str:
+    """The template of a declared stage (config/stages.py: its `template`)."""
+    found = spec(stage)
+    if found is None or not found.template:
+        raise ConfigError(f"the stage {stage!r} has no template declared (config/stages.py)",
+                          key=stage)
+    return found.template
 
 
 def _line_in(exc: BaseException, template: jinja2.Template | None) -> int | None:

@@ -7,7 +7,7 @@ stops it on `close()` (the session that built it closes it), so nothing outlives
 owner in a long-running process. Every request streams (progress goes to the
 `on_progress` callback; `timeout` is the longest silence allowed, and a timeout is
 not retried), asks llama.cpp to keep the prompt in its cache (`cache_prompt`) in the
-stage's own slot (STAGE_SLOTS: the planner, writer, extractor and summarizer each keep
+stage's own slot (config/stages.py: the planner, writer, extractor and summarizer each keep
 theirs, so each stage's prefix stays cached from one tick to the next instead of being
 overwritten by the stage before it), and to say how far it has read the prompt
 (`return_progress`). The writer's prose can be held to a GBNF grammar (`Request.grammar`). Which file, what context and
@@ -24,6 +24,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, TypedDict
 
+from novel_agent.config.stages import slots, stages
 from novel_agent.errors import ModelError
 from novel_agent.models.base import Completion, OnProgress, Progress, Request
 from novel_agent.models.llama_tokens import LlamaTokenizer
@@ -39,9 +40,13 @@ LOOP_WAIT = 60.0   # seconds a new server's task loop may take to start (LocalSe
 # reads the prompt.
 CACHE_OPTIONS = {"cache_prompt": True, "id_slot": 0, "return_progress": True}
 # One llama.cpp slot per stage, each with the whole context (n_ctx per slot, not shared):
-# a stage's prompt then finds its own previous prompt in its slot's cache. Any other stage
-# (a tokenize-only server, a test) uses slot 0.
-STAGE_SLOTS = {"planner": 0, "writer": 1, "extractor": 2, "summarizer": 3}
+# a stage's prompt then finds its own previous prompt in its slot's cache (each stage's
+# slot is declared with it: config/stages.py). Any other stage uses slot 0.
+
+
+def stage_slots() -> dict[str, int]:
+    """The llama.cpp slot of each declared stage."""
+    return {spec.name: spec.slot for spec in stages()}
 
 
 def default_gguf_path() -> Path | None:
@@ -220,10 +225,10 @@ class LocalModel:
     def _connect(self) -> None:
         from novel_agent.models.openai_compat import OpenAICompatModel  # the SDK: 0.5 s
         self.server = LocalServer(self.model_path, self.n_ctx, self.threads,
-                                  slots=len(STAGE_SLOTS))
+                                  slots=slots())
         self._client = OpenAICompatModel(self.server.base_url, self.name, None,
                                          label="local", prose_options=LOCAL_PROSE_OPTIONS,
-                                         extra_body=CACHE_OPTIONS, slots=STAGE_SLOTS,
+                                         extra_body=CACHE_OPTIONS, slots=stage_slots(),
                                          grammars=True, stage_options={"writer": {
                                              **WRITER_OPTIONS,
                                              "dry_penalty_last_n": self.n_ctx}},

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from novel_agent.config.stages import slots
 from novel_agent.errors import ModelError
 from novel_agent.models import registry
 from novel_agent.models.gguf import GGUFInfo, read_info
@@ -210,9 +211,8 @@ def choose(local_model: str, local_context: int = 0, *, cache_dir: Path | None =
     name = display_name(path, entry)
     wanted = local_context or (entry.n_ctx if entry else min(
         info.context_length or PATH_CONTEXT_CAP, PATH_CONTEXT_CAP))
-    from novel_agent.models.local import STAGE_SLOTS  # each stage's slot has n_ctx
     n_ctx = context_size(wanted, info.context_length,
-                         info.kv_bytes_per_token * len(STAGE_SLOTS),
+                         info.kv_bytes_per_token * slots(),   # each stage's slot has n_ctx
                          path.stat().st_size, machine_memory() if memory is None else memory)
     cores = machine_cores() if cores is None else cores
     threads = thread_count(cores, current_load() if load is None else load)

@@ -131,11 +131,11 @@ def price_for(config: Config, table_path: Path | None = None) -> Price | None:
 def stage_prices(config: Config, table_path: Path | None = None
                  ) -> dict[str, tuple[str, Price | None]]:
     """Each stage's model and its price (llm.stages; a stage of none of its own: llm's),
-    by stage name (MODEL_STAGES)."""
-    from novel_agent.config.settings import MODEL_STAGES
+    by the name of each stage that may have a model of its own (config/stages.py)."""
+    from novel_agent.config.stages import names
     from novel_agent.models import model_id
     return {stage: (model_id(mine), price_for(mine, table_path))
-            for stage in MODEL_STAGES for mine in (config.for_stage(stage),)}
+            for stage in names(own_model=True) for mine in (config.for_stage(stage),)}
 
 
 def describe_prices(config: Config, table_path: Path | None = None) -> str:

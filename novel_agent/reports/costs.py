@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import TYPE_CHECKING, Any
 
+from novel_agent.config.stages import names
 from novel_agent.errors import ConfigError, CostCeilingError, NovelError
 from novel_agent.models.prices import describe_price, stage_prices
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 WINDOW = 10            # the last ticks an estimate or a forecast is made from
 BY = ("stage", "tick", "model", "day")
-STAGE_ORDER = ("planner", "writer", "extractor", "summarizer")
 
 
 @dataclass
@@ -100,7 +100,8 @@ def breakdown(rows: Iterable[Row], by: str) -> dict[Any, Totals]:
     groups: dict[Any, Totals] = {}
     for row in rows:
         groups.setdefault(group_key(row, by), Totals()).add(row)
-    order = (lambda k: (STAGE_ORDER.index(k) if k in STAGE_ORDER else 9, k)) if by == "stage" \
+    known = names()      # the stages in the order a tick meets them (config/stages.py)
+    order = (lambda k: (known.index(k) if k in known else len(known), k)) if by == "stage" \
         else (lambda k: k)
     return {key: groups[key] for key in sorted(groups, key=order)}
 

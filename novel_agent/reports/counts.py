@@ -15,10 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from novel_agent.config.stages import ticked
 from novel_agent.models.providers import known
 from novel_agent.reports.costs import Row
-
-COMPARED = ("planner", "writer", "extractor")   # one prompt, one log per tick
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def compare_counts(rows: Iterable[Row],
         name = str(row.get("provider") or "")
         if name not in own:
             own[name] = _own_counts(name)
-        if own[name] and row.get("stage") in COMPARED and not row.get("error"):
+        if own[name] and row.get("stage") in ticked() and not row.get("error"):
             calls.setdefault((row.get("tick") or 0, str(row["stage"])), []).append(row)
     n = theirs = ours = 0
     encoding = ""

@@ -18,12 +18,12 @@ from typing import Any
 
 from novel_agent.errors import MissingExtraError
 from novel_agent.reports.prose import ECHO_SCENES
-from novel_agent.reports.stats import STAGES, Stats
+from novel_agent.reports.stats import Stats, shown_stages
 
 FORMATS = {".png": "png", ".svg": "svg"}
 INSTALL = "pip install 'novel_agent[plot]'"
-STAGE_COLOURS = {"planner": "#4c72b0", "writer": "#dd8452", "extractor": "#55a868",
-                 "summarizer": "#c44e52"}
+# each stage's colour in the plot, by its place among the stages shown
+COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3")
 
 
 def _figure(rows: int = 2) -> Any:
@@ -90,13 +90,13 @@ def _sections(ax: Any, stats: Stats) -> None:
 
 def _stages(ax: Any, stats: Stats) -> None:
     """Each stage's prompt tokens per tick (the summarizer's only where it ran)."""
-    for stage in STAGES:
+    for n, stage in enumerate(shown_stages()):
         points = [(t.tick, t.prompt[stage]) for t in stats.ticks if stage in t.prompt]
         if points:
             xs, ys = zip(*points)
             style, label = ("o", "summarizer (its calls summed)") if stage == "summarizer" \
                 else ("-", stage)
-            ax.plot(xs, ys, style, label=label, color=STAGE_COLOURS[stage], markersize=4)
+            ax.plot(xs, ys, style, label=label, color=COLOURS[n % len(COLOURS)], markersize=4)
     ax.set_title("prompt tokens per tick, by stage", fontsize=10)
     ax.legend(fontsize=7, loc="upper left", frameon=False)
     _axes(ax, "tokens")

@@ -25,6 +25,7 @@ from statistics import mean
 from typing import Any
 
 from novel_agent.config.settings import Config
+from novel_agent.config.stages import ticked
 from novel_agent.errors import NovelError
 from novel_agent.reports.costs import Row, tick_costs, tick_prompts
 from novel_agent.reports.counts import Counts, compare_counts
@@ -36,7 +37,13 @@ from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scenes
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")
-STAGES = ("planner", "writer", "extractor", "summarizer")
+
+
+def shown_stages() -> tuple[str, ...]:
+    """The stages whose prompts the numbers show: every tick's (one prompt, one log a
+    tick), and the summarizer's (its calls summed where it ran)."""
+    return (*ticked(), "summarizer")
+
 
 
 @dataclass
@@ -207,7 +214,7 @@ def summary(stats: Stats) -> dict[str, Any]:
         "scenes": len(words), "words": sum(words),
         "words_per_scene": _spread(words),
         "prompt_tokens_per_tick": {stage: _spread([t.prompt[stage] for t in stats.ticks
-                                                   if stage in t.prompt]) for stage in STAGES},
+                                                   if stage in t.prompt]) for stage in shown_stages()},
         "writer_sections_last_tick": {name: round(n / writer, 4) if writer else 0.0
                                       for name, n in (last.sections.items() if last else [])},
         "compaction_levels": {str(k): levels[k] for k in sorted(levels)},

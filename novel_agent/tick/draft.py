@@ -29,6 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from novel_agent.audit.findings import Finding
 from novel_agent.audit.result import AuditResult
 from novel_agent.config.budget import Budget
 from novel_agent.config.settings import Config
@@ -124,6 +125,8 @@ class TickDraft:
     payoffs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # set at commit
     scene: Scene | None = None                   # the scene, once committed
     written: tuple[Path, ...] = ()               # the files the commit wrote or removed
+    answers: Mapping[str, Any] = field(default_factory=dict)   # a stage of a plugin's or
+                                                 # a test's answer, by stage: plan records keep it
     summary: SummaryReport | None = None         # the summaries made after the commit
     finished: str = ""                           # "the book is finished: …", when it is
 
@@ -233,9 +236,9 @@ class TickResult:
     memory_changes: list[str]
     stages: list[StageEvent] = field(default_factory=list)
     summary: SummaryReport | None = None   # checkpoints made after the commit
-    reports: dict[str, dict] = field(default_factory=dict)
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # names rejected, ...
     notices: list[str] = field(default_factory=list)   # recovery done, warnings: one line each
     fallback: str = ""     # why the extractor's answer was not used (its summary: the prose's)
-    findings: list = field(default_factory=list)   # the continuity audit's (audit.Finding)
+    findings: list[Finding] = field(default_factory=list)   # the continuity audit's
     finished: str = ""     # "the book is finished: …" when the tick landed the outline's last beat

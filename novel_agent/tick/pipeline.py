@@ -141,9 +141,9 @@ def outline_revision(ctx: TickContext, d: TickDraft) -> TickDraft:
     """Where the book stands once the tick has landed (a book with an outline): finished
     when its last beat landed; the rest of the outline revised at a checkpoint where the
     story drifted from it (tick/stages/revise_outline.py)."""
-    if d.standing is None:
-        return d
     after = _standing_after(ctx, d)
+    if d.standing is None or after is None:
+        return d
     notices = revise_outline.at_checkpoint(ctx.session, d.tick, d.memory, d.standing, after,
                                            ctx.emit)
     d = d.told(*notices)
@@ -152,13 +152,13 @@ def outline_revision(ctx: TickContext, d: TickDraft) -> TickDraft:
 
 def outline_finished(ctx: TickContext, d: TickDraft) -> TickDraft:
     """Whether the tick finished the book (no revision: a given or held scene's)."""
-    if d.standing is None:
-        return d
     after = _standing_after(ctx, d)
-    return replace(d, finished=after.finished_line()) if after.finished else d
+    return replace(d, finished=after.finished_line()) if after and after.finished else d
 
 
-def _standing_after(ctx: TickContext, d: TickDraft) -> BookStanding:
+def _standing_after(ctx: TickContext, d: TickDraft) -> BookStanding | None:
+    if d.standing is None:
+        return None
     return read_standing(ctx.project, ctx.config.outline.curve, upto=d.tick,
                          loops=d.memory.loops)
 

@@ -128,9 +128,10 @@ def settled_facts(session: Session, memory: Memory, history: Sequence[Any],
     key = ("settled_facts", anchor, tuple(names), tuple(places),
            tuple((str(l.get("id")), str(l.get("description"))) for l in loops),
            repr(session.config.context.relevance))
-    return session.remembered(key, lambda: planner_facts(
+    facts: list[Item] = session.remembered(key, lambda: planner_facts(
         index, memory, tick=anchor + 1, names=names, places=places, loops=loops,
         steer="", weights=session.config.context.relevance))
+    return facts
 
 
 def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
@@ -262,8 +263,9 @@ def settled_of(session: Session, memory: Memory) -> Callable[[int, Sequence[Any]
         key = ("settled_items", upto,
                tuple((s.tick, s.pov, tuple(s.characters), s.location) for s in window),
                tuple((tuple(l["scenes"]), repr(l["opened_in"])) for l in loops), repr(weights))
-        return session.remembered(key, lambda: settled_items(index, memory, window, upto,
-                                                             weights))
+        items: list[Item] = session.remembered(
+            key, lambda: settled_items(index, memory, window, upto, weights))
+        return items
 
     return settled
 

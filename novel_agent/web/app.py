@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 
 from novel_agent.books.export import FORMATS, export
 from novel_agent.config.settings import interval_seconds
+from novel_agent.config.stages import ticked
 from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import (
     LockError,
@@ -49,7 +50,6 @@ from novel_agent.web.common import (
 from novel_agent.web.edits import add_lore, edit_lore, save_steer
 from novel_agent.web.live import Daemons, feed, log_tail
 from novel_agent.web.pages import (
-    STAGES,
     SceneProblem,
     book_page,
     context_page,
@@ -150,13 +150,13 @@ async def memory(request: Request) -> Response:
 async def context(request: Request) -> Response:
     project = project_of(request)
     stage = request.query_params.get("stage", "writer")
-    if stage not in STAGES:
-        raise ProjectError(f"no stage '{stage}': use one of {', '.join(STAGES)}")
+    if stage not in ticked():
+        raise ProjectError(f"no stage '{stage}': use one of {', '.join(ticked())}")
     config = config_of(request, project)
     notices = await asyncio.to_thread(mend_state, project)
     data = await asyncio.to_thread(context_page, project, config,
                                    request.app.state.site.env, stage)
-    return render(request, "context.html", project=project, stages=STAGES, notices=notices,
+    return render(request, "context.html", project=project, stages=ticked(), notices=notices,
                   show_prompt=request.query_params.get("prompt") == "1", **data)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from novel_agent.books.export import Chapter, chapters_of
 from novel_agent.books.markdown import blocks, blocks_html
 from novel_agent.config.settings import Config
+from novel_agent.config.stages import ticked
 from novel_agent.context.relevance import overdue
 from novel_agent.daemon.heartbeat import Heartbeat, error_line, read_heartbeat, running
 from novel_agent.errors import NovelError, ProjectError
@@ -39,7 +40,6 @@ from novel_agent.tick.session import Session
 
 PAGE_SCENES = 20
 FACTS_SHOWN = 200
-STAGES = ("writer", "planner", "extractor")
 
 
 # -- the library ----------------------------------------------------------------
@@ -272,8 +272,8 @@ def last_read(project: Project) -> tuple[int, bool] | None:
 def context_page(project: Project, config: Config, env: Mapping[str, str],
                  stage: str) -> dict[str, Any]:
     """What `novel context --stage STAGE` shows: the report and the messages (no LLM)."""
-    if stage not in STAGES:
-        raise ProjectError(f"no stage '{stage}': use one of {', '.join(STAGES)}", path=stage)
+    if stage not in ticked():
+        raise ProjectError(f"no stage '{stage}': use one of {', '.join(ticked())}", path=stage)
     with Session.open(project, config, env, stand_in=True) as session:
         built = preview(session, stage)
     report = built.report

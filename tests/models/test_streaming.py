@@ -87,8 +87,8 @@ def test_tokens_per_second_counts_from_the_first_token():
 
 
 def test_each_stage_keeps_its_own_slot_and_the_writer_its_grammar(fake_openai):
-    from novel_agent.models.local import STAGE_SLOTS
-    model = streaming(fake_openai, slots=STAGE_SLOTS, grammars=True,
+    from novel_agent.models.local import stage_slots
+    model = streaming(fake_openai, slots=stage_slots(), grammars=True,
                       stage_options={"writer": {"dry_multiplier": 0.8}})
     for stage in ("planner", "writer", "extractor", "summarizer"):
         model.complete(Request(stage, [{"role": "user", "content": "Write."}], 60,

@@ -34,10 +34,12 @@ from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory import Memory, find_person, load_memory
+from novel_agent.story.project import Project
 from novel_agent.story.scenes import SceneReader
 from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
+from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import Built, fit_briefing
 from novel_agent.tick.stages import extract, mend, write
 from novel_agent.tick.stages.commit import draft_path, plan_record
@@ -100,7 +102,7 @@ def findings(ctx: TickContext, d: TickDraft, prose: str, extraction: Extraction,
     return found + said, d.with_built(built) if built is not None else d
 
 
-def ask_auditor(session: Any, model: ChatModel, *, tick: int, plan: Plan, memory: Memory,
+def ask_auditor(session: Session, model: ChatModel, *, tick: int, plan: Plan, memory: Memory,
                 scenes: SceneReader, prose: str, result: AuditResult,
                 people: list[str]) -> tuple[list[Finding], Built | None]:
     """The auditor stage's verified findings of scene `tick` (`prose`, `plan`; `people`:
@@ -114,7 +116,7 @@ def ask_auditor(session: Any, model: ChatModel, *, tick: int, plan: Plan, memory
     built = fit_briefing(session, auditor_briefing(prose, facts, shown, tick=tick,
                                                    people=[c for c in cards if c]),
                          tick, compare=False)
-    budget: Budget = session.budget("auditor")
+    budget = session.budget("auditor")
     count = session.counter_of("auditor").count_messages
     try:
         raw, call = ask_json(model, "auditor", built.messages, budget.max_output, AUDIT_SCHEMA,
@@ -280,8 +282,8 @@ def apply_held(ctx: TickContext, d: TickDraft, held: HeldDraft) -> TickDraft:
                    audit=AuditResult("hold", findings=held.findings, notes=[ACCEPTED]))
 
 
-def audit_project(project: Any, config: Config, *, first: int = 1, last: int | None = None,
-                  session: Any = None) -> BookAudit:
+def audit_project(project: Project, config: Config, *, first: int = 1, last: int | None = None,
+                  session: Session | None = None) -> BookAudit:
     """`novel audit`: the book's scenes `first`..`last` audited by the rules and, given a
     `session`, by the auditor stage too (each scene one call)."""
     auditor = None

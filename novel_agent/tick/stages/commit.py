@@ -28,7 +28,7 @@ from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 
 
 def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,
-                before: Memory, state: dict[str, Any], extra: dict | None = None) -> list[Path]:
+                before: Memory, state: dict[str, Any], extra: dict[Path, Any] | None = None) -> list[Path]:
     """Write everything a tick produced in one transaction (all or nothing): only what
     changed, so a commit costs the same at tick 10 and tick 10,000 (memory.stage_memory).
 
@@ -104,6 +104,7 @@ def plan_record(d: TickDraft) -> dict[str, Any]:
     if prose or d.rewritten or d.mended:
         record["prose"] = prose | ({"rewritten": d.rewritten} if d.rewritten else {}) \
             | ({"mended": d.mended} if d.mended else {})
+    record |= {"answers": dict(d.answers)} if d.answers else {}
     return record | (dict(d.given.record) if d.given else {})
 
 
@@ -125,7 +126,7 @@ def tick_state(before: dict[str, Any], d: TickDraft) -> dict[str, Any]:
 RECALL_KEPT = 20     # ticks of the recall probe kept in state.yaml for `novel status`
 
 
-def recall_history(state: dict[str, Any], tick: int, recall: dict[str, Any] | None) -> list:
+def recall_history(state: dict[str, Any], tick: int, recall: dict[str, Any] | None) -> list[list[int]]:
     """The last RECALL_KEPT ticks' [tick, relevant facts, reached], this one added."""
     kept = [row for row in state.get("recall") or [] if isinstance(row, list) and len(row) == 3
             and row[0] < tick]

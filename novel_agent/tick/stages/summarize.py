@@ -34,7 +34,7 @@ from novel_agent.models.ask import StageCall, ask_text, continued, told
 from novel_agent.models.base import StoryView
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
 from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.scenes import load_scenes, scene_key
+from novel_agent.story.scenes import Scene, load_scenes, scene_key
 from novel_agent.story.summaries import (
     OVERALL,
     SummaryDoc,
@@ -293,7 +293,7 @@ class Summarizer:
         self.report.made.append(doc)
         return doc
 
-    def _scenes_context(self, scenes: list, first: int, last: int, previous: str) -> Briefing:
+    def _scenes_context(self, scenes: list[Scene], first: int, last: int, previous: str) -> Briefing:
         """The scenes of the range: each in full text where the share allows, else its
         bullets (the engine degrades the items, then cuts middle-out as a last resort)."""
         return summarizer_briefing(self.story, scenes, first=first, last=last,
