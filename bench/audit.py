@@ -30,16 +30,17 @@ from novel_agent.tick import pipeline
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.audit import audit_project
+from novel_agent.tick.stages.audit import step as audit_step
 from tests.support.audit_book import KINDS, BookModel, book, score
 
 AUDIT_SECONDS: list[float] = []
 
 
 def timed_audit(original):
-    def wrapper(session, draft, emit):
+    def wrapper(ctx, draft):
         started = time.perf_counter()
         try:
-            return original(session, draft, emit)
+            return original(ctx, draft)
         finally:
             AUDIT_SECONDS.append(time.perf_counter() - started)
     return wrapper
@@ -68,7 +69,8 @@ def main() -> None:
     parser.add_argument("--scenes", type=int, default=200)
     parser.add_argument("--offline", type=int, default=100)
     args = parser.parse_args()
-    pipeline.audit = timed_audit(pipeline.audit)
+    pipeline.LANDING = tuple(timed_audit(step) if step is audit_step else step
+                             for step in pipeline.LANDING)
     root = Path(tempfile.mkdtemp(prefix="audit-bench-"))
     scripted = book(args.scenes)
     project = new_project(root, "scripted")

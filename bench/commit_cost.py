@@ -26,9 +26,9 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.story import journal
 from novel_agent.story.project import create_project
 from novel_agent.story.recovery import reconciled
-from novel_agent.tick import pipeline
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
+from novel_agent.tick.stages import commit as commit_stage
 
 
 @dataclass
@@ -59,7 +59,7 @@ def recording() -> list[dict[str, int]]:
 def timing(spent: list[float]) -> None:
     """Add to `spent` the seconds the commit spends making the prompt logs."""
     for name in ("log_text", "tidied_logs"):
-        real = getattr(pipeline, name)
+        real = getattr(commit_stage, name)
 
         def timed(*args, real=real, **kwargs):
             started = time.perf_counter()
@@ -67,7 +67,7 @@ def timing(spent: list[float]) -> None:
                 return real(*args, **kwargs)
             finally:
                 spent.append(time.perf_counter() - started)
-        setattr(pipeline, name, timed)
+        setattr(commit_stage, name, timed)
 
 
 def commits(root: Path, last: int) -> dict[int, Commit]:

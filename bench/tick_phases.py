@@ -4,8 +4,9 @@
     .venv/bin/python -m bench.tick_phases --ticks 1000 --cpu
 
 Runs tests/support/stress_model.py in-process (as bench/long_run.py --offline) on a fresh
-project and times each step of the tick by wrapping the pipeline's functions (inclusive
-times: a step's line holds the steps inside it). Prints, per step, the median over the
+project and times each step of the tick by wrapping the pipeline's steps (each model
+stage's build, ask and apply, the audit, the commit and what follows it) and the
+functions inside them (inclusive times: a step's line holds the functions inside it). Prints, per step, the median over the
 first 50 ticks and over the last 50 (ticks that made no checkpoint), and the difference,
 largest growth first. Wall time by default (git runs as a subprocess); --cpu counts this
 thread's CPU time only, which other work on the machine does not move.
@@ -19,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from novel_agent.history import hooks
@@ -27,12 +29,13 @@ from novel_agent.story.project import Project, create_project
 from novel_agent.story.recovery import reconciled
 from novel_agent.tick import pipeline, stage_prompts
 from novel_agent.tick.session import Session
+from novel_agent.tick.stages import commit, extract, plan
 from tests.support.stress_model import StressModel
 
-PIPELINE = ["begin", "_build_plan", "_plan", "_build_write", "_write", "_build_extract",
-            "_extract", "audit", "commit", "load_tree", "load_lorebook",
-            "commit_tick", "tidied_logs", "log_text", "plan_step",
-            "extraction_step"]
+# The functions inside the steps, by the module whose name the step calls them by.
+INSIDE = [(pipeline, ["begin", "load_tree", "load_lorebook"]),
+          (commit, ["commit_tick", "tidied_logs", "log_text"]),
+          (plan, ["plan_step"]), (extract, ["extraction_step"])]
 PROMPTS = ["fit_prompt", "fit_briefing", "planner_briefing", "extractor_briefing",
            "propose_writer"]
 
@@ -43,33 +46,42 @@ class Phases:
     def __init__(self, clock):
         self.clock, self.now = clock, {}
 
-    def wrap(self, owner, name: str, label: str = "") -> None:
-        fn = getattr(owner, name)
-
+    def timed(self, fn, key: str):
         @functools.wraps(fn)
         def timed(*args, **kwargs):
             started = self.clock()
             try:
                 return fn(*args, **kwargs)
             finally:
-                key = label or name
                 self.now[key] = self.now.get(key, 0.0) + self.clock() - started
-        setattr(owner, name, timed)
+        return timed
+
+    def wrap(self, owner, name: str, label: str = "") -> None:
+        setattr(owner, name, self.timed(getattr(owner, name), label or name))
 
     def install(self) -> None:
-        for name in PIPELINE:
-            self.wrap(pipeline, name)
+        for owner, names in INSIDE:
+            for name in names:
+                self.wrap(owner, name)
         for name in PROMPTS:
             self.wrap(stage_prompts, name)
-        pipeline.STEPS = tuple(pipeline.Step(s.stage, getattr(pipeline, s.build.__name__),
-                                             getattr(pipeline, s.answer.__name__))
-                               for s in pipeline.STEPS)
+        stages = pipeline.tick_stages       # each model stage's build, ask and apply
+        pipeline.tick_stages = lambda: tuple(replace(
+            s, build=self.timed(s.build, f"{s.name}.build"), ask=self.timed(s.ask, f"{s.name}.ask"),
+            apply=self.timed(s.apply, f"{s.name}.apply")) for s in stages())
+        pipeline.LANDING = tuple(self.timed(step, label(step)) for step in pipeline.LANDING)
         for name in ("before_tick", "after_tick", "after_summaries"):
             self.wrap(hooks, name)
         self.wrap(pipeline.summarize, "after_commit", "summarize")
         for name in ("sync_index", "flush", "landed"):
             self.wrap(Session, name)
         self.wrap(KeptMemory, "read", "read_memory")
+
+
+def label(step) -> str:
+    """A step's name in the table: "audit.step", or the pipeline's own ("committing")."""
+    owner = step.__module__.rsplit(".", 1)[-1]
+    return step.__name__ if owner == "pipeline" else f"{owner}.{step.__name__}"
 
 
 def stress_book(folder: Path, window: int) -> Project:
