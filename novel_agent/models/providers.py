@@ -24,6 +24,7 @@ from novel_agent.config.providers import BUILT_IN, installed, provider_names
 from novel_agent.config.settings import Config, LLMConfig
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.base import NO_KEY, ChatModel, OnProgress
+from novel_agent.models.retry import SDK_RETRIES
 
 if TYPE_CHECKING:
     from novel_agent.models.llama_tokens import LlamaTokenizer
@@ -182,7 +183,7 @@ def _openai_server(config: Config) -> str:
 def _openai_async(base_url: str, api_key: str | None, timeout: float) -> Any:
     import openai  # imported where it is used: the SDK takes 0.7 s, every command paid it
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout,
-                              max_retries=0)
+                              max_retries=SDK_RETRIES)
 
 
 def _openai_window(config: Config) -> int:
@@ -258,7 +259,7 @@ def _anthropic_server(config: Config) -> str:
 def _anthropic_async(base_url: str, api_key: str | None, timeout: float) -> Any:
     import anthropic
     return anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key or NO_KEY,
-                                    timeout=timeout, max_retries=0)
+                                    timeout=timeout, max_retries=SDK_RETRIES)
 
 
 # Anthropic's Messages API: JSON through a forced tool (the schema is the tool's input),
