@@ -42,7 +42,7 @@ STRUCTURED = ("json_schema", "grammar", "prompt")
 class Build(Protocol):
     """How a provider makes its model: the API key is read from `env` here only; a
     streaming model tells `on_progress` how each call goes; `client` replaces an SDK
-    client (`novel fleet` passes one that shares a limit and a backoff)."""
+    client (`novel fleet` passes one that shares a limit and a pause)."""
 
     def __call__(self, config: Config, env: Mapping[str, str], *,
                  on_progress: OnProgress | None = None, client: Any = None) -> ChatModel: ...
@@ -66,7 +66,7 @@ class Provider:
     `shares`: how a fleet shares it between books: "server" (one embedded server for
     all, fleet/local.py), "client" (one SDK client per `server(config)`, made by
     `async_client(base_url, api_key, timeout)`, whose `calls` path ends in the `create`
-    a request goes through, within the fleet's one limit and backoff), or "" (each book
+    a request goes through, within the fleet's one limit and pause), or "" (each book
     builds its own). `key_env`: the variable its API key is read from.
     """
 
