@@ -32,7 +32,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import replace
 from typing import Any
 
@@ -109,9 +110,10 @@ class LlmModel(ServedModel):
         none), finish reason and model."""
         response = self.model.prompt(**self.arguments(request), key=self._key)
         parts: list[str] = []
-        for piece in _pieces(response, self.timeout):
-            parts.append(piece)
-            yield Chunk(text=piece)
+        with closing(_pieces(response, self.timeout)) as pieces:   # left early: told at once
+            for piece in pieces:
+                parts.append(piece)
+                yield Chunk(text=piece)
         text = "".join(parts)
         yield Chunk(usage=usage_of(response.usage()) or self._counted(request, text),
                     finish=finish_of(response.response_json),
@@ -139,6 +141,11 @@ class LlmModel(ServedModel):
         return Failure(retryable_status(status), status, retry_after(headers_of(exc)),
                        detail=_detail(exc), hint=hint)
 
+    def cut_usage(self, request: Request, usage: Usage, tokens: int,
+                  prompt: tuple[int, int, int]) -> Usage:
+        """An answer left unread past max_words: its prompt counted with the counter."""
+        return Usage(self._counted(request, "").prompt_tokens, tokens)
+
     def _counted(self, request: Request, text: str) -> Usage:
         """The usage of a call whose plugin reported none: counted with the counter."""
         if self.counter is None:
@@ -146,7 +153,7 @@ class LlmModel(ServedModel):
         return Usage(self.counter.count_messages(request.messages), self.counter.count(text))
 
 
-def _pieces(response: llm.Response, timeout: float) -> Iterator[str]:
+def _pieces(response: llm.Response, timeout: float) -> Generator[str, None, None]:
     """The answer's pieces, read on a worker thread; _Silent when none comes within
     `timeout` (the thread is told to stop reading at its next piece, or ends with the
     plugin's own timeout: nothing waits for it). Leaving early tells it too."""

@@ -110,6 +110,13 @@ class ServedModel:
         """How the answer was asked for ("" for prose): Completion.response_format."""
         return ""
 
+    def cut_usage(self, request: Request, usage: Usage, tokens: int,
+                  prompt: tuple[int, int, int]) -> Usage:
+        """The usage of an answer left unread past max_words: the pieces read are the
+        tokens written; the prompt is what the server said it read."""
+        return Usage(usage.prompt_tokens or prompt[1], tokens, usage.cached_tokens or prompt[2],
+                     usage.cache_write_tokens)
+
     # -- the loop ------------------------------------------------------------------------
     def complete(self, request: Request) -> Completion:
         """Answer one request, retrying under the policy; the completion (or the
@@ -182,12 +189,9 @@ class ServedModel:
                         generating=now - first if first else 0.0, prompt_done=prompt[0],
                         prompt_total=prompt[1], cached=prompt[2]))
                 if self._past_words(request, parts, finish):
-                    # Leaving the stream closes it: the server stops generating. Its usage
-                    # never comes: the pieces read are the tokens written, the prompt what
-                    # the server said it read.
-                    usage = Usage(usage.prompt_tokens or prompt[1], tokens,
-                                  usage.cached_tokens or prompt[2], usage.cache_write_tokens)
-                    finish = WORDS
+                    # Leaving the stream closes it: the server stops generating; its usage
+                    # never comes.
+                    usage, finish = self.cut_usage(request, usage, tokens, prompt), WORDS
                     break
         finally:
             close = getattr(chunks, "close", None)
