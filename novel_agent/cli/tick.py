@@ -21,11 +21,11 @@ from novel_agent.cli.common import (
 )
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.stages import verb
-from novel_agent.errors import ModelResponseError, TickError
 from novel_agent.reports.costs import cost_guard
 from novel_agent.story.book_standing import check_unfinished
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.pipeline import TickResult, tick
+from novel_agent.tick.runner import run_tick
 from novel_agent.tick.session import Session
 
 
@@ -122,25 +122,15 @@ def tick_cmd(project_spec: str | None, count: int, drop_held: bool, wait: float,
 
 
 def _tick_again_if_unusable(session: Session, live: LiveLine) -> TickResult:
-    """One tick; if it failed because the model's answer could not be used (a small
-    model's scene that was mostly copies, twice), nothing was committed, and it is run
-    once more, said in a note: the next attempt usually lands. Any other failure, or a
-    second one, stops the command as before."""
+    """One tick, run again once if the model's answer could not be used (tick/runner.py:
+    the policy `novel run` and `novel fleet` follow too), said in a note."""
     def on_stage(event: StageEvent) -> None:
         live.clear()
         click.echo(stage_line(event))
 
     def run() -> TickResult:
-        return tick(session, on_stage=on_stage)
-    try:
-        return run()
-    except TickError as exc:
-        if not isinstance(exc.__cause__, ModelResponseError):
-            raise
-        click.echo(f"  note: {exc}; nothing was committed: writing it again")
-    finally:
-        live.clear()
-    try:
-        return run()
-    finally:
-        live.clear()
+        try:
+            return tick(session, on_stage=on_stage)
+        finally:
+            live.clear()
+    return run_tick(run, on_note=lambda note: click.echo(f"  note: {note}"))

@@ -5,21 +5,23 @@ a signal came or a `before_tick` hook says so, run one tick, then wait the
 interval (or the backoff after a failure). The loop prints nothing; it reports
 `Event`s and keeps `.novel/daemon.json` (heartbeat.py) current.
 
-Signals (`StopFlag`): the first SIGINT/SIGTERM lets the tick in flight finish
-and commit, then the run ends with exit 0. A second one while the tick is still
-asking the model (before its commit) abandons the tick there and then, nothing
-of it committed; during the commit and the summaries after it, the tick is
-finished first. Failures: a model or stage failure is retried after
-`max(interval, failure_backoff × 2^(n-1))` seconds; after `max_failures` in a
-row the run ends with exit 3. A tick that cannot start because a file the user
-edits is broken (a ConfigError or FileFormatError naming it) is not a failure of
-the daemon: it waits for the file to change, retrying now and then. A tick held by the continuity audit
-(`audit.mode: hold`, AuditHoldError) ends the run with exit 5, for the author. A
-book that is not whole (DamagedBookError: a scene missing mid-book or damaged, a
-plan past the last scene) ends it with exit 1 and the error: `novel doctor --fix`
-needs the project's lock, which the run holds. A book whose outline's last beat has
-landed is finished: the run stops and says so ("the book is finished: …"), exit 0,
-whether the last beat landed in this run or before it (BookFinishedError).
+Signals (`StopFlag`): the first SIGINT/SIGTERM lets the tick in flight finish and
+commit, then the run ends with exit 0. A second one while the tick is still asking
+the model (before its commit) abandons the tick there and then, nothing of it
+committed; during the commit and the summaries after it, the tick is finished first.
+Failures (tick/runner.py, as `novel tick` and `novel fleet`): a tick whose answer
+could not be used runs once more at once, with a note; a model or stage failure is
+retried after `max(interval, failure_backoff × 2^(n-1))` seconds (at most 10
+minutes); after `max_failures` in a row the run ends with exit 3. A tick that cannot
+start because a file the user edits is broken (a ConfigError or FileFormatError
+naming it) is not a failure of the daemon: it waits for the file to change, retrying
+now and then. A tick held by the continuity audit (`audit.mode: hold`,
+AuditHoldError) ends the run with exit 5, for the author. A book that is not whole
+(DamagedBookError: a scene missing mid-book or damaged, a plan past the last scene)
+ends it with exit 1 and the error: `novel doctor --fix` needs the project's lock,
+which the run holds. A book whose outline's last beat has landed is finished: the
+run stops and says so ("the book is finished: …"), exit 0, whether the last beat
+landed in this run or before it (BookFinishedError).
 
 `before_tick` hooks (a cost guard, say) are called before every tick with the
 Daemon; one that returns a reason ends the run with it, exit 0; one that raises a
@@ -50,16 +52,10 @@ from novel_agent.story.project import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
 from novel_agent.tick import pipeline
 from novel_agent.tick.events import StageEvent
+from novel_agent.tick.runner import rest_after, run_tick
 from novel_agent.tick.session import Session
 
-MAX_BACKOFF = 600.0
 EXIT_GAVE_UP = 3          # `novel run`'s exit code after max_failures failed ticks in a row
-
-
-def backoff(interval: float, base: float, failures: int) -> float:
-    """Seconds to wait after the `failures`-th failure in a row: doubling from `base`,
-    never under the interval, never over MAX_BACKOFF."""
-    return min(MAX_BACKOFF, max(interval, base * 2 ** (failures - 1)))
 WAIT_STEP = 0.25      # how often a daemon waiting for a fix looks for an edit
 
 
@@ -67,7 +63,7 @@ WAIT_STEP = 0.25      # how often a daemon waiting for a fix looks for an edit
 class Event:
     """Something the run reports: a line, how loud, and what it is about."""
 
-    kind: str                   # tick, stage, failure, waiting, reload, stopping
+    kind: str                   # tick, stage, note, failure, waiting, reload, stopping
     message: str
     level: int = logging.INFO
     data: Any = None            # the TickResult of a tick, the StageEvent of a stage
@@ -201,7 +197,8 @@ class Daemon:
         started = self.clock()
         self.stop.interruptible = True
         try:
-            result = self.tick(self.session, on_stage=self._on_stage)
+            result = run_tick(self._tick_once, on_note=self._note,
+                              go_on=lambda: not self.stop.level)
         except Interrupted as exc:
             self.summary.exit_code = 128 + exc.signum
             self.summary.reason = (f"stopped by a second {signal_name(exc.signum)}: the tick in "
@@ -226,6 +223,13 @@ class Daemon:
             self.stop.interruptible = False
         self._done(result, self.clock() - started)
         return self.config.daemon.interval, False
+
+    def _tick_once(self) -> pipeline.TickResult:
+        self.stop.interruptible = True      # (again, when the tick runs once more)
+        return self.tick(self.session, on_stage=self._on_stage)
+
+    def _note(self, note: str) -> None:
+        self.on_event(Event("note", f"note: {note}", logging.WARNING))
 
     def _on_stage(self, event: StageEvent) -> None:
         if event.commit_next:
@@ -256,7 +260,7 @@ class Daemon:
         self._error(str(exc), "tick")
         if isinstance(getattr(exc, "file", None), str):
             self._blocked += 1
-            delay = backoff(d.interval, d.failure_backoff, self._blocked)
+            delay = rest_after(self._blocked, d.failure_backoff, d.interval)
             self.on_event(Event("waiting", f"the next tick cannot start: {exc}; waiting for "
                                 "the file to be fixed", logging.WARNING))
             return delay, True
@@ -267,7 +271,7 @@ class Daemon:
             s.reason = f"gave up after {s.failures} failed ticks in a row (the last: {exc})"
             self.on_event(Event("failure", s.reason, logging.ERROR))
             return 0.0, False
-        delay = backoff(d.interval, d.failure_backoff, s.failures)
+        delay = rest_after(s.failures, d.failure_backoff, d.interval)
         self.on_event(Event("failure", f"tick failed ({s.failures} of {d.max_failures} in a "
                             f"row): {exc}; retrying in {delay:.1f}s", logging.WARNING))
         return delay, False

@@ -6,8 +6,9 @@ A tick is sync code (pipeline.tick) and runs on a worker thread; its model
 `calls`). Here that call is handed to the fleet's event loop, where one async client
 per server (the provider's `async_client`) makes it through the fleet's Gate, and the
 worker thread waits for the answer. So every request of every book goes out from one
-loop, one connection pool per server, within one limit and one backoff; the model's
-own retries (5xx, timeouts) and its response-format ladder stay as they are.
+loop, one connection pool per server, within one limit and one pause; the model's
+call loop (models/served.py) retries as it does outside a fleet, and its
+response-format ladder stays as it is.
 """
 
 from __future__ import annotations
@@ -19,22 +20,21 @@ from typing import Any
 
 from novel_agent.fleet.gate import Gate
 from novel_agent.models.providers import OPENAI, Provider
+from novel_agent.models.retry import retry_after as asked_wait
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """The pause a throttled request asks for: Retry-After's seconds, 0 for a 429 without
-    it (the gate's own backoff then), None when `exc` is not a throttle. Any SDK's
-    status error will do (openai's and anthropic's carry `status_code` and `response`)."""
+    """The pause a throttled request asks for: Retry-After's seconds (models/retry.py
+    reads it), 0 for a 429 without it (the gate's own backoff then), None when `exc` is
+    not a throttle. Any SDK's status error will do (openai's and anthropic's carry
+    `status_code` and `response`)."""
     status, response = getattr(exc, "status_code", None), getattr(exc, "response", None)
     if not isinstance(status, int) or response is None:
         return None
-    header = response.headers.get("retry-after")
-    if status != 429 and not header:
+    asked = asked_wait(response.headers)
+    if status != 429 and asked is None:
         return None
-    try:
-        return max(0.0, float(header)) if header else 0.0
-    except ValueError:
-        return 0.0
+    return asked or 0.0
 
 
 class BridgedClient:

@@ -1,13 +1,15 @@
-"""The fleet's gate: at most N requests in flight in all, and one backoff shared by all.
+"""The fleet's gate: at most N requests in flight in all, and one pause shared by all.
 
 Every request any book makes passes through one `Gate` on the fleet's event loop.
 A request that the server throttles (HTTP 429, or any answer with Retry-After)
 pauses the whole fleet: no request starts until the pause is over, and the ones
 throttled in the same storm join that pause instead of each starting its own
-(`pauses` counts the fleet's slow-downs, `throttled` the 429s). The pause is the
-server's Retry-After when it gives one, else exponential in the pauses in a row;
-a request that goes through ends the run of pauses. A throttled request is tried
-again after the pause, up to `max_tries` times; then its error goes to the book.
+(`pauses` counts the fleet's slow-downs, `throttled` the 429s). The pause is the one
+policy's (models/retry.py): the server's Retry-After in full when it gives one, else
+the backoff, growing with the pauses in a row; a request that goes through ends the
+run of pauses. The gate retries nothing: the throttled request's error goes back to
+its book's model, whose call loop (models/served.py) tries it again as it would
+outside a fleet, and that try waits here until the pause is over. One loop, not two.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-T = TypeVar("T")
-Throttle = Callable[[BaseException], "float | None"]   # seconds to pause, or None: not a 429
+from novel_agent.models.retry import RETRY_AFTER_MAX, backoff
 
-BACKOFF_BASE, BACKOFF_MAX = 1.0, 120.0
+T = TypeVar("T")
+Throttle = Callable[[BaseException], "float | None"]   # Retry-After's seconds (0: none), None: no throttle
 
 
 @dataclass
@@ -36,14 +38,14 @@ class GateStats:
 
 
 class Gate:
-    """The shared limit and backoff of one fleet (use it from the fleet's event loop)."""
+    """The shared limit and pause of one fleet (use it from the fleet's event loop)."""
 
-    def __init__(self, concurrency: int, throttle: Throttle, *, max_tries: int = 8,
+    def __init__(self, concurrency: int, throttle: Throttle, *,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self.concurrency, self.max_tries = concurrency, max_tries
+        self.concurrency = concurrency
         self._throttle, self._clock, self._sleep = throttle, clock, sleep
         self._slots = asyncio.Semaphore(concurrency)
         self.paused_until = 0.0
@@ -51,26 +53,23 @@ class Gate:
         self.stats = GateStats()
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Make the request `call()` within the limit, after any pause, again after a 429."""
-        tries = 0
-        while True:
-            tries += 1
-            await self._wait_pause()
-            async with self._slots:
-                await self._wait_pause()     # a pause may have begun while this waited
-                self._started()
-                try:
-                    result = await call()
-                except Exception as exc:
-                    pause = self._throttle(exc)
-                    if pause is None or tries >= self.max_tries:
-                        raise
+        """Make the request `call()` within the limit, after any pause; a throttled one
+        pauses the fleet, and its error goes back to the caller."""
+        await self._wait_pause()
+        async with self._slots:
+            await self._wait_pause()     # a pause may have begun while this waited
+            self._started()
+            try:
+                result = await call()
+            except Exception as exc:
+                pause = self._throttle(exc)
+                if pause is not None:
                     self._throttled(pause)
-                    continue
-                finally:
-                    self.stats.in_flight -= 1
-            self._in_a_row = 0
-            return result
+                raise
+            finally:
+                self.stats.in_flight -= 1
+        self._in_a_row = 0
+        return result
 
     def paused_for(self) -> float:
         """Seconds the fleet's pause has still to run (0: not paused)."""
@@ -89,8 +88,8 @@ class Gate:
             return
         self.stats.pauses += 1
         self._in_a_row += 1
-        pause = hint if hint > 0 else BACKOFF_BASE * 2 ** (self._in_a_row - 1)
-        self.paused_until = self._clock() + min(BACKOFF_MAX, pause)
+        pause = min(RETRY_AFTER_MAX, hint) if hint > 0 else backoff(self._in_a_row - 1)
+        self.paused_until = self._clock() + pause
 
     async def _wait_pause(self) -> None:
         while (left := self.paused_for()) > 0:

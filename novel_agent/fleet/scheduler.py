@@ -7,8 +7,7 @@ command does, opens its Session, then runs its ticks one after the other, each
 commit exactly as `novel tick` does. Each book has a thread of its own (its SQLite
 index is used from the thread that opened it); the threads mostly wait on the loop.
 Requests of every book go out from the loop through one Gate (bridge.py): at most
-`concurrency` in flight in all, one shared
-backoff on a 429. The embedded local model serves every local book from one
+`concurrency` in flight in all, one shared pause on a 429. The embedded local model serves every local book from one
 llama.cpp server with a slot per request in flight (local.py). The offline model
 makes no requests; its ticks only share the worker threads.
 
@@ -18,9 +17,12 @@ ceiling (the fleet's spending this run, `book_max_cost` for each book's, and eac
 project's own llm.max_cost; checked before each tick, so the ticks in flight
 finish), when its outline's last beat has landed (it is finished: done, not an
 error), or when it fails `max_failures` ticks in a row: it is then parked with
-the reason, and the others go on. A stop request (`request_stop`, SIGTERM in the
-CLI) starts no new tick; the ticks in flight finish and commit. The run keeps the
-fleet's state file (view.py) current; it prints nothing.
+the reason, and the others go on (tick/runner.py, as `novel tick` and `novel run`: a
+tick whose answer could not be used runs once more at once, with a note; between
+failed ticks a book rests `daemon.failure_backoff` doubling, at most 10 minutes). A
+stop request (`request_stop`, SIGTERM in the CLI) starts no new tick; the ticks in
+flight finish and commit. The run keeps the fleet's state file (view.py) current; it
+prints nothing.
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ from novel_agent.models import get_model, provider_for
 from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
+from novel_agent.tick.runner import rest_after, run_tick
 from novel_agent.tick.session import Session, utc_now
 
-MAX_REST = 60.0          # the longest a failed book waits before its next try
 WRITE_EVERY = 0.5        # seconds between two writes of the state file
 LOCAL_SLOTS = 4          # the most slots the shared local server gets (each a context)
 
@@ -82,7 +84,7 @@ class FleetOptions:
 class FleetEvent:
     """Something the fleet reports: a tick landed, a book failed, was parked, ..."""
 
-    kind: str                     # tick, failure, parked, busy, ceiling, done, stopping
+    kind: str                     # tick, note, failure, parked, busy, ceiling, done, stopping
     book: str
     message: str
     data: Any = None              # the TickResult of a tick
@@ -232,7 +234,9 @@ class Fleet:
         self._publish()
         started = self.clock()
         try:
-            result = self.tick(session)
+            result = run_tick(lambda: self.tick(session), go_on=lambda: not self.stopping,
+                              on_note=lambda note: self.on_event(
+                                  FleetEvent("note", row.name, f"note: {note}")))
         except BookFinishedError as exc:      # its outline's end: done
             self._end(book, "done", exc.line)
             return 0.0
@@ -292,8 +296,7 @@ class Fleet:
             self._end(book, "parked", f"parked after {row.failures} failed ticks in a row "
                                       f"(the last: {error})")
             return 0.0
-        rest = min(MAX_REST, book.opened.config.daemon.failure_backoff
-                   * 2 ** (row.failures - 1))
+        rest = rest_after(row.failures, book.opened.config.daemon.failure_backoff)
         row.state = "resting"
         self.on_event(FleetEvent("failure", row.name, f"tick failed ({row.failures} of "
                                  f"{self.options.max_failures} in a row): {error}; next try "

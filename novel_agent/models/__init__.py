@@ -34,7 +34,7 @@ def get_model(config: Config, env: Mapping[str, str], on_progress: OnProgress | 
     a local model streams
     and tells `on_progress` how each call is going. `client` (a provider a fleet shares
     by client) replaces the SDK client: `novel fleet` passes one that shares a limit and
-    a backoff."""
+    a pause."""
     return provider_for(config).build(config, env, on_progress=on_progress, client=client)
 
 

@@ -1,11 +1,9 @@
 """The client path for Anthropic's models: the `anthropic` SDK against the Messages API.
 
-Owns what happens at that edge, as openai_compat.py does for the OpenAI-compatible
-servers: retries with backoff (429, 5xx, 529 overloaded, timeouts, connection errors),
-streaming with a progress callback (the SDK's read timeout then bounds the silence
-between pieces, not the whole answer), usage and latency, and SDK exceptions turned
-into one-line ModelErrors that never carry the API key (a 401 names the variable the
-key came from instead).
+A provider of the one call loop (models/served.py, which owns retries, timing,
+progress, usage and the error line): it builds the Messages API call, reads the answer
+(streamed events, or the message whole) as chunks, and says what the SDK's exceptions
+are (a 401 names the variable the key came from).
 
 What is Anthropic's own:
 - A JSON answer is asked for through tool use: one tool whose input schema is the
@@ -30,8 +28,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anthropic
@@ -41,24 +38,13 @@ try:                            # the SDK's HTTP library: httpx, or httpx2 in ne
 except ImportError:             # pragma: no cover - depends on the installed SDK
     import httpx as _http  # type: ignore[no-redef]
 
-from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import (
-    NO_KEY,
-    WORDS,
-    Completion,
-    OnProgress,
-    Progress,
-    Request,
-    Usage,
-    attempted,
-    backoff,
-    one_line,
-)
+from novel_agent.models.base import NO_KEY, OnProgress, Request, Usage
+from novel_agent.models.retry import SDK_RETRIES, retry_after, retryable_status
+from novel_agent.models.served import Chunk, Failure, ServedModel
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"     # models/providers.py's ANTHROPIC_KEY_ENV
 EPHEMERAL = {"type": "ephemeral"}
-RETRY_STATUSES = frozenset({408, 409, 429})
 # Anthropic's stop reasons, as the pipeline reads finish reasons
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop",
           "max_tokens": "length"}
@@ -136,7 +122,7 @@ def _paragraphs(text: str) -> list[str]:
     return joined or ([blanks] if blanks else [])
 
 
-class AnthropicModel:
+class AnthropicModel(ServedModel):
     """A ChatModel talking to Anthropic's Messages API through the `anthropic` SDK.
 
     `api_key` comes from the caller (never from the environment here); `key_env` is
@@ -146,67 +132,26 @@ class AnthropicModel:
     `sleep` and `clock` are injectable for tests.
     """
 
+    label = "anthropic"
+
     def __init__(self, model: str, api_key: str | None, *, base_url: str = DEFAULT_BASE_URL,
                  key_env: str = DEFAULT_KEY_ENV, timeout: float = 120.0, max_retries: int = 3,
                  stream: bool = True,
                  on_progress: OnProgress | None = None, client: Any = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
+        super().__init__(model, api_key or NO_KEY, timeout=timeout, max_retries=max_retries,
+                         stream=stream, on_progress=on_progress, sleep=sleep, clock=clock)
         self.model, self.base_url, self.key_env = model, base_url, key_env
-        self.timeout, self.max_retries = timeout, max_retries
-        self.stream, self.on_progress = stream, on_progress
-        self._key = api_key or NO_KEY
-        self._sleep, self._clock = sleep, clock
         self._client = client or anthropic.Anthropic(api_key=self._key, base_url=base_url,
-                                                     timeout=timeout, max_retries=0)
-        self._requests = 0           # requests made for the call in progress
+                                                     timeout=timeout, max_retries=SDK_RETRIES)
 
     def describe(self) -> str:
         """One line naming the model and where it is served."""
         return f"anthropic model {self.model} at {self.base_url}"
 
-    def complete(self, request: Request) -> Completion:
-        """Answer one request; the completion (or the ModelError) says how many requests
-        it took."""
-        self._requests = 0
-        return attempted(lambda: self._call(request), lambda: self._requests)
-
-    def _call(self, request: Request) -> Completion:
-        """One logical call with retries."""
-        attempt = 0
-        while True:
-            started = self._clock()
-            try:
-                return self._once(request, started)
-            except anthropic.APIStatusError as exc:
-                if not self._retryable(exc) or attempt >= self.max_retries:
-                    raise self._error(request, exc, attempt) from None
-                delay = self._backoff(attempt, exc)
-            except anthropic.APIConnectionError as exc:   # APITimeoutError included
-                if attempt >= self.max_retries:
-                    raise self._error(request, exc, attempt) from None
-                delay = self._backoff(attempt, None)
-            except anthropic.AnthropicError as exc:   # a malformed answer
-                raise self._error(request, exc, attempt) from None
-            attempt += 1
-            self._sleep(delay)
-
-    def _once(self, request: Request, started: float) -> Completion:
-        kwargs = self.arguments(request)
-        self._requests += 1
-        if self.stream:
-            text, usage, stop, model = self._streamed(request, kwargs, started)
-        else:
-            response = self._client.messages.create(**kwargs)
-            text = _answer(response.content, request.json_schema is not None)
-            usage, stop, model = _usage(response.usage), response.stop_reason or "", response.model
-        if not text.strip():
-            raise ModelResponseError(
-                f"{request.stage}: anthropic model {self.model} returned an empty answer "
-                f"(stop_reason={stop or 'none'})", stage=request.stage, raw=text, usage=usage)
-        return Completion(text=text, usage=usage, finish_reason=FINISH.get(stop, stop or "stop"),
-                          model=model or self.model, latency=self._clock() - started,
-                          response_format="tool_use" if request.json_schema is not None else "")
+    def response_format(self, request: Request) -> str:
+        return "tool_use" if request.json_schema is not None else ""
 
     def arguments(self, request: Request) -> dict[str, Any]:
         """The Messages API call a request is sent as."""
@@ -228,83 +173,65 @@ class AnthropicModel:
             kwargs["stream"] = True
         return kwargs
 
-    def _streamed(self, request: Request, kwargs: dict[str, Any],
-                  started: float) -> tuple[str, Usage, str, str]:
-        """Run a streaming call; assemble its text (a tool's input JSON), usage, stop
-        reason and model, telling `on_progress` of each piece. A read that times out or
-        a connection lost mid-stream is the SDK's APITimeoutError or APIConnectionError,
-        as before the first piece."""
+    def execute(self, request: Request) -> Iterator[Chunk]:
+        kwargs = self.arguments(request)
+        if not self.stream:
+            response = self._client.messages.create(**kwargs)
+            yield Chunk(text=_answer(response.content, request.json_schema is not None),
+                        usage=_usage(response.usage), finish=_finish(response.stop_reason),
+                        model=response.model or "")
+            return
         try:
             with self._client.messages.create(**kwargs) as stream:
-                return self._assemble(request, stream, started)
+                yield from _chunks(stream)
         except _http.TimeoutException:
             raise anthropic.APITimeoutError(request=_http.Request("POST", self.base_url)) from None
         except _http.TransportError:
             raise anthropic.APIConnectionError(
                 request=_http.Request("POST", self.base_url)) from None
 
-    def _assemble(self, request: Request, stream: Any, started: float
-                  ) -> tuple[str, Usage, str, str]:
-        parts: list[str] = []
-        usage, stop, model = Usage(), "", ""
-        tokens, first = 0, 0.0
-        for event in stream:
-            kind = event.type
-            if kind == "message_start":
-                model, usage = event.message.model or model, _usage(event.message.usage)
-            elif kind == "content_block_delta":
-                piece = getattr(event.delta, "text", None) or getattr(
-                    event.delta, "partial_json", None)
-                if piece:
-                    parts.append(piece)
-                    tokens += 1
-                    first = first or self._clock()
-            elif kind == "message_delta":
-                stop = event.delta.stop_reason or stop
-                usage = _usage(event.usage, usage)
-            if self.on_progress is not None:
-                now = self._clock()
-                self.on_progress(Progress(
-                    stage=request.stage, seconds=now - started, tokens=tokens,
-                    generating=now - first if first else 0.0, prompt_done=usage.prompt_tokens,
-                    prompt_total=usage.prompt_tokens, cached=usage.cached_tokens))
-            if request.max_words and request.json_schema is None and not stop \
-                    and len("".join(parts).split()) > request.max_words:
-                # Leaving the stream closes it: the server stops generating. The pieces
-                # read are the tokens written; the prompt is what message_start said.
-                return "".join(parts), replace(usage, completion_tokens=tokens), WORDS, model
-        return "".join(parts), usage, stop, model
-
-    @staticmethod
-    def _retryable(exc: anthropic.APIStatusError) -> bool:
-        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
-
-    @staticmethod
-    def _backoff(attempt: int, exc: anthropic.APIStatusError | None) -> float:
-        """Exponential backoff, or the server's Retry-After when it gives seconds."""
-        return backoff(attempt, exc.response.headers.get("retry-after") if exc is not None
-                       else None)
-
-    def _error(self, request: Request, exc: anthropic.AnthropicError,
-               retries: int = 0) -> ModelError:
-        """A one-line ModelError for a failed call; the key is masked, the SDK error dropped."""
-        where = f"{request.stage}: anthropic model {self.model}"
-        tries = f" (after {retries + 1} attempts)" if retries else ""
-        if isinstance(exc, anthropic.APITimeoutError):
-            what = (f"sent nothing for {self.timeout:g}s (llm.timeout: the longest silence "
-                    "allowed)" if self.stream else f"timed out after {self.timeout:g}s")
-            return ModelError(f"{where} {what}{tries}", stage=request.stage)
+    def classify(self, exc: BaseException) -> Failure | None:
+        """The SDK's exceptions: a status (its detail, Retry-After, and for a refused key
+        where it came from), a timeout, a lost connection; any other is final."""
         if isinstance(exc, anthropic.APIStatusError):
-            message = one_line(_status_detail(exc), self._key)
             hint = "" if exc.status_code not in (401, 403) else (
                 f" (the key in ${self.key_env} was refused: check it, or set "
                 "llm.api_key_env to the variable that holds yours)" if self.key_env else
                 " (no key was sent to this server of the stage's own: set its api_key_env "
                 "to the variable that holds one)")
-            return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{hint}{tries}",
-                              stage=request.stage, status=exc.status_code)
-        message = one_line(f"{exc} ({self.base_url})", self._key)
-        return ModelError(f"{where} failed: {message}{tries}", stage=request.stage)
+            return Failure(retryable_status(exc.status_code), exc.status_code,
+                           retry_after(exc.response.headers), detail=_status_detail(exc),
+                           hint=hint)
+        if isinstance(exc, anthropic.APIConnectionError):     # APITimeoutError included
+            return Failure(True, timed_out=isinstance(exc, anthropic.APITimeoutError),
+                           detail=f"{exc} ({self.base_url})")
+        if isinstance(exc, anthropic.AnthropicError):
+            return Failure(detail=f"{exc} ({self.base_url})")
+        return None
+
+
+def _chunks(stream: Any) -> Iterator[Chunk]:
+    """A streamed message's events as chunks: the usage of message_start (the prompt's
+    tokens, read and written to the cache), each text or tool-input piece, the stop
+    reason and the output's count of message_delta."""
+    usage = Usage()
+    for event in stream:
+        kind, text, finish, model = event.type, "", "", ""
+        if kind == "message_start":
+            model, usage = event.message.model or "", _usage(event.message.usage)
+        elif kind == "content_block_delta":
+            text = getattr(event.delta, "text", None) or getattr(
+                event.delta, "partial_json", None) or ""
+        elif kind == "message_delta":
+            finish = _finish(event.delta.stop_reason)
+            usage = _usage(event.usage, usage)
+        yield Chunk(text=text, usage=usage, finish=finish, model=model,
+                    prompt=(usage.prompt_tokens, usage.prompt_tokens, usage.cached_tokens))
+
+
+def _finish(stop: str | None) -> str:
+    """A stop reason as the pipeline reads finish reasons."""
+    return FINISH.get(stop or "", stop or "")
 
 
 def _answer(content: Any, wants_json: bool) -> str:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-
-from novel_agent.errors import ModelError
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,6 @@ class Request:
 
 WORDS = "words"    # a Completion's finish_reason when it stopped at its Request's max_words
 NO_KEY = "not-needed"   # a server that wants no key (the SDKs want a string): never masked
-BACKOFF_BASE, BACKOFF_MAX = 0.5, 20.0     # seconds before a retry: doubling, at most
 
 
 @dataclass(frozen=True)
@@ -157,24 +154,13 @@ class ChatModel(Protocol):
     """What the pipeline needs of a model.
 
     `describe()` is the one line `novel tick` prints ("local model SmolLM2-135M ...").
-    `complete()` raises ModelError when the call fails after retries.
+    `complete()` raises ModelError when the call fails after retries (a served model's
+    call loop: models/served.py).
     """
 
     def describe(self) -> str: ...
 
     def complete(self, request: Request) -> Completion: ...
-
-
-def attempted(call: Callable[[], Completion], made: Callable[[], int]) -> Completion:
-    """One logical call of a served model (`call`, retries and all); its completion, or
-    the ModelError it raises, says how many requests it took (`made()`, at least one for
-    an error)."""
-    try:
-        completion = call()
-    except ModelError as exc:
-        exc.attempts = max(made(), 1)
-        raise
-    return replace(completion, attempts=made())
 
 
 def one_line(text: str, secret: str | None, limit: int = 300) -> str:
@@ -184,15 +170,3 @@ def one_line(text: str, secret: str | None, limit: int = 300) -> str:
     if secret and secret != NO_KEY:
         line = line.replace(secret, "***")
     return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def backoff(attempt: int, retry_after: str | None = None) -> float:
-    """Seconds to wait before retry `attempt` + 1: doubling from BACKOFF_BASE, or the
-    server's Retry-After when it gives seconds; at most BACKOFF_MAX."""
-    delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
-    if retry_after:
-        try:
-            delay = min(BACKOFF_MAX, max(0.0, float(retry_after)))
-        except ValueError:
-            pass
-    return delay

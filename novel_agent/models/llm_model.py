@@ -14,17 +14,17 @@ Owns what happens at that edge, as openai_compat.py does for OpenAI-compatible s
   answer is cut at the first one it holds, read whole (its usage is then exact).
 - Timeouts the same for every plugin: the answer is read on a worker thread and
   `timeout` is the longest silence allowed between two pieces of a streamed answer (the
-  whole answer of a model that does not stream); a silent request is given up and tried
-  again like a 429, a 5xx or a lost connection (a plugin's exception with a
-  `status_code`, or one named for a timeout or a connection), with the same backoff as
-  the other models. A plugin may retry on its own too (llm's OpenAI plugin does, twice,
-  through the openai SDK).
+  whole answer of a model that does not stream); a silent request is given up. It and a
+  plugin's exception (one with a `status_code`, or one named for a timeout or a
+  connection) are classified for the one call loop (models/served.py), which retries
+  them as it retries every provider's. A plugin may retry on its own too (llm's OpenAI
+  plugin does, twice, through the openai SDK).
 - Usage from `response.usage()`: input and output, and the cached tokens where the
   plugin reports them (OpenAI's `cached_tokens`, Gemini's `cachedContentTokenCount`,
   Anthropic's `cache_read_input_tokens` and `cache_creation_input_tokens`, which its input
   count leaves out). A plugin that reports none is counted with `counter` (the model's
   tiktoken encoding), so the ledger and the cost ceiling never take its calls as free.
-- Errors as one-line ModelErrors that never carry the key.
+- Errors: what a plugin's exception says, for the loop's one-line ModelError.
 """
 
 from __future__ import annotations
@@ -32,26 +32,18 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import replace
 from typing import Any
 
 import llm
 
-from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import (
-    Completion,
-    OnProgress,
-    Progress,
-    Request,
-    Usage,
-    attempted,
-    backoff,
-    one_line,
-)
+from novel_agent.models.base import Completion, OnProgress, Request, Usage
+from novel_agent.models.retry import retry_after, retryable_status
+from novel_agent.models.served import Chunk, Failure, ServedModel, headers_of, status_of
 from novel_agent.text.tokens import TokenCounter
 
-RETRY_STATUSES = frozenset({408, 409, 429})
 MAX_TOKEN_OPTIONS = ("max_tokens", "max_output_tokens", "num_predict")  # plugins' names for it
 CACHED = ("cached_tokens", "cachedContentTokenCount")     # OpenAI's, Gemini's: in the input
 LENGTH = frozenset({"length", "max_tokens", "max_output_tokens"})    # stopped by the limit
@@ -61,7 +53,7 @@ class _Silent(Exception):
     """No piece of the answer came within the timeout."""
 
 
-class LlmModel:
+class LlmModel(ServedModel):
     """A ChatModel answering through a model of the `llm` library.
 
     `model` is the llm model (llm_library.find); `key` the key found for it (None when it
@@ -70,53 +62,32 @@ class LlmModel:
     the first answer's notice. `sleep` and `clock` are injectable for tests.
     """
 
+    label = "llm"
+    cuts_stops = True        # plugins take stop strings differently, if at all
+
     def __init__(self, model: llm.Model, key: str | None, *, timeout: float = 120.0,
                  max_retries: int = 3, temperature: float | None = None, stream: bool = True,
                  on_progress: OnProgress | None = None, skipped: Sequence[str] = (),
                  counter: TokenCounter | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
-        self.model, self._key = model, key
-        self.timeout, self.max_retries, self.temperature = timeout, max_retries, temperature
-        self.stream = stream and bool(model.can_stream)
-        self.on_progress, self.counter = on_progress, counter
+        super().__init__(model.model_id, key, timeout=timeout, max_retries=max_retries,
+                         stream=stream and bool(model.can_stream), on_progress=on_progress,
+                         sleep=sleep, clock=clock)
+        self.model, self.temperature, self.counter = model, temperature, counter
         self._untold = "; ".join(skipped)
-        self._sleep, self._clock = sleep, clock
-        self._requests = 0           # requests made for the call in progress
 
     def describe(self) -> str:
         """One line naming the model and the plugin class that serves it."""
         return f"llm model {self.model.model_id} ({self.model})"
 
     def complete(self, request: Request) -> Completion:
-        """Answer one request; the completion (or the ModelError) says how many requests
-        it took."""
-        self._requests = 0
-        completion = attempted(lambda: self._call(request), lambda: self._requests)
+        """Answer one request; the first answer carries the notice of the plugins skipped."""
+        completion = super().complete(request)
         if self._untold:
             completion = replace(completion, notice=self._untold)
             self._untold = ""
         return completion
-
-    def _call(self, request: Request) -> Completion:
-        """One logical call with retries."""
-        attempt = 0
-        while True:
-            started = self._clock()
-            try:
-                return self._once(request, started)
-            except ModelError:
-                raise
-            except _Silent:
-                if attempt >= self.max_retries:
-                    raise self._silence(request, attempt) from None
-                delay = backoff(attempt)
-            except Exception as exc:  # noqa: BLE001 - a plugin's exception: any at all
-                if not _retryable(exc) or attempt >= self.max_retries:
-                    raise self._error(request, exc, attempt) from None
-                delay = backoff(attempt, _retry_after(exc))
-            attempt += 1
-            self._sleep(delay)
 
     def arguments(self, request: Request) -> dict[str, Any]:
         """The keyword arguments of `llm.Model.prompt` a request is sent as."""
@@ -128,63 +99,52 @@ class LlmModel:
         kwargs["stream"] = self.stream
         return kwargs
 
-    def _once(self, request: Request, started: float) -> Completion:
-        kwargs = self.arguments(request)
-        self._requests += 1
-        response = self.model.prompt(**kwargs, key=self._key)
-        text = self._read(request, response, started)
-        usage = usage_of(response.usage()) or self._counted(request, text)
-        finish = finish_of(response.response_json)
-        text, stopped = cut_at_stop(text, request.stop)
-        finish = "stop" if stopped else finish
-        if not text.strip():
-            raise ModelResponseError(
-                f"{request.stage}: llm model {self.model.model_id} returned an empty answer "
-                f"(finish_reason={finish})", stage=request.stage, raw=text, usage=usage)
-        schema = "json_schema" if "schema" in kwargs else "text"
-        return Completion(text=text, usage=usage, finish_reason=finish,
-                          model=response.resolved_model or self.model.model_id,
-                          latency=self._clock() - started,
-                          response_format=schema if request.json_schema is not None else "")
+    def response_format(self, request: Request) -> str:
+        if request.json_schema is None:
+            return ""
+        return "json_schema" if self.model.supports_schema else "text"
 
-    def _read(self, request: Request, response: llm.Response, started: float) -> str:
-        """The answer's text, read on a worker thread piece by piece, telling `on_progress`
-        of each; _Silent when none comes within the timeout (the thread is told to stop
-        reading at its next piece, or ends with the plugin's own timeout: nothing waits
-        for it)."""
-        pieces: queue.Queue[Any] = queue.Queue()
-        given_up = threading.Event()
-
-        def pump() -> None:
-            try:
-                for piece in response:
-                    if given_up.is_set():
-                        return          # the answer left unread: its stream is closed
-                    pieces.put(piece)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                pieces.put(_Raised(exc))
-            else:
-                pieces.put(_Raised(None))
-
-        threading.Thread(target=pump, name="llm-answer", daemon=True).start()
+    def execute(self, request: Request) -> Iterator[Chunk]:
+        """The answer's pieces, read on a worker thread (_Silent when none comes within
+        the timeout), then its usage (counted with `counter` when the plugin reports
+        none), finish reason and model."""
+        response = self.model.prompt(**self.arguments(request), key=self._key)
         parts: list[str] = []
-        first = 0.0
-        while True:
-            try:
-                piece = pieces.get(timeout=self.timeout)
-            except queue.Empty:
-                given_up.set()
-                raise _Silent() from None
-            if isinstance(piece, _Raised):
-                if piece.exc is not None:
-                    raise piece.exc
-                return "".join(parts)
-            parts.append(piece)
-            now = self._clock()
-            first = first or now
-            if self.on_progress is not None:
-                self.on_progress(Progress(stage=request.stage, seconds=now - started,
-                                          tokens=len(parts), generating=now - first))
+        with closing(_pieces(response, self.timeout)) as pieces:   # left early: told at once
+            for piece in pieces:
+                parts.append(piece)
+                yield Chunk(text=piece)
+        text = "".join(parts)
+        yield Chunk(usage=usage_of(response.usage()) or self._counted(request, text),
+                    finish=finish_of(response.response_json),
+                    model=response.resolved_model or "")
+
+    def classify(self, exc: BaseException) -> Failure | None:
+        """Any plugin's exception: a key never set; a status (408, 409, 429, 529, 5xx
+        retried; a refused key says where it is stored); without one, a timeout or a lost
+        connection (retried) or anything else (final)."""
+        if isinstance(exc, _Silent):
+            return Failure(True, timed_out=True)
+        if not isinstance(exc, Exception):
+            return None
+        name = self.model.needs_key
+        if isinstance(exc, llm.NeedsKeyException):
+            return Failure(said=f"needs a key: run `llm keys set {name}`")
+        status = status_of(exc)
+        if status is None:
+            named = " ".join(cls.__name__ for cls in type(exc).__mro__)
+            lost = isinstance(exc, (TimeoutError, ConnectionError)) or "Timeout" in named \
+                or "Connect" in named
+            return Failure(lost, detail=f"{type(exc).__name__}: {_detail(exc)}")
+        hint = (f" (the key was refused: `llm keys set {name}` stores another)"
+                if status in (401, 403) and name else "")
+        return Failure(retryable_status(status), status, retry_after(headers_of(exc)),
+                       detail=_detail(exc), hint=hint)
+
+    def cut_usage(self, request: Request, usage: Usage, tokens: int,
+                  prompt: tuple[int, int, int]) -> Usage:
+        """An answer left unread past max_words: its prompt counted with the counter."""
+        return Usage(self._counted(request, "").prompt_tokens, tokens)
 
     def _counted(self, request: Request, text: str) -> Usage:
         """The usage of a call whose plugin reported none: counted with the counter."""
@@ -192,32 +152,39 @@ class LlmModel:
             return Usage()
         return Usage(self.counter.count_messages(request.messages), self.counter.count(text))
 
-    def _where(self, request: Request) -> str:
-        return f"{request.stage}: llm model {self.model.model_id}"
 
-    def _silence(self, request: Request, retries: int) -> ModelError:
-        tries = f" (after {retries + 1} attempts)" if retries else ""
-        what = (f"sent nothing for {self.timeout:g}s (llm.timeout: the longest silence "
-                "allowed)" if self.stream else f"timed out after {self.timeout:g}s (llm.timeout)")
-        return ModelError(f"{self._where(request)} {what}{tries}", stage=request.stage)
+def _pieces(response: llm.Response, timeout: float) -> Generator[str, None, None]:
+    """The answer's pieces, read on a worker thread; _Silent when none comes within
+    `timeout` (the thread is told to stop reading at its next piece, or ends with the
+    plugin's own timeout: nothing waits for it). Leaving early tells it too."""
+    pieces: queue.Queue[Any] = queue.Queue()
+    given_up = threading.Event()
 
-    def _error(self, request: Request, exc: BaseException, retries: int = 0) -> ModelError:
-        """A one-line ModelError for a failed call; the key is masked, the plugin's
-        exception dropped."""
-        where, name = self._where(request), self.model.needs_key
-        tries = f" (after {retries + 1} attempts)" if retries else ""
-        if isinstance(exc, llm.NeedsKeyException):
-            return ModelError(f"{where} needs a key: run `llm keys set {name}`",
-                              stage=request.stage)
-        status = _status(exc)
-        detail = one_line(_detail(exc), self._key)
-        if status is None:
-            return ModelError(f"{where} failed: {type(exc).__name__}: {detail}{tries}",
-                              stage=request.stage)
-        hint = (f" (the key was refused: `llm keys set {name}` stores another)"
-                if status in (401, 403) and name else "")
-        return ModelError(f"{where} failed: HTTP {status}: {detail}{hint}{tries}",
-                          stage=request.stage, status=status)
+    def pump() -> None:
+        try:
+            for piece in response:
+                if given_up.is_set():
+                    return          # the answer left unread: its stream is closed
+                pieces.put(piece)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            pieces.put(_Raised(exc))
+        else:
+            pieces.put(_Raised(None))
+
+    threading.Thread(target=pump, name="llm-answer", daemon=True).start()
+    try:
+        while True:
+            try:
+                piece = pieces.get(timeout=timeout)
+            except queue.Empty:
+                raise _Silent() from None
+            if isinstance(piece, _Raised):
+                if piece.exc is not None:
+                    raise piece.exc
+                return
+            yield piece
+    finally:
+        given_up.set()
 
 
 class _Raised:
@@ -247,12 +214,6 @@ def messages_for(request: Request, conversation: bool) -> dict[str, Any]:
         kwargs["prompt"] = "\n\n".join(["Earlier in this conversation:", *said,
                                         *(["Now:", last] if last else [])])
     return kwargs
-
-
-def cut_at_stop(text: str, stops: Iterable[str]) -> tuple[str, bool]:
-    """`text` up to the first of `stops` it holds, and whether one was found."""
-    found = [i for i in (text.find(stop) for stop in stops if stop) if i >= 0]
-    return (text[:min(found)], True) if found else (text, False)
 
 
 def options_for(model: llm.Model, max_tokens: int, temperature: float | None) -> dict[str, Any]:
@@ -304,30 +265,6 @@ def finish_of(raw: Mapping[str, Any] | None) -> str:
             reason = items[0].get(name)
     said = str(reason or "stop").lower()
     return "length" if said in LENGTH else said
-
-
-def _status(exc: BaseException) -> int | None:
-    """The HTTP status a plugin's exception carries (its own or its response's)."""
-    for holder in (exc, getattr(exc, "response", None)):
-        code = getattr(holder, "status_code", None)
-        if isinstance(code, int) and not isinstance(code, bool):
-            return code
-    return None
-
-
-def _retryable(exc: BaseException) -> bool:
-    """A 408, 409, 429 or 5xx; without a status, a timeout or a lost connection."""
-    status = _status(exc)
-    if status is not None:
-        return status in RETRY_STATUSES or status >= 500
-    named = " ".join(cls.__name__ for cls in type(exc).__mro__)
-    return isinstance(exc, (TimeoutError, ConnectionError)) or "Timeout" in named \
-        or "Connect" in named
-
-
-def _retry_after(exc: BaseException) -> str | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    return headers.get("retry-after") if headers is not None else None
 
 
 def _detail(exc: BaseException) -> str:

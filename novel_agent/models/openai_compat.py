@@ -1,18 +1,19 @@
-"""The one client path for every real model: the `openai` SDK against an OpenAI-compatible
-endpoint (OpenAI, Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter).
+"""The client path for every OpenAI-compatible endpoint: the `openai` SDK against OpenAI,
+Ollama, llama.cpp server (the embedded local model too), vLLM, LM Studio, OpenRouter.
 
-Owns what happens at that edge: retries with backoff (429, 5xx, timeouts, connection
-errors), the JSON response-format ladder (json_schema, then json_object, then plain
-text, remembered once one works), streaming (with a progress callback; the SDK's
-per-read timeout then bounds the silence between pieces, not the whole answer),
-usage and latency, and turning SDK exceptions into one-line ModelErrors that never
-carry the API key.
+A provider of the one call loop (models/served.py, which owns retries, timing,
+progress, usage and the error line): it builds the chat call's arguments, reads the
+answer (streamed or whole) as chunks, and says what the SDK's exceptions are. What is
+its own: the JSON response-format ladder (json_schema, then json_object, then plain
+text, remembered once one works), `max_completion_tokens` for the newer OpenAI models
+that refuse `max_tokens`, llama.cpp's options (a slot per stage, a grammar, prose
+sampling) and its prompt progress, and a 200 whose body is not a chat completion.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import openai
@@ -22,26 +23,16 @@ try:                            # the SDK's HTTP library: httpx, or httpx2 in ne
 except ImportError:             # pragma: no cover - depends on the installed SDK
     import httpx as _http  # type: ignore[no-redef]
 
-from novel_agent.errors import ModelError, ModelResponseError
-from novel_agent.models.base import (
-    NO_KEY,
-    WORDS,
-    Completion,
-    OnProgress,
-    Progress,
-    Request,
-    Usage,
-    attempted,
-    backoff,
-    one_line,
-)
+from novel_agent.errors import ModelResponseError
+from novel_agent.models.base import NO_KEY, Completion, OnProgress, Request, Usage
+from novel_agent.models.retry import SDK_RETRIES, retry_after, retryable_status
+from novel_agent.models.served import Chunk, Failure, ServedModel
 
 # How a JSON answer can be asked for, most to least precise.
 FORMAT_LEVELS = ("json_schema", "json_object", "text")
-RETRY_STATUSES = frozenset({408, 429})
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(ServedModel):
     """A ChatModel talking to any OpenAI-compatible server through the `openai` SDK.
 
     `api_key` comes from the caller (never from the environment here); None means
@@ -50,7 +41,7 @@ class OpenAICompatModel:
     hears of every piece, and `timeout` is the longest silence allowed; with
     `retry_timeouts=False` a timeout is not retried (the same compute would time out
     again). `client` replaces the SDK client (anything with `chat.completions.create`:
-    the fleet's, which shares one limit and one backoff among many books). `sleep` and
+    the fleet's, which shares one limit and one pause among many books). `sleep` and
     `clock` are injectable for tests.
     """
 
@@ -65,9 +56,10 @@ class OpenAICompatModel:
                  client: Any = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic):
+        super().__init__(model, api_key or NO_KEY, timeout=timeout, max_retries=max_retries,
+                         stream=stream, on_progress=on_progress, sleep=sleep, clock=clock)
         self.base_url, self.model, self.label = base_url, model, label
-        self.timeout, self.max_retries = timeout, max_retries
-        self.temperature, self.seed, self.stream = temperature, seed, stream
+        self.temperature, self.seed = temperature, seed
         # Extra sampling options sent (as extra_body) with prose requests only: JSON
         # under a grammar must not be penalised for repeating its quotes and braces.
         self.prose_options = dict(prose_options or {})
@@ -76,15 +68,13 @@ class OpenAICompatModel:
         # from tick to tick), and whether a request's GBNF grammar is sent.
         self.slots, self.grammars = dict(slots or {}), grammars
         self.stage_options = dict(stage_options or {})    # extra_body for one stage's prose
-        self.on_progress, self.retry_timeouts = on_progress, retry_timeouts
-        self._key = api_key or NO_KEY
-        self._sleep, self._clock = sleep, clock
+        self.retry_timeouts = retry_timeouts
         self._client = client or openai.OpenAI(base_url=base_url, api_key=self._key,
-                                               timeout=timeout, max_retries=0)
+                                               timeout=timeout, max_retries=SDK_RETRIES)
         self._level = 0              # index into FORMAT_LEVELS: where JSON requests start
         self._level_known = False    # True once a JSON request succeeded at that level
+        self._call_level = 0         # where the JSON call in progress is
         self._token_param = "max_tokens"
-        self._requests = 0           # requests made for the call in progress
 
     @property
     def response_format_level(self) -> str:
@@ -96,26 +86,31 @@ class OpenAICompatModel:
         return f"{self.label} model {self.model} at {self.base_url}"
 
     def complete(self, request: Request) -> Completion:
-        """Answer one request; the completion (or the ModelError) says how many requests
-        it took."""
-        self._requests = 0
-        return attempted(lambda: self._complete(request), lambda: self._requests)
+        """Answer one request; a JSON one walks down the response-format ladder once, and
+        the level that worked is where the next one starts."""
+        self._call_level = self._level
+        completion = super().complete(request)
+        if request.json_schema is not None:
+            self._level, self._level_known = self._call_level, True
+        return completion
 
-    def _complete(self, request: Request) -> Completion:
-        """JSON requests walk down the response-format ladder once."""
-        if request.json_schema is None:
-            return self._call(request, "")
-        level = self._level
-        while True:
-            try:
-                completion = self._call(request, FORMAT_LEVELS[level])
-            except openai.APIStatusError as exc:
-                if level + 1 < len(FORMAT_LEVELS) and self._format_refused(exc):
-                    level += 1
-                    continue
-                raise self._error(request, exc) from None
-            self._level, self._level_known = level, True
-            return completion
+    def response_format(self, request: Request) -> str:
+        return FORMAT_LEVELS[self._call_level] if request.json_schema is not None else ""
+
+    def adapt(self, request: Request, exc: BaseException) -> bool:
+        """A refused `max_tokens` (newer OpenAI models name max_completion_tokens instead),
+        or a refused response format (the next level down)."""
+        if not isinstance(exc, openai.APIStatusError):
+            return False
+        if (exc.status_code == 400 and self._token_param == "max_tokens"
+                and "max_completion_tokens" in str(exc.message)):
+            self._token_param = "max_completion_tokens"
+            return True
+        if (request.json_schema is not None and self._call_level + 1 < len(FORMAT_LEVELS)
+                and self._format_refused(exc)):
+            self._call_level += 1
+            return True
+        return False
 
     def _format_refused(self, exc: openai.APIStatusError) -> bool:
         """A 400/422 naming the response format, or any 400/422 (but a context overflow)
@@ -127,51 +122,29 @@ class OpenAICompatModel:
         too_long = "context" in text    # a prompt over the window fails at every level
         return named or not (self._level_known or too_long)
 
-    def _call(self, request: Request, level: str) -> Completion:
-        """One logical call with retries; status errors of a JSON call are left to complete()."""
-        attempt = 0
-        while True:
-            started = self._clock()
-            try:
-                return self._once(request, level, started)
-            except openai.APIStatusError as exc:
-                if self._switch_token_param(exc):
-                    continue
-                if self._retryable(exc) and attempt < self.max_retries:
-                    delay = self._backoff(attempt, exc)
-                elif level and exc.status_code in (400, 422):
-                    raise   # complete() decides: a refused format, or a real error
-                else:
-                    raise self._error(request, exc, attempt) from None
-            except openai.APIConnectionError as exc:   # APITimeoutError included
-                timed_out = isinstance(exc, openai.APITimeoutError)
-                if attempt >= self.max_retries or (timed_out and not self.retry_timeouts):
-                    raise self._error(request, exc, attempt) from None
-                delay = self._backoff(attempt, None)
-            except openai.OpenAIError as exc:   # an error event mid-stream, a malformed answer
-                raise self._error(request, exc, attempt) from None
-            attempt += 1
-            self._sleep(delay)
+    def classify(self, exc: BaseException) -> Failure | None:
+        """The SDK's exceptions: a status (its detail and Retry-After), a timeout, a lost
+        connection; any other (an error event mid-stream, a malformed answer) is final."""
+        if isinstance(exc, openai.APIStatusError):
+            return Failure(retryable_status(exc.status_code), exc.status_code,
+                           retry_after(exc.response.headers), detail=_status_detail(exc))
+        if isinstance(exc, openai.APIConnectionError):     # APITimeoutError included
+            return Failure(True, timed_out=isinstance(exc, openai.APITimeoutError),
+                           detail=f"{exc} ({self.base_url})")
+        if isinstance(exc, openai.OpenAIError):
+            return Failure(detail=f"{exc} ({self.base_url})")
+        return None
 
-    def _once(self, request: Request, level: str, started: float) -> Completion:
-        kwargs = self._arguments(request, level)
-        self._requests += 1
-        if self.stream:
-            text, usage, finish, model = self._streamed(request, kwargs, started)
-        else:
+    def execute(self, request: Request) -> Iterator[Chunk]:
+        kwargs = self._arguments(request, self.response_format(request))
+        if not self.stream:
             response = self._create(request, kwargs)
             choice = response.choices[0] if response.choices else None
-            text = (choice.message.content if choice else None) or ""
-            finish = (choice.finish_reason if choice else None) or ""
-            usage, model = _usage(response.usage), response.model
-        if not text.strip():
-            raise ModelResponseError(
-                f"{request.stage}: {self.label} model {self.model} returned an empty answer "
-                f"(finish_reason={finish or 'none'})", stage=request.stage, raw=text,
-                usage=usage)
-        return Completion(text=text, usage=usage, finish_reason=finish or "stop",
-                          model=model or self.model, latency=self._clock() - started,
-                          response_format=level)
+            yield Chunk(text=(choice.message.content if choice else None) or "",
+                        finish=(choice.finish_reason if choice else None) or "",
+                        usage=_usage(response.usage), model=response.model or "")
+            return
+        yield from self._streamed(kwargs)
 
     def _create(self, request: Request, kwargs: dict[str, Any]) -> Any:
         """One non-streamed call; an HTTP 200 whose body is not a chat completion (an HTML
@@ -220,85 +193,28 @@ class OpenAICompatModel:
             kwargs.update(stream=True, stream_options={"include_usage": True})
         return kwargs
 
-    def _streamed(self, request: Request, kwargs: dict[str, Any],
-                  started: float) -> tuple[str, Usage, str, str]:
-        """Run a streaming call; assemble its text, usage, finish reason and model, telling
-        `on_progress` of each piece. A read that times out or a connection lost mid-stream
-        is the SDK's APITimeoutError or APIConnectionError, as before the first piece."""
+    def _streamed(self, kwargs: dict[str, Any]) -> Iterator[Chunk]:
+        """A streamed call's chunks (llama.cpp's prompt progress with them). A read that
+        times out or a connection lost mid-stream is the SDK's APITimeoutError or
+        APIConnectionError, as before the first piece; leaving early closes the stream."""
         try:
             with self._client.chat.completions.create(**kwargs) as stream:
-                return self._assemble(request, stream, started)
+                for chunk in stream:
+                    progress = (chunk.model_extra or {}).get("prompt_progress")
+                    yield Chunk(
+                        text="".join(c.delta.content for c in chunk.choices
+                                     if c.delta is not None and c.delta.content),
+                        usage=_usage(chunk.usage) if chunk.usage is not None else None,
+                        finish=next((c.finish_reason for c in chunk.choices if c.finish_reason),
+                                    ""),
+                        model=chunk.model or "",
+                        prompt=(int(progress.get("processed", 0)), int(progress.get("total", 0)),
+                                int(progress.get("cache", 0))) if progress else None)
         except _http.TimeoutException:
             raise openai.APITimeoutError(request=_http.Request("POST", self.base_url)) from None
         except _http.TransportError:
             raise openai.APIConnectionError(
                 request=_http.Request("POST", self.base_url)) from None
-
-    def _assemble(self, request: Request, stream: Any, started: float
-                  ) -> tuple[str, Usage, str, str]:
-        parts: list[str] = []
-        usage, finish, model = Usage(), "", ""
-        tokens, first = 0, 0.0
-        prompt: dict[str, Any] = {}     # llama.cpp's prompt_progress: processed, total, cache
-        for chunk in stream:
-            model = chunk.model or model
-            if chunk.usage is not None:
-                usage = _usage(chunk.usage)
-            prompt = (chunk.model_extra or {}).get("prompt_progress") or prompt
-            for choice in chunk.choices:
-                if choice.delta is not None and choice.delta.content:
-                    parts.append(choice.delta.content)
-                    tokens += 1
-                    first = first or self._clock()
-                finish = choice.finish_reason or finish
-            if self.on_progress is not None:
-                now = self._clock()
-                self.on_progress(Progress(
-                    stage=request.stage, seconds=now - started, tokens=tokens,
-                    generating=now - first if first else 0.0,
-                    prompt_done=int(prompt.get("processed", 0)),
-                    prompt_total=int(prompt.get("total", 0)), cached=int(prompt.get("cache", 0))))
-            if request.max_words and not finish:
-                if len("".join(parts).split()) > request.max_words:
-                    # Leaving the stream closes it: the server stops generating. Its usage
-                    # never comes: the pieces read are the tokens written, and the prompt
-                    # is what the server said it read.
-                    usage = Usage(int(prompt.get("total", 0)), tokens, int(prompt.get("cache", 0)))
-                    return "".join(parts), usage, WORDS, model
-        return "".join(parts), usage, finish, model
-
-    def _switch_token_param(self, exc: openai.APIStatusError) -> bool:
-        """Newer OpenAI models refuse max_tokens and name max_completion_tokens instead."""
-        if (exc.status_code == 400 and self._token_param == "max_tokens"
-                and "max_completion_tokens" in str(exc.message)):
-            self._token_param = "max_completion_tokens"
-            return True
-        return False
-
-    @staticmethod
-    def _retryable(exc: openai.APIStatusError) -> bool:
-        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
-
-    @staticmethod
-    def _backoff(attempt: int, exc: openai.APIStatusError | None) -> float:
-        """Exponential backoff, or the server's Retry-After when it gives seconds."""
-        return backoff(attempt, exc.response.headers.get("retry-after") if exc is not None
-                       else None)
-
-    def _error(self, request: Request, exc: openai.OpenAIError, retries: int = 0) -> ModelError:
-        """A one-line ModelError for a failed call; the key is masked, the SDK error dropped."""
-        where = f"{request.stage}: {self.label} model {self.model}"
-        tries = f" (after {retries + 1} attempts)" if retries else ""
-        if isinstance(exc, openai.APITimeoutError):
-            what = (f"sent nothing for {self.timeout:g}s (llm.timeout: the longest silence "
-                    "allowed)" if self.stream else f"timed out after {self.timeout:g}s")
-            return ModelError(f"{where} {what}{tries}", stage=request.stage)
-        if isinstance(exc, openai.APIStatusError):
-            message = one_line(_status_detail(exc), self._key)
-            return ModelError(f"{where} failed: HTTP {exc.status_code}: {message}{tries}",
-                              stage=request.stage, status=exc.status_code)
-        message = one_line(f"{exc} ({self.base_url})", self._key)
-        return ModelError(f"{where} failed: {message}{tries}", stage=request.stage)
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

@@ -24,6 +24,7 @@ from novel_agent.config.providers import BUILT_IN, installed, provider_names
 from novel_agent.config.settings import Config, LLMConfig
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models.base import NO_KEY, ChatModel, OnProgress
+from novel_agent.models.retry import SDK_RETRIES
 
 if TYPE_CHECKING:
     from novel_agent.models.llama_tokens import LlamaTokenizer
@@ -41,7 +42,7 @@ STRUCTURED = ("json_schema", "grammar", "prompt")
 class Build(Protocol):
     """How a provider makes its model: the API key is read from `env` here only; a
     streaming model tells `on_progress` how each call goes; `client` replaces an SDK
-    client (`novel fleet` passes one that shares a limit and a backoff)."""
+    client (`novel fleet` passes one that shares a limit and a pause)."""
 
     def __call__(self, config: Config, env: Mapping[str, str], *,
                  on_progress: OnProgress | None = None, client: Any = None) -> ChatModel: ...
@@ -65,7 +66,7 @@ class Provider:
     `shares`: how a fleet shares it between books: "server" (one embedded server for
     all, fleet/local.py), "client" (one SDK client per `server(config)`, made by
     `async_client(base_url, api_key, timeout)`, whose `calls` path ends in the `create`
-    a request goes through, within the fleet's one limit and backoff), or "" (each book
+    a request goes through, within the fleet's one limit and pause), or "" (each book
     builds its own). `key_env`: the variable its API key is read from.
     """
 
@@ -182,7 +183,7 @@ def _openai_server(config: Config) -> str:
 def _openai_async(base_url: str, api_key: str | None, timeout: float) -> Any:
     import openai  # imported where it is used: the SDK takes 0.7 s, every command paid it
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout,
-                              max_retries=0)
+                              max_retries=SDK_RETRIES)
 
 
 def _openai_window(config: Config) -> int:
@@ -258,7 +259,7 @@ def _anthropic_server(config: Config) -> str:
 def _anthropic_async(base_url: str, api_key: str | None, timeout: float) -> Any:
     import anthropic
     return anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key or NO_KEY,
-                                    timeout=timeout, max_retries=0)
+                                    timeout=timeout, max_retries=SDK_RETRIES)
 
 
 # Anthropic's Messages API: JSON through a forced tool (the schema is the tool's input),

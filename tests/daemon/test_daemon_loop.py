@@ -11,7 +11,7 @@ import pytest
 
 from novel_agent.daemon.heartbeat import read_heartbeat, status_lines
 from novel_agent.daemon.reload import Reloader
-from novel_agent.errors import FileFormatError, ModelError, TickError
+from novel_agent.errors import FileFormatError, ModelError, ModelResponseError, TickError
 from novel_agent.tick.events import StageEvent
 from tests.support.clirunner import invoke
 from tests.support.daemon_script import make, result
@@ -59,6 +59,44 @@ def test_a_success_resets_the_count_of_failures(project):
         "daemon.max_failures": 3, "daemon.max_ticks": 2, "daemon.failure_backoff": 0.5})
     summary = daemon.run()
     assert (summary.exit_code, summary.ticks) == (0, 2)
+
+
+def unusable(tick: int = 1) -> TickError:
+    """A tick that failed on an answer that could not be used: nothing committed."""
+    error = TickError(f"tick {tick} failed in writer: the answer is mostly copies",
+                      stage="writer")
+    error.__cause__ = ModelResponseError("writer: the answer is mostly copies", stage="writer")
+    return error
+
+
+def test_a_tick_whose_answer_could_not_be_used_runs_once_more_at_once_as_novel_tick_does(
+        project):
+    daemon, time, _, events = make(project, [unusable(), None], flags={
+        "daemon.max_ticks": 1, "daemon.failure_backoff": 2})
+    summary = daemon.run()
+    assert (summary.ticks, summary.failures, summary.exit_code) == (1, 0, 0)
+    assert time.sleeps == [] and not [e for e in events if e.kind == "failure"]
+    (note,) = [e.message for e in events if e.kind == "note"]
+    assert note == ("note: tick 1 failed in writer: the answer is mostly copies; nothing was "
+                    "committed: writing it again")
+
+
+def test_the_same_failure_twice_is_one_failed_tick_and_a_stop_asked_for_ends_the_retry(
+        project):
+    daemon, time, _, events = make(project, [unusable(), unusable(), None], flags={
+        "daemon.max_ticks": 1, "daemon.failure_backoff": 2, "daemon.interval": 0})
+    summary = daemon.run()
+    assert summary.ticks == 1 and time.sleeps == [2]
+    assert [e.kind for e in events if e.kind in ("note", "failure")] == ["note", "failure"]
+
+    def stopped(daemon, on_stage):
+        daemon.stop.request(signal.SIGTERM)
+        return unusable()
+
+    daemon, *_, events = make(project, [stopped, None])
+    summary = daemon.run()
+    assert summary.ticks == 0 and summary.reason == "stopped by SIGTERM"
+    assert not [e for e in events if e.kind == "note"]
 
 
 def test_a_broken_file_waits_for_a_fix_and_is_not_counted(project):

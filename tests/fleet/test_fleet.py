@@ -256,7 +256,8 @@ def test_the_limit_holds_and_a_429_storm_slows_the_fleet_once(projects_dir):
 
     server_side = Batching(storming, latency=0.02)
     with FakeOpenAIServer(server_side) as server:
-        books = server_books(projects_dir, server, [f"b{i}" for i in range(6)])
+        # each book's call loop tries a throttled request again, as outside a fleet
+        books = server_books(projects_dir, server, [f"b{i}" for i in range(6)], max_retries=3)
         fleet = run_fleet(projects_dir, books, concurrency=3, ticks=2)
     stats = fleet.gate.stats
     assert stats.pauses == 1 and stats.throttled == storm["429"] >= 1
@@ -287,7 +288,7 @@ def test_books_on_anthropic_share_one_client_and_a_429_storm_slows_them_once(pro
             "name": name, "premise": f"{name}: a keeper finds a drowned man's map.",
             "preset": "balanced"},
             config={"llm": {"provider": "anthropic", "base_url": server.base_url,
-                            "max_retries": 0}, "daemon": {"failure_backoff": 0.05}})
+                            "max_retries": 3}, "daemon": {"failure_backoff": 0.05}})
             for name in ("a1", "a2", "a3", "a4")]
         fleet = Fleet(books, FleetOptions(concurrency=2, ticks=2),
                       {"ANTHROPIC_API_KEY": ANTHROPIC_KEY}, folder=projects_dir)
@@ -394,3 +395,29 @@ def test_a_book_that_waits_for_its_author_is_parked_at_once_and_the_rest_finish(
     assert "novel doctor --fix" in run.output and "tick failed" not in run.output
     assert scene_ticks(books[0].scenes_dir) == [1, 3]
     assert scene_ticks(books[1].scenes_dir) == [1, 2, 3, 4]
+
+
+def test_a_tick_whose_answer_could_not_be_used_runs_once_more_as_novel_tick_does(
+        projects_dir):
+    import novel_agent.tick.pipeline as pipeline
+    from novel_agent.errors import ModelResponseError, TickError
+    tried: list[int] = []
+
+    def tick(session):
+        tried.append(session.project.tick() + 1)
+        if len(tried) == 1:
+            error = TickError("tick 1 failed in writer: mostly copies", stage="writer")
+            error.__cause__ = ModelResponseError("mostly copies", stage="writer")
+            raise error
+        return pipeline.tick(session)
+
+    (book,) = offline_books(projects_dir, 1)
+    events = []
+    fleet = Fleet([book], FleetOptions(ticks=2), {}, folder=projects_dir, tick=tick,
+                  on_event=events.append)
+    fleet.run()
+    assert tried == [1, 1, 2] and scene_ticks(book.scenes_dir) == [1, 2]
+    assert [(e.kind, e.message) for e in events if e.kind in ("note", "failure")] == [
+        ("note", "note: tick 1 failed in writer: mostly copies; nothing was committed: "
+                 "writing it again")]
+    assert fleet.state.books[0].failures == 0

@@ -1,4 +1,5 @@
-"""The fleet's gate: at most N in flight, one pause per 429 storm, Retry-After obeyed."""
+"""The fleet's gate: at most N in flight, one pause per 429 storm, Retry-After obeyed; the
+throttled request's error goes back to its caller, whose call loop tries it again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from novel_agent.fleet.bridge import retry_after
 from novel_agent.fleet.gate import Gate
+from novel_agent.models.retry import RETRY_AFTER_MAX
 
 try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
     import httpx2 as httpx  # type: ignore[import-not-found]
@@ -60,6 +62,15 @@ def test_at_most_n_requests_are_in_flight():
     assert gate.stats.peak == 3 and gate.stats.requests == 10 and gate.stats.in_flight == 0
 
 
+async def again(gate: Gate, call):
+    """A throttled request tried again, as a book's call loop (models/served.py) does."""
+    while True:
+        try:
+            return await gate.run(call)
+        except Throttled:
+            continue
+
+
 def test_a_storm_of_429s_pauses_the_fleet_once_for_the_retry_after():
     time = FakeTime()
 
@@ -80,7 +91,7 @@ def test_a_storm_of_429s_pauses_the_fleet_once_for_the_retry_after():
                 raise Throttled(2.5)
             return n
 
-        results = await asyncio.gather(*(gate.run(lambda n=n: call(n)) for n in range(4)))
+        results = await asyncio.gather(*(again(gate, lambda n=n: call(n)) for n in range(4)))
         return gate, results, tried
 
     gate, results, tried = asyncio.run(main())
@@ -103,18 +114,35 @@ def test_pauses_in_a_row_grow_and_a_success_resets_them():
                 raise answer
             return answer
 
-        return gate, [await gate.run(call), await gate.run(call)]
+        return gate, [await again(gate, call), await again(gate, call)]
 
     gate, results = asyncio.run(main())
     assert results == ["ok", "ok"]
-    assert time.slept == [1.0, 2.0, 1.0]     # no Retry-After: 1 s, then doubled; reset after ok
+    assert time.slept == [0.5, 1.0, 0.5]     # no Retry-After: the policy's backoff; reset after ok
     assert gate.stats.pauses == 3
 
 
-def test_other_errors_pass_through_untouched_and_throttles_give_up_after_max_tries():
+def test_a_long_retry_after_pauses_the_fleet_at_most_the_longest_a_call_waits():
+    time = FakeTime()
+
+    async def main():
+        gate = Gate(1, throttle, clock=time.clock, sleep=time.sleep)
+
+        async def throttled():
+            raise Throttled(3600.0)
+
+        with pytest.raises(Throttled):
+            await gate.run(throttled)
+        return gate
+
+    gate = asyncio.run(main())
+    assert gate.paused_for() == RETRY_AFTER_MAX
+
+
+def test_the_gate_retries_nothing_and_other_errors_pass_through_untouched():
     async def main():
         time = FakeTime()
-        gate = Gate(2, throttle, max_tries=3, clock=time.clock, sleep=time.sleep)
+        gate = Gate(2, throttle, clock=time.clock, sleep=time.sleep)
 
         async def broken():
             raise ValueError("bad answer")
@@ -130,7 +158,8 @@ def test_other_errors_pass_through_untouched_and_throttles_give_up_after_max_tri
         return gate
 
     gate = asyncio.run(main())
-    assert gate.stats.throttled == 2 and gate.stats.requests == 4 and gate.stats.in_flight == 0
+    assert gate.stats.throttled == 1 and gate.stats.requests == 2 and gate.stats.in_flight == 0
+    assert gate.stats.pauses == 1
 
 
 def status_error(status: int, headers: dict[str, str]) -> openai.APIStatusError:
@@ -143,5 +172,6 @@ def test_retry_after_reads_the_servers_pause():
     assert retry_after(status_error(429, {"Retry-After": "7"})) == 7.0
     assert retry_after(status_error(429, {})) == 0.0
     assert retry_after(status_error(503, {"Retry-After": "3"})) == 3.0
+    assert retry_after(status_error(429, {"retry-after-ms": "1500"})) == 1.5
     assert retry_after(status_error(500, {})) is None
     assert retry_after(ValueError("no")) is None

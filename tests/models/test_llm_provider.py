@@ -18,7 +18,7 @@ from novel_agent.config.settings import load_config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models import describe_provider, get_model, missing_key, model_id
-from novel_agent.models.base import Progress, Request, Usage
+from novel_agent.models.base import WORDS, Progress, Request, Usage
 from novel_agent.models.llm_library import block_broken
 from novel_agent.models.llm_model import LlmModel
 from novel_agent.models.providers import LLM, lookup
@@ -140,6 +140,16 @@ def test_a_cut_answer_is_length_and_progress_is_told_of_each_piece():
         completion = get_model(on_llm("cut"), {}, on_progress=heard.append).complete(ask())
     assert completion.finish_reason == "length"
     assert [p.tokens for p in heard] == [1, 2, 3, 4, 5] and {p.stage for p in heard} == {"writer"}
+
+
+def test_a_streamed_answer_past_max_words_is_left_unread_as_on_the_other_providers():
+    long = Scripted("long", lambda body: " ".join(["word"] * 200))
+    with plugged(long):
+        completion = get_model(on_llm("long"), {}).complete(
+            Request("writer", ask().messages, 500, max_words=10))
+    assert completion.finish_reason == WORDS
+    assert 10 < len(completion.text.split()) < 14 and completion.usage.completion_tokens < 14
+    assert completion.usage.prompt_tokens > 0      # counted: the plugin's usage never came
 
 
 class Unavailable(Exception):
