@@ -3,11 +3,12 @@
 `read_pool_for` reads `names.yaml` when the planner's prompt is built (a broken
 file is a warning naming its file and line, and made-up names stand in for it
 this tick: the author's file is never written over), and refills a list of it
-whose names are all taken (made-up names, landing with the tick); `offer_for` is what the
-planner's prompt offers; `guard_plan` renames the plan's confusable newcomers
-(tick/stages/newcomers.py), making the pool the first time a name must go (the
-names stage: tick/stages/names.py), which then lands with the tick's commit;
-`guard_extraction` keeps the extractor from making one a character of memory.
+whose names are all taken (made-up names, landing with the tick; the file's
+comments kept); `offer_for` is what the planner's prompt offers; `guard_plan`
+renames the plan's confusable newcomers (tick/stages/newcomers.py), making the
+pool the first time a name must go (the names stage: tick/stages/names.py), which
+then lands with the tick's commit; `guard_extraction` keeps the extractor from
+making one a character of memory.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from novel_agent.story.name_pool import (
 from novel_agent.tick.stages import names as names_stage
 from novel_agent.tick.stages import newcomers
 from novel_agent.tick.stages.extract import new_name
+from novel_agent.yaml_comments import text_of
 
 
 def seed_of(session: Any, d: Any) -> str:
@@ -42,8 +44,9 @@ def read_pool_for(session: Any, d: Any) -> None:
     replace them), to land with the tick."""
     if d.pool is not None:
         return
+    path = session.project.root / POOL_FILE
     try:
-        d.pool = read_pool(session.project.root / POOL_FILE)
+        d.pool = read_pool(path)
     except FileFormatError as exc:
         d.warnings.append(f"{exc}; made-up names stand in for it until it is fixed")
         d.pool = fallback_pool(seed_of(session, d), newcomers.memory_book(d.memory))
@@ -54,7 +57,7 @@ def read_pool_for(session: Any, d: Any) -> None:
         d.notices.append(f"names: every {_said(k[:-1] for k in lists)} of {POOL_FILE} was "
                          f"taken; made up in their place: "
                          f"{_said(f'{len(getattr(more, k))} {k}' for k in lists)}")
-        d.pool, d.pool_text = more, pool_text(more)
+        d.pool, d.pool_text = more, pool_text(more, text_of(path))   # its comments kept
 
 
 def _said(items: Any) -> str:
