@@ -17,6 +17,7 @@ from novel_agent.story.style import (
     read_style,
     style_lines,
 )
+from novel_agent.yaml_comments import text_of
 
 samples_argument = click.argument(
     "files", nargs=-1, required=True,
@@ -31,7 +32,8 @@ def style_group() -> None:
 @style_group.command("learn")
 @samples_argument
 @click.option("--replace", is_flag=True,
-              help="Measure again over an existing style.yaml (its avoid list is kept).")
+              help="Measure again over an existing style.yaml (its avoid list, your "
+                   "comments and its key order are kept).")
 @project_option
 @novel_errors
 def style_learn(files: tuple[Path, ...], replace: bool, project_spec: str | None) -> None:
@@ -50,7 +52,8 @@ def style_learn(files: tuple[Path, ...], replace: bool, project_spec: str | None
                            "sample again over it (its avoid list is kept)", path=str(path))
     texts = read_samples(files)
     atomic_write(path, learned_text(texts, [f.name for f in files],
-                                    kept_avoid(project.root) if replace else ()))
+                                    kept_avoid(project.root) if replace else (),
+                                    was=text_of(path) if replace else None))
     click.echo(f"wrote {path.relative_to(project.root.parent)} from {len(files)} "
                f"file{'s' if len(files) != 1 else ''}; the writer is told:")
     for line in style_lines(read_style(project.root) or {}):

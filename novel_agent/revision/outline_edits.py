@@ -11,9 +11,10 @@ and ending, an act's name and summary, a chapter's title, purpose and scenes, a 
 what and tension (empty: the curve's). A part marked `locked: true`, or under one that
 is (an act holds its chapters, a chapter its beats), is not edited part by part: the
 author unlocks it in the file. A part changed in the file since the values the editor
-started from (`was`, `fingerprint`) is not written over. The new text is the outline
-as `novel outline` writes it (story/outline.render_outline), then saved exactly as an
-edit of the whole file is. The caller holds the project's lock.
+started from (`was`, `fingerprint`) is not written over. The new text is the file's
+with the part's new values put in (story/outline.outline_text: the author's comments,
+key order and layout kept), then saved exactly as an edit of the whole file is. The
+caller holds the project's lock.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from novel_agent.errors import OutlineError, ProjectError
-from novel_agent.files import atomic_write
+from novel_agent.files import atomic_write, read_text
 from novel_agent.history.hooks import after_outline
-from novel_agent.story.outline import Outline, load_outline, outline_text, parse_outline, to_data
+from novel_agent.story.outline import Outline, outline_text, parse_outline, to_data
 from novel_agent.story.project import Project
 
 FIELDS = {"arc": ("summary", "ending"), "act": ("name", "summary"),
@@ -104,9 +105,11 @@ def edit_part(project: Project, address: str, values: Mapping[str, str],
     such part, a locked part, a part changed since `was`, or an outline the change makes
     invalid (the OutlineError of `novel outline edit`, naming the part and the key)."""
     path = project.outline_file
-    outline = load_outline(path)
-    if outline is None:
-        raise no_outline(project)
+    try:
+        text = read_text(path)
+    except FileNotFoundError:
+        raise no_outline(project) from None
+    outline = parse_outline(text, str(path))
     kind = address.partition(":")[0]
     if kind not in FIELDS:
         raise OutlineError(f"no part {address!r} to edit: a part is arc, act:N, chapter:N or "
@@ -134,7 +137,7 @@ def edit_part(project: Project, address: str, values: Mapping[str, str],
     part.clear()
     part.update({key: edited[key] for key in ORDER[kind] if key in edited})
     try:
-        return save_outline_text(project, outline_text(data))
+        return save_outline_text(project, outline_text(data, text))
     except OutlineError as exc:      # its line is the new text's, not the file's
         said = str(exc).removeprefix(f"{exc.file}:{exc.line}: ")
         raise OutlineError(said, file=str(path), key=exc.key) from None

@@ -5,8 +5,11 @@ Memory lives in one file per character, place, loop and relationship
 them) and one `memory/facts.yaml`. `stage_memory` puts into a commit's
 transaction the files of the items a tick added, changed or dropped, and the
 facts it added as an append to facts.yaml; so a tick's commit costs the same
-at tick 10 and tick 10,000. `stage_migration` moves a project of the old
-layout (one memory/loops.yaml, one memory/relationships.yaml) to this one.
+at tick 10 and tick 10,000. A file written over keeps its author's comments
+and key order (yaml_comments.keep_comments: a file nobody annotated is written
+as dump_yaml lays it out, and costs a read and a search for "#").
+`stage_migration` moves a project of the old layout (one memory/loops.yaml, one
+memory/relationships.yaml) to this one.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from novel_agent.story.memory import (
     slug,
     unique_id,
 )
+from novel_agent.yaml_comments import keep_comments, text_of
 
 _ID = itemgetter("id")
 
@@ -70,7 +74,8 @@ def stage_memory(txn: Transaction, memory: Memory, memory_dir: Path,
             give_ids(memory, [kind])
         now, old = _by_id(memory, kind), {} if before is None or moving else _by_id(before, kind)
         for item_id in _changed(now, old):
-            txn.stage(memory_dir / kind / f"{item_id}.yaml", dump_yaml(now[item_id]))
+            path = memory_dir / kind / f"{item_id}.yaml"
+            txn.stage(path, written_over(path, dump_yaml(now[item_id])))
         for item_id in old.keys() - now.keys():
             txn.remove(memory_dir / kind / f"{item_id}.yaml")
         if moving:
@@ -85,7 +90,13 @@ def _stage_facts(txn: Transaction, facts: list[dict[str, Any]], path: Path,
     if before is not None and facts[:len(before)] == before and _appendable(path):
         txn.append(path, dump_yaml(facts[len(before):]))
     else:
-        txn.stage(path, dump_yaml({"facts": facts}))
+        txn.stage(path, written_over(path, dump_yaml({"facts": facts})))
+
+
+def written_over(path: Path, text: str) -> str:
+    """`text` (dump_yaml's) as it is written over the file at `path`: with the comments
+    an author put in the file, and its key order (yaml_comments.keep_comments)."""
+    return keep_comments(text_of(path), text)
 
 
 _HEAD = re.compile(r"\A(?:[ \t]*(?:#.*)?\n)*facts:[ \t]*\n")

@@ -30,6 +30,7 @@ from novel_agent.files import dump_yaml, read_yaml, yaml_line
 from novel_agent.text.names import name_problem, normalize_name, not_a_name
 from novel_agent.text.nomenclature import NameBook, free
 from novel_agent.text.syllables import TRIES, made_names, syllable_names
+from novel_agent.yaml_comments import keep_comments
 
 POOL_FILE = "names.yaml"
 LISTS = ("first_names", "surnames", "places")
@@ -58,9 +59,10 @@ class NamePool:
                 "places": list(self.places), "made_by": self.made_by}
 
 
-def pool_text(pool: NamePool) -> str:
-    """names.yaml's text: a note on what it is, then the lists."""
-    return HEADER + dump_yaml(pool.to_dict())
+def pool_text(pool: NamePool, was: str | None = None) -> str:
+    """names.yaml's text: a note on what it is, then the lists. Over `was`, the text the
+    file holds, the author's comments and key order are kept (yaml_comments)."""
+    return keep_comments(was, HEADER + dump_yaml(pool.to_dict()))
 
 
 def list_problem(key: str, name: str) -> str | None:

@@ -20,7 +20,8 @@
 `locked: true` may stand on the arc, an act, a chapter or a beat, and holds
 everything under it. `parse_outline` checks every field and raises OutlineError
 naming the file, the line and the key; `load_outline` and `save_outline` read
-and write the file (atomically); the rest is pure.
+and write the file (atomically, the author's comments and key order kept); the
+rest is pure.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import yaml
 
 from novel_agent.errors import OutlineError
 from novel_agent.files import SafeLoader, atomic_write, dump_yaml, read_text, yaml_problem
+from novel_agent.yaml_comments import keep_comments, text_of
 
 HEADER = ("# The book's outline: edit it by hand or with `novel outline edit`; `locked: true`\n"
           "# keeps a part (and all under it) when `novel outline regen` rewrites the rest.\n")
@@ -349,21 +351,25 @@ def to_data(outline: Outline) -> dict[str, Any]:
                       "chapters": [chapter(c) for c in a.chapters]} for a in outline.acts]}
 
 
-def render_outline(outline: Outline) -> str:
-    """The file's text: a comment saying how to edit it, then the outline."""
-    return outline_text(to_data(outline))
+def render_outline(outline: Outline, was: str | None = None) -> str:
+    """The file's text: a comment saying how to edit it, then the outline (over `was`,
+    the text the file holds: see outline_text)."""
+    return outline_text(to_data(outline), was)
 
 
-def outline_text(data: dict[str, Any]) -> str:
+def outline_text(data: dict[str, Any], was: str | None = None) -> str:
     """The file's text for the outline's data as `to_data` gives it (checked by no one:
-    parse_outline reads it back)."""
-    return HEADER + dump_yaml(data, width=math.inf)   # a line per sentence, unfolded
+    parse_outline reads it back). Over `was`, the text the file holds, the author's
+    comments, key order and layout are kept (yaml_comments.keep_comments)."""
+    text = HEADER + dump_yaml(data, width=math.inf)   # a line per sentence, unfolded
+    return keep_comments(was, text, width=math.inf)
 
 
-def save_outline(path: Path, outline: Outline) -> None:
+def save_outline(path: Path, outline: Outline, *, fresh: bool = False) -> None:
     """Write the outline to `path` atomically (its folder made when missing), after checking
-    that it reads back as itself: a file this writes always loads."""
-    text = render_outline(outline)
+    that it reads back as itself: a file this writes always loads. The comments an author
+    wrote in the file are kept, unless `fresh` (a new outline in place of the old one)."""
+    text = render_outline(outline, None if fresh else text_of(path))
     if parse_outline(text, str(path)) != outline:
         raise OutlineError("the outline would not read back as written (a beat's id given "
                            "twice?)", file=str(path))

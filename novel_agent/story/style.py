@@ -16,6 +16,8 @@ beside the built-in slop list; `sample` is the passage the writer is shown.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
@@ -34,8 +36,11 @@ from novel_agent.text.prose import (
     speech_share,
     words,
 )
+from novel_agent.yaml_comments import keep_comments
 
 STYLE_FILE = "style.yaml"
+_HEADER = re.compile(r"^# The book's style, measured by `novel style learn` from .*\n"
+                     r"# \([\d,]+ words\)\. .*\n", re.M)     # style_text's first two lines
 PERSONS = ("first", "second", "third")
 TENSES = ("past", "present")
 NUMBERS = ("sentence_mean", "sentence_sd", "paragraph_mean", "mtld")
@@ -272,9 +277,16 @@ def read_samples(files: Sequence[Path]) -> list[str]:
     return texts
 
 
-def learned_text(texts: Sequence[str], sources: Sequence[str], avoid: Sequence[str] = ()) -> str:
-    """style.yaml's text for a sample of `texts` (read from `sources`), `avoid` kept."""
-    return style_text(learn(texts, avoid), sources, sum(len(words(t)) for t in texts))
+def learned_text(texts: Sequence[str], sources: Sequence[str], avoid: Sequence[str] = (),
+                 was: str | None = None) -> str:
+    """style.yaml's text for a sample of `texts` (read from `sources`), `avoid` kept. Over
+    `was`, the text the file holds (measured again), the author's comments and key order
+    are kept (yaml_comments.keep_comments), its header saying what was measured anew."""
+    text = style_text(learn(texts, avoid), sources, sum(len(words(t)) for t in texts))
+    head = _HEADER.match(text)
+    if was is not None and head is not None:
+        was = _HEADER.sub(lambda _: head.group(), was, count=1)
+    return keep_comments(was, text, width=math.inf)
 
 
 def kept_avoid(root: Path) -> list[str]:

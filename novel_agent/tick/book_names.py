@@ -3,11 +3,12 @@
 `read_pool_for` reads `names.yaml` when the planner's prompt is built (a broken
 file is a warning naming its file and line, and made-up names stand in for it
 this tick: the author's file is never written over), and refills a list of it
-whose names are all taken (made-up names, landing with the tick); `offer_for` is what the
-planner's prompt offers; `guard_plan` renames the plan's confusable newcomers
-(tick/stages/newcomers.py), making the pool the first time a name must go (the
-names stage: tick/stages/names.py), which then lands with the tick's commit;
-`guard_extraction` keeps the extractor from making one a character of memory.
+whose names are all taken (made-up names, landing with the tick; the file's
+comments kept); `offer_for` is what the planner's prompt offers; `guard_plan`
+renames the plan's confusable newcomers (tick/stages/newcomers.py), making the
+pool the first time a name must go (the names stage: tick/stages/names.py), which
+then lands with the tick's commit; `guard_extraction` keeps the extractor from
+making one a character of memory.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.stages import names as names_stage
 from novel_agent.tick.stages import newcomers
 from novel_agent.tick.stages.newcomers import NameCheck
+from novel_agent.yaml_comments import text_of
 
 
 def seed_of(ctx: TickContext, d: TickDraft) -> str:
@@ -45,8 +47,9 @@ def read_pool_for(ctx: TickContext, d: TickDraft) -> TickDraft:
     replace them), to land with the tick."""
     if d.pool is not None:
         return d
+    path = ctx.project.root / POOL_FILE
     try:
-        pool = read_pool(ctx.project.root / POOL_FILE)
+        pool = read_pool(path)
     except FileFormatError as exc:
         return replace(d, pool=fallback_pool(seed_of(ctx, d), newcomers.memory_book(d.memory))
                        ).warned(f"{exc}; made-up names stand in for it until it is fixed")
@@ -54,7 +57,7 @@ def read_pool_for(ctx: TickContext, d: TickDraft) -> TickDraft:
     if not more:
         return replace(d, pool=pool)
     lists = [key for key in LISTS if getattr(more, key) != getattr(pool, key)]
-    return replace(d, pool=more, pool_text=pool_text(more)).told(
+    return replace(d, pool=more, pool_text=pool_text(more, text_of(path))).told(   # its comments kept
         f"names: every {_said(k[:-1] for k in lists)} of {POOL_FILE} was taken; made up in "
         f"their place: {_said(f'{len(getattr(more, k))} {k}' for k in lists)}")
 

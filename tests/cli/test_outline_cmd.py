@@ -1,6 +1,6 @@
 """`novel outline`, `show`, `edit` and `regen`: on the offline model and through the real
 openai SDK; each change an entry of the history; refused while another process holds the
-project; a book without an outline written as before."""
+project; a book without an outline written as before; the author's comments kept."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.projects import outline_project, set_llm
+from tests.support.projects import annotate, comments_of, outline_project, set_llm
 from tests.support.responders import outline_responder, stage_of, story_responder
 from tests.support.stress_model import StressModel
 from tests.support.ticking import NOW
@@ -146,6 +146,24 @@ def test_edit_is_saved_only_once_valid_and_a_bad_edit_leaves_the_file(project, c
     (tmp_path / "count").unlink()
     assert invoke("outline", "edit", "-p", "harbour", env=mend).exit_code == 0
     assert load_outline(path).beats()[0].tension == 6
+
+
+def test_edit_regen_and_ticks_keep_the_authors_comments(project, cli, tmp_path):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    said = annotate(project.outline_file)
+    cli("tick", "-p", "harbour", "-n", "2")
+    mara = project.memory_dir / "characters" / "mara_quill.yaml"
+    hers = annotate(mara)
+    env = editor(tmp_path, ("title: Chapter 3", "title: The Bell"))
+    assert invoke("outline", "edit", "-p", "harbour", env=env).exit_code == 0
+    assert load_outline(project.outline_file).chapter(3).title == "The Bell"
+    assert comments_of(project.outline_file) == said
+    cli("outline", "regen", "--from", "2", "-p", "harbour")
+    assert load_outline(project.outline_file).chapter(3).title != "The Bell"
+    assert comments_of(project.outline_file) == said
+    was = yaml.safe_load(mara.read_text())
+    cli("tick", "-p", "harbour", "-n", "2")
+    assert yaml.safe_load(mara.read_text()) != was and comments_of(mara) == hers
 
 
 def test_regen_rewrites_from_a_chapter_keeping_what_is_locked(openai_project):

@@ -1,7 +1,10 @@
 """`novel style learn|show` and `novel new --style-sample`: the book's style.yaml from a
-sample, never written over without asking, its avoid list kept when measured again."""
+sample, never written over without asking, its avoid list, the author's comments and its
+key order kept when measured again."""
 
 from __future__ import annotations
+
+import re
 
 import yaml
 
@@ -37,6 +40,30 @@ def test_learn_does_not_write_over_a_style_and_replace_keeps_its_avoid_list(cli,
     cli("style", "learn", "--replace", str(sample(tmp_path)), "-p", "harbour")
     style = yaml.safe_load(path.read_text())
     assert style["tense"] == "present" and style["avoid"] == ["the tide waits for no one"]
+
+
+def test_replace_keeps_the_authors_comments_and_key_order(cli, project, tmp_path):
+    old = sample(tmp_path, "old.md", "She walked to the pier. The sea was loud, and the lamp "
+                 "swung.\n\n\"Who goes there?\" she said. Nobody answered her.\n" * 4)
+    cli("style", "learn", str(old), "-p", "harbour")
+    path = project.root / "style.yaml"
+    text = path.read_text()
+    avoid = next(line for line in text.splitlines() if line.startswith("avoid:"))
+    path.write_text("# mine: at the top\n" + text.replace(avoid + "\n", "").replace(
+        "person:", "avoid: [the tide waits for no one]   # mine: my own\nperson:").replace(
+        "tense: past", "tense: past  # mine: always").replace(
+        "# a passage", "# mine: above the sample\n# a passage"))
+    order = list(yaml.safe_load(path.read_text()))
+    cli("style", "learn", "--replace", str(sample(tmp_path)), "-p", "harbour")
+    text = path.read_text()
+    assert re.findall(r"# mine: [a-z]+(?: [a-z]+)*", text) == [
+        "# mine: at the top", "# mine: my own", "# mine: always", "# mine: above the sample"]
+    assert text.startswith("# mine: at the top\n# The book's style, measured by `novel style "
+                           "learn` from mine.md\n")
+    assert "\ntense: present  # mine: always    # past or present\n" in text
+    style = yaml.safe_load(text)
+    assert list(style) == order and style["avoid"] == ["the tide waits for no one"]
+    assert style["person"] == "first" and "ledger" in style["distinctive"]
 
 
 def test_a_file_that_holds_no_prose_is_named_and_nothing_is_written(cli, project, tmp_path):

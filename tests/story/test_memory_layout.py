@@ -5,6 +5,7 @@ projects in the old layout (memory/loops.yaml, relationships.yaml) moved once.""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from novel_agent import crashpoints
 from novel_agent.files import dump_yaml
@@ -21,6 +22,7 @@ from novel_agent.story.recovery import migrate_memory
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke
+from tests.support.projects import annotate, comments_of
 from tests.support.ticking import run_ticks
 
 
@@ -107,6 +109,65 @@ def test_ticks_append_to_facts_yaml_by_hand_edits_kept(project):
     text = facts.read_text()
     assert text.startswith("# my notes stay\nfacts:\n") and "# and so does this\n- text:" in text
     assert len(load_memory(project.memory_dir).facts) > 3
+
+
+# -- an author's comments ---------------------------------------------------------------
+
+
+def test_a_commit_keeps_the_comments_and_key_order_of_the_files_it_writes_over(project):
+    memory_dir = project.memory_dir
+    txn = project.transaction()
+    stage_memory(txn, big_memory(), memory_dir)
+    txn.commit()
+    mine, theirs = memory_dir / "characters" / "person_3.yaml", \
+        memory_dir / "characters" / "person_4.yaml"
+    said = annotate(mine)
+    mine.write_text(mine.read_text().replace("state: ''\nfirst_seen: 3\n",
+                                             "first_seen: 3\nstate: ''\n"))   # the author's order
+    order = list(yaml.safe_load(mine.read_text()))
+    before = load_memory(memory_dir)
+    after = before.copy()
+    for name in ("Person 3", "Person 4"):
+        upsert_character(after, name, tick=70, state="asleep", traits=["wary"])
+    add_fact(after, "a new fact", tick=70)
+    txn = project.transaction()
+    stage_memory(txn, after, memory_dir, before)
+    txn.commit()
+    assert comments_of(mine) == said
+    assert list(yaml.safe_load(mine.read_text())) == order
+    assert load_memory(memory_dir) == after
+    assert theirs.read_text() == dump_yaml(after.characters["person_4"])   # as ever
+
+
+def test_facts_written_whole_keep_their_comments(project):
+    txn = project.transaction()
+    stage_memory(txn, big_memory(), project.memory_dir)
+    txn.commit()
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text("# the facts, checked by me\n" + facts.read_text().replace(
+        "- text: fact number 5\n", "# five is wrong\n- text: fact number 5\n"))
+    before = load_memory(project.memory_dir)
+    after = before.copy()
+    after.facts.pop(3)
+    after.facts[4]["text"] = "fact number five"
+    txn = project.transaction()
+    stage_memory(txn, after, project.memory_dir, before)
+    txn.commit()
+    text = facts.read_text()
+    assert text.startswith("# the facts, checked by me\nfacts:\n")
+    assert "# five is wrong\n- text: fact number five\n" in text
+    assert load_memory(project.memory_dir).facts == after.facts
+
+
+def test_ticks_keep_the_comments_of_the_memory_files_they_change(project):
+    run_ticks(project, 3)
+    files = sorted(project.memory_dir.glob("*/*.yaml"))
+    said = {path: annotate(path) for path in files}
+    was = {path: yaml.safe_load(path.read_text()) for path in files}
+    run_ticks(project, 3)
+    changed = [path for path in files if yaml.safe_load(path.read_text()) != was[path]]
+    assert changed                                 # a tick wrote over annotated files
+    assert {path: comments_of(path) for path in files} == said
 
 
 # -- the old layout ----------------------------------------------------------------------

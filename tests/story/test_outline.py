@@ -1,7 +1,10 @@
 """outline/outline.yaml: read, checked field by field (an error names the file, the line
-and the key), written atomically so that it reads back as itself; chapters spread over acts."""
+and the key), written atomically so that it reads back as itself (over the author's file,
+its comments and layout kept); chapters spread over acts."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -59,6 +62,56 @@ def test_an_outline_reads_as_written_and_back_again(tmp_path):
     assert render_outline(outline).startswith("# The book's outline")
     assert "id: '1.10'" in path.read_text()        # quoted: it reads back as text
     assert [p.name for p in path.parent.iterdir()] == ["outline.yaml"]   # no temp file left
+
+
+def test_saved_over_the_authors_file_the_outline_keeps_its_comments_and_layout(tmp_path):
+    path = outline_path(tmp_path / "harbour")
+    path.parent.mkdir(parents=True)
+    path.write_text("# my book, by hand\n" + OUTLINE.replace(
+        "        title: The Drowned Man\n", "        title: The Drowned Man   # a working title\n")
+        .replace("  - name: The Door\n", "  # the last act\n  - name: The Door\n") + "# the end\n")
+    outline = load_outline(path)
+    first = outline.chapters()[0]
+    changed = replace(outline, acts=(replace(outline.acts[0], chapters=(
+        replace(first, title="The Salt Man", scenes=4),)), outline.acts[1]))
+    save_outline(path, changed)
+    assert path.read_text() == """\
+# my book, by hand
+arc:
+  summary: A keeper finds a drowned man's map.
+  ending: She follows it to the drawn door and shuts it for good.
+acts:
+  - name: The Finding
+    summary: The map comes ashore.
+    chapters:
+      - number: 1
+        title: The Salt Man   # a working title
+        purpose: Set the story going.
+        scenes: 4
+        beats:
+          - id: '1.1'
+            what: Mara finds the map.
+            tension: 3
+          - id: '1.10'
+            what: She reads it by the lamp.
+            locked: true
+  # the last act
+  - name: The Door
+    summary: ''
+    locked: true
+    chapters:
+      - number: 2
+        title: The Drawn Door
+        purpose: ''
+        scenes: 2
+        beats:
+          - id: '2.1'
+            what: She opens the door.
+# the end
+"""
+    assert load_outline(path) == changed
+    save_outline(path, outline, fresh=True)          # a new outline: a new file
+    assert path.read_text() == render_outline(outline)
 
 
 def test_a_book_without_an_outline_has_none(tmp_path):

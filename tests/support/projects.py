@@ -1,8 +1,10 @@
 """Projects as the tests make and compare them: the `project` fixture's story, a fresh one in
-another folder, every file of a project with its bytes, and settings merged in by hand."""
+another folder, every file of a project with its bytes, settings merged in by hand, and
+an author's comments put in a file."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -67,3 +69,24 @@ def outline_project(project: Project, **sizes) -> Project:
 
     save_outline(project.outline_file, short_outline(**sizes))
     return project
+
+
+def annotate(path: Path) -> list[str]:
+    """Put an author's comments in the YAML file at `path`: one at the top, one at the end
+    of its first key's line and of its first nested key's, one above its last key, one at
+    the end; those comments, in order (what `comments_of` finds while they are kept)."""
+    lines = path.read_text().splitlines()
+    keys = [i for i, line in enumerate(lines) if line[:1].isalpha()]
+    deep = [i for i, line in enumerate(lines) if line.startswith(" ") and ": " in line
+            and "#" not in line]
+    lines[keys[0]] += "   # mine: its first key"
+    if deep:
+        lines[deep[0]] += "  # mine: a key within"
+    lines.insert(keys[-1], "# mine: above the last key")
+    path.write_text("\n".join(["# mine: at the top", *lines, "# mine: at the end"]) + "\n")
+    return comments_of(path)
+
+
+def comments_of(path: Path) -> list[str]:
+    """The comments `annotate` put in the file that it still holds, in order."""
+    return re.findall(r"# mine: [a-z]+(?: [a-z]+)*", path.read_text())

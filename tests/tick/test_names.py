@@ -149,3 +149,30 @@ def test_a_pool_whose_first_names_are_all_taken_is_refilled_and_lands_with_the_t
     made = [e for e in History(project).entries() if "names.yaml" in e.changed]
     assert [(e.kind, e.tick) for e in made] == [("tick", 2), ("start", 0)]   # mine, then it
     assert project.root.joinpath("names.yaml").read_text().startswith("# The book's pool")
+
+
+def test_a_refill_keeps_the_authors_comments_and_key_order(tmp_path):
+    project = project_at(tmp_path)
+    pool = project.root / "names.yaml"
+    pool.write_text("# names for the north: keep them short\n"
+                    "made_by: me   # I wrote these\n"
+                    "places: [Skerry Light]\n"
+                    "surnames:\n- Lorn  # the old family\n- Hale\n"
+                    "# the first names run out fast\n"
+                    "first_names: [Edda, Tomas]\n")
+    both = {**FIRST, "characters": ["Mary Quill", "Edda Lorn", "Tomas Vell"], "tool_calls": [
+        *FIRST["tool_calls"], {"tool": "create_character", "name": "Edda Lorn", "target": "",
+                               "detail": "a pilot"},
+        {"tool": "create_character", "name": "Tomas Vell", "target": "", "detail": "a clerk"}]}
+    model = ScriptedModel().add("planner", both).add("planner", {**FIRST, "title": "Two"})
+    run_ticks(project, 2, model, offline_seed=1)
+    refilled = read_pool(pool)
+    assert len(refilled.first_names) == 24 and refilled.surnames == ("Lorn", "Hale")
+    text = pool.read_text()
+    assert re.findall(r"#.*", text) == ["# names for the north: keep them short",
+                                        "# I wrote these", "# the old family",
+                                        "# the first names run out fast"]
+    assert text.startswith("# names for the north: keep them short\n"
+                           "made_by: me, then the syllable generator   # I wrote these\n"
+                           "places: [Skerry Light]\nsurnames:\n- Lorn  # the old family\n"
+                           "- Hale\n# the first names run out fast\nfirst_names: [")

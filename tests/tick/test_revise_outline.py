@@ -2,7 +2,7 @@
 a chapter off course brings one "outline" call that rewrites the rest, once per
 checkpoint, keeping locked parts and the book's length, as an entry of the history; a
 book on course, or with outline.revise off, makes no call; a failed answer leaves the
-outline as it was and the scene committed."""
+outline as it was and the scene committed; the author's comments in it are kept."""
 
 from __future__ import annotations
 
@@ -18,7 +18,13 @@ from novel_agent.story.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
-from tests.support.projects import outline_project, set_llm, short_outline
+from tests.support.projects import (
+    annotate,
+    comments_of,
+    outline_project,
+    set_llm,
+    short_outline,
+)
 from tests.support.scripted import ScriptedModel
 from tests.support.stress_model import StressModel
 from tests.support.ticking import NOW
@@ -66,6 +72,17 @@ def test_a_book_that_drifts_every_chapter_is_revised_once_a_checkpoint_and_still
     assert [c.scenes for c in after.chapters()] == [c.scenes for c in planned.chapters()]
     assert all(b.id in {x.id for x in after.beats()} for b in planned.beats())
     assert after.beats()[-1] == planned.beats()[-1]       # the ending stays where it was
+
+
+def test_a_revision_keeps_the_authors_comments_in_the_outline(project):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    said = annotate(project.outline_file)
+    planned = load_outline(project.outline_file)
+    write_book(project, stress)
+    assert [e.subject.split(":")[0] for e in revisions(project)][-1] == \
+        "outline revised at chapter 2"
+    assert load_outline(project.outline_file) != planned
+    assert comments_of(project.outline_file) == said
 
 
 def test_a_revision_keeps_locked_parts(project):

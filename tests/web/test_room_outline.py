@@ -2,7 +2,8 @@
 the acts, chapters and beats done or to come, the tension chart (target against realized)
 and the loops with their payoffs; a part not locked edited in the page under the checks of
 `novel outline edit` (a refused edit keeps what was typed and leaves the file), a locked
-part refused, and a part changed in the file since the page was made not written over."""
+part refused, and a part changed in the file since the page was made not written over; an
+edit keeps the author's comments in the file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import yaml
 
 from novel_agent.history.store import History
 from novel_agent.story.outline import load_outline
-from tests.support.projects import outline_project
+from tests.support.projects import annotate, comments_of, outline_project
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 
@@ -123,6 +124,26 @@ def test_an_edit_is_saved_as_novel_outline_edit_saves_it(project, projects_dir):
     assert re.search(r"title: The Cold Ledger\n +purpose: Mara reads the ledger\.\n +scenes: 3\n"
                      r" +beats:\n", text)                        # laid out as the file was
     assert [e.subject for e in History(project).entries()][:2] == ["outline edited"] * 2
+
+
+def test_an_edit_keeps_the_authors_comments_and_the_files_layout(project, projects_dir):
+    outline_project(project, chapters=3, beats=2, scenes=2)
+    said = annotate(project.outline_file)
+    with serving(make_site(projects_dir)) as client:
+        arc = client.post("/p/harbour/outline", {"csrf": SECRET, "part": "arc",
+                                                  "summary": "Mara follows the drowned map.",
+                                                  "ending": "She shuts the door."})
+        beat = client.post("/p/harbour/outline", {"csrf": SECRET, "part": "beat:2.1",
+                                                   "what": "The bell rings.", "tension": "6"})
+    assert arc.status == beat.status == 200
+    assert comments_of(project.outline_file) == said
+    text = project.outline_file.read_text()
+    assert "arc:   # mine: its first key\n  summary: Mara follows the drowned map.  # mine: a " \
+           "key within\n" in text
+    assert "    - id: '2.1'\n      what: The bell rings.\n      tension: 6\n" in text
+    outline = load_outline(project.outline_file)
+    assert (outline.arc.summary, outline.chapter(2).beats[0].tension) == \
+        ("Mara follows the drowned map.", 6)
 
 
 def test_a_refused_edit_keeps_what_was_typed_and_leaves_the_file(project, projects_dir):

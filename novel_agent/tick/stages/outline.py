@@ -163,11 +163,12 @@ def regen_slots(outline: Outline, start: int, beats: int, keep: Collection[str] 
 
 def new_outline(session: Session, *, on_step: OnStep | None = None) -> Outline:
     """Make the project's outline at the configured sizes and curve (small ones on an
-    embedded local model) and save it (atomically, once every call has answered)."""
+    embedded local model) and save it (atomically, once every call has answered): a new
+    file, in place of any there was (`novel outline --force`: the history keeps it)."""
     project, config = session.project, session.config.outline
     outline = make_outline(session, project.story(), config.sizes(session.lean_for(STAGE)), config.curve,
                            on_step=on_step)
-    save_outline(project.outline_file, outline)
+    save_outline(project.outline_file, outline, fresh=True)
     return outline
 
 
