@@ -21,7 +21,7 @@ there is none. Characters the extractor names are created when the name is
 plausible (`names.name_problem`, `names.person_problem`) and the piece writes the
 whole name as a name (`names.written_name`), so a guess such as "Someone", "The
 Launderer's Map", "Thursday" or the "Keel" of "Keel Street" never becomes a
-person; their state is then set by `stages.extract.apply` (which creates no one
+person; their state is then set by `story.extraction.apply_extraction` (which creates no one
 these checks refuse), and the plan is guessed again with them known.
 
 Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,

@@ -5,7 +5,7 @@ A loop of a book with an outline carries `payoff`, a chapter ("7") or a beat
 
 - open: as it opened;
 - progressing: a scene after the one that opened it touched it (the scenes
-  extract.apply adds to it: memory.touched_loops);
+  story/extraction.apply_extraction adds to it: memory.touched_loops);
 - deferred: the book left its payoff's chapter with the loop unresolved, so the
   tick pushed its payoff on to the chapter the book is in now;
 - resolved.
