@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import novel_agent.tick.pipeline as pipeline
+from novel_agent.clock import utc_now
 from novel_agent.daemon.loop import book_words
 from novel_agent.errors import (
     AuditHoldError,
@@ -62,7 +63,7 @@ from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, tot
 from novel_agent.storage import explain
 from novel_agent.story.project import Project
 from novel_agent.tick.runner import rest_after, run_tick
-from novel_agent.tick.session import Session, utc_now
+from novel_agent.tick.session import Session
 
 WRITE_EVERY = 0.5        # seconds between two writes of the state file
 LOCAL_SLOTS = 4          # the most slots the shared local server gets (each a context)

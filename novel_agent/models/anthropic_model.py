@@ -34,7 +34,7 @@ from typing import Any
 import anthropic
 
 try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
-    import httpx2 as _http  # type: ignore[import-not-found]
+    import httpx2 as _http
 except ImportError:             # pragma: no cover - depends on the installed SDK
     import httpx as _http  # type: ignore[no-redef]
 
@@ -249,7 +249,7 @@ def _status_detail(exc: anthropic.APIStatusError) -> str:
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
-            return error["message"]
+            return str(error["message"])
     if isinstance(body, str) and body.strip():
         return body
     return exc.message.removeprefix(f"Error code: {exc.status_code}").lstrip(" -") or "no detail"

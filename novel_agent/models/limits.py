@@ -10,6 +10,7 @@ default and a warning the caller may show.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from novel_agent.config.budget import ModelLimits
 from novel_agent.config.settings import Config, read_yaml_with_lines
@@ -27,7 +28,7 @@ def default_table_path() -> Path:
     return config_dir() / "models.yaml"
 
 
-def read_table(path: Path) -> tuple[dict, dict]:
+def read_table(path: Path) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
     """Read a models.yaml: its data and key lines, checked to hold a `models` mapping and,
     optionally, a `prices` mapping (ConfigError naming the file and line otherwise)."""
     path = Path(path)
@@ -55,7 +56,7 @@ def load_model_table(path: Path) -> dict[str, tuple[int, int]]:
     return table
 
 
-def _entry(path: Path, lines: dict, name: str, entry: object) -> tuple[int, int]:
+def _entry(path: Path, lines: dict[tuple[str, ...], int], name: str, entry: object) -> tuple[int, int]:
     """Validate one model's entry: exactly `window` and `max_output`, positive ints."""
     where = {"file": str(path), "key": f"models.{name}"}
     if not isinstance(entry, dict):

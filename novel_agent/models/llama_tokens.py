@@ -40,7 +40,8 @@ class LlamaTokenizer:
                                          headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-                return json.load(answer)
+                data: dict[str, Any] = json.load(answer)
+                return data
         except (OSError, ValueError) as exc:     # URLError, HTTPError, a bad body
             raise ModelError(f"llama.cpp tokenizer at {url} failed: {exc}") from None
 
@@ -93,7 +94,9 @@ def message_overheads(count_chat: Callable[[list[dict[str, str]]], int],
     short = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello."}]
     long = short + [{"role": "assistant", "content": "Hi."},
                     {"role": "user", "content": "Go on."}]
-    contents = lambda messages: sum(count(v) for m in messages for v in m.values())  # noqa: E731
+    def contents(messages: list[dict[str, str]]) -> int:
+        return sum(count(v) for m in messages for v in m.values())
+
     per_message = ((count_chat(long) - contents(long)) - (count_chat(short) - contents(short))) // 2
     priming = count_chat(short) - contents(short) - 2 * per_message
     return per_message, priming

@@ -81,7 +81,7 @@ def load_plugins() -> list[str]:
             if wanted is not None and broken:
                 llm_plugins.LLM_LOAD_PLUGINS = ",".join(
                     n for n in wanted.split(",") if _canonical(n) not in broken)
-            llm.load_plugins()
+            llm_plugins.load_plugins()
             _skipped = skipped
         return list(_skipped)
 
@@ -103,7 +103,7 @@ def find(name: str) -> llm.Model:
     return by_name[wanted]
 
 
-def registered() -> list[llm.ModelWithAliases]:
+def registered() -> list[llm.models.ModelWithAliases]:
     """The models llm's plugins register (each with a sync model), plugins loaded first; a
     one-line ConfigError when a plugin, or a file of llm's it reads, fails."""
     load_plugins()

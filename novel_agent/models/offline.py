@@ -164,7 +164,7 @@ class OfflineModel:
                 return name
         return f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.randint(2, 999)}"
 
-    def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict:
+    def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict[str, Any]:
         memory = self._memory(hints)
         story = hints.get("story")
         max_tools = (request.json_schema or {}).get("properties", {}).get(
@@ -251,7 +251,7 @@ class OfflineModel:
             words += len(paragraph.split())
         return "\n\n".join(paragraphs)
 
-    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict[str, Any]:
         """Bullets and memory changes from the plan and the prose. A plan without a POV
         or a place is not one the prose was written from (an imported piece): the
         bullets are the prose's own first sentence and two more, the POV's state the
@@ -278,7 +278,7 @@ class OfflineModel:
                 "facts": [f"{rng.choice(cast)} has seen {rng.choice(OBJECTS)} at {location}"],
                 "characters": [{"name": pov, "state": f"{rng.choice(VERBS)} at {location}"}]}
 
-    def _voices(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> dict:
+    def _voices(self, rng: random.Random, request: Request, hints: Mapping[str, Any]) -> dict[str, Any]:
         """The voice cards the extractor's schema asks for (`voices`): none here, since
         this model's prose has no line of dialogue (the stress model's has)."""
         return {"voices": []} if _asked(request, "voices") else {}

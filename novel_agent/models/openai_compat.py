@@ -19,7 +19,7 @@ from typing import Any
 import openai
 
 try:                            # the SDK's HTTP library: httpx, or httpx2 in newer releases
-    import httpx2 as _http  # type: ignore[import-not-found]
+    import httpx2 as _http
 except ImportError:             # pragma: no cover - depends on the installed SDK
     import httpx as _http  # type: ignore[no-redef]
 
@@ -221,7 +221,7 @@ def _status_detail(exc: openai.APIStatusError) -> str:
     """The server's own message, without the SDK's "Error code: N - " prefix."""
     body = exc.body
     if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"]:
-        return body["message"]
+        return str(body["message"])
     if isinstance(body, str) and body.strip():
         return body
     return exc.message.removeprefix(f"Error code: {exc.status_code}").lstrip(" -") or "no detail"

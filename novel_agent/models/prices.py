@@ -67,7 +67,7 @@ def load_price_table(path: Path) -> dict[str, Price]:
             for name, entry in (data.get("prices") or {}).items()}
 
 
-def _price(path: Path, lines: dict, name: str, entry: object) -> Price:
+def _price(path: Path, lines: dict[tuple[str, ...], int], name: str, entry: object) -> Price:
     """Validate one model's price entry."""
     def fail(message: str, *key: str) -> ConfigError:
         return ConfigError(message, file=str(path), key=f"prices.{name}",

@@ -47,7 +47,7 @@ def retryable_status(status: int) -> bool:
 def backoff(attempt: int) -> float:
     """Seconds before retry `attempt` + 1 when the server said nothing: BACKOFF_BASE
     doubling, at most BACKOFF_MAX."""
-    return min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt)
+    return float(min(BACKOFF_MAX, BACKOFF_BASE * 2 ** attempt))
 
 
 def call_delay(attempt: int, retry_after: float | None = None) -> float:
@@ -93,4 +93,4 @@ def _date_seconds(text: str, wall: Callable[[], float]) -> float | None:
 def rest(failures: int, base: float, floor: float = 0.0) -> float:
     """Seconds to rest after the `failures`-th failed tick in a row: `base` doubling, never
     under `floor` (the daemon's interval), never over REST_MAX."""
-    return min(REST_MAX, max(floor, base * 2 ** (failures - 1)))
+    return float(min(REST_MAX, max(floor, base * 2 ** (failures - 1))))
