@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from novel_agent.config.budget import ModelLimits
-from novel_agent.config.settings import Config, read_yaml_with_lines
+from novel_agent.config.layers import read_yaml_with_lines
+from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError
 from novel_agent.paths import config_dir
 
