@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.builders import scene_full, scene_summary
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.report import prefix_share

@@ -8,12 +8,8 @@ import os
 import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
-from novel_agent.config.settings import (
-    PROVIDER_KEYS,
-    Config,
-    merge_layers,
-    sources,
-)
+from novel_agent.config.layers import merge_layers, sources
+from novel_agent.config.settings import PROVIDER_KEYS, Config
 from novel_agent.config.stages import names
 from novel_agent.daemon.reload import flatten
 from novel_agent.models import model_id, resolve_provider
@@ -79,7 +75,7 @@ def stage_sources(config: Config, stage: str, origin: dict, root) -> list[tuple[
     """What `stage` uses: its provider (auto resolved), model and base URL, and every other
     key its llm.stages entry sets, each with where it came from (the stage's own line, or
     the llm key it falls back to and that key's source)."""
-    mine, own = config.for_stage(stage), config.llm.stages.get(stage, {})
+    mine, own = config.for_stage(stage), config.llm.stage_keys(stage)
     values = {"provider": resolve_provider(mine), "model": model_id(mine),
               "base_url": mine.llm.base_url, **own}
     out = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from novel_agent.cli.common import ProviderName, novel_errors
-from novel_agent.config.settings import load_config, user_presets_dir
+from novel_agent.config.layers import load_config, user_presets_dir
 from novel_agent.errors import ConfigError
 from novel_agent.files import read_yaml
 from novel_agent.fleet.premises import create_books, read_premises

@@ -20,7 +20,7 @@ from novel_agent.cli.common import (
 )
 from novel_agent.cli.live import LiveLine
 from novel_agent.cli.tick import stage_line
-from novel_agent.config.settings import interval_seconds
+from novel_agent.config.values import interval_seconds
 from novel_agent.daemon.heartbeat import ProgressFile
 from novel_agent.daemon.log import close_log, open_log
 from novel_agent.daemon.loop import Event, book_words, serve

@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from novel_agent.config.settings import (
-    Config,
+from novel_agent.config.layers import (
     check_preset_name,
     find_preset,
     list_presets,
@@ -22,6 +21,7 @@ from novel_agent.config.settings import (
     merge_layers,
     preset_path,
 )
+from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError
 from novel_agent.files import atomic_write
 from novel_agent.paths import config_dir

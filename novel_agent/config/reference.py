@@ -1,28 +1,26 @@
-"""Every configuration key, as the documentation's reference gives it: its type, its
-default, each built-in preset's value, and what it means.
-
-The meaning is the comment that stands beside the field in config/settings.py (on its
-line, or on the lines just above it), so the settings stay the one place a key is
-described; `keys()` reads it from the source with `tokenize`, and `markdown()` makes
-the reference page (docs/hooks.py puts it into docs/reference/configuration.md when the
-site is built). Pure; reads only the package's own files.
+"""Every configuration key, as the documentation's reference gives it: its type and
+bounds, its default, each built-in preset's value, and what it means, all read from the
+declarations in config/settings.py (each key's `Field`). `markdown()` makes the page
+(docs/hooks.py puts it into docs/reference/configuration.md when the site is built).
+Pure; reads only the package's own files.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
-import io
-import tokenize
-import typing
+import types
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
+from annotated_types import Ge, Gt, Le, MaxLen
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from novel_agent.config.settings import SECTIONS
+from novel_agent.config.values import unwrap
 
 PRESETS = ("conservative", "balanced", "aggressive")
 
@@ -32,34 +30,10 @@ class Key:
     """One configuration key."""
 
     name: str                       # "generation.scene_max_words"
-    type: str                       # "int", "float", "list[float]", ...
+    type: str                       # "int > 0", "0 ≤ float ≤ 1", "list[float]", ...
     default: Any
     presets: dict[str, Any]         # built-in preset -> its value, when it sets one
     meaning: str
-
-
-def comments(cls: type) -> dict[str, str]:
-    """Each field of a settings dataclass and the comment that describes it: the comment on
-    its line, after the lines of comment just above it."""
-    source = inspect.getsource(cls)
-    above: list[str] = []
-    found: dict[str, str] = {}
-    line_names: dict[int, tuple[str, list[str]]] = {}    # line -> (field, comment above it)
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT:
-            text = tok.string.lstrip("#").strip()
-            if tok.start[0] in line_names:
-                name, before = line_names[tok.start[0]]
-                found[name] = " — ".join(t for t in (" ".join(before), text) if t)
-            else:
-                above.append(text)
-        elif tok.type == tokenize.NAME and tok.start[1] == 4 and tok.start[0] not in line_names:
-            line_names[tok.start[0]] = (tok.string, above)
-            found.setdefault(tok.string, " ".join(above).strip())
-            above = []
-        elif tok.type == tokenize.NL and tok.start[1] == 0:
-            above = []          # a blank line ends a block of comment
-    return found
 
 
 @functools.cache
@@ -74,30 +48,57 @@ def preset_values() -> dict[str, dict[str, Any]]:
     return out
 
 
-def type_name(hint: Any) -> str:
-    """A field's type as the reference writes it ("int", "dict[str, float]")."""
-    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+def type_name(hint: Any, metadata: Any = ()) -> str:
+    """A declared type as the reference writes it, with its bounds: "int ≥ 0",
+    "0 < float ≤ 1", "dict[str, float ≥ 0]", "one of auto, off", "mapping"."""
+    hint, metadata = unwrap(hint, metadata)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):         # int | None: a key that may be left out
+        return type_name(next(a for a in args if a is not type(None)), metadata)
+    if origin is Literal:
+        return f"one of {', '.join(map(str, args))}"
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return "mapping"
+    name = f"{origin.__name__}[{', '.join(map(type_name, args))}]" if origin else hint.__name__
+    found = {kind: getattr(m, kind.__name__.lower()) for m in metadata
+             for kind in (Ge, Gt, Le) if isinstance(m, kind)}
+    ge, gt, le = (f"{found[k]:,}" if k in found else "" for k in (Ge, Gt, Le))
+    low = f"{ge} ≤ " if ge and le else f"{gt} < " if gt and le else ""
+    high = f" ≤ {le}" if le else "" if low else f" ≥ {ge}" if ge else f" > {gt}" if gt else ""
+    items = next((f", {m.max_length} items" for m in metadata if isinstance(m, MaxLen)), "")
+    return f"{low}{name}{high}{items}"
+
+
+def _rows(name: str, info: FieldInfo) -> list[Key]:
+    """The key `name`, then the keys of a mapping declared as a model: context.embeddings.*,
+    and llm.stages.<stage>.* those that are not llm's."""
+    hint, default = info.annotation, info.get_default(call_default_factory=True)
+    presets = {p: values[name] for p, values in preset_values().items() if name in values}
+    key = Key(name, type_name(hint, info.metadata), default, presets, info.description or "")
+    if isinstance(hint, type) and issubclass(hint, BaseModel):         # context.embeddings
+        return [Key(name, key.type, default.model_dump(), presets, key.meaning),
+                *(row for sub, field in hint.model_fields.items()
+                  for row in _rows(f"{name}.{sub}", field))]
+    inner = get_args(hint)[-1] if get_origin(hint) is dict else None
+    if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+        return [key]
+    section, each = SECTIONS[name.split(".")[0]].model_fields, name.rsplit(".", 1)[1].removesuffix("s")
+    return [Key(name, key.type, default, presets, f"{key.meaning} Its keys: "
+                f"{', '.join(inner.model_fields)}."),
+            *(Key(f"{name}.<{each}>.{sub}", type_name(field.annotation, field.metadata), "—", {},
+                  field.description or "") for sub, field in inner.model_fields.items()
+              if sub not in section)]
 
 
 def keys() -> list[Key]:
-    """Every key of every section, in the order settings.py declares them."""
-    presets = preset_values()
-    out = []
-    for section, cls in SECTIONS.items():
-        hints = typing.get_type_hints(cls)
-        meanings = comments(cls)
-        for f in dataclasses.fields(cls):
-            default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
-            name = f"{section}.{f.name}"
-            out.append(Key(name, type_name(hints[f.name]), default,
-                           {p: presets[p][name] for p in PRESETS if name in presets[p]},
-                           meanings.get(f.name, "")))
-    return out
+    """Every key of every section, in the order config/settings.py declares them."""
+    return [row for section, model in SECTIONS.items() for key, info in model.model_fields.items()
+            for row in _rows(f"{section}.{key}", info)]
 
 
 def _value(value: Any) -> str:
-    if value == "" or value == {} or value == []:
-        return f"`{value!r}`"
+    if value == "—" or value == "" or value == {} or value == []:
+        return value if value == "—" else f"`{value!r}`"
     text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
     return f"`{text.removesuffix('...').strip()}`"
 
@@ -105,16 +106,13 @@ def _value(value: Any) -> str:
 def markdown() -> str:
     """The reference: one table a section, a row a key."""
     lines: list[str] = []
-    section = ""
-    for key in keys():
-        head = key.name.split(".")[0]
-        if head != section:
-            section = head
-            doc = inspect.getdoc(SECTIONS[head]) or ""
-            lines += ["", f"## `{head}`", "", doc, "",
-                      "| key | type | default | presets | meaning |", "|---|---|---|---|---|"]
-        presets = ", ".join(f"{p}: {_value(v)}" for p, v in key.presets.items()) or "—"
-        meaning = key.meaning.replace("|", "\\|") or "—"
-        lines.append(f"| `{key.name}` | `{key.type}` | {_value(key.default)} | {presets} | "
-                     f"{meaning} |")
+    every = keys()
+    for section, model in SECTIONS.items():
+        lines += ["", f"## `{section}`", "", inspect.getdoc(model) or "", "",
+                  "| key | type | default | presets | meaning |", "|---|---|---|---|---|"]
+        for key in (k for k in every if k.name.startswith(f"{section}.")):
+            presets = ", ".join(f"{p}: {_value(v)}" for p, v in key.presets.items()) or "—"
+            meaning = key.meaning.replace("|", "\\|") or "—"
+            lines.append(f"| `{key.name}` | `{key.type}` | {_value(key.default)} | {presets} | "
+                         f"{meaning} |")
     return "\n".join(lines).strip() + "\n"

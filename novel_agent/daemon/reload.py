@@ -19,7 +19,8 @@ from typing import Any
 import jinja2
 
 from novel_agent.config.budget import ModelLimits
-from novel_agent.config.settings import Config, find_preset
+from novel_agent.config.layers import find_preset
+from novel_agent.config.settings import Config
 from novel_agent.context.prompts import environment
 from novel_agent.errors import ConfigError, FileFormatError, NovelError
 from novel_agent.models.limits import default_table_path, limits_for

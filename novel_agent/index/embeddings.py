@@ -41,10 +41,10 @@ class EmbeddingSettings:
 
     @classmethod
     def of(cls, config: Config) -> EmbeddingSettings:
-        raw = config.context.embeddings
-        return cls(model=raw.get("model", ""), base_url=raw.get("base_url") or config.llm.base_url,
-                   api_key_env=raw.get("api_key_env") or config.llm.api_key_env,
-                   batch_size=int(raw.get("batch_size") or 64))
+        given = config.context.embeddings
+        return cls(model=given.model, base_url=given.base_url or config.llm.base_url,
+                   api_key_env=given.api_key_env or config.llm.api_key_env,
+                   batch_size=given.batch_size)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.config.budget import ModelLimits
-from novel_agent.config.settings import Config, read_yaml_with_lines
+from novel_agent.config.layers import read_yaml_with_lines
+from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError
 from novel_agent.paths import config_dir
 

@@ -218,7 +218,7 @@ def anthropic_key_env(config: Config) -> str:
     """The variable the anthropic provider's key is read from: llm.api_key_env when set
     to other than the openai default, else ANTHROPIC_API_KEY."""
     given = config.llm.api_key_env
-    return ANTHROPIC_KEY_ENV if given == LLMConfig.api_key_env else given
+    return ANTHROPIC_KEY_ENV if given == LLMConfig.model_fields["api_key_env"].default else given
 
 
 def _anthropic_model(config: Config) -> str:

@@ -20,14 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.clock import utc_now
-from novel_agent.config.settings import (
-    Config,
-    Layer,
-    config_layers,
-    load_yaml_layer,
-    merge_layers,
-    user_presets_dir,
-)
+from novel_agent.config.layers import Layer, config_layers, load_yaml_layer, merge_layers, user_presets_dir
+from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, LockError, ProjectError
 from novel_agent.files import atomic_write, dump_yaml, read_yaml, yaml_line
 from novel_agent.story.journal import Transaction, journal_targets, recover

@@ -24,8 +24,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from novel_agent.books.export import FORMATS, export
-from novel_agent.config.settings import interval_seconds
 from novel_agent.config.stages import ticked
+from novel_agent.config.values import interval_seconds
 from novel_agent.daemon.heartbeat import read_heartbeat
 from novel_agent.errors import (
     LockError,

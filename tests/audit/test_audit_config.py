@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.errors import AuditHoldError, ConfigError
 from novel_agent.tick.stages.audit import rules_of
 from tests.support.audit_cases import BAD, configured, extraction

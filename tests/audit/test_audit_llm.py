@@ -50,7 +50,7 @@ def test_findings_are_kept_only_with_a_quote_from_the_draft(openai_project):
     audit_req = chats[-1]
     assert audit_req["response_format"]["json_schema"]["schema"]["required"] == ["findings"]
     assert PROSE in audit_req["messages"][-1]["content"]
-    assert "  auditor " in result.output               # its stage line: one call
+    assert "  audit " in result.output                 # its stage line: one call
     assert ("  audit: [major] appearance: the map was burned — \"Mara Quill turned the "
             "stranger’s map toward the light\" vs \"Scene 1: the map was burned\"") in result.output
     assert ("note: 1 of the auditor's findings had no quote from the draft and were "

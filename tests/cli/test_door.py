@@ -218,7 +218,7 @@ def test_new_refuses_a_preset_whose_values_are_invalid(projects_dir, tmp_path, m
     presets = tmp_path / "presets"
     presets.mkdir()
     (presets / "broken.yaml").write_text("generation:\n  checkpoint_summary_interval: 0\n")
-    monkeypatch.setattr("novel_agent.config.settings.config_dir", lambda: presets)
+    monkeypatch.setattr("novel_agent.config.layers.config_dir", lambda: presets)
     one_line_error(invoke("new", "a", "--preset", "broken"), "broken.yaml:2:",
                    "checkpoint_summary_interval")
     assert list(projects_dir.iterdir()) == []

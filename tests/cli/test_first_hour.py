@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config, load_yaml_layer
+from novel_agent.config.layers import load_config, load_yaml_layer
 from novel_agent.errors import ConfigError, ProjectError
 from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats

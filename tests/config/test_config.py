@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import list_presets, load_config, load_preset
+from novel_agent.config.layers import list_presets, load_config, load_preset
 from novel_agent.errors import ConfigError
 from tests.support.clirunner import invoke
 
@@ -69,13 +69,13 @@ def test_wrong_type_names_key_and_line(project):
 
 
 def test_bool_is_not_an_int():
-    from novel_agent.config.settings import Layer, merge_layers
+    from novel_agent.config.layers import Layer, merge_layers
     with pytest.raises(ConfigError, match="must be int"):
         merge_layers([Layer("x.yaml", {"generation": {"max_tools_per_tick": True}})])
 
 
 def test_range_errors_point_at_their_layer():
-    from novel_agent.config.settings import Layer, merge_layers
+    from novel_agent.config.layers import Layer, merge_layers
     with pytest.raises(ConfigError) as info:
         merge_layers([Layer("p.yaml", {"generation": {"checkpoint_summary_interval": 0}},
                             {("generation", "checkpoint_summary_interval"): 4})])

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from novel_agent.config.settings import OutlineConfig, OutlineSizes, load_config, load_yaml_layer
+from novel_agent.config.layers import load_config, load_yaml_layer
+from novel_agent.config.settings import OutlineConfig, OutlineSizes
 from novel_agent.errors import ConfigError
 from novel_agent.story.outline_standing import STRETCH
 

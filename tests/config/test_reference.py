@@ -4,29 +4,40 @@ no page of the docs names a key that does not exist."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
+from pydantic import BaseModel
+
+from novel_agent.config.layers import load_config
 from novel_agent.config.reference import keys, markdown, preset_values
-from novel_agent.config.settings import SECTIONS, load_config
+from novel_agent.config.settings import SECTIONS, StageOverrides
 from tests.support.repo import DOCS, README, hooks, page
 
 
 def every_key() -> list[str]:
-    return [f"{section}.{f.name}" for section, cls in SECTIONS.items()
-            for f in dataclasses.fields(cls)]
+    """Every dotted key the declarations hold; a mapping declared as a model, its keys too."""
+    out = []
+    for section, model in SECTIONS.items():
+        for key, info in model.model_fields.items():
+            out.append(f"{section}.{key}")
+            if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+                out += [f"{section}.{key}.{sub}" for sub in info.annotation.model_fields]
+            if key == "stages":     # a stage's own keys (the others are llm's)
+                out += [f"llm.stages.<stage>.{sub}" for sub in StageOverrides.model_fields
+                        if sub not in model.model_fields]
+    return out
 
 
 def test_every_key_has_a_row_with_its_type_default_and_meaning():
     text = markdown()
-    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([a-z_.0-9]+)` \|.*$", text,
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([a-z_.0-9<>]+)` \|.*$", text,
                                                          re.M)}
     assert list(rows) == every_key()
     for key in keys():
-        assert key.meaning, f"{key.name}: no comment beside it in config/settings.py"
+        assert key.meaning, f"{key.name}: no description in config/settings.py"
         assert f"| `{key.type}` |" in rows[key.name]
     defaults = load_config()
-    assert "| `generation.scene_max_words` | `int` | `" + \
+    assert "| `generation.scene_max_words` | `int > 0` | `" + \
         str(defaults.generation.scene_max_words) + "` |" in text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config, load_yaml_layer
+from novel_agent.config.layers import load_config, load_yaml_layer
 from novel_agent.errors import ConfigError
 from tests.support.clirunner import invoke
 
@@ -115,7 +115,8 @@ def test_layers_merge_a_stage_key_by_key(tmp_path):
     path = tmp_path / "project.yaml"
     path.write_text("llm:\n  stages:\n    writer:\n      model: big\n      temperature: 0.5\n")
     config = load_config(load_yaml_layer(path), env={"NOVEL_LLM_STAGES": "{writer: {model: huge}}"})
-    assert config.llm.stages == {"writer": {"model": "huge", "temperature": 0.5}}
+    assert list(config.llm.stages) == ["writer"]
+    assert config.llm.stage_keys("writer") == {"model": "huge", "temperature": 0.5}
 
 
 def test_config_show_sources_says_what_each_stage_uses(project):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.book_brief import OUTLINE_SHARE, beat_section, standing_forms, standing_section
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.builders import ENDING_WORDS, scene_ending
 from novel_agent.context.engine import fit
 from novel_agent.context.prompts import render_stage

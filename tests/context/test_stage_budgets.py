@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import extractor_briefing, planner_briefing, summarizer_briefing
 from novel_agent.context.engine import fit

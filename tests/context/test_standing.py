@@ -4,7 +4,7 @@ planner cannot make the dead tell a scene or be in one (issue 37, item 3)."""
 
 from __future__ import annotations
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.auditor import auditor_briefing
 from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import as_of, extractor_briefing, planner_briefing

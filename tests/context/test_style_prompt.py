@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.engine import fit
 from novel_agent.context.prompts import render_stage
 from novel_agent.context.stable import first_user, stable_prefix

@@ -3,7 +3,7 @@ share (context.cast_share) which they share with the lore, and leaner as it runs
 
 from __future__ import annotations
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.context.engine import fit
 from novel_agent.context.items import Item
 from novel_agent.context.prompts import render_stage

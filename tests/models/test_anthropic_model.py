@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models import describe_provider, get_model, missing_key, model_id
 from novel_agent.models.anthropic_model import AnthropicModel, _split

@@ -14,7 +14,7 @@ import pluggy
 import pytest
 import yaml
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models import describe_provider, get_model, missing_key, model_id

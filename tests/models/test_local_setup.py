@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.errors import ConfigError, ModelError
 from novel_agent.models import local_choice, model_id, registry, resolve_provider
 from novel_agent.models.gguf import read_info, write_gguf
@@ -173,7 +173,7 @@ def test_auto_with_nothing_installed_is_offline_but_a_named_model_is_local(proje
 def test_the_old_model_path_key_says_what_it_is_now(tmp_path):
     file = tmp_path / "project.yaml"
     file.write_text("premise: x\nllm:\n  model_path: /m.gguf\n")
-    from novel_agent.config.settings import load_yaml_layer
+    from novel_agent.config.layers import load_yaml_layer
     layer = load_yaml_layer(file, extra_keys=("premise",))
     with pytest.raises(ConfigError, match=r"project.yaml:3: unknown key 'llm.model_path' "
                                           r"\(now llm.local_model"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config, load_yaml_layer
+from novel_agent.config.layers import load_config, load_yaml_layer
 from novel_agent.errors import ConfigError, CostCeilingError
 from novel_agent.index.ledger import ledger_path
 from novel_agent.models.prices import Price, load_price_table, match_price, price_for
@@ -172,7 +172,7 @@ def test_a_broken_price_names_file_and_line(tmp_path, entry, line, message):
 @pytest.mark.parametrize("prices, message", [
     ("{input: 1}", "needs input and output"),
     ("{input: 1, output: 2, batch: 1}", "unknown key 'batch'"),
-    ("{input: -1, output: 2}", "'input' must be 0 or more"),
+    ("{input: -1, output: 2}", "llm.prices.input: must be a finite number, 0 or more, not -1"),
     ("{input: cheap, output: 2}", "llm.prices.input must be float"),
     ("5", "llm.prices must be a mapping"),
 ])
@@ -187,7 +187,7 @@ def test_bad_llm_prices_name_file_and_line(tmp_path, prices, message):
 def test_a_negative_ceiling_is_refused(tmp_path):
     path = tmp_path / "project.yaml"
     path.write_text("llm:\n  max_cost: -1\n")
-    with pytest.raises(ConfigError, match="llm.max_cost: must be 0"):
+    with pytest.raises(ConfigError, match="llm.max_cost: must be a finite number, 0 or more, not -1"):
         load_config(load_yaml_layer(path))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import CURVES, load_config
+from novel_agent.config.layers import load_config
+from novel_agent.config.settings import CURVES
 from novel_agent.errors import ConfigError
 from novel_agent.story.curves import EPISODES, beat_position, fill_tensions, target_tension
 from novel_agent.story.outline import parse_outline
@@ -57,7 +58,7 @@ def test_serial_rises_to_a_cliffhanger_each_episode_on_a_slow_climb():
 def test_an_unknown_curve_is_refused_by_name_and_by_the_configuration(tmp_path):
     with pytest.raises(ValueError, match="unknown tension curve 'flat'"):
         target_tension("flat", 0.5)
-    from novel_agent.config.settings import load_yaml_layer
+    from novel_agent.config.layers import load_yaml_layer
     path = tmp_path / "project.yaml"
     path.write_text("outline:\n  curve: flat\n")
     with pytest.raises(ConfigError, match="outline.curve: must be one of three_act, five_act, "

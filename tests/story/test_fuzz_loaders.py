@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from novel_agent.config.settings import load_config, load_yaml_layer
+from novel_agent.config.layers import load_config, load_yaml_layer
 from novel_agent.errors import NovelError
 from novel_agent.files import parse_front_matter, read_yaml
 from novel_agent.story.decisions import extraction_from_json, plan_from_json

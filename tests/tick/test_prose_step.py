@@ -246,7 +246,7 @@ def test_a_scene_in_the_wrong_tense_is_measured_and_on_a_local_model_written_aga
 
 def test_style_config_is_checked():
     assert StyleConfig().rewrite == "local"
-    from novel_agent.config.settings import load_config
+    from novel_agent.config.layers import load_config
     from novel_agent.errors import ConfigError
     with pytest.raises(ConfigError, match="style.rewrite: must be one of local, always, off"):
         load_config(flags={"style.rewrite": "sometimes"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.config.settings import load_config
+from novel_agent.config.layers import load_config
 from novel_agent.errors import TickError
 from novel_agent.models.base import WORDS, Completion
 from novel_agent.models.providers import LOCAL
