@@ -73,8 +73,11 @@ class ModelKeys(Section):
         "local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path"))
     local_context: int = Field(0, ge=0, description="local provider: llama.cpp's n_ctx; 0 = the model's")
     timeout: FiniteFloat = Field(120.0, gt=0, description="seconds; local: without a token (an idle timeout)")
-    max_retries: int = Field(3, ge=0, description="tries again after a 429, a 5xx or a timeout, backing off")
-    temperature: FiniteFloat = Field(0.8, ge=0, description="the model's sampling temperature")
+    max_retries: int = Field(3, ge=0, description=(
+        "tries again after a 408, 409, 429, 529 or 5xx, a timeout or a lost connection, backing "
+        "off (a server's Retry-After waited in full, up to 600 s)"))
+    temperature: FiniteFloat = Field(0.8, ge=0, le=2, description=(
+        "the model's sampling temperature, 0 to 2"))
     prices: Prices = Field(default_factory=dict, description=(
         "Dollars per million tokens {input, cached_input, output, cache_write?}; {} = "
         "configs/models.yaml's."))
