@@ -93,7 +93,7 @@ def test_an_infinite_timeout_is_one_line_not_a_traceback(project, snapshot):
 @pytest.mark.parametrize(("yaml", "said"), [
     ("generation:\n  scene_max_words: -1\n", "generation.scene_max_words: must be positive, not -1"),
     ("context:\n  max_prompt_tokens: -1\n", "context.max_prompt_tokens: must be positive, not -1"),
-    ("llm:\n  temperature: .nan\n", "llm.temperature: must be a finite number, 0 or more, not nan"),
+    ("llm:\n  temperature: .nan\n", "llm.temperature: must be a finite number, from 0 to 2, not nan"),
     ("generation:\n  scene_max_words: 150\n",
      "generation.scene_max_words: must be at least generation.scene_min_words (200)"),
     ("context:\n  keep_prompt_logs: 300\n",
