@@ -217,9 +217,6 @@ class TickContext:
         count = self.session.counter_of(budget.stage).count_messages
         return lambda messages: budget.left_after(count(messages))
 
-    def event(self, event: StageEvent) -> None:
-        self.emit(event)
-
 
 @dataclass
 class TickResult:
