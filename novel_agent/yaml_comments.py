@@ -67,6 +67,8 @@ def keep_comments(old: str | None, new: str, *, width: float = 100) -> str:
         if not theirs - ({c.text.strip() for c in _comments(new, _spans(new))}
                          if "#" in new else set()):
             return new
+        if yaml.safe_load(old) == yaml.safe_load(new):
+            return old          # the same values: the file as its author left it
         return _round_trip(old, spans, new, width)
     except Exception:   # Unkept, PyYAML's or ruamel's errors, or any other: the new
         return new      # text is right, if without the notes (a tick must not fail here)
