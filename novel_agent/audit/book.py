@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from novel_agent.audit.clock import advance
 from novel_agent.audit.findings import RULES, SUBTYPES, Finding, book_ced
-from novel_agent.audit.knowledge import Clock, apply_knowledge, parse_clock
+from novel_agent.audit.knowledge import apply_knowledge
 from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.errors import ModelResponseError
 from novel_agent.files import read_yaml
@@ -149,14 +150,7 @@ def audit_book(scenes_dir: Path, plans_dir: Path, final: Memory, *, rules: Rules
             add_fact(memory, fact, tick=tick)
         apply_knowledge(memory, extraction, tick=tick, location=scene.location,
                         pov=scene.pov if find_person(memory, scene.pov) else "")
-        clock, clock_scene = _clock(clock, clock_scene, extraction, tick)
+        clock, clock_scene = advance(clock, clock_scene, extraction.clock, scene.body, tick)
         recent = [*recent[-(window - 1):], scene] if window > 1 else ([scene] if window else [])
     return result
 
-
-def _clock(clock: Clock | None, scene: int, extraction: Extraction,
-           tick: int) -> tuple[Clock | None, int]:
-    stated = parse_clock(extraction.clock) if extraction.clock else None
-    if stated is not None and stated.day is not None and (clock is None or not stated.before(clock)):
-        return stated, tick
-    return clock, scene

@@ -33,6 +33,8 @@ RULES: dict[str, str] = {
     "nomenclature": "nomenclature",        # a variant of a known name
     "pov_knowledge": "knowledge",          # the POV uses a fact never witnessed nor told
     "clock": "absolute time",              # the story's clock runs backwards
+    "weekday": "absolute time",            # a weekday against the story's calendar
+    "season": "duration",                  # the opposite season too few days after the last
     "appearance": "appearance",            # eyes, hair, height, build or a scar stated otherwise
     "loop_overdue": "abandoned plot element",
     "repetition": "style",                 # a passage repeated from a recent scene

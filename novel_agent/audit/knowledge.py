@@ -1,6 +1,6 @@
 """Checkable knowledge: who is alive, dead or absent, where each is, what each holds, how
-each looks, who witnessed each fact, the story's clock, each with the scene that
-established it.
+each looks, who witnessed each fact, each with the scene that established it (the
+story's clock is audit/clock.py's).
 
 It lives in the memory files, where a hand edit fixes it:
 
@@ -11,185 +11,26 @@ It lives in the memory files, where a hand edit fixes it:
                                           lost: [{item: a map, in: 9, how: gave it to Tobin}]
                                           appearance: {eye colour: {value: grey, in: 2}}
     memory/facts.yaml                     - {text: ..., scene: 3, witnesses: [Mara Quill]}
-    memory/clock.yaml                     {day: 3, time: "18:00", scene: 14, text: ...}
-                                          (a date: {date: 1962-10-14, ...}, or
-                                          {date: "--10-14"} when no year is stated)
 
 Delete `status: dead` and the character lives again for the audit; add a name to a
 fact's `witnesses` and that character knows it. A fact without `witnesses` (older
 than the audit, or written by hand) is known to everyone. Pure functions over a
-Memory; `read_clock` and `clock_file` are the clock file's only reader and writer.
+Memory.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from novel_agent.files import dump_yaml, read_yaml
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, find_person
 from novel_agent.text.names import normalize_name
 
 STATUSES = ("alive", "dead", "absent")
-CLOCK_FILE = "clock.yaml"
 _STOP = set("the a an and of to in at on for with from by his her their its was is that this "
             "had has have be been he she they it as into over under not no but or".split())
-
-
-# -- the clock ---------------------------------------------------------------------
-
-_ORDINALS = {w: i + 1 for i, w in enumerate(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
-    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
-    "twentieth".split())}
-_PARTS = {"dawn": 6 * 60, "sunrise": 6 * 60, "morning": 9 * 60, "noon": 12 * 60,
-          "midday": 12 * 60, "afternoon": 15 * 60, "dusk": 18 * 60, "sunset": 18 * 60,
-          "evening": 19 * 60, "night": 22 * 60, "midnight": 24 * 60 - 1}
-
-
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    "january february march april may june july august september october november "
-    "december".split())}
-_MONTHS |= {m[:3]: n for m, n in _MONTHS.items()} | {"sept": 9}
-_MONTH = r"(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DOM = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(\d{4})\b)?"
-# "14 October", "the 14th of October 1962", "October 14th", "October 14, 1962" (a weekday
-# before them changes nothing)
-_DATES = (re.compile(rf"\b{_DOM}(?:\s+of)?\s+{_MONTH}\b{_YEAR}"),
-          re.compile(rf"\b{_MONTH}\s+{_DOM}\b{_YEAR}"))
-YEAR, HALF_YEAR = 372, 186   # days of a year of 31-day months, and half of it: a date with no
-                             # year stated this far before the last is the next year's
-
-
-@dataclass(frozen=True)
-class Clock:
-    """A point of the story's time: a day (None: not stated) and minutes into it. The day
-    is a count of the story's days ("day 3"), or, `calendar`, a date: month * 31 + day of
-    the month, in `year` when one is stated."""
-
-    day: int | None
-    minutes: int | None
-    text: str = ""
-    calendar: bool = False
-    year: int | None = None
-
-    def before(self, other: Clock) -> bool:
-        """Whether this point is surely earlier than `other` (both days stated, alike: two
-        counts of days or two dates). Of two dates one of which has no year, the earlier in
-        the calendar is earlier when it is within half a year of the other."""
-        if self.day is None or other.day is None or self.calendar != other.calendar:
-            return False
-        if self.calendar and self.year is not None and other.year is not None \
-                and self.year != other.year:
-            return self.year < other.year
-        if self.day != other.day:
-            if self.calendar and None in (self.year, other.year):
-                return (other.day - self.day) % YEAR < HALF_YEAR
-            return self.day < other.day
-        return self.minutes is not None and other.minutes is not None and \
-            self.minutes < other.minutes
-
-    def same_day(self, other: Clock) -> bool:
-        """Whether both name the same day (a date's year, when both state one, too)."""
-        return self.day is not None and (self.day, self.calendar) == (other.day, other.calendar) \
-            and (None in (self.year, other.year) or self.year == other.year)
-
-    def same(self, other: Clock) -> bool:
-        """Whether both name the same moment (day and time stated and equal)."""
-        return self.minutes is not None and self.same_day(other) and self.minutes == other.minutes
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"day": self.day}
-        if self.calendar and self.day is not None:
-            month, dom = divmod(self.day - 1, 31)
-            out = {"date": f"{self.year:04d}-{month:02d}-{dom + 1:02d}" if self.year
-                   else f"--{month:02d}-{dom + 1:02d}"}
-        if self.minutes is not None:
-            out["time"] = f"{self.minutes // 60:02d}:{self.minutes % 60:02d}"
-        if self.text:
-            out["text"] = self.text
-        return out
-
-
-def parse_clock(text: str) -> Clock | None:
-    """The clock a stated time gives ("day 3, 18:00", "the evening of the third day",
-    "dawn on day 12", a date: "2031-04-07 06:30", "Monday 14 October", "Sunday, 13 October
-    1962", "October 14th"); None when it states neither day nor time."""
-    t = str(text or "").lower()
-    day, year, calendar = None, None, False
-    if m := re.search(r"(\d{4})-(\d{2})-(\d{2})|--(\d{2})-(\d{2})", t):
-        year = int(m.group(1)) if m.group(1) else None
-        month, dom = (int(m.group(2)), int(m.group(3))) if m.group(1) else \
-            (int(m.group(4)), int(m.group(5)))
-        day, calendar = month * 31 + dom, True
-        t = t[:m.start()] + t[m.end():]
-    elif found := _date(t):
-        (month, dom, year), span = found
-        day, calendar = month * 31 + dom, True
-        t = t[:span[0]] + t[span[1]:]
-    elif m := re.search(r"\bday\s+(\d+)\b", t):
-        day = int(m.group(1))
-    elif m := re.search(r"\b(" + "|".join(_ORDINALS) + r")\s+day\b", t):
-        day = _ORDINALS[m.group(1)]
-    minutes = None
-    if m := re.search(r"\b(\d{1,2}):(\d{2})\b", t):
-        minutes = int(m.group(1)) * 60 + int(m.group(2))
-    elif m := re.search(r"\b(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)", t):
-        minutes = (int(m.group(1)) % 12 + (12 if m.group(2).startswith("p") else 0)) * 60
-    else:
-        parts = [v for w, v in _PARTS.items() if re.search(rf"\b{w}\b", t)]
-        minutes = parts[0] if parts else None
-    if day is None and minutes is None:
-        return None
-    return Clock(day, minutes, " ".join(str(text).split())[:80], calendar, year)
-
-
-def _date(t: str) -> tuple[tuple[int, int, int | None], tuple[int, int]] | None:
-    """(month, day of the month, year or None) of the first date `t` (lower case) writes
-    with the month's name, and where it stands."""
-    found = []
-    for n, pattern in enumerate(_DATES):
-        for m in pattern.finditer(t):
-            dom, month = (m.group(1), m.group(2)) if n == 0 else (m.group(2), m.group(1))
-            if 1 <= int(dom) <= 31:
-                found.append((m.start(), (_MONTHS[month], int(dom),
-                                          int(m.group(3)) if m.group(3) else None), m.span()))
-                break
-    if not found:
-        return None
-    _, date, span = min(found)
-    return date, span
-
-
-def clock_from(data: Any) -> Clock | None:
-    """The clock memory/clock.yaml holds (None when empty or unreadable)."""
-    if not isinstance(data, dict):
-        return None
-    day, date = data.get("day"), data.get("date")     # a date YAML read as one: its str()
-    when = str(date) if date else f"day {day}" if isinstance(day, int) else ""
-    parsed = parse_clock(f"{when} {data.get('time') or ''}") if when else None
-    if parsed is None or parsed.day is None:
-        return None
-    return Clock(parsed.day, parsed.minutes, str(data.get("text") or ""), parsed.calendar,
-                 parsed.year)
-
-
-def read_clock(memory_dir: Path) -> tuple[Clock | None, int]:
-    """The story's clock and the scene that set it (None, 0 when none is stated)."""
-    data = read_yaml(memory_dir / CLOCK_FILE, {})
-    clock = clock_from(data)
-    scene = data.get("scene") if isinstance(data, dict) else 0
-    return clock, scene if isinstance(scene, int) else 0
-
-
-def clock_file(clock: Clock, scene: int) -> str:
-    """memory/clock.yaml's text for `clock`, set by `scene`."""
-    return dump_yaml({**clock.to_dict(), "scene": scene})
 
 
 # -- matching ------------------------------------------------------------------------

@@ -13,17 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_agent.audit.findings import RULES, Finding
-from novel_agent.audit.knowledge import (
+from novel_agent.audit.clock import (
+    WEEKDAYS,
     Clock,
-    item_key,
-    knows,
-    looks,
-    lost_entry,
-    match_fact,
+    against_season,
+    counted_weekday,
+    days_between,
     parse_clock,
-    words_of,
+    placed,
+    season_of,
+    weekday_sentence,
 )
+from novel_agent.audit.findings import RULES, Finding
+from novel_agent.audit.knowledge import item_key, knows, looks, lost_entry, match_fact, words_of
 from novel_agent.audit.voices import voice_findings
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory import Memory, find_person
@@ -37,6 +39,7 @@ NOT_IN_PERSON = re.compile(r"\b(?:dream\w*|remember\w*|recall\w*|memor\w+|ghost\
 # A sentence that tells again how an object was parted with is not the one that uses it.
 RETOLD = re.compile(NOT_IN_PERSON.pattern + r"|\bhad\s+(?:\w+\s+)?(?:given|lost|handed|sold|"
                     r"dropped|left|parted)\b", re.I)
+TRAVEL_MINUTES = 60  # a move between two places with no travel told takes at least this
 SHINGLE = 5          # words per shingle for the repeated-passage check
 MIN_PARAGRAPH = 20   # words: shorter paragraphs are not compared
 OPENING = 12         # words of a scene that make its opening
@@ -90,8 +93,8 @@ def _finding(kind: str, severity: str, scene: SceneInput, quote: str, against: s
 def quote_for(prose: str, *names: str, thing: str = "", avoid: re.Pattern | None = None) -> str:
     """The first sentence of `prose` naming every one of `names` (people) and `thing` (an
     object or a place), else one naming the first of them; "" when none does. Whole
-    names are looked for before short forms (a person's first name, a thing's last word:
-    "key" of "the brass key"); a sentence `avoid` matches is passed over."""
+    names are looked for before short forms (a person's first name or surname, a thing's
+    last word: "key" of "the brass key"); a sentence `avoid` matches is passed over."""
     terms = [*((n, False) for n in names if n), *([(thing, True)] if thing else [])]
     return sentence_naming(prose, terms, avoid) or sentence_naming(prose, terms[:1], avoid)
 
@@ -118,9 +121,10 @@ def _names(sentence: str, term: str, thing: bool, short: bool) -> bool:
     if thing:                     # a thing or a place by its last word ("key", "quay")
         key = item_key(t).split()
         return bool(key) and bool(re.search(rf"\b{re.escape(key[-1])}\b", low))
-    first = t.split()[0]          # a person by their first name
-    return len(first) > 2 and first[0].isalpha() and first not in ("the", "a", "an") and \
-        bool(re.search(rf"\b{re.escape(first)}\b", low))
+    parts = t.split()             # a person by their first name, or their surname alone
+    return any(len(w) > 2 and w[0].isalpha() and w not in ("the", "a", "an") and
+               bool(re.search(rf"\b{re.escape(w)}\b", low))
+               for w in {parts[0], parts[-1]})
 
 
 def person(memory: Memory, name: str) -> dict[str, Any] | None:
@@ -178,13 +182,37 @@ def _stated_places(scene: SceneInput) -> dict[str, list[str]]:
     return stated
 
 
+def scene_time(scene: SceneInput) -> tuple[Clock | None, Clock | None]:
+    """The time the scene states (the extraction's), and it placed on the story's calendar
+    (audit/clock.placed: "the next day" counted from the clock)."""
+    stated = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
+    return stated, placed(stated, scene.clock, scene.clock_scene, scene.tick)
+
+
+def minutes_since(scene: SceneInput, at: int) -> int | None:
+    """The minutes between scene `at` (the one before) and this one, when the clock says:
+    a time stated as minutes or hours after the scene before ("ten minutes later"), or a
+    day and time when scene `at` set the clock's; else None."""
+    stated, now = scene_time(scene)
+    if stated is not None and stated.later is not None and stated.later.days == 0 and \
+            stated.later.minutes is not None:
+        return stated.later.minutes
+    before = scene.clock
+    if now is None or before is None or scene.clock_scene != at or None in (
+            now.minutes, before.minutes):
+        return None
+    days = days_between(before, now)
+    return None if days is None else days * 24 * 60 + (now.minutes or 0) - (before.minutes or 0)
+
+
 def places(scene: SceneInput) -> list[Finding]:
     """In two places at once (within the scene, or at the moment memory has them
-    elsewhere), or moved since the previous scene with no travel. Where the scene has
-    no location (an imported one), those present are where the extraction's `where`
-    puts them."""
+    elsewhere), or moved since the previous scene with no travel, in less time than a
+    journey takes (TRAVEL_MINUTES, as the clock says: with no time stated, none is
+    judged). Where the scene has no location (an imported one), those present are where
+    the extraction's `where` puts them."""
     out, memory = [], scene.memory
-    clock = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
+    clock = scene_time(scene)[1]
     travel = {_key(memory, n) for n in scene.extraction.travel}
     stated = _stated_places(scene)
     present = _present(scene)
@@ -218,13 +246,17 @@ def places(scene: SceneInput) -> list[Finding]:
                                 f"{who['name']} is at {before} at {scene.clock.text or 'that time'}",
                                 at, f"{who['name']} is at {here} at the moment "
                                 f"scene {at} has them at {before}"))
-        elif at == scene.tick - 1 and not (clock is not None and scene.clock is not None
-                                           and scene.clock.before(clock)):
+        elif at == scene.tick - 1 and (gap := minutes_since(scene, at)) is not None and \
+                0 <= gap < TRAVEL_MINUTES:
             out.append(_finding("no_travel", "minor", scene, quote,
                                 f"{who['name']} is at {before}", at,
-                                f"{who['name']} is at {here} straight after "
-                                f"{before}, with no travel"))
+                                f"{who['name']} is at {here} {_minutes(gap)} after {before}, "
+                                "with no travel"))
     return out
+
+
+def _minutes(gap: int) -> str:
+    return "the same minute" if gap == 0 else f"{gap} minute{'s' if gap != 1 else ''}"
 
 
 def lost_item(scene: SceneInput) -> list[Finding]:
@@ -341,9 +373,10 @@ def clock(scene: SceneInput) -> list[Finding]:
     """The story's clock runs backwards: the scene is dated (or timed) before the scene
     that set the clock. The quote is the scene's own sentence that states the time; a
     time no sentence of the scene states is the extractor's reading, and no finding."""
-    stated = parse_clock(scene.extraction.clock) if scene.extraction.clock else None
-    if stated is None or scene.clock is None or not stated.before(scene.clock):
-        return []
+    said, stated = scene_time(scene)
+    if said is None or said.day is None or stated is None or scene.clock is None or \
+            not stated.before(scene.clock):
+        return []            # (a time relative to the scene before never runs backwards)
     quote = time_sentence(scene.prose, stated)
     if not quote:
         return []
@@ -364,6 +397,50 @@ def time_sentence(prose: str, stated: Clock) -> str:
             return sentence
         first = first or sentence
     return first
+
+
+def weekday(scene: SceneInput) -> list[Finding]:
+    """A weekday stated against the story's calendar: counted on from the last weekday
+    stated, the scene's day is another ("Monday 14 October", then "the next day,
+    Thursday"). The quote is the scene's sentence naming the weekday (a weekday no
+    sentence states is the extractor's reading: no finding); the other, the sentence
+    that named the last one."""
+    stated, now = scene_time(scene)
+    if stated is None or stated.weekday is None or now is None or now.day is None:
+        return []
+    counted = counted_weekday(scene.clock, now)
+    quote = weekday_sentence(scene.prose, stated.weekday)
+    if counted is None or counted == stated.weekday or not quote or scene.clock is None:
+        return []
+    days = days_between(scene.clock, now) or 0
+    named = scene.clock.named
+    said, by = WEEKDAYS[stated.weekday].capitalize(), WEEKDAYS[counted].capitalize()
+    when = "the same day" if days == 0 else f"{abs(days)} day{'s' if abs(days) != 1 else ''} " \
+        f"{'after' if days > 0 else 'before'}"
+    return [_finding("weekday", "major", scene, quote,
+                     named.quote or scene.clock.text if named else scene.clock.text,
+                     named.scene if named else scene.clock_scene,
+                     f"{said} is stated for a {by}: {when} {scene.clock.text} "
+                     f"(a {WEEKDAYS[scene.clock.weekday or 0].capitalize()}, scene "
+                     f"{scene.clock_scene})")]
+
+
+def season(scene: SceneInput) -> list[Finding]:
+    """The opposite season to the one stated last, fewer days after it than a season
+    takes (audit/clock.SEASON_DAYS: snow, then harvest heat the next day), as the clock
+    says (a scene with no day placed is not judged). Both quotes are the scenes' own
+    sentences."""
+    said = season_of(scene.prose)
+    last = scene.clock.season if scene.clock is not None else None
+    now = scene_time(scene)[1]
+    if said is None or last is None or now is None or now.day is None:
+        return []
+    gap = against_season(last, said[0], now)
+    if gap is None:
+        return []
+    when = "the same day" if gap == 0 else f"{gap} day{'s' if gap != 1 else ''} after"
+    return [_finding("season", "major", scene, said[1], last.quote or last.value, last.scene,
+                     f"{said[0]} {when} the {last.value} of scene {last.scene}")]
 
 
 def appearance(scene: SceneInput) -> list[Finding]:
@@ -471,8 +548,8 @@ def voice(scene: SceneInput) -> list[Finding]:
 
 
 RULE_CHECKS: tuple[Callable[[SceneInput], list[Finding]], ...] = (
-    dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, appearance,
-    loop_overdue, repetition, repeated_title, voice)
+    dead_or_absent, places, lost_item, nomenclature, pov_knowledge, clock, weekday, season,
+    appearance, loop_overdue, repetition, repeated_title, voice)
 
 
 def rule_kinds() -> list[str]:

@@ -13,11 +13,12 @@ Without extraction the scenes land with their titles as summaries, and no
 model is called.
 
 An import has no planner, so its Plan is made from the piece: the title, the
-intention "Imported scene N: <first sentence>", as POV the known character
-the piece names most (else the project's protagonist if the piece names them,
-else none), as location the known place it names most (else none), and as
-characters the known ones it names. The extractor sees "unknown" where
-there is none. Characters the extractor names are created when the name is
+intention "Imported scene N: <first sentence>", as POV the known character who
+tells it (books/pov.py: who the piece names and shows perceiving most, never one
+found dead in it or dead before it, a tie to the last scene's POV; else the
+project's protagonist if the piece names them, else none), as location the known
+place it names most (else none), and as characters the known ones it names. The
+extractor sees "unknown" where there is none. Characters the extractor names are created when the name is
 plausible (`names.name_problem`, `names.person_problem`) and the piece writes the
 whole name as a name (`names.written_name`), so a guess such as "Someone", "The
 Launderer's Map", "Thursday" or the "Keel" of "Keel Street" never becomes a
@@ -39,13 +40,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from novel_agent.books.pov import guess_pov, named
 from novel_agent.books.split import ImportedScene, Manuscript, split_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError, TickError
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, load_memory, upsert_character
+from novel_agent.story.memory import Memory, find_person, load_memory, upsert_character
 from novel_agent.story.project import Project, Story
-from novel_agent.story.scenes import scene_ticks
-from novel_agent.text.names import PARTICLES, name_problem, person_problem, written_name
+from novel_agent.story.scenes import load_scene, scene_ticks
+from novel_agent.text.names import name_problem, person_problem, written_name
 from novel_agent.tick.draft import GivenScene, TickDraft, TickResult
 from novel_agent.tick.pipeline import land_given
 from novel_agent.tick.session import Session
@@ -108,18 +110,20 @@ def resume(project: Project, m: Manuscript) -> tuple[Manuscript, int]:
 
 # -- guessing the plan -------------------------------------------------------------
 def mentions(entities: Iterable[dict[str, Any]], text: str) -> list[str]:
-    """Names of the entities `text` mentions (by name, alias or a full name's first
-    word), most mentioned first."""
+    """Names of the entities (places) `text` mentions by name or alias, each mention
+    counted once (its longest form), most mentioned first, then in the text's order."""
     counts: Counter[str] = Counter()
+    forms: dict[str, str] = {}
     for entity in entities:
-        name = str(entity.get("name") or "").strip()
-        forms = {name, *map(str, entity.get("aliases") or [])}
-        first = name.split()[0] if name else ""
-        if len(name.split()) > 1 and len(first) > 2 and first.lower() not in PARTICLES:
-            forms.add(first)
-        hits = sum(len(re.findall(rf"\b{re.escape(f)}\b", text)) for f in forms if f.strip())
-        if name and hits:
-            counts[name] = hits
+        name = " ".join(str(entity.get("name") or "").split())
+        for form in (name, *(" ".join(str(a).split()) for a in entity.get("aliases") or [])):
+            if name and form:
+                forms.setdefault(form.lower(), name)
+    if not forms:
+        return []
+    pattern = r"\b(" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")\b"
+    for m in re.finditer(pattern, text, re.IGNORECASE):
+        counts[forms[m.group(1).lower()]] += 1
     return [name for name, _ in counts.most_common()]
 
 
@@ -130,16 +134,28 @@ def first_sentence(body: str) -> str:
     return (match.group(0) if match else flat)[:160]
 
 
-def guess_plan(piece: ImportedScene, number: int, memory: Memory, story: Story) -> Plan:
-    """The plan an imported piece stands for (see the module docstring)."""
-    cast = mentions(memory.characters.values(), piece.body)
+def guess_plan(piece: ImportedScene, number: int, memory: Memory, story: Story, *,
+               last_pov: str = "", dead: Iterable[str] = ()) -> Plan:
+    """The plan an imported piece stands for (see the module docstring): `last_pov` is the
+    scene before's POV, `dead` who this piece's extraction says died."""
+    people = list(memory.characters.values())
     protagonist = story.protagonist.split(",")[0].strip()
-    if not cast and protagonist and mentions([{"name": protagonist}], piece.body):
-        cast = [protagonist]
+    gone = {str(c.get("name")) for c in people if c.get("status") == "dead"}
+    gone |= {str(who["name"]) for who in (find_person(memory, n) for n in dead) if who is not None}
+    pov, cast = guess_pov(people, piece.body, dead=gone, last_pov=last_pov,
+                          protagonist=protagonist)
+    if not cast and protagonist and named([{"name": protagonist}], piece.body):
+        pov, cast = protagonist, [protagonist]
     places = mentions(memory.locations.values(), piece.body)
     return Plan(intention=f"Imported scene {number}: {first_sentence(piece.body)}",
-                pov=cast[0] if cast else "", location=places[0] if places else "",
+                pov=pov, location=places[0] if places else "",
                 title=piece.title, characters=cast[:8])
+
+
+def last_pov(project: Project, tick: int) -> str:
+    """The POV of the scene before `tick` ("" when there is none)."""
+    path = project.scene_path(tick - 1)
+    return load_scene(path).pov if tick > 1 and path.is_file() else ""
 
 
 def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
@@ -174,9 +190,11 @@ def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
     has introduced who it names; the resume record goes into the same commit."""
     piece, number = m.pieces[index], index + 1
     entities = session.config.generation.enable_entity_updates
+    tick = next_tick(session.project)
+    before = last_pov(session.project, tick)
 
     def plan(memory: Memory, story: Story) -> Plan:
-        return guess_plan(piece, number, memory, story)
+        return guess_plan(piece, number, memory, story, last_pov=before)
 
     def introduce(draft: TickDraft) -> tuple[list[str], Plan]:
         story = draft.story
@@ -184,11 +202,13 @@ def given_piece(session: Session, m: Manuscript, index: int, first_tick: int,
                                           premise=story.premise)
         changes = create_cast(draft.memory, draft.extracted, piece.body, draft.tick, check) \
             if entities else []
-        return changes, plan(draft.memory, story)
+        died = [s.get("name", "") for s in draft.extracted.status if s.get("status") == "dead"]
+        return changes, guess_plan(piece, number, draft.memory, story, last_pov=before,
+                                   dead=died)
 
     imported = {"source": m.source, "piece": number, "of": len(m.pieces),
                 "chapter": piece.chapter}
-    return GivenScene(tick=next_tick(session.project), prose=piece.body, plan=plan,
+    return GivenScene(tick=tick, prose=piece.body, plan=plan,
                       introduce=introduce, extract=extract_on,
                       record={"imported": imported, **({} if extract_on else
                                                         {"extraction": None})},

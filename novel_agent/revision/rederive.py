@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from novel_agent.audit.knowledge import Clock, clock_file, clock_from
+from novel_agent.audit.clock import Clock, clock_file, clock_from
 from novel_agent.books.importer import create_cast
 from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
@@ -117,11 +117,12 @@ def apply_extraction(derived: Derived, record: Mapping[str, Any], extraction: Ex
             changes += create_cast(memory, extraction, body, tick, name_check(story))
         changes += extraction_step(memory, extraction, tick=tick, prose=body, generation=gen)
     if extracted(record) and gen.enable_entity_updates:
-        known, moved = knowledge_step(memory, extraction or Extraction(summary=[]),
-                                      plan_from_record(record), tick, derived.clock)
+        known, after = knowledge_step(memory, extraction or Extraction(summary=[]),
+                                      plan_from_record(record), tick,
+                                      (derived.clock, derived.clock_scene), body)
         changes += known
-        if moved is not None:
-            derived.clock, derived.clock_scene = moved, tick
+        if after is not None:
+            derived.clock, derived.clock_scene = after
     return changes + apply_settled(memory.loops, record.get("payoffs"))
 
 

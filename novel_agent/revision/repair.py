@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from novel_agent.audit.knowledge import CLOCK_FILE
+from novel_agent.audit.clock import CLOCK_FILE
 from novel_agent.config.settings import Config
 from novel_agent.history.restore import differences
 from novel_agent.history.store import Entry, History

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from novel_agent.audit.knowledge import CLOCK_FILE
+from novel_agent.audit.clock import CLOCK_FILE
 from novel_agent.errors import ModelResponseError, ProjectError
 from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
 from novel_agent.history.git import HistoryError

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from novel_agent.audit.knowledge import Clock, apply_knowledge, parse_clock
+from novel_agent.audit.clock import Clock, advance
+from novel_agent.audit.knowledge import apply_knowledge
 from novel_agent.config.settings import GenerationConfig
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.extraction import apply_extraction
@@ -54,13 +55,13 @@ def extraction_step(memory: Memory, extraction: Extraction, *, tick: int, prose:
 
 
 def knowledge_step(memory: Memory, extraction: Extraction, plan: Plan, tick: int,
-                   clock: Clock | None) -> tuple[list[str], Clock | None]:
-    """What the scene establishes for the continuity audit (in place), with `clock` the
-    story's clock before it: the changes, and the clock the scene moved on to (None when
-    it did not)."""
+                   clock: tuple[Clock | None, int], prose: str
+                   ) -> tuple[list[str], tuple[Clock, int] | None]:
+    """What the scene (`prose`) establishes for the continuity audit (in place), with
+    `clock` the story's clock before it and the scene that set it: the changes, and the
+    clock after it with the scene that set its time (None when the scene changed nothing
+    of it: audit/clock.advance)."""
     changes = apply_knowledge(memory, extraction, tick=tick, location=plan.location,
                               pov=plan.pov if find_person(memory, plan.pov) else "")
-    stated = parse_clock(extraction.clock) if extraction.clock else None
-    moved = stated is not None and stated.day is not None and \
-        (clock is None or not stated.before(clock))
-    return changes, stated if moved else None
+    moved, scene = advance(*clock, extraction.clock, prose, tick)
+    return changes, (moved, scene) if moved is not None and (moved, scene) != clock else None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from novel_agent.audit.clock import parse_clock
 from novel_agent.audit.findings import CATEGORIES, RULES, SUBTYPES, Finding, book_ced, ced, mean_ced
-from novel_agent.audit.knowledge import apply_knowledge, knows, parse_clock
+from novel_agent.audit.knowledge import apply_knowledge, knows
 from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.story.decisions import Extraction, extraction_from_json
 from novel_agent.story.memory import Memory, add_fact, open_loop, upsert_character, upsert_location
@@ -106,11 +107,33 @@ def test_in_two_places_at_the_same_moment_and_within_one_scene():
 def test_moved_straight_after_the_last_scene_with_no_travel():
     m = memory()
     record(m, 4, location="the bell tower", present=["Tobin Keel"])
-    moved = check(scene(m, "Tobin sat at the quay and read.", present=["Tobin Keel"]))
+    moved = check(scene(m, "Ten minutes later Tobin sat at the quay and read.",
+                        present=["Tobin Keel"], clock="ten minutes later"))
     assert kinds(moved) == ["no_travel"] and moved[0].subtype == "geography"
+    assert moved[0].message == ("Tobin Keel is at the north quay 10 minutes after the bell "
+                                "tower, with no travel")
     assert check(scene(m, "Tobin rode out to the quay.", present=["Tobin Keel"],
-                       travel=["Tobin Keel"])) == []
-    assert check(scene(m, "Tobin sat at the quay.", 7, present=["Tobin Keel"])) == []   # scenes later
+                       travel=["Tobin Keel"], clock="ten minutes later")) == []
+    assert check(scene(m, "Tobin sat at the quay.", 7, present=["Tobin Keel"],
+                       clock="ten minutes later")) == []       # scenes later
+
+
+def test_a_move_is_judged_only_when_the_clock_says_how_long_it_took():
+    m = memory()
+    record(m, 4, location="the bell tower", present=["Tobin Keel"])
+    # overnight with no clock, the next day, two hours on: all time enough to walk there
+    for clock in ("", "the next morning", "two hours later"):
+        assert check(scene(m, "Tobin sat at the quay and read.", present=["Tobin Keel"],
+                           clock=clock)) == [], clock
+    # both scenes timed by the clock: half an hour apart is too little, four hours is not
+    for clock, found in (("day 2, 14:30", ["no_travel"]), ("day 2, 18:00", [])):
+        s = scene(m, "Tobin sat at the quay and read.", present=["Tobin Keel"], clock=clock)
+        s.clock, s.clock_scene = parse_clock("day 2, 14:00"), 4
+        assert kinds(check(s)) == found, clock
+    # timed from a clock an earlier scene set (scene 4 stated no time): no telling
+    s = scene(m, "Tobin sat at the quay and read.", present=["Tobin Keel"], clock="day 2, 14:30")
+    s.clock, s.clock_scene = parse_clock("day 2, 14:00"), 3
+    assert check(s) == []
 
 
 def test_an_object_used_after_it_was_given_away():
@@ -296,11 +319,12 @@ def test_a_scene_without_a_location_is_placed_by_where():
     record(m, 4, location="", present=["Tobin Keel"],
            where=[{"name": "Tobin Keel", "place": "the bell tower"}])
     assert m.find_character("Tobin Keel")["place"] == "the bell tower"
-    moved = scene(m, "Tobin sat at the quay and read.", location="", present=["Tobin Keel"],
+    moved = scene(m, "A minute later Tobin sat at the quay and read.", location="",
+                  present=["Tobin Keel"], clock="a minute later",
                   where=[{"name": "Tobin Keel", "place": "the north quay"}])
     found = check(moved)
     assert kinds(found) == ["no_travel"]
-    assert found[0].message == ("Tobin Keel is at the north quay straight after the bell "
+    assert found[0].message == ("Tobin Keel is at the north quay 1 minute after the bell "
                                 "tower, with no travel")
     walked = scene(m, "Tobin walked to the quay.", location="", present=["Tobin Keel"],
                    travel=["Tobin Keel"], where=[{"name": "Tobin Keel", "place": "the north quay"}])

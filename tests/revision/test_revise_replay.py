@@ -30,7 +30,7 @@ from tests.support.ticking import NOW
 
 EVENTS = {
     2: ["Anselm Vey came in from the rain.", "Anselm Vey picked up the brass key.",
-        "It was day 2, dusk."],
+        "It was Monday, day 2, dusk."],
     3: ["Lio Brand came in from the rain.", "Lio Brand picked up the tin whistle.",
         "Anselm Vey wondered about the tin whistle."],
     5: ["Petra Holm came in from the rain.", "Anselm Vey gave the brass key to Petra Holm.",
@@ -38,7 +38,7 @@ EVENTS = {
     7: ["Lio Brand lost the tin whistle.", "Lio Brand went to the Old Mill.",
         "Petra Holm and Lio Brand became rivals."],
     9: ["Anselm Vey read it aloud to everyone by the fire.", "Petra Holm was now afraid of the water.",
-        "It was day 3, noon."],
+        "It was day 3, noon.", "Snow had fallen on the quay."],
     12: ["Petra Holm settled the tin whistle."],
     15: ["Quentin Harrowgate came in from the rain.", "Anselm Vey died at the weir.",
          "Quentin Harrowgate went to the Salt Bridge."],
@@ -111,7 +111,13 @@ def test_replaying_every_record_gives_the_memory_the_ticks_wrote(project):
                          body=load_scene(project.scene_path(number)).body)
         assert changes == record["memory_changes"], number
     on_disk = memory_bytes(project)
-    assert derived.clock_text().encode() == on_disk.pop("memory/clock.yaml")
+    clock = on_disk.pop("memory/clock.yaml")
+    assert derived.clock_text().encode() == clock
+    assert yaml.safe_load(clock) | {"text": "", "named": {}, "season": {}} == {
+        "day": 4, "time": "06:00", "weekday": "Wednesday", "text": "", "scene": 18,
+        "named": {}, "season": {}}         # the weekday of day 4 counted from day 2's Monday
+    assert yaml.safe_load(clock)["season"] | {"said": ""} == {
+        "name": "winter", "day": 3, "scene": 9, "said": ""}
     assert on_disk == fresh_files(project, derived.memory)
     # what the book holds, so the comparison above is of something
     records = [read_record(project, n) for n in range(1, LAST + 1)]

@@ -149,10 +149,10 @@ def _episode(kind: str, j: int, s: int, rng: random.Random, specs: dict[int, Spe
             control.pov = p
             control.lines = [f"{p} left {control.place} and walked to {elsewhere}."]
             control.extra = {"where": [{"name": p, "place": elsewhere}]}
-    elif kind == "no_travel":
+    elif kind == "no_travel":         # (with no time stated, a move is no finding)
         plant.pov, plant.others = p, [o]
-        plant.travel, plant.clock = [o], ""
-        plant.lines = [f"{p} sat at {plant.place} and read the letter."]
+        plant.travel, plant.clock = [o], "ten minutes later"
+        plant.lines = [f"Ten minutes later {p} sat at {plant.place} and read the letter."]
         control.pov = p
         if j % 2 == 0:
             control.lines = [f"{p} rode out to {control.place}."]

@@ -5,7 +5,7 @@ Its writer writes the offline model's prose plus the events a test gives for the
 prose alone, as a careful model would, with the continuity audit's keys filled in:
 
     NAME died HOW.                    status dead (HOW)         NAME left for good.  absent
-    NAME went to PLACE.               where, travel             It was day N, TIME.  clock
+    NAME went to PLACE.               where, travel             It was [WEEKDAY, ]day N, TIME.  clock
     NAME picked up the THING.         items: gains              NAME lost the THING. loses
     NAME gave the THING to OTHER.     items: gives to OTHER
     NAME came in from the rain.       a new character (its state), present
@@ -49,7 +49,7 @@ EVENTS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), kind) for p, kind i
     (rf"{NAME} settled the {THING}\.", "settled"),
     (rf"Everyone knew of the {THING}\.", "knew"),
     (rf"{NAME} read it aloud to everyone by the fire\.", "aloud"),
-    (r"It was (day \d+, [^.]+)\.", "clock"),
+    (r"It was ((?:[A-Z][a-z]+day, )?day \d+, [^.]+)\.", "clock"),
 ]]
 
 

@@ -18,9 +18,9 @@ from dataclasses import replace
 from typing import Any
 
 from novel_agent.audit.book import BookAudit, audit_book
+from novel_agent.audit.clock import Clock, clock_file, read_clock
 from novel_agent.audit.findings import Finding
 from novel_agent.audit.held import HELD_FILE, HeldDraft, held_text
-from novel_agent.audit.knowledge import Clock, clock_file, read_clock
 from novel_agent.audit.llm import AUDIT_SCHEMA, findings_from_json, verify
 from novel_agent.audit.policy import acted_on, revise_request, verdict
 from novel_agent.audit.result import AuditResult
@@ -262,10 +262,10 @@ def knowledge(ctx: TickContext, d: TickDraft) -> TickDraft:
     (generation.enable_entity_updates)."""
     if not ctx.config.generation.enable_entity_updates:
         return d
-    changes, moved = knowledge_step(d.memory, d.extracted, d.planned, d.tick,
-                                    read_clock(ctx.project.memory_dir)[0])
+    changes, after = knowledge_step(d.memory, d.extracted, d.planned, d.tick,
+                                    read_clock(ctx.project.memory_dir), d.prose)
     return replace(d, changes=d.changes + tuple(changes),
-                   clock_text=clock_file(moved, d.tick) if moved else "")
+                   clock_text=clock_file(*after) if after else "")
 
 
 def apply_held(ctx: TickContext, d: TickDraft, held: HeldDraft) -> TickDraft:

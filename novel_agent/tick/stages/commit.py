@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from novel_agent.audit.clock import CLOCK_FILE
 from novel_agent.audit.held import HELD_FILE
-from novel_agent.audit.knowledge import CLOCK_FILE
 from novel_agent.files import dump_yaml
 from novel_agent.story.book_standing import scene_shape
 from novel_agent.story.journal import Cut
