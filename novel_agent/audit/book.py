@@ -23,7 +23,7 @@ from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.errors import ModelResponseError
 from novel_agent.files import read_yaml
 from novel_agent.story.decisions import Extraction, extraction_from_json
-from novel_agent.story.memory import Memory, add_fact, find_person, slug
+from novel_agent.story.memory.store import Memory, add_fact, find_person, slug
 from novel_agent.story.scenes import Scene, load_scene, scene_ticks
 
 Auditor = Callable[[SceneInput], tuple[list[Finding], int]]   # LLM findings, discarded

@@ -31,7 +31,7 @@ from typing import Any
 
 from novel_agent.files import dump_yaml, read_yaml
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.text.names import normalize_name
 
 STATUSES = ("alive", "dead", "absent")

@@ -26,7 +26,7 @@ from novel_agent.audit.knowledge import (
 )
 from novel_agent.audit.voices import voice_findings
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import normalize_name, person_problem
 from novel_agent.text.nomenclature import NameBook, name_book, name_clash

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from novel_agent.audit.findings import RULES, Finding
-from novel_agent.story.memory import Memory, find_person
-from novel_agent.story.voices import card, people_forms
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.memory.voices import card, people_forms
 from novel_agent.text.prose import PhraseList, slop_hits
 from novel_agent.text.speakers import lines
 

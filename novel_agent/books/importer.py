@@ -21,7 +21,7 @@ there is none. Characters the extractor names are created when the name is
 plausible (`names.name_problem`, `names.person_problem`) and the piece writes the
 whole name as a name (`names.written_name`), so a guess such as "Someone", "The
 Launderer's Map", "Thursday" or the "Keel" of "Keel Street" never becomes a
-person; their state is then set by `story.extraction.apply_extraction` (which creates no one
+person; their state is then set by `story/memory/extraction.apply_extraction` (which creates no one
 these checks refuse), and the plan is guessed again with them known.
 
 Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,
@@ -42,8 +42,9 @@ from typing import Any, TypeGuard
 from novel_agent.books.split import ImportedScene, Manuscript, split_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError, TickError
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, load_memory, upsert_character
-from novel_agent.story.project import Project, Story
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory, upsert_character
+from novel_agent.story.project.folder import Project, Story
 from novel_agent.story.scenes import scene_ticks
 from novel_agent.text.names import PARTICLES, name_problem, person_problem, written_name
 from novel_agent.tick.draft import GivenScene, TickDraft, TickResult

@@ -195,7 +195,7 @@ class OutlineSizes(NamedTuple):
     scenes: int
 
 
-CURVES = ("three_act", "five_act", "rising", "serial")   # story/curves.py draws each one
+CURVES = ("three_act", "five_act", "rising", "serial")   # story/outline/curves.py draws each one
 REVISE_MODES = ("auto", "off")     # outline.revise: tick/stages/revise_outline.py
 # The sizes an outline is made at when its keys are 0: (a served model's, an embedded
 # local model's). A 1.5B keeps a short story whole: 3 acts, a chapter each, 6 beats, 6 scenes

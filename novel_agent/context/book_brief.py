@@ -4,7 +4,7 @@ The planner's "Where the book stands" (`standing_section`): the act, the chapter
 (its title and purpose), the current and the next beat with their target tension,
 the room left in the chapter, the beats overdue (not done with the chapter's room
 used up), and the scene's target tension against the tension the last scenes
-realized; the loops due (story/payoffs.py: each with its id, to name in a
+realized; the loops due (story/outline/payoffs.py: each with its id, to name in a
 resolve_loop call, most urgent first, at most DUE_SHOWN) and where a loop opened now
 pays off, or, in the final act, that none opens; past the last beat, the ending
 scenes owed to the loops still open, which must be paid off now. It is pinned
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from novel_agent.context.sections import Section
-from novel_agent.story.book_standing import BookStanding
-from novel_agent.story.outline import Beat
-from novel_agent.story.payoffs import final_act
+from novel_agent.story.outline.file import Beat
+from novel_agent.story.outline.payoffs import final_act
+from novel_agent.story.outline.standing import BookStanding
 
 OUTLINE_SHARE = 0.05     # of the planner's budget, for where the book stands
 LEAN_WORDS = 16          # of a beat's or a purpose's text, in the lean form

@@ -53,7 +53,7 @@ from novel_agent.context.standing import (
     whereabouts,
 )
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene, scene_key
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last

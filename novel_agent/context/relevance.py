@@ -27,8 +27,8 @@ from novel_agent.context.sections import (
     describe_relationship,
 )
 from novel_agent.context.standing import called, gone, known_as, status_text, whereabouts
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name
 
 HALF_LIFE = 10      # ticks after which an item's recency counts half

@@ -32,7 +32,7 @@ from novel_agent.context.shortlist import (
     recencies,
     where,
 )
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 
 
 def _best(scores: Sequence[float], keep: int) -> tuple[list[int], list[int]]:

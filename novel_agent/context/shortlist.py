@@ -48,8 +48,8 @@ from novel_agent.context.relevance import (
 )
 from novel_agent.context.relevance import _any_of as naming_pattern
 from novel_agent.context.standing import unsettled
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name
 
 Scene = Any     # story.scenes.Scene: its tick, pov, characters and location are read

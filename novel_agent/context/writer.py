@@ -53,7 +53,7 @@ from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
 from novel_agent.context.voice import STYLE_TITLE, VOICES_TITLE
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene, key_tick, scene_key
 from novel_agent.text.tokens import TokenCounter
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.story.lore import LoreEntry
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene
 
 KINDS = ("scene", "fact", "character", "location", "loop", "relationship", "lore", "summary")

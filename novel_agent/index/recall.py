@@ -44,7 +44,7 @@ from novel_agent.index.search import (
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook, entry_text
-from novel_agent.story.memory import Memory, touched_loops
+from novel_agent.story.memory.store import Memory, touched_loops
 from novel_agent.story.scenes import scene_key
 from novel_agent.text.names import normalize_name
 
@@ -62,7 +62,7 @@ SETTLED_NEAR_BEST = 0.05
 
 def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
     """The open loops the plan touches: named by its tool calls, or by words of its
-    intention and title that tell the loop apart from the others (memory.touches)."""
+    intention and title that tell the loop apart from the others (story/memory/store.touches)."""
     found: dict[str, dict[str, Any]] = {}
     for call in plan.tool_calls:
         if call.tool in ("resolve_loop", "open_loop"):

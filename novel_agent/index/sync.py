@@ -47,12 +47,13 @@ from novel_agent.index.documents import (
 )
 from novel_agent.index.ledger import restore_usage
 from novel_agent.index.seen import LIST_FILES, Looked, keep_up, look, stat_of
-from novel_agent.story.damage import read_scene
-from novel_agent.story.lookup import loop_index
 from novel_agent.story.lore import read_lore_file
-from novel_agent.story.memory import Listed, Memory, load_list
-from novel_agent.story.memory_schema import check_entity
-from novel_agent.story.project import Project
+from novel_agent.story.memory.lookup import loop_index
+from novel_agent.story.memory.read import Listed, load_list
+from novel_agent.story.memory.records import check_entity
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.damage import read_scene
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SCENE_RE
 from novel_agent.story.summaries import load_doc
 
@@ -142,7 +143,7 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
     items = getattr(memory, folder)
     if isinstance(items, dict):
         return items.get(item_id)
-    if folder == "loops":                     # looked up in the loops' index (story/lookup)
+    if folder == "loops":                     # looked up in the loops' index (story/memory/lookup.py)
         return next(iter(loop_index(items).with_id(item_id)), None)
     return next((item for item in items if item.get("id") == item_id), None)
 

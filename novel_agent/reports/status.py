@@ -10,9 +10,9 @@ from novel_agent.context.relevance import overdue
 from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.errors import FileFormatError
 from novel_agent.models.limits import limits_for
-from novel_agent.story.book_standing import GO_ON, read_standing
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.outline.standing import GO_ON, read_standing
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
 from novel_agent.story.steer import describe as describe_steer
 from novel_agent.story.steer import read_steer

@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
-from novel_agent.story.memory import Memory, as_read
+from novel_agent.story.memory.read import as_read
+from novel_agent.story.memory.store import Memory
 
 Item = dict[str, Any]
 GONE: Any = object()     # a field, or an item, one side does not have

@@ -1,4 +1,4 @@
-"""A tick's part in the payoffs of a book with an outline (story/payoffs.py).
+"""A tick's part in the payoffs of a book with an outline (story/outline/payoffs.py).
 
 In the final act no loop opens: the planner's open_loop calls are dropped before
 its tools run (`closed_plan`), the extractor's loops_opened before its answer is
@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory
-from novel_agent.story.payoffs import final_act, named_payoffs, settle, settled_lines
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.outline.payoffs import final_act, named_payoffs, settle, settled_lines
+from novel_agent.story.outline.standing import BookStanding
 
 
 def closing(at: BookStanding | None) -> bool:

@@ -3,7 +3,7 @@ each done or to come; the tension curve, the outline's target against the tensio
 scenes realized, as the points of an inline SVG; the loops with their planned payoffs.
 
 Read through the library as `novel outline show` and `novel status` read it
-(story/book_standing.py: where the book stands from its scenes; story/payoffs.py:
+(story/outline/standing.py: where the book stands from its scenes; story/outline/payoffs.py:
 where a loop pays off); each part carries the values and the fingerprint its edit
 form starts from (revision/outline_edits.py), and whether it is locked. Pure but for
 reading the project's files; writes nothing.
@@ -18,13 +18,13 @@ from typing import Any
 from novel_agent.errors import NovelError
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.outline_edits import FIELDS, fingerprint, part_values
-from novel_agent.story.book_standing import BookStanding, book_standing
-from novel_agent.story.curves import target_tension
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import load_memory
-from novel_agent.story.outline import Outline, load_outline
-from novel_agent.story.payoffs import place, planned
-from novel_agent.story.project import Project
+from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.outline.curves import target_tension
+from novel_agent.story.outline.file import Outline, load_outline
+from novel_agent.story.outline.payoffs import place, planned
+from novel_agent.story.outline.standing import BookStanding, book_standing
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 
 # The chart's frame, in SVG units (it scales to the page's width).

@@ -30,7 +30,7 @@ from novel_agent.context.shortlist import (
     settled_people,
     settled_places,
 )
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 
 FIRST = ["Mara", "Tobin", "Ilse", "Bram", "Ada", "Vane", "Kor", "Ely"]
 LAST = ["Quill", "Keel", "Varga", "Ost", "Lamet", ""]

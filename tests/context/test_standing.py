@@ -14,7 +14,8 @@ from novel_agent.context.relevance import Focus, character_items
 from novel_agent.context.writer import WriterInputs, propose_writer
 from novel_agent.files import read_yaml
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import find_person, load_memory
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import find_person
 from novel_agent.story.scenes import Scene, SceneReader
 from novel_agent.text.tokens import TokenCounter
 from tests.support import clirunner

@@ -11,8 +11,8 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.story.curves import beat_position, target_tension
-from novel_agent.story.outline import load_outline, parse_outline, render_outline
+from novel_agent.story.outline.curves import beat_position, target_tension
+from novel_agent.story.outline.file import load_outline, parse_outline, render_outline
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import (
     beat_role,

@@ -33,8 +33,9 @@ from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, find_person, load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SceneReader
 from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.events import StageEvent

@@ -18,7 +18,7 @@ from novel_agent.context.tier3 import planner_overall
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
-from novel_agent.story.memory import find_person
+from novel_agent.story.memory.store import find_person
 from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
 from novel_agent.tick import book_names, payoff_step

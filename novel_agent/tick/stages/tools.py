@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from novel_agent.story.decisions import Plan, ToolCall
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import (
+from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.store import (
     Memory,
     add_relationship,
     find_person,
