@@ -311,7 +311,7 @@ def loop_entry(loop: dict[str, Any], number: int, focus: Focus,
                marked: frozenset[str]) -> Entry:
     """The entry of loop_entries for `loop`, the `number`th open loop (`marked`: the
     ids marked_late gives)."""
-    naming = _any_of(focus.names)
+    naming = naming_pattern(focus.names)
     late = str(loop.get("id")) in marked
     touched = str(loop.get("id")) in focus.loops
     said = normalize_name(str(loop.get("description", "")))
@@ -334,7 +334,7 @@ def last_touched(loop: dict[str, Any]) -> int:
 
 
 @functools.lru_cache(maxsize=16)
-def _any_of(names: frozenset[str]) -> re.Pattern[str] | None:
+def naming_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     """A pattern found in a text that holds any of `names` (None when there are none): one
     search a loop rather than one per name."""
     return re.compile("|".join(re.escape(n) for n in sorted(names) if n)) if any(names) \

@@ -41,12 +41,12 @@ from novel_agent.context.relevance import (
     location_entry,
     loop_entry,
     marked_late,
+    naming_pattern,
     overdue,
     recency,
     relationship_entry,
     since,
 )
-from novel_agent.context.relevance import _any_of as naming_pattern
 from novel_agent.context.standing import unsettled
 from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.memory.store import Memory

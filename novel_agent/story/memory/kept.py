@@ -36,16 +36,16 @@ from typing import Any
 
 from novel_agent.story.memory.lookup import learned, loops_from, reordered
 from novel_agent.story.memory.read import (
-    _ITEM_FILE,
     FOLDERS,
+    ITEM_FILE,
     LEGACY,
     Listed,
     Stamp,
-    _list_items,
-    _tick_of,
+    list_items,
     look,
     parsed_item,
     read_memory,
+    tick_of,
 )
 from novel_agent.story.memory.store import Memory, plain_copy
 
@@ -114,7 +114,7 @@ class KeptMemory:
         was = self.stamps.get(kind, {})
         now: dict[str, Stamp] | None = None
         for name in names:
-            seen = given.get(name) if _ITEM_FILE.match(name) else None
+            seen = given.get(name) if ITEM_FILE.match(name) else None
             stamp = None if seen is None else (seen[0], seen[1], seen[2])
             if was.get(name) != stamp:
                 if now is None:
@@ -257,7 +257,7 @@ class KeptMemory:
     def _update_facts(self) -> None:
         """facts.yaml: appended to (a tick's commit), the new facts copied; else all."""
         assert self.work is not None
-        now, was = _list_items(self.memory_dir / "facts.yaml", "facts"), self.files.facts
+        now, was = list_items(self.memory_dir / "facts.yaml", "facts"), self.files.facts
         if now is was:
             return
         work = self.work.facts
@@ -285,7 +285,7 @@ def item_files(moved: Iterable[str]) -> dict[str, list[str]]:
 
 def _key(kind: str, item: dict[str, Any]) -> Key:
     """Where an item of a list kind goes: by the tick it began, then by id."""
-    return _tick_of(item, BEGAN[kind]), str(item.get("id"))
+    return tick_of(item, BEGAN[kind]), str(item.get("id"))
 
 
 def _refill(item: dict[str, Any], data: dict[str, Any]) -> None:

@@ -60,7 +60,7 @@ def look(folder: Path, listed: Listed | None = None,
     would see it (no need to look again). `given`: the folder's files' (inode, size,
     mtime_ns, ...) as a look just taken saw them (history/seen.py): no stat taken."""
     if given is not None:
-        names = sorted(filter(_ITEM_FILE.match, given))
+        names = sorted(filter(ITEM_FILE.match, given))
         if listed is not None:
             listed[str(folder)] = {name: (given[name][2], given[name][1]) for name in names}
         return {name: (given[name][0], given[name][1], given[name][2]) for name in names}
@@ -71,7 +71,7 @@ def look(folder: Path, listed: Listed | None = None,
             listed[str(folder)] = {}
         return {}
     try:
-        names = sorted(filter(_ITEM_FILE.match, os.listdir(fd)))
+        names = sorted(filter(ITEM_FILE.match, os.listdir(fd)))
         stats = list(map(functools.partial(os.stat, dir_fd=fd), names))
     finally:
         os.close(fd)
@@ -80,7 +80,7 @@ def look(folder: Path, listed: Listed | None = None,
     return dict(zip(names, map(_STAMP, stats)))
 
 
-_ITEM_FILE = re.compile(r"[^.].*\.yaml\Z", re.S)     # an item's file: *.yaml, not hidden
+ITEM_FILE = re.compile(r"[^.].*\.yaml\Z", re.S)     # an item's file: *.yaml, not hidden
 _STAMP = operator.attrgetter("st_ino", "st_size", "st_mtime_ns")
 _SEEN = operator.attrgetter("st_mtime_ns", "st_size")
 
@@ -131,10 +131,10 @@ def load_list(path: Path, key: str) -> list[dict[str, Any]]:
     """The items of a list file (facts; loops and relationships in the old layout), their
     fields checked. A file only appended to since it was last read (facts.yaml, each tick)
     is parsed from where it was: only the new items."""
-    return [dict(item) for item in _list_items(path, key)]
+    return [dict(item) for item in list_items(path, key)]
 
 
-def _list_items(path: Path, key: str) -> list[dict[str, Any]]:
+def list_items(path: Path, key: str) -> list[dict[str, Any]]:
     """load_list's items as parsed (not to be changed)."""
     try:
         stamp = _stamp(path)
@@ -196,7 +196,9 @@ def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
     return items
 
 
-def _tick_of(item: dict[str, Any], key: str) -> int:
+def tick_of(item: dict[str, Any], key: str) -> int:
+    """The tick an item's `key` holds (a loop's `opened_in`, a relationship's `since`), 0
+    when it holds none, or not a tick."""
     value = item.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -206,7 +208,7 @@ def _load_items(memory_dir: Path, kind: str, listed: Listed | None = None) -> li
     began (then by id), and those of an old memory/<kind>.yaml not migrated yet (as
     parsed: not to be changed)."""
     found = _folder_items(memory_dir / kind, listed)
-    for item in _list_items(memory_dir / f"{kind}.yaml", kind):
+    for item in list_items(memory_dir / f"{kind}.yaml", kind):
         if str(item.get("id")) not in found:
             found[f"legacy:{len(found)}"] = item
     return sorted(found.values(), key=_began(kind))
@@ -215,7 +217,7 @@ def _load_items(memory_dir: Path, kind: str, listed: Listed | None = None) -> li
 def _began(kind: str) -> Callable[[dict[str, Any]], tuple[int, str]]:
     """The order loops (or relationships) are read in: by the tick each began, then id."""
     began = "opened_in" if kind == "loops" else "since"
-    return lambda item: (_tick_of(item, began), str(item.get("id")))
+    return lambda item: (tick_of(item, began), str(item.get("id")))
 
 
 def as_read(memory: Memory) -> Memory:
@@ -244,7 +246,7 @@ def read_memory(memory_dir: Path, listed: Listed | None = None) -> tuple[Memory,
                    locations=_folder_items(memory_dir / "locations", listed),
                    loops=_load_items(memory_dir, "loops", listed),
                    relationships=_load_items(memory_dir, "relationships", listed),
-                   facts=_list_items(memory_dir / "facts.yaml", "facts"))
+                   facts=list_items(memory_dir / "facts.yaml", "facts"))
     return files.copy(), files
 
 
