@@ -12,9 +12,9 @@ from typing import Any
 
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
+from novel_agent.context.presence import called, gone, whereabouts
 from novel_agent.context.relevance import character_line
 from novel_agent.context.sections import Section
-from novel_agent.context.standing import called, gone, whereabouts
 from novel_agent.story.scenes import scene_key
 
 AUDITOR_LAYOUT = ("people", "facts", "scenes", "scene")
@@ -25,7 +25,7 @@ def auditor_briefing(draft: str, facts: Sequence[dict[str, Any]],
                      scenes: Sequence[tuple[int, str]], *, tick: int,
                      people: Sequence[dict[str, Any]] = ()) -> Briefing:
     """The auditor's briefing: `people` (characters of the scene, from memory: those
-    whose standing is known are shown), `facts` ({text, scene, witnesses?}) and `scenes`
+    whose presence is known are shown), `facts` ({text, scene, witnesses?}) and `scenes`
     ((tick, summary)) most relevant first, the draft of scene `tick` pinned."""
     known = list({str(c.get("id")): c for c in people if gone(c) or whereabouts(c)}.values())
     people_items = tuple(

@@ -77,7 +77,7 @@ def due_lines(at: BookStanding, words: int | None, now: bool = False) -> list[st
 
 def payoff_line(at: BookStanding) -> str:
     """Where a loop opened now pays off, or that the final act opens none."""
-    if final_act(at.outline, at.standing):
+    if final_act(at.outline, at.position):
         return "Final act: open no new loop; pay off the loops left."
     return ('A loop you open may name where it pays off as its open_loop target: a chapter '
             '("7") or a beat ("7.2") ahead.')
@@ -104,7 +104,7 @@ def finale_forms(at: BookStanding) -> tuple[str, ...]:
 
 def standing_forms(at: BookStanding) -> tuple[str, ...]:
     """Where the book stands, from the richest form to the barest (see the module)."""
-    s, outline = at.standing, at.outline
+    s, outline = at.position, at.outline
     chapter, act = s.chapter, s.act
     if at.in_finale:
         return finale_forms(at)
@@ -161,7 +161,7 @@ def standing_section(at: BookStanding, count: Callable[[str], int], budget: int)
     forms = standing_forms(at)
     room = OUTLINE_SHARE * budget
     text = next((f for f in forms if count(f) <= room), forms[-1])
-    items = tuple(b.id for b in (at.standing.beat, at.standing.next_beat) if b is not None)
+    items = tuple(b.id for b in (at.position.beat, at.position.next_beat) if b is not None)
     return Section("outline", "Where the book stands", text, pinned=True, items=items)
 
 

@@ -19,6 +19,16 @@ from typing import Any
 
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
+from novel_agent.context.presence import (
+    GONE,
+    called,
+    gone,
+    gone_sentences,
+    settled_card,
+    status_since,
+    status_text,
+    whereabouts,
+)
 from novel_agent.context.relevance import (
     Focus,
     character_line,
@@ -41,16 +51,6 @@ from novel_agent.context.shortlist import (
     settled_people,
     settled_places,
     where,
-)
-from novel_agent.context.standing import (
-    GONE,
-    called,
-    gone,
-    gone_sentences,
-    settled_card,
-    status_since,
-    status_text,
-    whereabouts,
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.memory.store import Memory
@@ -218,7 +218,7 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
              min_items=LOOPS_KEPT, header=OVERDUE_HEADER if loops.any_overdue else "",
              limit=PLANNER_LIMITS["loops"], min_score=RELEVANT, unlisted=loops.unlisted),
         Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
-        Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
+        Pool("now", "Where things stand", tuple(now_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
@@ -246,7 +246,7 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
     return Memory(characters=people, locations=places, relationships=pairs)
 
 
-def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
+def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
     """Who is in the last scenes, with their state now (where they were last, what they
     hold), then who died or left since `anchor_tick` and the characters and places new
     since then (the settled sections do not have them yet). The dead are never dropped."""
@@ -324,7 +324,7 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
                    around: Sequence[str] = ()) -> str:
     """The scene to write: title, intention, POV, place, who is present and their state now
     (where each was last, what each holds), then who of them and of `around` (the
-    people of the scenes the prompt tells) is dead or away (standing.gone_sentences).
+    people of the scenes the prompt tells) is dead or away (presence.gone_sentences).
 
     Characters and the place not already profiled in `described` get their profile here.
     """

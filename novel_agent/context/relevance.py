@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
+from novel_agent.context.presence import called, gone, known_as, status_text, whereabouts
 from novel_agent.context.sections import (
     describe_character,
     describe_location,
     describe_loop,
     describe_relationship,
 )
-from novel_agent.context.standing import called, gone, known_as, status_text, whereabouts
 from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name

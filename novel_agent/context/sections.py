@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_agent.context.standing import gone, status_text, whereabouts
+from novel_agent.context.presence import gone, status_text, whereabouts
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def bullets(lines: Iterable[str]) -> str:
 def describe_character(c: dict[str, Any]) -> str:
     """One paragraph about a character, from its memory file: who, whether dead or absent
     (a dead one's last state is not told), traits, goals, state now, where last, what
-    they hold (context/standing.py)."""
+    they hold (context/presence.py)."""
     parts = [str(c.get("name", c.get("id", "?")))]
     if c.get("description"):
         parts.append(f"— {c['description']}")

@@ -30,6 +30,7 @@ from operator import eq, gt, is_, is_not, le, lt, not_, sub
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
+from novel_agent.context.presence import unsettled
 from novel_agent.context.relevance import (
     HALF_LIFE,
     OVERDUE_SHOWN,
@@ -47,7 +48,6 @@ from novel_agent.context.relevance import (
     relationship_entry,
     since,
 )
-from novel_agent.context.standing import unsettled
 from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name
@@ -83,7 +83,7 @@ def seen_then(entity: dict[str, Any], last_seen: int, *without: str) -> dict[str
 def person_then(c: dict[str, Any], seen: dict[str, int], tick: int) -> dict[str, Any]:
     """A character as `as_of` shows it at `tick`: last seen as `seen` says, without its
     state, where it is and what it holds; dead or absent if it was by `tick`
-    (standing.unsettled)."""
+    (presence.unsettled)."""
     return seen_then(c, last_seen_then(seen, c, c.get("name"), *(c.get("aliases") or [])),
                      "state", *unsettled(c, tick))
 

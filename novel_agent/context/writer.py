@@ -202,7 +202,7 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     summary = sum(summary_tokens(s.tick) for s in window) // max(1, len(window))
     # who the prompt tells of (the cast's scenes, the recent tiers', the plan's) and who
     # died or left in the scenes of the recent tiers: the brief names the dead and the
-    # absent among them (standing.gone_sentences)
+    # absent among them (presence.gone_sentences)
     ticks = [*recent.summarized, *recent.full]
     told = [*window, *(s for s in map(inputs.scene, ticks) if s)]
     around = [n for s in told for n in (s.pov, *s.characters) if n]

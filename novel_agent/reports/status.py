@@ -79,7 +79,7 @@ def outline_status(project: Project, curve: str) -> str:
         return (f"ending: the last beat has landed, {left} loop{'s' if left != 1 else ''} "
                 f"still open; ending scene {at.finale + 1} of at most "
                 f"{at.finale + at.finale_left} to pay them off")
-    s, outline = at.standing, at.outline
+    s, outline = at.position, at.outline
     assert s.chapter is not None
     acts, chapters, beats = len(outline.acts), len(outline.chapters()), len(outline.beats())
     act = next((n for n, a in enumerate(outline.acts, 1) if a == s.act), 0)

@@ -180,7 +180,7 @@ class TickDraft:
                          steer=self.start.steer,
                          target_tension=at.target if at else None,
                          due=tuple(str(loop.get("id")) for loop in at.due) if at else (),
-                         no_new_loops=at is not None and final_act(at.outline, at.standing))
+                         no_new_loops=at is not None and final_act(at.outline, at.position))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from novel_agent.story.outline.standing import BookStanding
 
 def closing(at: BookStanding | None) -> bool:
     """Whether the next scene is in a final act, where no loop opens."""
-    return at is not None and final_act(at.outline, at.standing)
+    return at is not None and final_act(at.outline, at.position)
 
 
 def closed_plan(plan: Plan, at: BookStanding | None) -> tuple[Plan, str]:
@@ -51,6 +51,6 @@ def settle_step(memory: Memory, plan: Plan, at: BookStanding | None,
     if at is None:
         return {}, []
     asked = ((c.detail or c.name, c.target) for c in plan.tool_calls if c.tool == "open_loop")
-    named = named_payoffs(asked, memory.find_loop, at.outline, at.standing)
-    settled = settle(memory.loops, at.outline, at.standing, tick, named)
+    named = named_payoffs(asked, memory.find_loop, at.outline, at.position)
+    settled = settle(memory.loops, at.outline, at.position, tick, named)
     return settled, settled_lines(settled)

@@ -178,7 +178,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 story_so_far=so_far, remember=session.remembered,
                                 names=names)
     if standing is not None:
-        current = standing.standing.beat
+        current = standing.position.beat
         briefing = briefing.with_section(standing_section(
             standing, session.counter_of("planner").count,
             session.budget("planner").tokens)).with_values(

@@ -22,7 +22,7 @@ from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.memory.read import load_memory
 from novel_agent.story.outline.curves import target_tension
 from novel_agent.story.outline.file import Outline, load_outline
-from novel_agent.story.outline.payoffs import place, planned
+from novel_agent.story.outline.payoffs import planned, spot_of
 from novel_agent.story.outline.standing import BookStanding, book_standing
 from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
@@ -167,7 +167,7 @@ def _acts(raw: Outline, at: BookStanding, scenes: list[Scene]) -> list[ActView]:
     for scene in scenes:
         if scene.chapter is not None:
             held.setdefault(scene.chapter, []).append(scene.tick)
-    s = at.standing
+    s = at.position
     current = s.chapter.number if s.chapter is not None else None
     numbers = [c.number for c in raw.chapters()]
     acts = []
@@ -197,7 +197,7 @@ def _acts(raw: Outline, at: BookStanding, scenes: list[Scene]) -> list[ActView]:
 def beat_state(at: BookStanding, beat_id: str) -> str:
     """"now" (the next scene's beat), "done", "partly", "overdue", "missed" (passed, the
     book gone on) or "to come"."""
-    s = at.standing
+    s = at.position
     said = at.beat_status(beat_id)
     if said == "done":
         return "done"
@@ -272,7 +272,7 @@ def chart(at: BookStanding, scenes: list[Scene], curve: str) -> Chart:
                              _target_of(at, scene)))
     out.realized = " ".join(f"{a},{b}" for a, b, *_ in out.dots)
     out.grid = [(y(t), t) for t in (0, 5, 10)]
-    s = at.standing
+    s = at.position
     if s.chapter is not None and s.chapter.number in starts:
         size = s.chapter.scenes            # where the next scene's dot will be
         out.now = x(starts[s.chapter.number] + (s.written + 0.5) * size / max(s.written + 1, size))
@@ -305,7 +305,7 @@ def payoff_label(outline: Outline, payoff: Any) -> str:
     """Where a loop's payoff is, as the page says it."""
     if payoff is None or str(payoff).strip() == "":
         return "not yet set"
-    spot = place(outline, payoff)
+    spot = spot_of(outline, payoff)
     if spot is None:
         return f"{payoff} (not in the outline: the last chapter)"
     chapter = outline.chapters()[spot[0]]

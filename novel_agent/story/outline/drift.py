@@ -26,7 +26,7 @@ from typing import Any
 from novel_agent.story.faithfulness import Mention, names
 from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.outline.file import Beat, Outline
-from novel_agent.story.outline.position import standing, tally
+from novel_agent.story.outline.position import position, tally
 from novel_agent.story.scenes import Scene
 
 THREADS = 3       # new threads no beat covers that are drift by themselves
@@ -67,7 +67,7 @@ def checkpoint(outline: Outline, scenes: Sequence[Scene], every: int = 1) -> int
     last = scenes[-1].chapter if scenes else None
     if last is None:
         return None
-    at = standing(outline, *tally(scenes))
+    at = position(outline, *tally(scenes))
     if at.chapter is None or at.chapter.number == last:
         return None
     return at.chapter.number if len(written_chapters(scenes)) % max(1, every) == 0 else None

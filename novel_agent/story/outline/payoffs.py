@@ -43,17 +43,17 @@ from typing import Any
 
 from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.outline.file import Outline
-from novel_agent.story.outline.position import Standing
+from novel_agent.story.outline.position import Position
 
 AHEAD_SHARE = 4       # a loop's default payoff: this share of the book's chapters on ...
 AHEAD_LEAST = 2       # ... and at least this many chapters on
-Place = tuple[int, int]     # (chapter's index in the book, beat's index in it; -1: the chapter)
+Spot = tuple[int, int]      # a spot of the outline: (chapter's index in the book, beat's index in it; -1: the chapter)
 
 
-def final_act(outline: Outline, standing: Standing) -> bool:
+def final_act(outline: Outline, position: Position) -> bool:
     """Whether the next scene is in the final act, where no loop opens: the last act of an
     outline of two or more (of one act: its last chapter), or past the last beat."""
-    return standing.chapter is None or closing_chapter(outline, standing.chapter.number)
+    return position.chapter is None or closing_chapter(outline, position.chapter.number)
 
 
 def closing_chapter(outline: Outline, number: int) -> bool:
@@ -65,31 +65,31 @@ def closing_chapter(outline: Outline, number: int) -> bool:
     return bool(chapters) and number == chapters[-1].number
 
 
-def scene_chapter(outline: Outline, standing: Standing) -> int | None:
+def scene_chapter(outline: Outline, position: Position) -> int | None:
     """The number of the chapter the next scene belongs to: past the last beat, the last
     (its ending scenes); None for an outline without chapters."""
-    if standing.chapter is not None:
-        return standing.chapter.number
+    if position.chapter is not None:
+        return position.chapter.number
     chapters = outline.chapters()
     return chapters[-1].number if chapters else None
 
 
-def default_payoff(outline: Outline, standing: Standing) -> str:
+def default_payoff(outline: Outline, position: Position) -> str:
     """The payoff of a loop opening where the next scene goes: AHEAD chapters on, never
     past the last chapter; in the final act, the last chapter."""
     chapters = outline.chapters()
     if not chapters:
         return ""
-    if final_act(outline, standing):
+    if final_act(outline, position):
         return str(chapters[-1].number)
-    at = _index(outline, scene_chapter(outline, standing))
+    at = _index(outline, scene_chapter(outline, position))
     ahead = max(AHEAD_LEAST, math.ceil(len(chapters) / AHEAD_SHARE))
     return str(chapters[min(at + ahead, len(chapters) - 1)].number)
 
 
-def places(outline: Outline) -> dict[str, Place]:
-    """Each chapter's number and each beat's id, as a payoff names it, with its place."""
-    out: dict[str, Place] = {}
+def spots(outline: Outline) -> dict[str, Spot]:
+    """Each chapter's number and each beat's id, as a payoff names it, with its spot."""
+    out: dict[str, Spot] = {}
     for n, chapter in enumerate(outline.chapters()):
         out.setdefault(str(chapter.number), (n, -1))
         for b, beat in enumerate(chapter.beats):
@@ -97,34 +97,34 @@ def places(outline: Outline) -> dict[str, Place]:
     return out
 
 
-def place(outline: Outline, payoff: Any, table: Mapping[str, Place] | None = None) -> Place | None:
-    """Where payoff `payoff` ("7", 7 or "7.2") is in the outline (`table`: its places,
+def spot_of(outline: Outline, payoff: Any, table: Mapping[str, Spot] | None = None) -> Spot | None:
+    """Where payoff `payoff` ("7", 7 or "7.2") is in the outline (`table`: its spots,
     when already made), or None when it names no chapter or beat of it."""
-    return (places(outline) if table is None else table).get(str(payoff).strip())
+    return (spots(outline) if table is None else table).get(str(payoff).strip())
 
 
 def _index(outline: Outline, number: int | None) -> int:
     return next((n for n, c in enumerate(outline.chapters()) if c.number == number), 0)
 
 
-def here(outline: Outline, standing: Standing) -> Place:
+def here(outline: Outline, position: Position) -> Spot:
     """Where the next scene stands: its chapter and its current beat (past the chapter's
     last beat when none is left); past the last beat, after every chapter."""
     chapters = outline.chapters()
-    if standing.chapter is None:
+    if position.chapter is None:
         return len(chapters), 0
-    beats = standing.chapter.beats
-    current = standing.beat.id if standing.beat is not None else None
-    return (_index(outline, standing.chapter.number),
+    beats = position.chapter.beats
+    current = position.beat.id if position.beat is not None else None
+    return (_index(outline, position.chapter.number),
             next((b for b, beat in enumerate(beats) if beat.id == current), len(beats)))
 
 
 def planned(loop: Mapping[str, Any], outline: Outline,
-            table: Mapping[str, Place] | None = None) -> Place:
-    """Where a loop is meant to pay off: its payoff's place, the last chapter when its
+            table: Mapping[str, Spot] | None = None) -> Spot:
+    """Where a loop is meant to pay off: its payoff's spot, the last chapter when its
     payoff names none of the outline's (a chapter a revision took out) or it has none."""
-    table = places(outline) if table is None else table
-    found = place(outline, loop.get("payoff"), table) if loop.get("payoff") is not None else None
+    table = spots(outline) if table is None else table
+    found = spot_of(outline, loop.get("payoff"), table) if loop.get("payoff") is not None else None
     return found if found is not None else (max(0, len(outline.chapters()) - 1), -1)
 
 
@@ -134,13 +134,13 @@ def waiting(loop: Mapping[str, Any]) -> bool:
 
 
 def due(loops: Iterable[dict[str, Any]], outline: Outline,
-        standing: Standing) -> list[dict[str, Any]]:
+        position: Position) -> list[dict[str, Any]]:
     """The loops due where the book stands (see the module), most urgent first."""
-    now, table = here(outline, standing), places(outline)
+    now, table = here(outline, position), spots(outline)
     found = [(planned(loop, outline, table), _opened(loop), n, loop)
              for n, loop in enumerate(loops) if waiting(loop)]
     return [loop for spot, *_, loop in sorted(found, key=lambda t: t[:3])
-            if standing.chapter is None or (loop.get("payoff") is not None and spot <= now)]
+            if position.chapter is None or (loop.get("payoff") is not None and spot <= now)]
 
 
 def _opened(loop: Mapping[str, Any]) -> int:
@@ -149,38 +149,38 @@ def _opened(loop: Mapping[str, Any]) -> int:
 
 
 def named_payoffs(calls: Iterable[tuple[str, str]], find: Any, outline: Outline,
-                  standing: Standing) -> dict[str, str]:
+                  position: Position) -> dict[str, str]:
     """loop id -> the payoff the planner named for it: of its open_loop calls' (question,
     target), the targets that are a chapter or beat of the outline at or after the
     scene's chapter (`find(question)`: the loop the question opened, or None)."""
-    least, table = (_index(outline, scene_chapter(outline, standing)), -1), places(outline)
+    least, table = (_index(outline, scene_chapter(outline, position)), -1), spots(outline)
     out = {}
     for question, target in calls:
-        spot = place(outline, target, table) if target else None
+        spot = spot_of(outline, target, table) if target else None
         loop = find(question) if spot is not None and spot >= least else None
         if loop is not None:
             out[str(loop.get("id"))] = str(target).strip()
     return out
 
 
-def settle(loops: Sequence[dict[str, Any]], outline: Outline, standing: Standing, tick: int,
+def settle(loops: Sequence[dict[str, Any]], outline: Outline, position: Position, tick: int,
            named: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
-    """Each open loop's payoff and status after scene `tick` (the scene `standing` placed),
+    """Each open loop's payoff and status after scene `tick` (the scene `position` placed),
     set in place: a payoff for one without (`named`'s, else default_payoff), deferred to
     the scene's chapter for one whose payoff's chapter the book has left, progressing for
     an open one a later scene touched. Returns what it set, by loop id (the record's
     `payoffs`)."""
-    chapter = scene_chapter(outline, standing)
+    chapter = scene_chapter(outline, position)
     if chapter is None:
         return {}
-    now, named, table = _index(outline, chapter), named or {}, places(outline)
+    now, named, table = _index(outline, chapter), named or {}, spots(outline)
     out: dict[str, dict[str, Any]] = {}
     for loop in loops:
         if not waiting(loop):
             continue
         key, fields = str(loop.get("id")), {}
         if loop.get("payoff") is None:
-            fields["payoff"] = named.get(key) or default_payoff(outline, standing)
+            fields["payoff"] = named.get(key) or default_payoff(outline, position)
         elif planned(loop, outline, table)[0] < now:
             fields |= {"payoff": str(chapter), "status": "deferred"}
         if (loop.get("status") or "open") == "open" and "status" not in fields and \

@@ -1,9 +1,9 @@
-"""Where the book stands against its outline: the act, the chapter the next scene belongs
-to, its current and next beat, the room left in it.
+"""Where the next scene falls in the outline: the act, the chapter it belongs to, its
+current and next beat, the room left in the chapter, how far through the book it is.
 
 Pure: given the outline, how many scenes each chapter holds so far (`written`:
 chapter number -> scenes), and each beat's status (`status`: beat id -> "done",
-"partly" or "not"; a beat not named is not done), `standing` says where the next
+"partly" or "not"; a beat not named is not done), `position` says where the next
 scene goes. The rules:
 
 - beats land in order: the current beat is the first of the chapter not done
@@ -40,8 +40,8 @@ STRETCH = 1.5      # a chapter takes at most this times its target length before
 
 
 @dataclass(frozen=True)
-class Standing:
-    """Where the book stands; `chapter` None: the book is finished."""
+class Position:
+    """Where in the outline the next scene falls; `chapter` None: the book is finished."""
 
     act: Act | None
     chapter: Chapter | None       # the chapter the next scene belongs to
@@ -49,7 +49,7 @@ class Standing:
     next_beat: Beat | None        # the beat after it, in this chapter or a later one
     written: int                  # scenes the chapter holds so far
     room: int                     # scenes left of its target length, the next one included
-    position: float               # how far through the planned scenes the next one falls, 0-1
+    progress: float               # how far through the planned scenes the next one falls, 0-1
     overdue: tuple[Beat, ...] = ()   # beats of the chapter not done with its room used up
     missed: tuple[Beat, ...] = ()    # beats not done of the chapters the book has left
 
@@ -61,7 +61,7 @@ class Standing:
 
 def tally(scenes: Iterable[Scene]) -> tuple[dict[int, int], dict[str, str]]:
     """`written` (chapter -> scenes it holds) and `status` (beat id -> the best status any
-    scene gave it: done over partly over not) of the scenes, for `standing`."""
+    scene gave it: done over partly over not) of the scenes, for `position`."""
     written: dict[int, int] = {}
     status: dict[str, str] = {}
     for scene in scenes:
@@ -78,8 +78,8 @@ def longest(chapter: Chapter, stretch: float = STRETCH) -> int:
     return max(chapter.scenes, math.floor(chapter.scenes * stretch))
 
 
-def standing(outline: Outline, written: Mapping[int, int], status: Mapping[str, str], *,
-             stretch: float = STRETCH) -> Standing:
+def position(outline: Outline, written: Mapping[int, int], status: Mapping[str, str], *,
+             stretch: float = STRETCH) -> Position:
     """Where the next scene goes (see the module's docstring for the rules)."""
     chapters = outline.chapters()
     done = {beat_id for beat_id, said in status.items() if said == "done"}
@@ -97,18 +97,18 @@ def standing(outline: Outline, written: Mapping[int, int], status: Mapping[str, 
             return _at(outline, chapters, i, count, undone[passed:], done,
                        (*missed, *undone[:passed]))
         missed += undone
-    return Standing(None, None, None, None, 0, 0, 1.0, (), tuple(missed))
+    return Position(None, None, None, None, 0, 0, 1.0, (), tuple(missed))
 
 
 def _at(outline: Outline, chapters: list[Chapter], i: int, count: int, undone: list[Beat],
-        done: set[str], missed: tuple[Beat, ...]) -> Standing:
+        done: set[str], missed: tuple[Beat, ...]) -> Position:
     chapter = chapters[i]
     later = [b for c in chapters[i + 1:] for b in c.beats if b.id not in done]
     following = [*undone[1:], *later]
     planned = sum(c.scenes for c in chapters)
     before = sum(c.scenes for c in chapters[:i]) + min(count, chapter.scenes - 1)
     room = chapter.scenes - count
-    return Standing(outline.act_of(chapter.number), chapter, undone[0] if undone else None,
+    return Position(outline.act_of(chapter.number), chapter, undone[0] if undone else None,
                     following[0] if following else None, count, room,
                     (before + 0.5) / max(1, planned),
                     tuple(undone) if room <= 0 else (), missed)

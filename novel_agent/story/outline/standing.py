@@ -2,7 +2,7 @@
 
 Each scene of a book with an outline says the chapter it belongs to, the beat its
 plan advanced, whether that beat happened and its tension (story/scenes.py), so
-the scenes alone say where the book stands (position.tally, standing):
+the scenes alone say where the book stands (position.tally, position):
 `book_standing` adds the target tension of the next scene and the tension the last
 scenes realized. The target is the current beat's tension (its own, or the
 curve's at its place in the book when it has none: curves.fill_tensions); a
@@ -32,7 +32,7 @@ from novel_agent.story.memory.read import load_memory
 from novel_agent.story.outline.curves import fill_tensions, target_tension
 from novel_agent.story.outline.file import Beat, Outline, load_outline
 from novel_agent.story.outline.payoffs import due, left_open
-from novel_agent.story.outline.position import STRETCH, Standing, standing, tally
+from novel_agent.story.outline.position import STRETCH, Position, position, tally
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 
 REALIZED_SHOWN = 5      # the last scenes whose realized tension the planner is shown
@@ -45,7 +45,7 @@ class BookStanding:
     """Where the next scene of a book with an outline goes, and how tense it should be."""
 
     outline: Outline                 # with every beat's tension (the curve's where none)
-    standing: Standing
+    position: Position               # where in the outline the next scene falls
     target: int                      # the next scene's target tension, 0-10
     realized: tuple[tuple[int, int], ...] = ()    # (tick, tension) of the last scenes rated
     scenes: int = 0                  # scenes the book holds
@@ -64,19 +64,19 @@ class BookStanding:
     def finished(self) -> bool:
         """Whether the book is finished: its last beat has landed, and no ending scene is
         owed to the loops left open."""
-        return self.standing.finished and not self.finale_left
+        return self.position.finished and not self.finale_left
 
     @property
     def in_finale(self) -> bool:
         """Whether the next scene is an ending scene: past the last beat, paying off loops."""
-        return self.standing.finished and self.finale_left > 0
+        return self.position.finished and self.finale_left > 0
 
     def choices(self, ahead: bool = True) -> tuple[str, ...]:
         """The beats the next scene may advance: the current one, then (`ahead`) the next;
         none when the chapter has no beat left to land. An embedded 1.5B offered the next
         beat took it, scene after scene, and landed the beats out of order: a lean
         session offers only the current one."""
-        at = self.standing
+        at = self.position
         if at.beat is None:
             return ()
         return (at.beat.id, at.next_beat.id) if at.next_beat is not None and ahead \
@@ -130,11 +130,11 @@ def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str,
     ending scenes owed to them (see the module). Pure."""
     filled = fill_tensions(outline, curve)
     written, status = tally(scenes)
-    at = standing(filled, written, status)
+    at = position(filled, written, status)
     if at.beat is not None and at.beat.tension is not None:
         target = at.beat.tension
     else:
-        target = round(target_tension(curve, at.position))
+        target = round(target_tension(curve, at.progress))
     rated = tuple((s.tick, s.tension) for s in scenes if s.tension is not None)
     out = BookStanding(filled, at, target, rated[-REALIZED_SHOWN:], len(scenes),
                        sum(s.words for s in scenes), status)
@@ -153,7 +153,7 @@ def _past_last_beat(outline: Outline, scenes: Sequence[Scene]) -> int:
     scene that landed it (counted up to FINALE_SCENES)."""
     past = 0
     while past < min(FINALE_SCENES, len(scenes)) and \
-            standing(outline, *tally(scenes[:len(scenes) - past - 1])).finished:
+            position(outline, *tally(scenes[:len(scenes) - past - 1])).finished:
         past += 1
     return past
 
@@ -232,7 +232,7 @@ def scene_shape(at: BookStanding | None, beat: str, status: str, tension: int | 
     and why; nothing for a book without one."""
     if at is None:
         return {}
-    chapter = at.standing.chapter or (at.outline.chapters()[-1] if at.in_finale else None)
+    chapter = at.position.chapter or (at.outline.chapters()[-1] if at.in_finale else None)
     return {"chapter": chapter.number if chapter is not None else None, "beat": beat,
             "beat_status": status if beat else "", "tension": tension,
             "tension_reason": reason if tension is not None else ""}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from novel_agent.context.standing import gone, status_text
+from novel_agent.context.presence import gone, status_text
 from novel_agent.context.tier3 import planner_overall
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel

@@ -61,7 +61,7 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     stands now; `memory` as the tick left it); a notice saying what was done, or why not
     ([] when nothing was due)."""
     config, project = session.config.outline, session.project
-    was, now = before.standing.chapter, after.standing.chapter
+    was, now = before.position.chapter, after.position.chapter
     if config.revise == "off" or was is None or now is None or now.number == was.number:
         return []                     # no chapter closed: nothing read, nothing asked
     scenes = _scenes(project, tick)

@@ -7,7 +7,7 @@ import pytest
 
 from novel_agent.config.settings import CURVES, load_config
 from novel_agent.errors import ConfigError
-from novel_agent.story.outline.curves import EPISODES, beat_position, fill_tensions, target_tension
+from novel_agent.story.outline.curves import EPISODES, beat_progress, fill_tensions, target_tension
 from novel_agent.story.outline.file import parse_outline
 from tests.story.outline.test_file import OUTLINE
 
@@ -70,8 +70,8 @@ def test_beats_without_a_tension_take_the_curve_s_target_at_their_place():
     outline = parse_outline(OUTLINE, "outline.yaml")        # beats 1.1 (3), 1.10, 2.1
     filled = fill_tensions(outline, "rising")
     assert [b.tension for b in filled.beats()] == [
-        3, round(target_tension("rising", beat_position(1, 3))),
-        round(target_tension("rising", beat_position(2, 3)))]
+        3, round(target_tension("rising", beat_progress(1, 3))),
+        round(target_tension("rising", beat_progress(2, 3)))]
     assert [b.tension for b in filled.beats()] == [3, 6, 9]
     assert fill_tensions(filled, "three_act") == filled      # given tensions are kept
-    assert beat_position(0, 4) == 0.125 and beat_position(3, 4) == 0.875
+    assert beat_progress(0, 4) == 0.125 and beat_progress(3, 4) == 0.875

@@ -19,7 +19,7 @@ from novel_agent.story.outline.payoffs import (
     settle,
     settled_lines,
 )
-from novel_agent.story.outline.position import standing
+from novel_agent.story.outline.position import position
 from novel_agent.story.outline.standing import FINALE_SCENES, book_standing, scene_shape
 from novel_agent.story.scenes import Scene
 
@@ -37,7 +37,7 @@ def at(book: Outline, chapter: int, done: int = 0):
     status = {b.id: "done" for c in book.chapters() for b in c.beats
               if c.number < chapter or (c.number == chapter and int(b.id.split(".")[1]) <= done)}
     written = {c.number: 1 for c in book.chapters() if c.number < chapter}
-    return standing(book, written, status)
+    return position(book, written, status)
 
 
 def loop(key: str, payoff=None, status="open", opened=1, **more) -> dict:
@@ -65,7 +65,7 @@ def test_a_loop_is_due_from_its_chapter_or_beat_on_most_urgent_first():
     assert [l["id"] for l in due(loops, book, at(book, 3))] == ["key"]   # 3.2 not yet
     assert [l["id"] for l in due(loops, book, at(book, 3, done=1))] == ["key", "ring"]
     assert [l["id"] for l in due(loops, book, at(book, 4))] == ["key", "ring", "map"]
-    finished = standing(book, {c.number: 1 for c in book.chapters()},
+    finished = position(book, {c.number: 1 for c in book.chapters()},
                         {b.id: "done" for b in book.beats()})
     assert finished.finished                    # past the last beat: every loop left is due
     assert [l["id"] for l in due(loops, book, finished)] == ["key", "ring", "map", "coat", "hat"]
@@ -141,7 +141,7 @@ def test_the_end_waits_for_the_loops_left_open_a_bounded_number_of_scenes():
     scenes = [scene(1, 1, "1.1"), scene(2, 2, "2.1")]           # the last beat, 2 scenes in
     open_ones = [loop("map", "2"), loop("oar", "1", keep_open=True)]
     at0 = book_standing(book, scenes, "rising", open_ones)
-    assert at0.standing.finished and not at0.finished and at0.in_finale
+    assert at0.position.finished and not at0.finished and at0.in_finale
     assert (at0.finale, at0.finale_left, [l["id"] for l in at0.due]) == (0, FINALE_SCENES, ["map"])
     assert scene_shape(at0, "", "", 5, "why")["chapter"] == 2     # an ending scene: the last
     more = scenes + [scene(t, 2) for t in range(3, 3 + FINALE_SCENES)]
@@ -151,7 +151,7 @@ def test_the_end_waits_for_the_loops_left_open_a_bounded_number_of_scenes():
                                    "left open; 1 kept open on purpose: oar")
     late = [scene(t, 1 + (t > 3)) for t in range(1, 7)]    # no beat done: each chapter 1.5x
     stretch = book_standing(book, late, "rising", open_ones)
-    assert stretch.standing.finished and stretch.finished       # 1.5 x 4 planned: no more room
+    assert stretch.position.finished and stretch.finished       # 1.5 x 4 planned: no more room
     assert (stretch.finale, stretch.finale_left) == (0, 0)
     assert book_standing(book, scenes[:1], "rising", open_ones).finale_left == 0
     resolved = [loop("map", "2", status="resolved"), open_ones[1]]

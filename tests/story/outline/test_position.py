@@ -4,7 +4,7 @@ current and next beat, the room left, overdue and missed beats, the end of the b
 from __future__ import annotations
 
 from novel_agent.story.outline.file import Act, Arc, Beat, Chapter, Outline
-from novel_agent.story.outline.position import longest, standing
+from novel_agent.story.outline.position import longest, position
 
 
 def book() -> Outline:
@@ -19,55 +19,55 @@ def book() -> Outline:
 
 
 def test_a_new_book_starts_at_its_first_beat():
-    at = standing(book(), {}, {})
+    at = position(book(), {}, {})
     assert (at.act.name, at.chapter.number, at.beat.id, at.next_beat.id) == ("I", 1, "1.1", "1.2")
     assert (at.written, at.room, at.overdue, at.missed, at.finished) == (0, 3, (), (), False)
-    assert at.position == 0.5 / 8
+    assert at.progress == 0.5 / 8
 
 
 def test_the_chapter_keeps_its_scenes_while_its_beats_are_not_done():
-    at = standing(book(), {1: 2}, {"1.1": "done", "1.2": "partly"})
+    at = position(book(), {1: 2}, {"1.1": "done", "1.2": "partly"})
     assert (at.chapter.number, at.beat.id, at.next_beat.id, at.room) == (1, "1.2", "3.1", 1)
     assert at.overdue == ()
-    over = standing(book(), {1: 3}, {"1.1": "done"})
+    over = position(book(), {1: 3}, {"1.1": "done"})
     assert (over.chapter.number, over.room, [b.id for b in over.overdue]) == (1, 0, ["1.2"])
 
 
 def test_a_chapter_that_runs_past_its_stretch_is_left_with_its_beats_missed():
     assert longest(book().chapter(1)) == 4
-    at = standing(book(), {1: 4}, {"1.1": "done"})
+    at = position(book(), {1: 4}, {"1.1": "done"})
     assert at.chapter.number == 2 and [b.id for b in at.missed] == ["1.2"]
     assert (at.beat, at.next_beat.id, at.room) == (None, "3.1", 2)    # chapter 2 has no beats
 
 
 def test_a_chapter_whose_beats_are_done_ends_early_and_one_done_ahead_is_passed():
-    at = standing(book(), {1: 1}, {"1.1": "done", "1.2": "done"})
+    at = position(book(), {1: 1}, {"1.1": "done", "1.2": "done"})
     assert at.chapter.number == 2                        # with room left in chapter 1
-    ahead = standing(book(), {1: 2, 2: 2}, {"1.1": "done", "1.2": "done", "3.1": "done"})
+    ahead = position(book(), {1: 2, 2: 2}, {"1.1": "done", "1.2": "done", "3.1": "done"})
     assert (ahead.chapter.number, ahead.beat.id, ahead.act.name) == (4, "4.1", "II")
-    assert ahead.position == (3 + 2 + 2 + 0.5) / 8
+    assert ahead.progress == (3 + 2 + 2 + 0.5) / 8
 
 
 def test_a_chapter_without_beats_takes_its_target_length():
     done = {"1.1": "done", "1.2": "done"}
-    assert standing(book(), {1: 2, 2: 1}, done).chapter.number == 2
-    assert standing(book(), {1: 2, 2: 2}, done).chapter.number == 3
+    assert position(book(), {1: 2, 2: 1}, done).chapter.number == 2
+    assert position(book(), {1: 2, 2: 2}, done).chapter.number == 3
 
 
 def test_the_book_is_finished_when_its_last_beat_lands():
     every = {b.id: "done" for b in book().beats()}
-    last = standing(book(), {1: 2, 2: 2, 3: 1}, {**every, "4.2": "partly"})
+    last = position(book(), {1: 2, 2: 2, 3: 1}, {**every, "4.2": "partly"})
     assert (last.chapter.number, last.beat.id, last.next_beat, last.finished) == (4, "4.2", None,
                                                                                   False)
-    end = standing(book(), {1: 2, 2: 2, 3: 1, 4: 1}, every)
-    assert end.finished and end.chapter is None and end.position == 1.0 and end.missed == ()
+    end = position(book(), {1: 2, 2: 2, 3: 1, 4: 1}, every)
+    assert end.finished and end.chapter is None and end.progress == 1.0 and end.missed == ()
     # a book whose last chapter has run its length ends too, never loops: its beat missed
-    cut = standing(book(), {1: 2, 2: 2, 3: 1, 4: 1}, {**every, "4.2": "partly"})
+    cut = position(book(), {1: 2, 2: 2, 3: 1, 4: 1}, {**every, "4.2": "partly"})
     assert cut.finished and [b.id for b in cut.missed] == ["4.2"]
 
 
 def test_beats_left_behind_are_missed_and_scenes_outside_the_outline_do_not_count():
-    at = standing(book(), {1: 3, 3: 1, 99: 5}, {"1.1": "done"})
+    at = position(book(), {1: 3, 3: 1, 99: 5}, {"1.1": "done"})
     assert (at.chapter.number, [b.id for b in at.missed]) == (3, ["1.2"])
 
 
@@ -83,7 +83,7 @@ def test_the_scenes_say_what_each_chapter_holds_and_each_beats_best_status():
     written, status = tally(scenes)
     assert written == {1: 4, 2: 1}
     assert status == {"1.1": "done", "1.2": "not"}
-    at = standing(book(), written, status)
+    at = position(book(), written, status)
     assert (at.chapter.number, at.beat, at.written) == (2, None, 1)
     assert [b.id for b in at.missed] == ["1.2"]
 
@@ -95,10 +95,10 @@ def test_a_beat_is_passed_when_the_chapter_has_fewer_scenes_left_than_beats_to_l
     two = Outline(Arc("arc", "end"), (Act("I", "", (
         Chapter(1, "One", scenes=2, beats=(Beat("1.1", "a"), Beat("1.2", "b"))),
         Chapter(2, "Two", scenes=2, beats=(Beat("2.1", "c"), Beat("2.2", "the end")))),),))
-    assert standing(two, {1: 1}, {"1.1": "partly"}).beat.id == "1.1"     # 2 left, 2 to land
-    stuck = standing(two, {1: 2}, {"1.1": "partly"})                     # 1 left, 2 to land
+    assert position(two, {1: 1}, {"1.1": "partly"}).beat.id == "1.1"     # 2 left, 2 to land
+    stuck = position(two, {1: 2}, {"1.1": "partly"})                     # 1 left, 2 to land
     assert (stuck.beat.id, [b.id for b in stuck.missed]) == ("1.2", ["1.1"])
-    last = standing(two, {1: 3, 2: 2}, {"1.2": "done", "2.1": "not"})
+    last = position(two, {1: 3, 2: 2}, {"1.2": "done", "2.1": "not"})
     assert (last.beat.id, last.next_beat, [b.id for b in last.missed]) == ("2.2", None,
                                                                            ["1.1", "2.1"])
-    assert standing(two, {1: 3, 2: 3}, {"1.2": "done", "2.2": "not"}).finished
+    assert position(two, {1: 3, 2: 3}, {"1.2": "done", "2.2": "not"}).finished

@@ -28,11 +28,11 @@ def test_the_target_is_the_current_beats_tension_else_the_curves():
     at = book_standing(outline(), [], "rising")
     assert (at.target, at.choices()) == (7, ("1.1", "1.2"))          # its own
     at = book_standing(outline(), [scene(1, 1, "1.1", "done", 6)], "rising")
-    assert at.target == round(target_tension("rising", 0.75)) == at.standing.beat.tension
+    assert at.target == round(target_tension("rising", 0.75)) == at.position.beat.tension
     done = [scene(1, 1, "1.1", "done", 6), scene(2, 1, "1.2", "done", 8)]
     at = book_standing(outline(), done, "rising")                     # chapter 2: no beats
-    assert at.standing.beat is None and at.choices() == ()
-    assert at.target == round(target_tension("rising", at.standing.position))
+    assert at.position.beat is None and at.choices() == ()
+    assert at.target == round(target_tension("rising", at.position.progress))
     assert (at.realized, at.scenes, at.words) == (((1, 6), (2, 8)), 2, 4)
 
 

@@ -1,4 +1,4 @@
-"""Where a character stands: dead or absent (and since when, and how), where last seen,
+"""A character's presence: dead or absent (and since when, and how), where last seen,
 what they hold, in the words a prompt's items use.
 
 The continuity audit records it in each character's memory file (audit/knowledge.py:
