@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -108,7 +108,7 @@ def resume(project: Project, m: Manuscript) -> tuple[Manuscript, int]:
 
 
 # -- guessing the plan -------------------------------------------------------------
-def mentions(entities: Iterable[dict[str, Any]], text: str) -> list[str]:
+def mentions(entities: Iterable[Mapping[str, Any]], text: str) -> list[str]:
     """Names of the entities `text` mentions (by name, alias or a full name's first
     word), most mentioned first."""
     counts: Counter[str] = Counter()

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from novel_agent.context.sections import Section
+from novel_agent.story.memory.records import Loop
 from novel_agent.story.outline.file import Beat
 from novel_agent.story.outline.payoffs import final_act
 from novel_agent.story.outline.standing import BookStanding
@@ -57,7 +58,7 @@ def pacing_line(at: BookStanding) -> str:
     return f"{line}; the last scenes were {last}: {advice}."
 
 
-def _loop(loop: dict, words: int | None) -> str:
+def _loop(loop: Loop, words: int | None) -> str:
     deferred = ", deferred" if loop.get("status") == "deferred" else ""
     payoff = f" (payoff {loop['payoff']}{deferred})" if loop.get("payoff") is not None else ""
     return f"- [{loop.get('id')}] {_cut(str(loop.get('description', '')), words)}{payoff}"

@@ -14,7 +14,9 @@ the prompt's volatile tail. Pure functions of a character's dict.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import cast
+
+from novel_agent.story.memory.records import Character
 
 GONE = ("dead", "absent")
 MOVING = ("place", "place_in", "holds", "lost")       # change with nearly every scene
@@ -23,19 +25,19 @@ HOW_WORDS = 12        # of how a character died or left, in a card
 HELD_SHOWN = 4        # things a character holds, named in a card
 
 
-def gone(c: dict[str, Any] | None) -> str:
+def gone(c: Character | None) -> str:
     """"dead" or "absent" when memory says so, else ""."""
     status = c.get("status") if c else None
     return status if status in GONE else ""
 
 
-def status_since(c: dict[str, Any]) -> int:
+def status_since(c: Character) -> int:
     """The scene that made the character dead or absent (0 when not stated)."""
     value = c.get("status_in")
     return value if type(value) is int else 0
 
 
-def status_text(c: dict[str, Any], how: bool = True) -> str:
+def status_text(c: Character, how: bool = True) -> str:
     """"dead since scene 15: drowned at the weir" ("dead since scene 15" without `how`;
     "" for the living)."""
     status = gone(c)
@@ -43,18 +45,18 @@ def status_text(c: dict[str, Any], how: bool = True) -> str:
                      if t) if status else ""
 
 
-def when(c: dict[str, Any]) -> str:
+def when(c: Character) -> str:
     """"since scene 15: drowned at the weir" of one dead or absent (either part alone,
     or "", when the other is not stated)."""
     return ": ".join(t for t in (_since(c), _how(c)) if t)
 
 
-def _since(c: dict[str, Any]) -> str:
+def _since(c: Character) -> str:
     scene = status_since(c)
     return f"since scene {scene}" if scene else ""
 
 
-def _how(c: dict[str, Any]) -> str:
+def _how(c: Character) -> str:
     """How they died or left, in at most HOW_WORDS words ("" when it says no more than
     the status)."""
     words = str(c.get("status_how") or "").split()
@@ -63,7 +65,7 @@ def _how(c: dict[str, Any]) -> str:
     return " ".join(words[:HOW_WORDS]) + (" …" if len(words) > HOW_WORDS else "")
 
 
-def where_text(c: dict[str, Any]) -> str:
+def where_text(c: Character) -> str:
     """"last at the harbour in scene 14" ("" when not known, or for the dead)."""
     place = " ".join(str(c.get("place") or "").split())
     if not place or gone(c) == "dead":
@@ -72,7 +74,7 @@ def where_text(c: dict[str, Any]) -> str:
     return f"last at {place}" + (f" in scene {scene}" if type(scene) is int and scene else "")
 
 
-def holds_text(c: dict[str, Any]) -> str:
+def holds_text(c: Character) -> str:
     """"holds a brass key, a map" (the first HELD_SHOWN, then how many more; "had ..."
     for the dead); "" for none."""
     held = [" ".join(str(h).split()) for h in c.get("holds") or [] if str(h).strip()]
@@ -83,34 +85,34 @@ def holds_text(c: dict[str, Any]) -> str:
     return f"{verb} " + ", ".join(held[:HELD_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def whereabouts(c: dict[str, Any]) -> list[str]:
+def whereabouts(c: Character) -> list[str]:
     """Where the character was last and what they hold, as parts of a card."""
     return [t for t in (where_text(c), holds_text(c)) if t]
 
 
-def called(c: dict[str, Any]) -> str:
+def called(c: Character) -> str:
     """A character's barest form: the name, with "(dead)" or "(absent)" when so."""
     name = str(c.get("name", c.get("id", "?")))
     status = gone(c)
     return f"{name} ({status})" if status else name
 
 
-def unsettled(c: dict[str, Any], tick: int) -> tuple[str, ...]:
+def unsettled(c: Character, tick: int) -> tuple[str, ...]:
     """The fields of a character a card that stays put until `tick` moves leaves out:
     where they are and what they hold, and a death or an absence established after
     `tick` (one memory has as dead since scene 15 is alive at tick 10)."""
     return MOVING + STATUS if status_since(c) > tick else MOVING
 
 
-def settled_card(c: dict[str, Any], tick: int) -> dict[str, Any]:
+def settled_card(c: Character, tick: int) -> Character:
     """The character without its `unsettled` fields (itself when it has none)."""
     drop = unsettled(c, tick)
     if not any(key in c for key in drop):
         return c
-    return {k: v for k, v in c.items() if k not in drop}
+    return cast(Character, {k: v for k, v in c.items() if k not in drop})
 
 
-def known_as(c: dict[str, Any]) -> str:
+def known_as(c: Character) -> str:
     """The extractor's form of a known character: the name, then whether dead or absent,
     where last and what they hold ("Mara Quill (last at the harbour; holds a brass key)")."""
     place = " ".join(str(c.get("place") or "").split())
@@ -123,14 +125,14 @@ GONE_SAID = {"dead": ("dead", "and cannot act or speak in this scene, only be re
              "absent": ("away", "and not in this scene")}
 
 
-def gone_sentences(people: Iterable[dict[str, Any]], present: Sequence[str] = (),
+def gone_sentences(people: Iterable[Character], present: Sequence[str] = (),
                    limit: int = 6) -> list[str]:
     """The writer's plain sentences about the dead and the absent among `people` (the
     newest first, at most `limit` of each): "Anselm Vey is dead (since scene 15: drowned
     at the weir) and cannot act or speak in this scene, only be remembered." An absent
     one the scene's cast (`present`) names is left out: the planner brings them back."""
     here = {n.lower() for n in present}
-    chosen: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, Character] = {}
     for c in people:
         status = gone(c)
         if status == "dead" or status == "absent" and str(c.get("name", "")).lower() not in here:

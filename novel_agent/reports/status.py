@@ -11,6 +11,7 @@ from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.errors import FileFormatError
 from novel_agent.models.limits import limits_for
 from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Loop
 from novel_agent.story.outline.standing import GO_ON, read_standing
 from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
@@ -39,7 +40,7 @@ class ProjectStatus:
     resolved_loops: int
     facts: int
     last_scene: Scene | None
-    overdue: list[dict] = field(default_factory=list)   # open loops past loop_overdue_after
+    overdue: list[Loop] = field(default_factory=list)   # open loops past loop_overdue_after
 
 
 def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:

@@ -37,6 +37,7 @@ from novel_agent.models.ask import Room, told
 from novel_agent.models.base import ChatModel, StoryView
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook
+from novel_agent.story.memory.records import Loop
 from novel_agent.story.memory.store import Memory
 from novel_agent.story.name_pool import NamePool
 from novel_agent.story.outline.payoffs import final_act
@@ -122,7 +123,7 @@ class TickDraft:
                                                  # a copy (audit.mode revise: the revision)
     audit: AuditResult | None = None             # the continuity audit's findings
     clock_text: str = ""                         # memory/clock.yaml's new text, if it moved
-    payoffs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # set at commit
+    payoffs: Mapping[str, Loop] = field(default_factory=dict)   # set at commit: loop id -> what was set
     scene: Scene | None = None                   # the scene, once committed
     written: tuple[Path, ...] = ()               # the files the commit wrote or removed
     answers: Mapping[str, Any] = field(default_factory=dict)   # a stage of a plugin's or

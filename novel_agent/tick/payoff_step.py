@@ -11,9 +11,9 @@ record's `payoffs`. A book without an outline (no standing) is left as it was.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from novel_agent.story.decisions import Extraction, Plan
+from novel_agent.story.memory.records import Loop
 from novel_agent.story.memory.store import Memory
 from novel_agent.story.outline.payoffs import final_act, named_payoffs, settle, settled_lines
 from novel_agent.story.outline.standing import BookStanding
@@ -45,7 +45,7 @@ def closed_extraction(extraction: Extraction, at: BookStanding | None) -> tuple[
 
 
 def settle_step(memory: Memory, plan: Plan, at: BookStanding | None,
-                tick: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+                tick: int) -> tuple[dict[str, Loop], list[str]]:
     """Each open loop's payoff and status after scene `tick` (in place): what was set, by
     loop id, and one line each; nothing without an outline."""
     if at is None:

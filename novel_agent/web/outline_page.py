@@ -18,8 +18,8 @@ from typing import Any
 from novel_agent.errors import NovelError
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.outline_edits import FIELDS, fingerprint, part_values
-from novel_agent.story.memory.lookup import is_open
 from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Loop, is_open
 from novel_agent.story.outline.curves import target_tension
 from novel_agent.story.outline.file import Outline, load_outline
 from novel_agent.story.outline.payoffs import planned, spot_of
@@ -151,7 +151,7 @@ def _scenes(project: Project) -> list[Scene]:
     return scenes
 
 
-def _loops(project: Project) -> list[dict[str, Any]]:
+def _loops(project: Project) -> list[Loop]:
     return load_memory(project.memory_dir).loops
 
 
@@ -285,7 +285,7 @@ def _target_of(at: BookStanding, scene: Scene) -> int | None:
     return beat.tension if beat is not None else None
 
 
-def _loop_views(at: BookStanding, loops: list[dict[str, Any]]) -> list[LoopView]:
+def _loop_views(at: BookStanding, loops: list[Loop]) -> list[LoopView]:
     """The loops: those open first, by where they are meant to pay off, then those paid off."""
     outline = at.outline
     due = {str(loop.get("id")) for loop in at.due}

@@ -23,6 +23,7 @@ from typing import Any
 
 from novel_agent.files import dump_yaml
 from novel_agent.story.memory.read import FILE_ID, FOLDERS, LEGACY, load_folder, load_list
+from novel_agent.story.memory.records import Fact
 from novel_agent.story.memory.store import Memory, relationship_id, slug, unique_id
 from novel_agent.story.project.journal import Transaction
 from novel_agent.yaml_comments import keep_comments, text_of
@@ -74,8 +75,8 @@ def stage_memory(txn: Transaction, memory: Memory, memory_dir: Path,
     _stage_facts(txn, memory.facts, memory_dir / "facts.yaml", before.facts if before else None)
 
 
-def _stage_facts(txn: Transaction, facts: list[dict[str, Any]], path: Path,
-                 before: list[dict[str, Any]] | None) -> None:
+def _stage_facts(txn: Transaction, facts: list[Fact], path: Path,
+                 before: list[Fact] | None) -> None:
     if before is not None and facts == before:
         return
     if before is not None and facts[:len(before)] == before and _appendable(path):

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress
 from operator import itemgetter, ne
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from novel_agent.story.memory.lookup import learned, loops_from, reordered
 from novel_agent.story.memory.read import (
@@ -47,6 +47,7 @@ from novel_agent.story.memory.read import (
     read_memory,
     tick_of,
 )
+from novel_agent.story.memory.records import Fact
 from novel_agent.story.memory.store import Memory, plain_copy
 
 BEGAN = {"loops": "opened_in", "relationships": "since"}   # what a list is ordered by
@@ -268,7 +269,7 @@ class KeptMemory:
                 work[len(was):] = [plain_copy(fact) for fact in now[len(was):]]
         else:
             work[:] = plain_copy(now)
-        self.files.facts = now
+        self.files.facts = cast(list[Fact], now)
 
 
 def item_files(moved: Iterable[str]) -> dict[str, list[str]]:

@@ -21,22 +21,15 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
+from novel_agent.story.memory.records import Character, Entity, Fact, Location, Loop, Named, is_open
 from novel_agent.text.names import normalize_name
 
 KEPT = 16      # indexes kept (the last dicts and lists asked about)
+T = TypeVar("T")
 LOOP_WORD = re.compile(r"[a-z]{5,}")
-# A loop's status: open, progressing (a scene touched it), deferred (its payoff passed and
-# it was pushed on: story/outline/payoffs.py) or resolved; all but resolved are still open.
-LOOP_STATUSES = ("open", "progressing", "deferred", "resolved")
-OPEN_STATUSES = frozenset(LOOP_STATUSES[:3])
-
-
-def is_open(loop: Mapping[str, Any]) -> bool:
-    """Whether a loop is still open: open, progressing or deferred (no status: open)."""
-    return (loop.get("status") or "open") in OPEN_STATUSES
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -45,29 +38,31 @@ def loop_words(description: str) -> frozenset[str]:
     return frozenset(LOOP_WORD.findall(description.lower()))
 
 
-def names_of(entity: dict[str, Any]) -> set[str]:
+def names_of(entity: Entity) -> set[str]:
     """The normalized name and aliases of a character or place."""
     return {normalize_name(str(n)) for n in [entity.get("name", ""), *(entity.get("aliases") or [])]
             if str(n).strip()}
 
 
-def is_named(entity: dict[str, Any], wanted: str) -> bool:
+def is_named(entity: Entity, wanted: str) -> bool:
     """Whether `wanted` (normalized) is the entity's name, or one of its aliases."""
     name = entity.get("name", "")
     return (normalize_name(str(name)) == wanted and bool(str(name).strip())) or \
         bool(entity.get("aliases")) and wanted in names_of(entity)
 
 
-def first_word(entity: dict[str, Any]) -> str:
+def first_word(entity: Entity) -> str:
+    """The first word of the entity's name, normalized ("" for none)."""
     words = normalize_name(str(entity.get("name", ""))).split()
     return words[0] if words else ""
 
 
-class EntityIndex:
+class EntityIndex(Generic[Named]):
     """The entities of one dict by each of their names and by their name's first word."""
 
-    def __init__(self, entities: dict[str, dict[str, Any]]):
-        self.entities = self.held = entities
+    def __init__(self, entities: dict[str, Named]):
+        self.entities: dict[str, Named] = entities
+        self.held: dict[str, Named] = entities
         self.size = 0
         self.order: dict[str, int] = {}
         self.names: dict[str, list[str]] = {}
@@ -96,7 +91,7 @@ class EntityIndex:
         return len(self.entities) < self.size or (
             len(self.entities) == self.size and next(reversed(self.entities), None) != self.last)
 
-    def add(self, key: str, entity: dict[str, Any]) -> None:
+    def add(self, key: str, entity: Named) -> None:
         """Index `entity` (again: after it learned a name) under `key`."""
         name = entity.get("name", "")
         found = set(names_of(entity)) if entity.get("aliases") else set()
@@ -107,17 +102,17 @@ class EntityIndex:
         if first_word(entity):
             _add(self.first, first_word(entity), key)
 
-    def _ordered(self, keys: list[str], check: Callable[[dict[str, Any]], bool]) -> list[dict]:
+    def _ordered(self, keys: list[str], check: Callable[[Named], bool]) -> list[Named]:
         hits = [(self.order[k], self.entities[k]) for k in dict.fromkeys(keys)
                 if k in self.entities and check(self.entities[k])]
         return [entity for _, entity in sorted(hits, key=lambda h: h[0])]
 
-    def named(self, wanted: str) -> dict[str, Any] | None:
+    def named(self, wanted: str) -> Named | None:
         """The first entity whose name or an alias is `wanted` (normalized)."""
         hits = self._ordered(self.names.get(wanted, []), lambda e: is_named(e, wanted))
         return hits[0] if hits else None
 
-    def first_named(self, word: str) -> list[dict[str, Any]]:
+    def first_named(self, word: str) -> list[Named]:
         """The entities whose name's first word is `word`, in order."""
         return self._ordered(self.first.get(word, []), lambda e: first_word(e) == word)
 
@@ -126,7 +121,7 @@ class LoopIndex:
     """The loops of one list by id, by description (lowercased, stripped) and by each
     word of it (loop_words)."""
 
-    def __init__(self, loops: list[dict[str, Any]]):
+    def __init__(self, loops: list[Loop]):
         self.loops = self.held = loops
         self.size = 0
         self.ids: dict[str, list[int]] = {}
@@ -164,7 +159,7 @@ class LoopIndex:
             len(self.loops) == self.size and (self.loops[-1] if self.loops else None)
             is not self.last)
 
-    def with_id(self, *ids: str) -> list[dict[str, Any]]:
+    def with_id(self, *ids: str) -> list[Loop]:
         """The loops with any of these ids, in order."""
         found = sorted({n for i in ids for n in self.ids.get(i, [])})
         return [self.loops[n] for n in found if self.loops[n].get("id") in ids]
@@ -181,12 +176,12 @@ class LoopIndex:
                     break
         return found
 
-    def open_saying_any(self, words: frozenset[str]) -> list[dict[str, Any]]:
+    def open_saying_any(self, words: frozenset[str]) -> list[Loop]:
         """The open loops whose description says any of `words`, in order."""
         found = sorted({n for w in words for n in self.words.get(w, [])})
         return [self.loops[n] for n in found if is_open(self.loops[n])]
 
-    def saying(self, lowered: str) -> list[dict[str, Any]]:
+    def saying(self, lowered: str) -> list[Loop]:
         """The loops whose description (lowercased, stripped) is `lowered`, in order."""
         return [self.loops[n] for n in self.said.get(lowered, [])
                 if _said(self.loops[n]) == lowered]
@@ -195,7 +190,7 @@ class LoopIndex:
 class FactIndex:
     """The facts of one list by their text, lowercased (where every text is text)."""
 
-    def __init__(self, facts: list[dict[str, Any]]):
+    def __init__(self, facts: list[Fact]):
         self.facts = self.held = facts
         self.size = 0
         self.texts: dict[str, list[int]] = {}
@@ -234,16 +229,16 @@ class FactIndex:
         return None
 
 
-def _under(loop: dict[str, Any]) -> tuple[str, str, frozenset[str]]:
+def _under(loop: Loop) -> tuple[str, str, frozenset[str]]:
     """What a loop is indexed under: its id, its description, its words."""
     return str(loop.get("id")), _said(loop), loop_words(str(loop.get("description", "")))
 
 
-def _said(loop: dict[str, Any]) -> str:
+def _said(loop: Loop) -> str:
     return str(loop.get("description", "")).strip().lower()
 
 
-def _add(index: dict[Any, list], key: Any, value: Any) -> None:
+def _add(index: dict[str, list[T]], key: str, value: T) -> None:
     values = index.setdefault(key, [])
     if value not in values:
         values.append(value)
@@ -252,22 +247,22 @@ def _add(index: dict[Any, list], key: Any, value: Any) -> None:
 _KEPT: dict[int, Any] = {}
 
 
-def entity_index(entities: dict[str, dict[str, Any]]) -> EntityIndex:
+def entity_index(entities: dict[str, Named]) -> EntityIndex[Named]:
     """The index of this very dict of entities, up to date with what it holds."""
     return _kept_index(EntityIndex, entities)
 
 
-def loop_index(loops: list[dict[str, Any]]) -> LoopIndex:
+def loop_index(loops: list[Loop]) -> LoopIndex:
     """The index of this very list of loops, up to date with what it holds."""
     return _kept_index(LoopIndex, loops)
 
 
-def fact_index(facts: list[dict[str, Any]]) -> FactIndex:
+def fact_index(facts: list[Fact]) -> FactIndex:
     """The index of this very list of facts, up to date with what it holds."""
     return _kept_index(FactIndex, facts)
 
 
-Indexed = TypeVar("Indexed", EntityIndex, LoopIndex, FactIndex)
+Indexed = TypeVar("Indexed", EntityIndex[Any], LoopIndex, FactIndex)
 
 
 def _kept_index(kind: type[Indexed], held: Any) -> Indexed:
@@ -282,7 +277,7 @@ def _kept_index(kind: type[Indexed], held: Any) -> Indexed:
     return found
 
 
-def reordered(entities: dict[str, dict[str, Any]]) -> None:
+def reordered(entities: dict[str, Character] | dict[str, Location]) -> None:
     """`entities` holds its entities in another order, some added or gone: its index, if
     it has one, takes the new order (see EntityIndex.reorder)."""
     found = _KEPT.get(id(entities))
@@ -290,7 +285,7 @@ def reordered(entities: dict[str, dict[str, Any]]) -> None:
         found.reorder()
 
 
-def loops_from(loops: list[dict[str, Any]], first: int, changed: Sequence[int] = ()) -> None:
+def loops_from(loops: list[Loop], first: int, changed: Sequence[int] = ()) -> None:
     """The loops of `loops` from place `first` on moved, and those at `changed` may have
     changed in place: its index, if it has one, indexes them again from the first place
     whose loop is not what it indexed."""
@@ -303,7 +298,7 @@ def loops_from(loops: list[dict[str, Any]], first: int, changed: Sequence[int] =
         found.grow()
 
 
-def learned(entities: dict[str, dict[str, Any]], key: str) -> None:
+def learned(entities: dict[str, Character] | dict[str, Location], key: str) -> None:
     """Entity `key` of `entities` learned a name in place: index it under it too."""
     found = _KEPT.get(id(entities))
     if isinstance(found, EntityIndex) and found.entities is entities and key in found.order:

@@ -16,13 +16,21 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml, yaml_line
-from novel_agent.story.memory.records import check_entity, check_items
+from novel_agent.story.memory.records import (
+    Character,
+    Fact,
+    Location,
+    Loop,
+    Relationship,
+    check_entity,
+    check_items,
+)
 from novel_agent.story.memory.store import Memory, plain_copy
 
 FILE_ID = re.compile(r"^[^./\\\x00\s][^/\\\x00]{0,119}(?<!\s)$")   # an id that can name its file
@@ -91,7 +99,8 @@ def parsed_item(folder: Path, name: str, stamp: Stamp) -> dict[str, Any]:
     path = os.path.join(folder, name)
     hit = _PARSED.get(path)
     if hit is not None and hit[0] == stamp:
-        return hit[1]
+        kept: dict[str, Any] = hit[1]
+        return kept
     data = _parse_entity(folder, Path(path))
     _remember(path, stamp, data)
     return data
@@ -142,7 +151,8 @@ def list_items(path: Path, key: str) -> list[dict[str, Any]]:
         return []
     hit = _PARSED.get(str(path))
     if hit is not None and hit[0] == stamp:
-        return hit[1][1]
+        kept: list[dict[str, Any]] = hit[1][1]
+        return kept
     if hit is not None and hit[0][0] == stamp[0] and hit[0][1] < stamp[1]:
         items = _appended(path, key, hit[1])
         if items is not None:
@@ -158,7 +168,8 @@ def _head(path: Path, size: int) -> tuple[int, str]:
     return size, hashlib.sha1(path.read_bytes()[:size]).hexdigest()
 
 
-def _appended(path: Path, key: str, cached: tuple[tuple[int, str], list]) -> list | None:
+def _appended(path: Path, key: str, cached: tuple[tuple[int, str], list[dict[str, Any]]]
+              ) -> list[dict[str, Any]] | None:
     """The cached items plus those appended after them (None if the file was not only
     appended to, or the new part is not a plain list of mappings)."""
     (size, digest), items = cached
@@ -196,7 +207,7 @@ def _load_list(path: Path, key: str) -> list[dict[str, Any]]:
     return items
 
 
-def tick_of(item: dict[str, Any], key: str) -> int:
+def tick_of(item: Mapping[str, Any], key: str) -> int:
     """The tick an item's `key` holds (a loop's `opened_in`, a relationship's `since`), 0
     when it holds none, or not a tick."""
     value = item.get(key)
@@ -214,7 +225,7 @@ def _load_items(memory_dir: Path, kind: str, listed: Listed | None = None) -> li
     return sorted(found.values(), key=_began(kind))
 
 
-def _began(kind: str) -> Callable[[dict[str, Any]], tuple[int, str]]:
+def _began(kind: str) -> Callable[[Mapping[str, Any]], tuple[int, str]]:
     """The order loops (or relationships) are read in: by the tick each began, then id."""
     began = "opened_in" if kind == "loops" else "since"
     return lambda item: (tick_of(item, began), str(item.get("id")))
@@ -242,11 +253,15 @@ def read_memory(memory_dir: Path, listed: Listed | None = None) -> tuple[Memory,
     tell what a tick changed (shared with the parse cache: never to be changed). Only
     the files changed since the last read are parsed; the one copy made is the first.
     `listed` gets what each item folder held (see _folder_items)."""
-    files = Memory(characters=_folder_items(memory_dir / "characters", listed),
-                   locations=_folder_items(memory_dir / "locations", listed),
-                   loops=_load_items(memory_dir, "loops", listed),
-                   relationships=_load_items(memory_dir, "relationships", listed),
-                   facts=list_items(memory_dir / "facts.yaml", "facts"))
+    # (each item checked against its kind's record as it was read: records.check_entity)
+    files = Memory(characters=cast(dict[str, Character],
+                                   _folder_items(memory_dir / "characters", listed)),
+                   locations=cast(dict[str, Location],
+                                  _folder_items(memory_dir / "locations", listed)),
+                   loops=cast(list[Loop], _load_items(memory_dir, "loops", listed)),
+                   relationships=cast(list[Relationship],
+                                      _load_items(memory_dir, "relationships", listed)),
+                   facts=cast(list[Fact], list_items(memory_dir / "facts.yaml", "facts")))
     return files.copy(), files
 
 

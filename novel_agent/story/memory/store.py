@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +20,20 @@ from novel_agent.story.memory.lookup import (
     LOOP_WORD,
     entity_index,
     fact_index,
-    is_open,
     learned,
     loop_index,
     names_of,
 )
 from novel_agent.story.memory.lookup import loop_words as _loop_words
+from novel_agent.story.memory.records import (
+    Character,
+    Fact,
+    Location,
+    Loop,
+    Named,
+    Relationship,
+    is_open,
+)
 from novel_agent.text.names import name_problem, normalize_name, strip_markers
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
@@ -60,30 +69,30 @@ def slug(text: str) -> str:
 class Memory:
     """Everything the story has established so far."""
 
-    characters: dict[str, dict[str, Any]] = field(default_factory=dict)
-    locations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    loops: list[dict[str, Any]] = field(default_factory=list)
-    relationships: list[dict[str, Any]] = field(default_factory=list)
-    facts: list[dict[str, Any]] = field(default_factory=list)
+    characters: dict[str, Character] = field(default_factory=dict)
+    locations: dict[str, Location] = field(default_factory=dict)
+    loops: list[Loop] = field(default_factory=list)
+    relationships: list[Relationship] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
 
     def copy(self) -> Memory:
         return Memory(plain_copy(self.characters), plain_copy(self.locations),
                       plain_copy(self.loops), plain_copy(self.relationships),
                       plain_copy(self.facts))
 
-    def open_loops(self) -> list[dict[str, Any]]:
+    def open_loops(self) -> list[Loop]:
         """The loops not resolved: open, progressing or deferred."""
         return [loop for loop in self.loops if is_open(loop)]
 
-    def find_character(self, name_or_id: str) -> dict[str, Any] | None:
+    def find_character(self, name_or_id: str) -> Character | None:
         """A character by id or by name (case-insensitive)."""
         return _find(self.characters, name_or_id)
 
-    def find_location(self, name_or_id: str) -> dict[str, Any] | None:
+    def find_location(self, name_or_id: str) -> Location | None:
         """A location by id or by name (case-insensitive)."""
         return _find(self.locations, name_or_id)
 
-    def find_loop(self, ref: str) -> dict[str, Any] | None:
+    def find_loop(self, ref: str) -> Loop | None:
         """A loop by id, or by its description: an open one before a resolved one (the
         prompt's "[id]" and "(opened in scene N)" marks, copied back by a model, are
         looked through)."""
@@ -97,7 +106,7 @@ class Memory:
 SHARED_BY = 2      # a word more open loops than this share does not tell them apart
 
 
-def loop_marks(loops: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
+def loop_marks(loops: Sequence[Loop]) -> dict[str, frozenset[str]]:
     """Each loop's words (5+ letters) that at most SHARED_BY of `loops` have: what a text
     must say to touch that loop and not any other ("token", "Quill" and "means" in
     half the loops touch none of them)."""
@@ -118,7 +127,7 @@ def _marks(loops: tuple[tuple[str, str], ...]) -> tuple[tuple[str, frozenset[str
                  for key, words in said)
 
 
-def touched_loops(memory: Memory, text: str) -> list[dict[str, Any]]:
+def touched_loops(memory: Memory, text: str) -> list[Loop]:
     """The open loops `text` touches (touches, with loop_marks of the open loops), in
     order: only the loops that say a word of `text` that marks a loop (one at most
     SHARED_BY open loops say) are looked at, not every loop sharing "token" or "means"
@@ -150,12 +159,11 @@ def _text_words(text: str) -> frozenset[str]:
     return frozenset(LOOP_WORD.findall(text.lower()))
 
 
-def _match_loop(loops: list[dict[str, Any]], ref: str,
-                open_only: bool = False) -> dict[str, Any] | None:
+def _match_loop(loops: list[Loop], ref: str, open_only: bool = False) -> Loop | None:
     """The first of `loops` (the open ones, with `open_only`) whose id is `ref` (or its
     slug), else whose description is (looked up in the list's index: story/memory/lookup.py)."""
     index = loop_index(loops)
-    wanted = is_open if open_only else (lambda l: True)
+    wanted: Callable[[Loop], bool] = is_open if open_only else (lambda l: True)
     for found in (index.with_id(str(ref), slug(ref)), index.saying(str(ref).strip().lower())):
         for loop in found:
             if wanted(loop):
@@ -163,7 +171,7 @@ def _match_loop(loops: list[dict[str, Any]], ref: str,
     return None
 
 
-def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any] | None:
+def _find(entities: dict[str, Named], name_or_id: str) -> Named | None:
     """By id, else by normalized name or alias ("The Harbour." finds "harbour"): the
     first in the dict's order (looked up in its index: story/memory/lookup.py)."""
     if not name_or_id or not str(name_or_id).strip():
@@ -174,7 +182,7 @@ def _find(entities: dict[str, dict[str, Any]], name_or_id: str) -> dict[str, Any
     return entity_index(entities).named(normalize_name(str(name_or_id)))
 
 
-def same_person(memory: Memory, name: str) -> dict[str, Any] | None:
+def same_person(memory: Memory, name: str) -> Character | None:
     """The one character `name` is a shorter or fuller form of ("Mara" and "Mara Voss"):
     a first name alone matching exactly one character's first name, or a full name
     whose first word is exactly one single-word character. None when no one or several
@@ -183,11 +191,11 @@ def same_person(memory: Memory, name: str) -> dict[str, Any] | None:
     if not words:
         return None
     found = [c for c in entity_index(memory.characters).first_named(words[0])
-             if len(words) == 1 or len(normalize_name(str(c.get("name", ""))).split()) == 1]
+             if len(words) == 1 or len(normalize_name(str(c["name"])).split()) == 1]
     return found[0] if len(found) == 1 else None
 
 
-def find_person(memory: Memory, name: str) -> dict[str, Any] | None:
+def find_person(memory: Memory, name: str) -> Character | None:
     """The character `name` names: by id, name or alias, else as the shorter or fuller
     form of one character's name (same_person: "Mara" for "Mara Voss")."""
     return memory.find_character(name) or same_person(memory, name)
@@ -216,7 +224,8 @@ def _clean_list(value: Any) -> list[str]:
 
 
 def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None,
-                     goals: Any = None, state: str = "", description: str = "") -> tuple[dict, bool]:
+                     goals: Any = None, state: str = "",
+                     description: str = "") -> tuple[Character, bool]:
     """Create a character or update the one of that name (or alias, or shorter or fuller
     form: see same_person); returns (character, created). A fuller name becomes the
     name and the shorter one an alias; the id, and so the file, stay."""
@@ -224,7 +233,7 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     created = found is None
     if found is not None:
         _learn_name(found, str(name).strip())
-        learned(memory.characters, str(found.get("id")))
+        learned(memory.characters, found["id"])
         existing = found
     else:
         existing = {"id": slug(name), "name": str(name).strip(), "description": "",
@@ -244,7 +253,7 @@ def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None
     return existing, created
 
 
-def _learn_name(entity: dict[str, Any], name: str) -> None:
+def _learn_name(entity: Character, name: str) -> None:
     """A new form of an entity's name: a fuller one becomes the name (the old one an
     alias); a shorter or other one becomes an alias."""
     current = str(entity.get("name", ""))
@@ -258,11 +267,12 @@ def _learn_name(entity: dict[str, Any], name: str) -> None:
     entity["aliases"] = aliases
 
 
-def upsert_location(memory: Memory, name: str, *, tick: int, description: str = "") -> tuple[dict, bool]:
+def upsert_location(memory: Memory, name: str, *, tick: int,
+                    description: str = "") -> tuple[Location, bool]:
     """Create a location or update the one of that name; returns (location, created)."""
     found = memory.find_location(name)
     created = found is None
-    existing: dict[str, Any] = found if found is not None else {
+    existing: Location = found if found is not None else {
         "id": slug(name), "name": str(name).strip(), "description": "", "first_seen": tick}
     if created:
         memory.locations[existing["id"]] = existing
@@ -272,7 +282,7 @@ def upsert_location(memory: Memory, name: str, *, tick: int, description: str = 
     return existing, created
 
 
-def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, bool]:
+def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[Loop, bool]:
     """Open a plot loop, or return the open one with the same description (a resolved
     one with the same words stays resolved: the question is asked again, a new loop);
     the prompt's marks copied back are stripped."""
@@ -282,13 +292,13 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[dict, boo
         return existing, False
     loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
                                                  for loop in memory.loops})
-    loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
+    loop: Loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
             "opened_in": tick, "resolved_in": None, "scenes": [tick]}
     memory.loops.append(loop)
     return loop, True
 
 
-def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> dict | None:
+def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -> Loop | None:
     """Mark an open loop resolved; None when no open loop matches `ref`."""
     loop = _match_loop(memory.loops, ref, open_only=True)
     if loop is None:
@@ -305,11 +315,11 @@ def resolve_loop(memory: Memory, ref: str, *, tick: int, resolution: str = "") -
 def _person_key(memory: Memory, name: str) -> str:
     """Who `name` is, for pairing: the character's id when known, else the name."""
     c = find_person(memory, name)
-    return str(c.get("id")) if c is not None else normalize_name(str(name))
+    return c["id"] if c is not None else normalize_name(str(name))
 
 
 def add_relationship(memory: Memory, a: str, b: str, kind: str, *, tick: int,
-                     description: str = "") -> tuple[dict, bool]:
+                     description: str = "") -> tuple[Relationship, bool]:
     """Record or update the relationship between two characters: one entry per pair of
     people (by id, so "Mara" and "Mara Voss" are one), updated in place."""
     pair = sorted([str(a).strip(), str(b).strip()], key=str.lower)

@@ -15,73 +15,60 @@ proposes a card for a character present who speaks and has none, written with
 four fields), never one field it already has. An author who edits a proposed card
 and wants it kept as it is sets `by: author` (or removes the line).
 
-`check_voice` says what is wrong with a hand-edited card (records.py reports it as
-a one-line error naming the file and the key); `card_lines` is how the writer is
-shown a card; `wanting` names who the extractor is asked a card of: the people of the
-scene who say a line in it (text/speakers.py) and want one. Pure.
+`check_voice` (story/memory/records.py, beside the card's declaration) says what is
+wrong with a hand-edited card, reported as a one-line error naming the file and the
+key; `card_lines` is how the writer is shown a card; `wanting` names who the extractor
+is asked a card of: the people of the scene who say a line in it (text/speakers.py)
+and want one. Pure.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from novel_agent.story.memory.records import (
+    EXTRACTOR,
+    VOICE_FIELDS,
+    VOICE_LISTS,
+    VOICE_TEXTS,
+    Character,
+    VoiceCard,
+    check_voice,
+)
 from novel_agent.text.speakers import speakers
 
-FIELDS = ("diction", "habits", "tics", "never")
-TEXTS = ("diction", "habits")          # a line of text each
-LISTS = ("tics", "never")              # a list of words or phrases each
-AUTHOR, EXTRACTOR = "author", "extractor"
 THIN = 2             # a card with fewer fields than this is filled in by the extractor
 MOST = 4             # words or phrases a list keeps
 TEXT_CHARS = 100     # a proposed line's longest
 PHRASE_CHARS = 30    # a proposed tic's longest
 
 
-def check_voice(value: Any) -> tuple[str, str] | None:
-    """What is wrong with a `voice` value as a hand edit left it: (the key at fault, what
-    it must be), or None when it can be used. Empty fields (`~`) count as absent."""
-    if not isinstance(value, Mapping):
-        return "voice", f"a mapping of {', '.join(FIELDS)} (and by)"
-    for key, item in value.items():
-        if item is None:
-            continue
-        if key in TEXTS and not isinstance(item, str):
-            return f"voice.{key}", "text (quote it)"
-        if key in LISTS and not (isinstance(item, list) and all(isinstance(x, str) for x in item)):
-            return f"voice.{key}", "a list of text, like [mark me, aye]"
-        if key == "by" and item not in (AUTHOR, EXTRACTOR):
-            return "voice.by", f"{AUTHOR} or {EXTRACTOR}"
-        if key not in (*FIELDS, "by"):
-            return f"voice.{key}", f"one of {', '.join(FIELDS)} or by (unknown key)"
-    return None
-
-
-def card(character: Mapping[str, Any]) -> dict[str, Any]:
+def card(character: Character) -> VoiceCard:
     """A character's voice card: its fields that say something (empty: no card)."""
     voice = character.get("voice")
     if not isinstance(voice, Mapping) or check_voice(voice) is not None:
         return {}
-    out: dict[str, Any] = {}
-    for key in TEXTS:
+    out: VoiceCard = {}
+    for key in VOICE_TEXTS:
         text = " ".join(str(voice.get(key) or "").split())
         if text:
             out[key] = text
-    for key in LISTS:
-        items = [" ".join(x.split()) for x in voice.get(key) or [] if x and x.strip()]
+    for listed in VOICE_LISTS:
+        items = [" ".join(x.split()) for x in voice.get(listed) or [] if x and x.strip()]
         if items:
-            out[key] = items
+            out[listed] = items
     return out
 
 
-def authored(character: Mapping[str, Any]) -> bool:
+def authored(character: Character) -> bool:
     """Whether the character's card is the author's (a card without `by: extractor`)."""
     voice = character.get("voice")
     return isinstance(voice, Mapping) and bool(card(character)) and voice.get("by") != EXTRACTOR
 
 
-def wants_card(character: Mapping[str, Any]) -> bool:
+def wants_card(character: Character) -> bool:
     """Whether the extractor may propose (or fill in) the character's card: none yet, or
     a thin one of its own."""
     return not authored(character) and len(card(character)) < THIN
@@ -107,66 +94,67 @@ def spoken(item: str) -> str:
     return text[:PHRASE_CHARS]
 
 
-def proposed(answer: Mapping[str, Any]) -> dict[str, Any]:
+def proposed(answer: Mapping[str, Any]) -> VoiceCard:
     """A card as the extractor proposes it (its answer's fields, cut to their sizes)."""
-    out: dict[str, Any] = {}
-    for key in TEXTS:
+    out: VoiceCard = {}
+    for key in VOICE_TEXTS:
         text = " ".join(str(answer.get(key) or "").split())[:TEXT_CHARS]
         if text:
             out[key] = text
-    for key in LISTS:
-        raw = answer.get(key)
+    for listed in VOICE_LISTS:
+        raw = answer.get(listed)
         items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
         kept = [said for said in (spoken(str(x or "")) for x in items) if said]
         if kept:
-            out[key] = list(dict.fromkeys(kept))[:MOST]
+            out[listed] = list(dict.fromkeys(kept))[:MOST]
     return out
 
 
-def take_proposal(character: dict[str, Any], answer: Mapping[str, Any]) -> list[str]:
+def take_proposal(character: Character, answer: Mapping[str, Any]) -> list[str]:
     """Give `character` the card the extractor proposes (in place), as far as it may: a
     new card, or the fields a thin card of the extractor's lacks; never a field it has,
     never the author's card. Returns the fields added."""
     if not wants_card(character):
         return []
     have, offered = card(character), proposed(answer)
-    added = [key for key in FIELDS if key in offered and key not in have]
+    added = [key for key in VOICE_FIELDS if key in offered and key not in have]
     if not added:
         return []
-    voice = {"by": EXTRACTOR, **have, **{key: offered[key] for key in added}}
-    character["voice"] = {key: voice[key] for key in ("by", *FIELDS) if key in voice}
-    return added
+    voice: dict[str, Any] = {"by": EXTRACTOR, **have, **{key: offered[key] for key in added}}
+    character["voice"] = cast(VoiceCard, {key: voice[key] for key in ("by", *VOICE_FIELDS)
+                                          if key in voice})
+    return list(added)
 
 
-def card_lines(name: str, voice: Mapping[str, Any]) -> str:
+def card_lines(name: str, voice: VoiceCard) -> str:
     """A card as the writer is shown it: a line of how they speak, a line of what they say
     and never say (each only when the card says it)."""
-    how = "; ".join(voice[key] for key in TEXTS if voice.get(key))
+    how = "; ".join(voice[key] for key in VOICE_TEXTS if voice.get(key))
     words = _words_line(voice)
     return f"{name}: {how}\n  {words}" if how and words else f"{name}: {how or words}"
 
 
-def card_line(name: str, voice: Mapping[str, Any]) -> str:
+def card_line(name: str, voice: VoiceCard) -> str:
     """A card in one short line: what they say and never say (else how they speak)."""
     words = _words_line(voice)
     return f"{name}: {words}" if words else f"{name}: {voice.get('diction') or voice.get('habits')}"
 
 
-def _words_line(voice: Mapping[str, Any]) -> str:
+def _words_line(voice: VoiceCard) -> str:
     said = ", ".join(f'"{t}"' for t in voice.get("tics") or [])
     never = ", ".join(f'"{t}"' for t in voice.get("never") or [])
     return "; ".join(part for part in (f"says {said}" if said else "",
                                        f"never says {never}" if never else "") if part)
 
 
-def people_forms(characters: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+def people_forms(characters: Iterable[Character]) -> dict[str, list[str]]:
     """The names each character goes by (its name and aliases), by id: for
     text.speakers."""
     return {str(c.get("id")): [str(c.get("name") or ""), *map(str, c.get("aliases") or [])]
             for c in characters}
 
 
-def wanting(people: Sequence[Mapping[str, Any]], prose: str, most: int) -> list[str]:
+def wanting(people: Sequence[Character], prose: str, most: int) -> list[str]:
     """The names of up to `most` of `people` (the scene's, memory's files) who say a line of
     `prose` and want a card (`wants_card`), in the order they first speak."""
     by_id = {str(c.get("id")): c for c in people}

@@ -19,12 +19,11 @@ rest of the outline. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from novel_agent.story.faithfulness import Mention, names
-from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.records import Loop, is_open
 from novel_agent.story.outline.file import Beat, Outline
 from novel_agent.story.outline.position import position, tally
 from novel_agent.story.scenes import Scene
@@ -78,7 +77,7 @@ def written_chapters(scenes: Iterable[Scene]) -> list[int]:
     return list(dict.fromkeys(s.chapter for s in scenes if s.chapter is not None))
 
 
-def measure(outline: Outline, scenes: Sequence[Scene], loops: Iterable[Mapping[str, Any]],
+def measure(outline: Outline, scenes: Sequence[Scene], loops: Iterable[Loop],
             chapter: int, every: int = 1) -> Drift:
     """The drift of the `every` chapters the book closed before going on to `chapter`,
     from the book's `scenes` (in order) and memory's `loops`."""
@@ -117,7 +116,7 @@ def ahead(outline: Outline, scenes: Sequence[Scene], since: int) -> list[str]:
     return early
 
 
-def threads(loops: Iterable[Mapping[str, Any]], since: int, rest: Sequence[Beat]) -> list[str]:
+def threads(loops: Iterable[Loop], since: int, rest: Sequence[Beat]) -> list[str]:
     """The open loops opened from tick `since` on that no beat of `rest` names."""
     found = []
     for loop in loops:

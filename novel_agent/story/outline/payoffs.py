@@ -1,7 +1,7 @@
 """Payoffs: where each plot loop of a book with an outline is meant to be paid off. Pure.
 
 A loop of a book with an outline carries `payoff`, a chapter ("7") or a beat
-("7.2") of the outline, and a status (story/memory/lookup.py's LOOP_STATUSES):
+("7.2") of the outline, and a status (story/memory/records.py's LoopStatus):
 
 - open: as it opened;
 - progressing: a scene after the one that opened it touched it (the scenes
@@ -38,10 +38,10 @@ says by then.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
-from novel_agent.story.memory.lookup import is_open
+from novel_agent.story.memory.records import Loop, is_open
 from novel_agent.story.outline.file import Outline
 from novel_agent.story.outline.position import Position
 
@@ -119,7 +119,7 @@ def here(outline: Outline, position: Position) -> Spot:
             next((b for b, beat in enumerate(beats) if beat.id == current), len(beats)))
 
 
-def planned(loop: Mapping[str, Any], outline: Outline,
+def planned(loop: Loop, outline: Outline,
             table: Mapping[str, Spot] | None = None) -> Spot:
     """Where a loop is meant to pay off: its payoff's spot, the last chapter when its
     payoff names none of the outline's (a chapter a revision took out) or it has none."""
@@ -128,13 +128,12 @@ def planned(loop: Mapping[str, Any], outline: Outline,
     return found if found is not None else (max(0, len(outline.chapters()) - 1), -1)
 
 
-def waiting(loop: Mapping[str, Any]) -> bool:
+def waiting(loop: Loop) -> bool:
     """Whether a loop still waits for its payoff: open and not kept open on purpose."""
     return is_open(loop) and loop.get("keep_open") is not True
 
 
-def due(loops: Iterable[dict[str, Any]], outline: Outline,
-        position: Position) -> list[dict[str, Any]]:
+def due(loops: Iterable[Loop], outline: Outline, position: Position) -> list[Loop]:
     """The loops due where the book stands (see the module), most urgent first."""
     now, table = here(outline, position), spots(outline)
     found = [(planned(loop, outline, table), _opened(loop), n, loop)
@@ -143,12 +142,13 @@ def due(loops: Iterable[dict[str, Any]], outline: Outline,
             if position.chapter is None or (loop.get("payoff") is not None and spot <= now)]
 
 
-def _opened(loop: Mapping[str, Any]) -> int:
+def _opened(loop: Loop) -> int:
     opened = loop.get("opened_in")
     return opened if isinstance(opened, int) and not isinstance(opened, bool) else 0
 
 
-def named_payoffs(calls: Iterable[tuple[str, str]], find: Any, outline: Outline,
+def named_payoffs(calls: Iterable[tuple[str, str]], find: Callable[[str], Loop | None],
+                  outline: Outline,
                   position: Position) -> dict[str, str]:
     """loop id -> the payoff the planner named for it: of its open_loop calls' (question,
     target), the targets that are a chapter or beat of the outline at or after the
@@ -163,8 +163,8 @@ def named_payoffs(calls: Iterable[tuple[str, str]], find: Any, outline: Outline,
     return out
 
 
-def settle(loops: Sequence[dict[str, Any]], outline: Outline, position: Position, tick: int,
-           named: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+def settle(loops: Sequence[Loop], outline: Outline, position: Position, tick: int,
+           named: Mapping[str, str] | None = None) -> dict[str, Loop]:
     """Each open loop's payoff and status after scene `tick` (the scene `position` placed),
     set in place: a payoff for one without (`named`'s, else default_payoff), deferred to
     the scene's chapter for one whose payoff's chapter the book has left, progressing for
@@ -174,11 +174,11 @@ def settle(loops: Sequence[dict[str, Any]], outline: Outline, position: Position
     if chapter is None:
         return {}
     now, named, table = _index(outline, chapter), named or {}, spots(outline)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Loop] = {}
     for loop in loops:
         if not waiting(loop):
             continue
-        key, fields = str(loop.get("id")), {}
+        key, fields = str(loop.get("id")), Loop()
         if loop.get("payoff") is None:
             fields["payoff"] = named.get(key) or default_payoff(outline, position)
         elif planned(loop, outline, table)[0] < now:
@@ -192,22 +192,23 @@ def settle(loops: Sequence[dict[str, Any]], outline: Outline, position: Position
     return out
 
 
-def apply_settled(loops: Sequence[dict[str, Any]], settled: Any) -> list[str]:
+def apply_settled(loops: Sequence[Loop], settled: Any) -> list[str]:
     """What `settle` set at a tick (its record's `payoffs`), set again on `loops` (in
     place); its lines (settled_lines)."""
     if not isinstance(settled, Mapping) or not settled:
         return []
     by_id = {str(loop.get("id")): loop for loop in loops if is_open(loop)}
-    done: dict[str, dict[str, Any]] = {}
+    done: dict[str, Loop] = {}
     for key, fields in settled.items():
         loop = by_id.get(str(key))
         if loop is not None and isinstance(fields, Mapping):
-            done[str(key)] = {k: v for k, v in fields.items() if k in ("payoff", "status")}
+            done[str(key)] = cast(Loop, {k: v for k, v in fields.items()
+                                         if k in ("payoff", "status")})
             loop.update(done[str(key)])
     return settled_lines(done)
 
 
-def left_open(loops: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def left_open(loops: Iterable[Loop]) -> tuple[list[str], list[str]]:
     """The ids of the loops not resolved: those waiting for a payoff, and those kept open
     on purpose (keep_open)."""
     waiting_ids: list[str] = []
@@ -218,7 +219,7 @@ def left_open(loops: Iterable[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return waiting_ids, kept
 
 
-def settled_lines(settled: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def settled_lines(settled: Mapping[str, Loop]) -> list[str]:
     """What `settle` set, one line a loop ("loop payoff: the_bell in 7", "loop deferred:
     the_bell to 9", "loop progressing: the_bell"), as memory changes."""
     lines = []

@@ -29,6 +29,7 @@ from typing import Any
 
 from novel_agent.errors import BookFinishedError, NovelError
 from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Loop
 from novel_agent.story.outline.curves import fill_tensions, target_tension
 from novel_agent.story.outline.file import Beat, Outline, load_outline
 from novel_agent.story.outline.payoffs import due, left_open
@@ -54,7 +55,7 @@ class BookStanding:
     # Given the book's loops (story/outline/payoffs.py): those due, most urgent first; the ids of
     # those left open and of those kept open on purpose; the ending scenes written past
     # the last beat, and how many more the book may take to pay its loops off.
-    due: tuple[dict[str, Any], ...] = ()
+    due: tuple[Loop, ...] = ()
     loops_open: tuple[str, ...] = ()
     loops_kept: tuple[str, ...] = ()
     finale: int = 0
@@ -124,7 +125,7 @@ def beat_of(outline: Outline, beat_id: str) -> Beat | None:
 
 
 def book_standing(outline: Outline, scenes: Sequence[Scene], curve: str,
-                  loops: Sequence[dict[str, Any]] | None = None) -> BookStanding:
+                  loops: Sequence[Loop] | None = None) -> BookStanding:
     """Where the scene after `scenes` (the book's, in order) goes, against `outline`
     with the tension curve `curve`; with the book's `loops`, the loops due and the
     ending scenes owed to them (see the module). Pure."""
@@ -172,7 +173,7 @@ def tension_course(outline: Outline, scenes: Sequence[Scene],
 
 def read_standing(project: Any, curve: str, reader: SceneReader | None = None,
                   upto: int | None = None, *, strict: bool = False,
-                  loops: Sequence[dict[str, Any]] | None = None) -> BookStanding | None:
+                  loops: Sequence[Loop] | None = None) -> BookStanding | None:
     """Where the project's next scene goes (after scene `upto`, else its last), from its
     outline and its scenes (read by `reader`, which keeps them parsed; one that cannot be
     read is left out, the tick stops on it naming it, or with `strict` its error is
@@ -189,7 +190,7 @@ def read_standing(project: Any, curve: str, reader: SceneReader | None = None,
                          _loops(project) if loops is None else loops)
 
 
-def _loops(project: Any) -> list[dict[str, Any]]:
+def _loops(project: Any) -> list[Loop]:
     """Memory's loops as the project's files hold them ([] when they cannot be read: the
     tick stops on them, naming the file)."""
     try:
