@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick import pipeline
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story import journal
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project import journal
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages import commit as commit_stage

@@ -31,8 +31,8 @@ from novel_agent.files import write_yaml
 from novel_agent.index.db import Index
 from novel_agent.models.limits import limits_for
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.memory_files import memory_files
-from novel_agent.story.project import create_project
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import (
     SceneReader,
     load_scenes,

@@ -29,8 +29,8 @@ from pathlib import Path
 from novel_agent.context.builders import scene_full, scene_summary
 from novel_agent.index.recall import WriterRecall
 from novel_agent.index.sync import rebuild
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import create_project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import SceneReader
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.pipeline import preview

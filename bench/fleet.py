@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from tests.support import fake_openai
 from tests.support.batching import Batching
 from tests.support.fake_openai import API_KEY, FakeOpenAIServer

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import Project, create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 

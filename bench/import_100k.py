@@ -24,8 +24,8 @@ from pathlib import Path
 from novel_agent.books.importer import import_manuscript
 from novel_agent.books.split import load_manuscript
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.session import Session
 from tests.support import story_factory as sf
 

@@ -43,9 +43,9 @@ import yaml
 from novel_agent.errors import TickError
 from novel_agent.models import registry
 from novel_agent.models.base import Progress
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.text.cleanup import drop_copied, scaffold_lines
 from novel_agent.text.names import loop_problem, name_problem, person_problem

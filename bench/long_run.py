@@ -27,8 +27,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import Project, create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.style import learned_text, read_samples
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session

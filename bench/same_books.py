@@ -30,8 +30,8 @@ from pathlib import Path
 from bench.long_run import book
 from novel_agent.errors import NovelError
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import Project, create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.style import learned_text
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

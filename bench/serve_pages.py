@@ -22,7 +22,7 @@ import novel_agent.web.pages as pages
 from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.web_server import make_site, serving

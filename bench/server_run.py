@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.fake_openai import FakeOpenAIServer

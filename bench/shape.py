@@ -19,7 +19,7 @@ refuses, or a guard of twice the planned scenes.
    (goal 100%), the loops resolved or kept open at the end (goal 100%), whether the book
    finished at its last beat and at which tick against the planned scenes, and the
    Pearson correlation of each scene's target tension (what its planner was shown:
-   story/book_standing.py's tension_course) with the tension its extractor rated.
+   story/outline/standing.py's tension_course) with the tension its extractor rated.
 2. The stress model (tests/support/stress_model.py), which ignores instructions: it names
    no beat, says the beat did not happen, rates tension at random and opens a loop each
    scene. Prints the outline's revisions (history entries of kind `outline` after the
@@ -43,10 +43,10 @@ from novel_agent.config.settings import CURVES
 from novel_agent.errors import BookFinishedError
 from novel_agent.history.hooks import after_outline, history_of
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.book_standing import read_standing, tension_course
-from novel_agent.story.memory import load_memory
-from novel_agent.story.outline import Outline, load_outline
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.outline.file import Outline, load_outline
+from novel_agent.story.outline.standing import read_standing, tension_course
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.stages.outline import new_outline

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.index.ledger import ledger_path, read_rows
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.fake_anthropic import API_KEY, FakeAnthropicServer, openai_shaped

@@ -26,8 +26,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.tick_phases import Phases, stress_book
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick import pipeline
 from novel_agent.tick.session import Session
 from tests.support.stress_model import StressModel

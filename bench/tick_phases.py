@@ -24,9 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from novel_agent.history import hooks
-from novel_agent.story.memory_kept import KeptMemory
-from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.kept import KeptMemory
+from novel_agent.story.project.folder import Project, create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick import pipeline, stage_prompts
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages import commit, extract, plan

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.models.limits import limits_for
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.pipeline import tick as run_tick
 from novel_agent.tick.session import Session, counter_for

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from tests.support.projects import HARBOUR, files_of, fresh
 
 _real_connect = socket.socket.connect

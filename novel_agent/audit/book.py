@@ -12,10 +12,10 @@ audited range.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from novel_agent.audit.clock import advance
 from novel_agent.audit.findings import RULES, SUBTYPES, Finding, book_ced
@@ -24,7 +24,8 @@ from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.errors import ModelResponseError
 from novel_agent.files import read_yaml
 from novel_agent.story.decisions import Extraction, extraction_from_json
-from novel_agent.story.memory import Memory, add_fact, find_person, slug
+from novel_agent.story.memory.records import Character, Entity, Loop
+from novel_agent.story.memory.store import Memory, add_fact, find_person, slug
 from novel_agent.story.scenes import Scene, load_scene, scene_ticks
 
 Auditor = Callable[[SceneInput], tuple[list[Finding], int]]   # LLM findings, discarded
@@ -79,17 +80,20 @@ def _entering(memory: Memory, final: Memory, tick: int) -> None:
     and voice cards, not their knowledge); a hand-set status takes effect at its status_in."""
     for cid, c in final.characters.items():
         if int(c.get("first_seen") or 1) == tick and cid not in memory.characters:
-            memory.characters[cid] = {k: c[k] for k in ("id", "name", "aliases", "first_seen",
-                                                        "voice") if k in c}
+            fields: Mapping[str, Any] = c
+            memory.characters[cid] = cast(Character, {
+                k: fields[k] for k in ("id", "name", "aliases", "first_seen", "voice")
+                if k in fields})
         if c.get("status_in") == tick and c.get("status") and cid in memory.characters:
-            memory.characters[cid].update(status=c["status"], status_in=tick,
-                                          status_how=c.get("status_how", c["status"]))
+            memory.characters[cid].update({"status": c["status"], "status_in": tick,
+                                           "status_how": c.get("status_how", c["status"])})
     for lid, loc in final.locations.items():
         if int(loc.get("first_seen") or 1) == tick and lid not in memory.locations:
-            memory.locations[lid] = dict(loc)
+            memory.locations[lid] = loc.copy()
 
 
-def _known(entities: dict[str, dict[str, Any]], record: Any, tick: int, tool: str) -> set[str]:
+def _known(entities: Mapping[str, Entity], record: Any, tick: int,
+           tool: str) -> set[str]:
     """The ids known before `tick`, and those its plan introduced with `tool`."""
     calls = record.get("tool_calls") if isinstance(record, dict) else None
     named = {slug(str(c.get("name", ""))) for c in calls or []
@@ -98,9 +102,9 @@ def _known(entities: dict[str, dict[str, Any]], record: Any, tick: int, tool: st
             if int(e.get("first_seen") or 1) < tick or eid in named}
 
 
-def _loops_at(final: Memory, tick: int) -> list[dict[str, Any]]:
+def _loops_at(final: Memory, tick: int) -> list[Loop]:
     """The loops as they stood before scene `tick`."""
-    out = []
+    out: list[Loop] = []
     for loop in final.loops:
         opened = loop.get("opened_in")
         if not isinstance(opened, int) or opened >= tick:

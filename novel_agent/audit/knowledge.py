@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from collections.abc import Sequence
 
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.records import Character, Fact, Lost, Seen
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.text.names import normalize_name
 
 STATUSES = ("alive", "dead", "absent")
@@ -48,8 +49,8 @@ def _words_of(text: str) -> frozenset[str]:
                      if w not in _STOP and len(w) > 2)
 
 
-def match_fact(facts: list[dict[str, Any]], text: str, *, before: int,
-               least: float = 0.6) -> dict[str, Any] | None:
+def match_fact(facts: Sequence[Fact], text: str, *, before: int,
+               least: float = 0.6) -> Fact | None:
     """The fact of a scene before `before` that `text` states (most content words shared,
     at least `least` of the shorter's), or None."""
     wanted = words_of(text)
@@ -81,7 +82,7 @@ def same_person(memory: Memory, a: str, b: str) -> bool:
     return normalize_name(a) == normalize_name(b)
 
 
-def knows(memory: Memory, name: str, fact: dict[str, Any]) -> bool:
+def knows(memory: Memory, name: str, fact: Fact) -> bool:
     """Whether `name` knows `fact`: a fact without witnesses is everyone's."""
     witnesses = fact.get("witnesses")
     if not isinstance(witnesses, list):
@@ -182,20 +183,21 @@ def _looks(memory: Memory, item: dict[str, str], tick: int) -> list[str]:
     return [f"{who['name']}'s {feature}: {value}"]
 
 
-def looks(who: dict[str, Any], feature: str) -> dict[str, Any] | None:
+def looks(who: Character, feature: str) -> Seen | None:
     """What `who`'s file says of `feature` ({value, in}), or None."""
     known = who.get("appearance")
     entry = known.get(feature) if isinstance(known, dict) else None
     return entry if isinstance(entry, dict) and entry.get("value") else None
 
 
-def _tidy(who: dict[str, Any]) -> None:
-    for key in ("holds", "lost"):
-        if not who.get(key):
-            who.pop(key, None)
+def _tidy(who: Character) -> None:
+    if not who.get("holds"):
+        who.pop("holds", None)
+    if not who.get("lost"):
+        who.pop("lost", None)
 
 
-def lost_entry(who: dict[str, Any], thing: str) -> dict[str, Any] | None:
+def lost_entry(who: Character, thing: str) -> Lost | None:
     """How `who` parted with `thing` ({item, in, how}), if they did and have not regained it."""
     key = item_key(thing)
     if any(item_key(h) == key for h in who.get("holds") or []):

@@ -20,6 +20,7 @@ from typing import Any
 from novel_agent.audit.findings import SEVERITIES, SUBTYPES, Finding
 from novel_agent.audit.knowledge import match_fact
 from novel_agent.errors import ModelResponseError
+from novel_agent.story.memory.records import Fact
 
 MAX_FINDINGS = 8
 
@@ -68,7 +69,7 @@ class Verified:
 
 
 def verify(raw: list[dict[str, str]], draft: str, *, tick: int,
-           facts: Sequence[dict[str, Any]] = (),
+           facts: Sequence[Fact] = (),
            scenes: Sequence[tuple[int, str]] = ()) -> Verified:
     """Keep the findings whose quote is in `draft` and that say what they contradict,
     each traced to the scene it contradicts (`against_scene`, from the `facts` and
@@ -89,7 +90,7 @@ def verify(raw: list[dict[str, str]], draft: str, *, tick: int,
     return Verified(kept, dropped)
 
 
-def against_scene(item: dict[str, str], tick: int, facts: Sequence[dict[str, Any]],
+def against_scene(item: dict[str, str], tick: int, facts: Sequence[Fact],
                   scenes: Sequence[tuple[int, str]]) -> int:
     """The scene before `tick` that finding `item` contradicts: the one it names (as
     `against_scene`, or "scene N" in `against`), else the scene of the fact or of the
@@ -99,6 +100,6 @@ def against_scene(item: dict[str, str], tick: int, facts: Sequence[dict[str, Any
     for value in named:
         if str(value).strip().isdigit() and 0 < int(value) < tick:
             return int(value)
-    told = [*facts, *({"text": summary, "scene": t} for t, summary in scenes)]
+    told: list[Fact] = [*facts, *(Fact(text=summary, scene=t) for t, summary in scenes)]
     found = match_fact(told, against, before=tick)
     return int(found["scene"]) if found is not None else 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from novel_agent.audit.clock import (
     WEEKDAYS,
@@ -28,7 +27,8 @@ from novel_agent.audit.findings import RULES, Finding
 from novel_agent.audit.knowledge import item_key, knows, looks, lost_entry, match_fact, words_of
 from novel_agent.audit.voices import voice_findings
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.records import Character
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import normalize_name, person_problem
 from novel_agent.text.nomenclature import NameBook, name_book, name_clash
@@ -127,7 +127,7 @@ def _names(sentence: str, term: str, thing: bool, short: bool) -> bool:
                for w in {parts[0], parts[-1]})
 
 
-def person(memory: Memory, name: str) -> dict[str, Any] | None:
+def person(memory: Memory, name: str) -> Character | None:
     """The character `name` names (find_person), unless what memory holds under it is no
     person's name ("Tuesday", "She": made by an import before names were checked): a
     finding about a name that is no known character's is no finding."""
@@ -319,11 +319,12 @@ def nomenclature(scene: SceneInput) -> list[Finding]:
         if clash is None or normalize_name(name) in seen:
             continue
         seen.add(normalize_name(name))
-        first = (memory.find_character(clash.known) or memory.find_location(clash.known) or {})
+        first = memory.find_character(clash.known) or memory.find_location(clash.known)
         quote = quote_for(scene.prose, name) if kind == "people" else \
             quote_for(scene.prose, thing=name)
         out.append(_finding("nomenclature", "minor", scene, quote or name,
-                            clash.known, int(first.get("first_seen") or 0), clash.says(name)))
+                            clash.known, int((first.get("first_seen") if first else 0) or 0),
+                            clash.says(name)))
     return out
 
 

@@ -12,11 +12,11 @@ ConStory's "style" subtype, reported with the audit's others (it moves neither
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from novel_agent.audit.findings import RULES, Finding
-from novel_agent.story.memory import Memory, find_person
-from novel_agent.story.voices import card, people_forms
+from novel_agent.story.memory.records import Character
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.memory.voices import card, people_forms
 from novel_agent.text.prose import PhraseList, slop_hits
 from novel_agent.text.speakers import lines
 
@@ -31,7 +31,7 @@ def _said(line: str, phrases: Sequence[str]) -> list[str]:
 def voice_findings(tick: int, prose: str, memory: Memory, names: Sequence[str]) -> list[Finding]:
     """The lines of `prose` said in a voice not the speaker's (see the module docstring);
     `names`: the scene's people (its POV, cast, who the extractor found present)."""
-    people: dict[str, dict[str, Any]] = {}
+    people: dict[str, Character] = {}
     for name in names:
         found = find_person(memory, name) if name else None
         if found is not None:

@@ -31,8 +31,8 @@ from novel_agent.books.epub import render_epub
 from novel_agent.books.markdown import blocks_html, blocks_markdown, blocks_text, scene_blocks
 from novel_agent.errors import ExportError
 from novel_agent.files import atomic_write
-from novel_agent.story.outline import Outline, load_outline
-from novel_agent.story.project import Project
+from novel_agent.story.outline.file import Outline, load_outline
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.story.summaries import load_tree
 

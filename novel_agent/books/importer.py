@@ -22,7 +22,7 @@ extractor sees "unknown" where there is none. Characters the extractor names are
 plausible (`names.name_problem`, `names.person_problem`) and the piece writes the
 whole name as a name (`names.written_name`), so a guess such as "Someone", "The
 Launderer's Map", "Thursday" or the "Keel" of "Keel Street" never becomes a
-person; their state is then set by `story.extraction.apply_extraction` (which creates no one
+person; their state is then set by `story/memory/extraction.apply_extraction` (which creates no one
 these checks refuse), and the plan is guessed again with them known.
 
 Resume: `.novel/state.yaml` holds `import:` (source, sha256 of its text,
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -44,8 +44,9 @@ from novel_agent.books.pov import guess_pov, named
 from novel_agent.books.split import ImportedScene, Manuscript, split_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError, TickError
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, find_person, load_memory, upsert_character
-from novel_agent.story.project import Project, Story
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory, find_person, upsert_character
+from novel_agent.story.project.folder import Project, Story
 from novel_agent.story.scenes import load_scene, scene_ticks
 from novel_agent.text.names import name_problem, person_problem, written_name
 from novel_agent.tick.draft import GivenScene, TickDraft, TickResult
@@ -109,7 +110,7 @@ def resume(project: Project, m: Manuscript) -> tuple[Manuscript, int]:
 
 
 # -- guessing the plan -------------------------------------------------------------
-def mentions(entities: Iterable[dict[str, Any]], text: str) -> list[str]:
+def mentions(entities: Iterable[Mapping[str, Any]], text: str) -> list[str]:
     """Names of the entities (places) `text` mentions by name or alias, each mention
     counted once (its longest form), most mentioned first, then in the text's order."""
     counts: Counter[str] = Counter()

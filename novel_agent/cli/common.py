@@ -18,7 +18,7 @@ from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, FileFormatError, NovelError, ProjectError
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
-from novel_agent.story.project import Project, find_project, projects_dir, remember_project
+from novel_agent.story.project.folder import Project, find_project, projects_dir, remember_project
 from novel_agent.tick.session import Session
 
 project_option = click.option(

@@ -15,7 +15,7 @@ from novel_agent.cli.worker_cmd import leave_after, temporal_module
 from novel_agent.errors import ProjectError
 from novel_agent.fleet.scheduler import Fleet, FleetEvent, FleetOptions, fleet_projects, serve
 from novel_agent.fleet.view import FleetState, lines, read_state, status_lines, stop_fleet
-from novel_agent.story.project import find_project, projects_dir
+from novel_agent.story.project.folder import find_project, projects_dir
 
 dir_option = click.option(
     "--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,

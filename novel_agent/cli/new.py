@@ -13,7 +13,7 @@ from novel_agent.errors import ConfigError
 from novel_agent.files import read_yaml
 from novel_agent.fleet.premises import create_books, read_premises
 from novel_agent.models import missing_key
-from novel_agent.story.project import NAME_RE, create_project, projects_dir, remember_project
+from novel_agent.story.project.folder import NAME_RE, create_project, projects_dir, remember_project
 from novel_agent.story.style import STYLE_FILE, learned_text, read_samples
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it

@@ -24,9 +24,9 @@ from novel_agent.config.settings import Config
 from novel_agent.errors import ProjectError
 from novel_agent.history.hooks import after_outline, opened
 from novel_agent.revision.outline_edits import no_outline, save_outline_text
-from novel_agent.story.curves import fill_tensions
-from novel_agent.story.outline import Outline, load_outline, to_data
-from novel_agent.story.project import Project
+from novel_agent.story.outline.curves import fill_tensions
+from novel_agent.story.outline.file import Outline, load_outline, to_data
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import (
     OnStep,

@@ -11,7 +11,7 @@ from novel_agent.cli.common import edit_until_valid, novel_errors
 from novel_agent.config import presets
 from novel_agent.config.layers import find_preset, user_presets_dir
 from novel_agent.errors import ConfigError
-from novel_agent.story.project import projects_dir
+from novel_agent.story.project.folder import projects_dir
 
 
 def user_dir() -> Path:

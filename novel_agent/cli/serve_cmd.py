@@ -13,7 +13,7 @@ import click
 
 from novel_agent.cli.common import novel_errors, project_option
 from novel_agent.errors import ProjectError
-from novel_agent.story.project import find_project, projects_dir
+from novel_agent.story.project.folder import find_project, projects_dir
 from novel_agent.web.site import Site, is_loopback
 
 

@@ -22,7 +22,7 @@ from novel_agent.cli.common import (
 from novel_agent.cli.live import LiveLine
 from novel_agent.config.stages import verb
 from novel_agent.reports.costs import cost_guard
-from novel_agent.story.book_standing import check_unfinished
+from novel_agent.story.outline.standing import check_unfinished
 from novel_agent.tick.events import StageEvent
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.runner import run_tick

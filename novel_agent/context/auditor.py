@@ -8,24 +8,24 @@ are pools filled best first, like every stage's memory, so the prompt fits any w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
+from novel_agent.context.presence import called, gone, whereabouts
 from novel_agent.context.relevance import character_line
 from novel_agent.context.sections import Section
-from novel_agent.context.standing import called, gone, whereabouts
+from novel_agent.story.memory.records import Character, Fact
 from novel_agent.story.scenes import scene_key
 
 AUDITOR_LAYOUT = ("people", "facts", "scenes", "scene")
 AUDITOR_SHARES = {"people": 0.05, "facts": 0.15, "scenes": 0.25}
 
 
-def auditor_briefing(draft: str, facts: Sequence[dict[str, Any]],
+def auditor_briefing(draft: str, facts: Sequence[Fact],
                      scenes: Sequence[tuple[int, str]], *, tick: int,
-                     people: Sequence[dict[str, Any]] = ()) -> Briefing:
+                     people: Sequence[Character] = ()) -> Briefing:
     """The auditor's briefing: `people` (characters of the scene, from memory: those
-    whose standing is known are shown), `facts` ({text, scene, witnesses?}) and `scenes`
+    whose presence is known are shown), `facts` ({text, scene, witnesses?}) and `scenes`
     ((tick, summary)) most relevant first, the draft of scene `tick` pinned."""
     known = list({str(c.get("id")): c for c in people if gone(c) or whereabouts(c)}.values())
     people_items = tuple(
@@ -50,7 +50,7 @@ def auditor_briefing(draft: str, facts: Sequence[dict[str, Any]],
                     truncatable=("scene",))
 
 
-def _fact_line(fact: dict[str, Any]) -> str:
+def _fact_line(fact: Fact) -> str:
     who = fact.get("witnesses")
     known = f" (known to {', '.join(map(str, who))})" if isinstance(who, list) and who else ""
     return f"- Scene {fact.get('scene')}: {fact.get('text')}{known}"

@@ -4,7 +4,7 @@ The planner's "Where the book stands" (`standing_section`): the act, the chapter
 (its title and purpose), the current and the next beat with their target tension,
 the room left in the chapter, the beats overdue (not done with the chapter's room
 used up), and the scene's target tension against the tension the last scenes
-realized; the loops due (story/payoffs.py: each with its id, to name in a
+realized; the loops due (story/outline/payoffs.py: each with its id, to name in a
 resolve_loop call, most urgent first, at most DUE_SHOWN) and where a loop opened now
 pays off, or, in the final act, that none opens; past the last beat, the ending
 scenes owed to the loops still open, which must be paid off now. It is pinned
@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from novel_agent.context.sections import Section
-from novel_agent.story.book_standing import BookStanding
-from novel_agent.story.outline import Beat
-from novel_agent.story.payoffs import final_act
+from novel_agent.story.memory.records import Loop
+from novel_agent.story.outline.file import Beat
+from novel_agent.story.outline.payoffs import final_act
+from novel_agent.story.outline.standing import BookStanding
 
 OUTLINE_SHARE = 0.05     # of the planner's budget, for where the book stands
 LEAN_WORDS = 16          # of a beat's or a purpose's text, in the lean form
@@ -57,7 +58,7 @@ def pacing_line(at: BookStanding) -> str:
     return f"{line}; the last scenes were {last}: {advice}."
 
 
-def _loop(loop: dict, words: int | None) -> str:
+def _loop(loop: Loop, words: int | None) -> str:
     deferred = ", deferred" if loop.get("status") == "deferred" else ""
     payoff = f" (payoff {loop['payoff']}{deferred})" if loop.get("payoff") is not None else ""
     return f"- [{loop.get('id')}] {_cut(str(loop.get('description', '')), words)}{payoff}"
@@ -77,7 +78,7 @@ def due_lines(at: BookStanding, words: int | None, now: bool = False) -> list[st
 
 def payoff_line(at: BookStanding) -> str:
     """Where a loop opened now pays off, or that the final act opens none."""
-    if final_act(at.outline, at.standing):
+    if final_act(at.outline, at.position):
         return "Final act: open no new loop; pay off the loops left."
     return ('A loop you open may name where it pays off as its open_loop target: a chapter '
             '("7") or a beat ("7.2") ahead.')
@@ -104,7 +105,7 @@ def finale_forms(at: BookStanding) -> tuple[str, ...]:
 
 def standing_forms(at: BookStanding) -> tuple[str, ...]:
     """Where the book stands, from the richest form to the barest (see the module)."""
-    s, outline = at.standing, at.outline
+    s, outline = at.position, at.outline
     chapter, act = s.chapter, s.act
     if at.in_finale:
         return finale_forms(at)
@@ -161,7 +162,7 @@ def standing_section(at: BookStanding, count: Callable[[str], int], budget: int)
     forms = standing_forms(at)
     room = OUTLINE_SHARE * budget
     text = next((f for f in forms if count(f) <= room), forms[-1])
-    items = tuple(b.id for b in (at.standing.beat, at.standing.next_beat) if b is not None)
+    items = tuple(b.id for b in (at.position.beat, at.position.next_beat) if b is not None)
     return Section("outline", "Where the book stands", text, pinned=True, items=items)
 
 

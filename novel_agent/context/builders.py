@@ -15,10 +15,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
+from novel_agent.context.presence import (
+    GONE,
+    called,
+    gone,
+    gone_sentences,
+    settled_card,
+    status_since,
+    status_text,
+    whereabouts,
+)
 from novel_agent.context.relevance import (
     Focus,
     character_line,
@@ -42,18 +52,9 @@ from novel_agent.context.shortlist import (
     settled_places,
     where,
 )
-from novel_agent.context.standing import (
-    GONE,
-    called,
-    gone,
-    gone_sentences,
-    settled_card,
-    status_since,
-    status_text,
-    whereabouts,
-)
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Character, Entity, Relationship
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene, scene_key
 
 # What stays put between ticks comes first (the prompt cache reuses it); what the last
@@ -218,7 +219,7 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
              min_items=LOOPS_KEPT, header=OVERDUE_HEADER if loops.any_overdue else "",
              limit=PLANNER_LIMITS["loops"], min_score=RELEVANT, unlisted=loops.unlisted),
         Pool("lore", "Lore", tuple(lore), shares["lore"], limit=PLANNER_LIMITS["lore"]),
-        Pool("now", "Where things stand", tuple(standing_items(memory, focus, anchor_tick)),
+        Pool("now", "Where things stand", tuple(now_items(memory, focus, anchor_tick)),
              shares["now"], limit=PLANNER_LIMITS["now"]),
     )
     fixed = (Section("bible", "Story bible", story_bible(story), pinned=True),
@@ -241,12 +242,12 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
               if first_seen(c) <= tick}
     places = {key: place_then(loc, seen) for key, loc in memory.locations.items()
               if first_seen(loc) <= tick}
-    pairs = [{**rel, "updated_in": since(rel)} for rel in memory.relationships
-             if since(rel) <= tick]
+    pairs: list[Relationship] = [{**rel, "updated_in": since(rel)} for rel in memory.relationships
+                                 if since(rel) <= tick]
     return Memory(characters=people, locations=places, relationships=pairs)
 
 
-def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
+def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
     """Who is in the last scenes, with their state now (where they were last, what they
     hold), then who died or left since `anchor_tick` and the characters and places new
     since then (the settled sections do not have them yet). The dead are never dropped."""
@@ -257,7 +258,7 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
     for n in sorted(in_view.union(seen_after(people, anchor_tick), news)):
         c, seen = people[n], n in in_view
         if n not in news and "status_how" in c:    # (the settled card says how)
-            c = {k: v for k, v in c.items() if k != "status_how"}
+            c = cast(Character, {k: v for k, v in c.items() if k != "status_how"})
         items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
                                                  called(c)),
                           (3.0 if seen else 2.0 if n in news else 1.0)
@@ -275,14 +276,14 @@ def standing_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]
     return items
 
 
-def gone_since(people: list[dict[str, Any]], tick: int) -> set[int]:
+def gone_since(people: Sequence[Character], tick: int) -> set[int]:
     """The positions of the `people` dead or absent since after `tick` (the planner's
     settled cards, as of `tick`, do not say so)."""
     return {n for n in where(GONE.__contains__, column(people, "status"))
             if status_since(people[n]) > tick}
 
 
-def _first_seen(entity: dict) -> tuple[int, str]:
+def _first_seen(entity: Entity) -> tuple[int, str]:
     return (int(entity.get("first_seen") or 0), str(entity.get("id", "")))
 
 
@@ -308,7 +309,8 @@ def cast_section(memory: Memory, ensemble: Sequence[str] = (),
             locations[loc.get("id")] = loc
     ordered = sorted(people.values(), key=_first_seen)
     # (how one died or left is the brief's to say: intention_text, gone_sentences)
-    cards = [settled_card({k: v for k, v in c.items() if k not in ("state", "status_how")}, tick)
+    cards = [settled_card(cast(Character, {k: v for k, v in c.items()
+                                           if k not in ("state", "status_how")}), tick)
              for c in ordered]
     names = tuple(str(c.get("name")) for c in ordered) \
         + tuple(str(l.get("name")) for l in locations.values())
@@ -324,7 +326,7 @@ def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence
                    around: Sequence[str] = ()) -> str:
     """The scene to write: title, intention, POV, place, who is present and their state now
     (where each was last, what each holds), then who of them and of `around` (the
-    people of the scenes the prompt tells) is dead or away (standing.gone_sentences).
+    people of the scenes the prompt tells) is dead or away (presence.gone_sentences).
 
     Characters and the place not already profiled in `described` get their profile here.
     """

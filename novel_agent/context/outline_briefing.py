@@ -18,7 +18,7 @@ from typing import Any
 from novel_agent.context.briefing import Briefing
 from novel_agent.context.items import Item, Pool
 from novel_agent.context.sections import Section, story_bible
-from novel_agent.story.outline import Chapter, Outline
+from novel_agent.story.outline.file import Chapter, Outline
 
 OUTLINE_LAYOUT = ("bible", "arc", "acts", "story", "drift", "chapters")
 CHAPTERS_SHARE = 0.6     # of the budget, for the chapters already decided

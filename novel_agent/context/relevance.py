@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
+from novel_agent.context.presence import called, gone, known_as, status_text, whereabouts
 from novel_agent.context.sections import (
     describe_character,
     describe_location,
     describe_loop,
     describe_relationship,
 )
-from novel_agent.context.standing import called, gone, known_as, status_text, whereabouts
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Character, Entity, Location, Loop, Record, Relationship, is_open
+from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name
 
 HALF_LIFE = 10      # ticks after which an item's recency counts half
@@ -80,7 +80,7 @@ def recency(tick: int, seen: Any) -> float:
     return 0.5 ** (age / HALF_LIFE)
 
 
-def _pin(entity: dict[str, Any]) -> float:
+def _pin(entity: Record) -> float:
     return 5.0 if entity.get("pinned") is True else 0.0
 
 
@@ -100,7 +100,7 @@ def name_entries(memory: Memory, focus: Focus) -> list[Entry]:
     return [name_entry(c, focus) for c in memory.characters.values()]
 
 
-def name_entry(c: dict[str, Any], focus: Focus) -> Entry:
+def name_entry(c: Character, focus: Focus) -> Entry:
     """One character's entry of name_entries."""
     score = (3.0 if in_view(focus, c) else 0) + recency(focus.tick, c.get("last_seen")) \
         + _pin(c)
@@ -109,7 +109,7 @@ def name_entry(c: dict[str, Any], focus: Focus) -> Entry:
     return Entry(score, rank, functools.partial(_name_item, c, score, rank), least=name)
 
 
-def _name_item(c: dict[str, Any], score: float, rank: tuple) -> Item:
+def _name_item(c: Character, score: float, rank: tuple) -> Item:
     forms = dict.fromkeys((known_as(c), called(c)))   # where and what they hold -> bare
     return Item(f"character:{c.get('id')}", tuple(forms), score, rank)
 
@@ -124,7 +124,7 @@ def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
     return [character_entry(c, focus) for c in memory.characters.values()]
 
 
-def character_entry(c: dict[str, Any], focus: Focus) -> Entry:
+def character_entry(c: Character, focus: Focus) -> Entry:
     """One character's entry of character_entries."""
     in_focus = 3.0 if in_view(focus, c) else 0
     score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
@@ -133,14 +133,14 @@ def character_entry(c: dict[str, Any], focus: Focus) -> Entry:
                                                 bool(in_focus)))
 
 
-def _character_item(c: dict[str, Any], score: float, rank: tuple, in_focus: bool) -> Item:
+def _character_item(c: Character, score: float, rank: tuple, in_focus: bool) -> Item:
     dead = gone(c) == "dead"     # never dropped: the planner must know not to bring them on
     return Item(f"character:{c.get('id')}", (describe_character(c), character_line(c), called(c)),
                 score, rank, keep=dead, why=("in the scene" if in_focus else "seen recently")
                 + ("; dead: never left out" if dead else ""))
 
 
-def in_view(focus: Focus, character: dict[str, Any]) -> bool:
+def in_view(focus: Focus, character: Character) -> bool:
     """Whether a character (by name or alias) is in focus (focus.has, each name asked
     without a call: every character is asked every tick)."""
     names = focus.names
@@ -152,7 +152,7 @@ def in_view(focus: Focus, character: dict[str, Any]) -> bool:
     return any(normalize_name(str(a or "")) in names for a in aliases)
 
 
-def character_line(c: dict[str, Any], state_words: int = 10) -> str:
+def character_line(c: Character, state_words: int = 10) -> str:
     """A character in one line: name, role, whether dead or absent, and state now if it
     has one (its first `state_words` words; 0: all of it, with how they died or left,
     where they were last and what they hold)."""
@@ -168,7 +168,7 @@ def character_line(c: dict[str, Any], state_words: int = 10) -> str:
     return name + (f" — {role}" if role else "") + (f" ({'; '.join(marks)})" if marks else "")
 
 
-def first_seen(entity: dict[str, Any]) -> int:
+def first_seen(entity: Entity) -> int:
     try:
         return int(entity.get("first_seen") or 0)
     except (TypeError, ValueError):
@@ -185,7 +185,7 @@ def location_entries(memory: Memory, focus: Focus) -> list[Entry]:
     return [location_entry(loc, focus) for loc in memory.locations.values()]
 
 
-def location_entry(loc: dict[str, Any], focus: Focus) -> Entry:
+def location_entry(loc: Location, focus: Focus) -> Entry:
     """One place's entry of location_entries."""
     name = str(loc.get("name", loc.get("id", "?")))
     here = 3.0 if normalize_name(name) in focus.places else 0
@@ -195,7 +195,7 @@ def location_entry(loc: dict[str, Any], focus: Focus) -> Entry:
                                                 bool(here)))
 
 
-def _location_item(loc: dict[str, Any], name: str, score: float, rank: tuple,
+def _location_item(loc: Location, name: str, score: float, rank: tuple,
                    here: bool) -> Item:
     return Item(f"location:{loc.get('id')}", (describe_location(loc), name), score, rank,
                 why="the scene's place" if here else "seen recently")
@@ -212,7 +212,7 @@ def relationship_entries(memory: Memory, focus: Focus) -> list[Entry]:
             for number, rel in enumerate(memory.relationships)]
 
 
-def relationship_entry(rel: dict[str, Any], number: int, focus: Focus) -> Entry:
+def relationship_entry(rel: Relationship, number: int, focus: Focus) -> Entry:
     """The entry of relationship_entries for `rel`, the `number`th of its list."""
     both = focus.has(rel.get("a")) + focus.has(rel.get("b"))
     score = 2.0 * both + recency(focus.tick, rel.get("updated_in", rel.get("since")))
@@ -220,7 +220,7 @@ def relationship_entry(rel: dict[str, Any], number: int, focus: Focus) -> Entry:
     return Entry(score, rank, functools.partial(_relationship_item, rel, score, rank, both))
 
 
-def _relationship_item(rel: dict[str, Any], score: float, rank: tuple, both: int) -> Item:
+def _relationship_item(rel: Relationship, score: float, rank: tuple, both: int) -> Item:
     bare = f"{rel.get('a')} — {rel.get('kind')} — {rel.get('b')}"
     return Item(f"relationship:{rel.get('a')}|{rel.get('b')}",
                 (describe_relationship(rel), bare), score, rank,
@@ -228,14 +228,14 @@ def _relationship_item(rel: dict[str, Any], score: float, rank: tuple, both: int
                      "involves a character in focus" if both else "recent"))
 
 
-def since(rel: dict[str, Any]) -> int:
+def since(rel: Relationship) -> int:
     try:
         return int(rel.get("since") or 0)
     except (TypeError, ValueError):
         return 0
 
 
-def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:
+def overdue(loop: Loop, tick: int, after: int) -> bool:
     """Open for more than `after` ticks."""
     opened = loop.get("opened_in")
     try:
@@ -244,7 +244,7 @@ def overdue(loop: dict[str, Any], tick: int, after: int) -> bool:
         return False
 
 
-def loop_text(loop: dict[str, Any], tick: int, after: int) -> str:
+def loop_text(loop: Loop, tick: int, after: int) -> str:
     """A loop as the planner reads it, with an overdue mark it is asked to act on."""
     text = describe_loop(loop)
     if overdue(loop, tick, after):
@@ -270,7 +270,7 @@ def _text_words(text: str) -> frozenset[str]:
 OVERDUE_WORDS = text_words(overdue_mark(0))
 
 
-def loop_words(loop: dict[str, Any], tick: int, after: int) -> frozenset[str]:
+def loop_words(loop: Loop, tick: int, after: int) -> frozenset[str]:
     """text_words(loop_text(loop, tick, after)), the loop's own part cached: the mark's
     words are the same for every count of scenes."""
     words = text_words(describe_loop(loop))
@@ -292,7 +292,7 @@ def loop_entries(memory: Memory, focus: Focus, overdue_shown: int = OVERDUE_SHOW
     return [loop_entry(loop, number, focus, marked) for number, loop in enumerate(loops)]
 
 
-def marked_late(loops: Iterable[dict[str, Any]], focus: Focus,
+def marked_late(loops: Iterable[Loop], focus: Focus,
                 overdue_shown: int = OVERDUE_SHOWN, *,
                 overdue_only: bool = False) -> frozenset[str]:
     """The ids of the oldest `overdue_shown` overdue loops of `loops` (the open ones; with
@@ -303,15 +303,15 @@ def marked_late(loops: Iterable[dict[str, Any]], focus: Focus,
     return frozenset(str(l.get("id")) for l in oldest)
 
 
-def _opened(loop: dict[str, Any]) -> int:
+def _opened(loop: Loop) -> int:
     return int(loop.get("opened_in") or 0)
 
 
-def loop_entry(loop: dict[str, Any], number: int, focus: Focus,
+def loop_entry(loop: Loop, number: int, focus: Focus,
                marked: frozenset[str]) -> Entry:
     """The entry of loop_entries for `loop`, the `number`th open loop (`marked`: the
     ids marked_late gives)."""
-    naming = _any_of(focus.names)
+    naming = naming_pattern(focus.names)
     late = str(loop.get("id")) in marked
     touched = str(loop.get("id")) in focus.loops
     said = normalize_name(str(loop.get("description", "")))
@@ -327,21 +327,21 @@ def loop_entry(loop: dict[str, Any], number: int, focus: Focus,
                  least=f"[{loop.get('id')}]")
 
 
-def last_touched(loop: dict[str, Any]) -> int:
+def last_touched(loop: Loop) -> int:
     """The last scene a loop played in (the scene it opened in, if none is listed)."""
     return max([int(t) for t in loop.get("scenes") or [] if isinstance(t, int)] or
                [int(loop.get("opened_in") or 0)])
 
 
 @functools.lru_cache(maxsize=16)
-def _any_of(names: frozenset[str]) -> re.Pattern[str] | None:
+def naming_pattern(names: frozenset[str]) -> re.Pattern[str] | None:
     """A pattern found in a text that holds any of `names` (None when there are none): one
     search a loop rather than one per name."""
     return re.compile("|".join(re.escape(n) for n in sorted(names) if n)) if any(names) \
         else None
 
 
-def _loop_item(loop: dict[str, Any], focus: Focus, score: float, rank: tuple, why: str) -> Item:
+def _loop_item(loop: Loop, focus: Focus, score: float, rank: tuple, why: str) -> Item:
     bare = f"[{loop.get('id')}] {_first_words(loop.get('description', ''))}"
     return Item(f"loop:{loop.get('id')}", (loop_text(loop, focus.tick, focus.overdue_after),
                                            bare, f"[{loop.get('id')}]"), score, rank, why=why)

@@ -32,7 +32,8 @@ from novel_agent.context.shortlist import (
     recencies,
     where,
 )
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Character, Loop
+from novel_agent.story.memory.store import Memory
 
 
 def _best(scores: Sequence[float], keep: int) -> tuple[list[int], list[int]]:
@@ -104,7 +105,7 @@ def _loop_words(opened: OpenLoops, words: frozenset[str] | set[str]) -> list[fro
     return owns
 
 
-def _own(loop: dict[str, Any], late: bool) -> frozenset[str]:
+def _own(loop: Loop, late: bool) -> frozenset[str]:
     own = text_words(describe_loop(loop))
     return own | OVERDUE_WORDS if late else own
 
@@ -113,7 +114,7 @@ def _leasts(keys: list[str], rest: list[int]) -> list[str]:
     return [f"[{keys[n]}]" for n in rest]
 
 
-def _loop_item(loop: dict[str, Any], number: int, focus: Focus, marked: frozenset[str],
+def _loop_item(loop: Loop, number: int, focus: Focus, marked: frozenset[str],
                overlap: int) -> Item:
     return sharing_entry(loop_entry(loop, number, focus, marked), overlap).make()
 
@@ -137,9 +138,9 @@ def scene_names(memory: Memory, focus: Focus,
         _called, people, rest))
 
 
-def _called(people: list[dict[str, Any]], rest: list[int]) -> list[str]:
+def _called(people: list[Character], rest: list[int]) -> list[str]:
     return [str(people[n].get("name", people[n].get("id", "?"))) for n in rest]
 
 
-def _name_entry(people: list[dict[str, Any]], focus: Focus, n: int) -> Entry:
+def _name_entry(people: list[Character], focus: Focus, n: int) -> Entry:
     return name_entry(people[n], focus)

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_agent.context.standing import gone, status_text, whereabouts
+from novel_agent.context.presence import gone, status_text, whereabouts
+from novel_agent.story.memory.records import Character, Location, Loop, Relationship
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,10 @@ def bullets(lines: Iterable[str]) -> str:
     return "\n".join(f"- {line}" for line in lines if str(line).strip())
 
 
-def describe_character(c: dict[str, Any]) -> str:
+def describe_character(c: Character) -> str:
     """One paragraph about a character, from its memory file: who, whether dead or absent
     (a dead one's last state is not told), traits, goals, state now, where last, what
-    they hold (context/standing.py)."""
+    they hold (context/presence.py)."""
     parts = [str(c.get("name", c.get("id", "?")))]
     if c.get("description"):
         parts.append(f"— {c['description']}")
@@ -72,16 +73,16 @@ def describe_character(c: dict[str, Any]) -> str:
     return line + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def describe_location(loc: dict[str, Any]) -> str:
+def describe_location(loc: Location) -> str:
     desc = loc.get("description")
     return f"{loc.get('name', loc.get('id', '?'))}" + (f" — {desc}" if desc else "")
 
 
-def describe_loop(loop: dict[str, Any]) -> str:
+def describe_loop(loop: Loop) -> str:
     return f"[{loop.get('id')}] {loop.get('description')} (opened in scene {loop.get('opened_in')})"
 
 
-def describe_relationship(rel: dict[str, Any]) -> str:
+def describe_relationship(rel: Relationship) -> str:
     text = f"{rel.get('a')} & {rel.get('b')}: {rel.get('kind')}"
     return text + (f" — {rel['description']}" if rel.get("description") else "")
 

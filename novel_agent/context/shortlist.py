@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import eq, gt, is_, is_not, le, lt, not_, sub
-from typing import Any
+from typing import Any, cast
 
 from novel_agent.context.items import Entry, Item
+from novel_agent.context.presence import unsettled
 from novel_agent.context.relevance import (
     HALF_LIFE,
     OVERDUE_SHOWN,
@@ -41,15 +42,14 @@ from novel_agent.context.relevance import (
     location_entry,
     loop_entry,
     marked_late,
+    naming_pattern,
     overdue,
     recency,
     relationship_entry,
     since,
 )
-from novel_agent.context.relevance import _any_of as naming_pattern
-from novel_agent.context.standing import unsettled
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Character, Entity, Location, Loop, Named, Record, Relationship, is_open
+from novel_agent.story.memory.store import Memory
 from novel_agent.text.names import normalize_name
 
 Scene = Any     # story.scenes.Scene: its tick, pov, characters and location are read
@@ -64,31 +64,31 @@ def seen_at(scenes: Iterable[Scene]) -> dict[str, int]:
     return seen
 
 
-def last_seen_then(seen: dict[str, int], entity: dict[str, Any], *names: Any) -> int:
+def last_seen_then(seen: dict[str, int], entity: Entity, *names: Any) -> int:
     """When `seen` last shows any of `names`, or the entity's first scene if later."""
     return max([seen.get(normalize_name(str(n)), 0) for n in names if n]
                + [first_seen(entity)])
 
 
-def seen_then(entity: dict[str, Any], last_seen: int, *without: str) -> dict[str, Any]:
+def seen_then(entity: Named, last_seen: int, *without: str) -> Named:
     """A copy of `entity` last seen at `last_seen`, without the fields `without` (the
     fields in their order, as {**entity, "last_seen": ...} has them)."""
-    copied = dict(entity)
+    copied: dict[str, Any] = dict(entity)
     for key in without:
         copied.pop(key, None)
     copied["last_seen"] = last_seen
-    return copied
+    return cast(Named, copied)
 
 
-def person_then(c: dict[str, Any], seen: dict[str, int], tick: int) -> dict[str, Any]:
+def person_then(c: Character, seen: dict[str, int], tick: int) -> Character:
     """A character as `as_of` shows it at `tick`: last seen as `seen` says, without its
     state, where it is and what it holds; dead or absent if it was by `tick`
-    (standing.unsettled)."""
+    (presence.unsettled)."""
     return seen_then(c, last_seen_then(seen, c, c.get("name"), *(c.get("aliases") or [])),
                      "state", *unsettled(c, tick))
 
 
-def place_then(loc: dict[str, Any], seen: dict[str, int]) -> dict[str, Any]:
+def place_then(loc: Location, seen: dict[str, int]) -> Location:
     """A place as `as_of` shows it: last seen as `seen` says."""
     return seen_then(loc, last_seen_then(seen, loc, "@" + str(loc.get("name"))))
 
@@ -143,13 +143,13 @@ class _Under:
         return self.count - min(self.count, self.keep)
 
 
-def first_seen_of(entity: dict[str, Any]) -> int:
+def first_seen_of(entity: Entity) -> int:
     """first_seen(entity), without a call when it is a plain int."""
     value = entity.get("first_seen")
     return value if type(value) is int else first_seen(entity)
 
 
-def seen_after(items: list[dict[str, Any]], tick: int) -> list[int]:
+def seen_after(items: Sequence[Entity], tick: int) -> list[int]:
     """The positions of the `items` first seen after `tick` (first_seen_of(item) > tick),
     by one pass over the column when every first_seen is a plain int."""
     firsts = column(items, "first_seen")
@@ -158,7 +158,7 @@ def seen_after(items: list[dict[str, Any]], tick: int) -> list[int]:
     return [n for n, item in enumerate(items) if first_seen_of(item) > tick]
 
 
-def _last(loop: dict[str, Any]) -> int:
+def _last(loop: Loop) -> int:
     """last_touched(loop), by one max() when its scenes are a list whose largest is an int
     (then it is also the largest of its ints)."""
     scenes = loop.get("scenes")
@@ -172,7 +172,7 @@ def _last(loop: dict[str, Any]) -> int:
     return last_touched(loop)
 
 
-def seen_by(names: frozenset[str], c: dict[str, Any]) -> bool:
+def seen_by(names: frozenset[str], c: Character) -> bool:
     """in_view(focus, c) for a focus on `names`, without the general case's work for a
     character named by a plain string and no aliases."""
     name = c.get("name")
@@ -197,9 +197,10 @@ def _same(value: Any) -> Any:
 # the columns cannot tell about read one by one as before, and only those that may be
 # chosen scored in full.
 
-def column(items: Sequence[dict[str, Any]], field: str, default: Any = None) -> list[Any]:
-    """Each item's item.get(field, default)."""
-    return list(map(dict.get, items, repeat(field), repeat(default)))
+def column(items: Sequence[Record], field: str, default: Any = None) -> list[Any]:
+    """Each item's item.get(field, default) (dict.get itself: every record is a dict)."""
+    return list(map(dict.get, cast(Sequence[dict[str, Any]], items), repeat(field),
+                    repeat(default)))
 
 
 def all_of(kind: type, values: Iterable[Any]) -> bool:
@@ -247,14 +248,14 @@ def warmest(lasts: list[int], hot: set[int], keep: int, tick: int) -> list[int]:
     return sorted(found)
 
 
-def _odd_names(people: list[dict[str, Any]], called: list[Any]) -> set[int]:
+def _odd_names(people: Sequence[Character], called: list[Any]) -> set[int]:
     """The positions of the characters not named by one plain string alone (no name, an
     empty or odd one, aliases): seen_by and the settled pass read those one by one."""
     return {*compress(count(), column(people, "aliases")), *where(not_, called),
             *compress(count(), map(is_not, map(type, called), repeat(str)))}
 
 
-def in_view_at(people: list[dict[str, Any]], names: frozenset[str]) -> set[int]:
+def in_view_at(people: Sequence[Character], names: frozenset[str]) -> set[int]:
     """The positions of the characters of `people` that seen_by(names, c)."""
     if not names:
         return set()
@@ -265,29 +266,29 @@ def in_view_at(people: list[dict[str, Any]], names: frozenset[str]) -> set[int]:
     return found
 
 
-def pinned_at(items: list[dict[str, Any]]) -> list[int]:
+def pinned_at(items: Sequence[Record]) -> list[int]:
     """The positions of the items pinned (`pinned: true`)."""
     return where(functools.partial(is_, True), column(items, "pinned"))
 
 
-def _rank(entity: dict[str, Any]) -> tuple[int, str]:
+def _rank(entity: Entity) -> tuple[int, str]:
     """A character's or a place's rank (relevance.character_entry's)."""
     return first_seen(entity), str(entity.get("id"))
 
 
-def _person(c: dict[str, Any], seen: dict[str, int], tick: int, focus: Focus) -> Entry:
+def _person(c: Character, seen: dict[str, int], tick: int, focus: Focus) -> Entry:
     return character_entry(person_then(c, seen, tick), focus)
 
 
-def _place(loc: dict[str, Any], seen: dict[str, int], focus: Focus) -> Entry:
+def _place(loc: Location, seen: dict[str, int], focus: Focus) -> Entry:
     return location_entry(place_then(loc, seen), focus)
 
 
-def _pair(rel: dict[str, Any], began: int, number: int, focus: Focus) -> Entry:
+def _pair(rel: Relationship, began: int, number: int, focus: Focus) -> Entry:
     return relationship_entry({**rel, "updated_in": began}, number, focus)
 
 
-def loop_rank(loop: dict[str, Any], number: int) -> tuple[int, int]:
+def loop_rank(loop: Loop, number: int) -> tuple[int, int]:
     """The rank of the `number`th open loop (relevance.loop_entry's)."""
     return int(loop.get("opened_in") or 0), number
 
@@ -305,7 +306,7 @@ def _chosen(strong: list[Entry], under: _Under) -> tuple[tuple[Item, ...], int]:
     return tuple(e.make() for e in [*strong, *under.entries()]), under.unlisted()
 
 
-def _names(c: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _names(c: Character) -> tuple[list[str], list[str]]:
     """A character's names, normalized, as in_view reads them and as last_seen_then does."""
     name, aliases = c.get("name"), c.get("aliases") or ()
     said = [normalize_name(str(n)) for n in (name, *aliases) if n]
@@ -458,7 +459,7 @@ class OpenLoops:
                 *pinned_at(self.open), *naming(self, focus.names)}
 
 
-def _lasts(loops: list[dict[str, Any]], played: list[Any]) -> list[int]:
+def _lasts(loops: list[Loop], played: list[Any]) -> list[int]:
     """[_last(loop) for loop in loops] (`played`: their scenes), by one max() each when
     every one's scenes are a list whose largest is an int."""
     if all_of(list, played) and all(played):

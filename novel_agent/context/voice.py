@@ -8,7 +8,7 @@ to favour), always, then the sample passage, whole or its first sentences, withi
 context.style_share.
 
 Each character present (the plan's POV and cast) whose memory file has a voice card
-(story/voices.py) is an item of the writer's `voices` section, its forms the card in
+(story/memory/voices.py) is an item of the writer's `voices` section, its forms the card in
 two short lines, then in one (what they say and never say). The section comes after the
 lore, in the prompt's tail (who is present changes every scene), and shares the cast's
 budget (context.cast_share) with the lore: the cards are taken first, the lore gets
@@ -22,9 +22,9 @@ from typing import Any
 
 from novel_agent.context.items import Item
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.memory.voices import card, card_line, card_lines
 from novel_agent.story.style import style_lines
-from novel_agent.story.voices import card, card_line, card_lines
 from novel_agent.text.cleanup import cut_to_sentence
 
 VOICES_TITLE = "How they speak"

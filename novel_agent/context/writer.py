@@ -53,7 +53,7 @@ from novel_agent.context.sections import Context, Section, bullets, story_bible
 from novel_agent.context.tiers import RecentSelection, TierLimits, select_recent
 from novel_agent.context.voice import STYLE_TITLE, VOICES_TITLE
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene, key_tick, scene_key
 from novel_agent.text.tokens import TokenCounter
 
@@ -202,7 +202,7 @@ def propose_writer(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx
     summary = sum(summary_tokens(s.tick) for s in window) // max(1, len(window))
     # who the prompt tells of (the cast's scenes, the recent tiers', the plan's) and who
     # died or left in the scenes of the recent tiers: the brief names the dead and the
-    # absent among them (standing.gone_sentences)
+    # absent among them (presence.gone_sentences)
     ticks = [*recent.summarized, *recent.full]
     told = [*window, *(s for s in map(inputs.scene, ticks) if s)]
     around = [n for s in told for n in (s.pov, *s.characters) if n]

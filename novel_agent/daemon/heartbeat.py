@@ -24,7 +24,7 @@ from typing import Any
 from novel_agent.errors import ProjectError
 from novel_agent.files import atomic_write
 from novel_agent.models.base import Progress
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 ENDED = ("stopped", "failed")
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
 
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 MAX_BYTES = 1_000_000
 BACKUPS = 3

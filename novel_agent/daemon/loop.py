@@ -48,7 +48,7 @@ from novel_agent.daemon.signals import Interrupted, StopFlag, install_signals, s
 from novel_agent.daemon.watch import ChangeSet
 from novel_agent.errors import AuditHoldError, BookFinishedError, DamagedBookError, NovelError
 from novel_agent.models.base import OnProgress
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import scene_ticks, scene_words
 from novel_agent.tick import pipeline
 from novel_agent.tick.events import StageEvent

@@ -25,7 +25,7 @@ from novel_agent.context.prompts import environment
 from novel_agent.errors import ConfigError, FileFormatError, NovelError
 from novel_agent.models.limits import default_table_path, limits_for
 from novel_agent.story.lore import read_lore_file
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.steer import read_steer
 
 

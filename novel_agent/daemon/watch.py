@@ -27,7 +27,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from novel_agent.story.lore import SUFFIXES as LORE_SUFFIXES
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 DEBOUNCE = 0.2   # seconds without a new event before a change is taken
 

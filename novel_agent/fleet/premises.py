@@ -30,7 +30,7 @@ import yaml
 
 from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.errors import ConfigError
-from novel_agent.story.project import NAME_RE, PROJECT_FILE, Project, create_project
+from novel_agent.story.project.folder import NAME_RE, PROJECT_FILE, Project, create_project
 
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
 ENTRY_KEYS = ("name", *FOUNDATION_KEYS, "preset", "provider", "model")

@@ -61,7 +61,7 @@ from novel_agent.history.hooks import reconcile
 from novel_agent.models import get_model, provider_for
 from novel_agent.reports.costs import cost_guard, estimate_next_tick, money, totals
 from novel_agent.storage import explain
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.runner import rest_after, run_tick
 from novel_agent.tick.session import Session
 

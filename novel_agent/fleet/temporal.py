@@ -157,7 +157,7 @@ class Ticks:
 def _status(root: str) -> BookAt:
     from novel_agent.daemon.loop import book_words
     from novel_agent.history.hooks import opened
-    from novel_agent.story.project import Project
+    from novel_agent.story.project.folder import Project
 
     project = Project(_existing(root))
     with opened(project):
@@ -166,7 +166,7 @@ def _status(root: str) -> BookAt:
 
 def _finished(project: Any) -> bool:
     """Whether the book is finished: its outline's last beat has landed."""
-    from novel_agent.story.book_standing import read_standing
+    from novel_agent.story.outline.standing import read_standing
 
     at = read_standing(project, project.config(env={}).outline.curve)
     return at is not None and at.finished
@@ -179,7 +179,7 @@ def tick_once(root: str, tick: int, env: Mapping[str, str]) -> TickDone:
     from novel_agent.daemon.loop import book_words
     from novel_agent.errors import BookFinishedError, LockError, NovelError
     from novel_agent.files import read_front_matter
-    from novel_agent.story.project import Project
+    from novel_agent.story.project.folder import Project
     from novel_agent.tick.session import Session
 
     project = Project(_existing(root))

@@ -19,7 +19,7 @@ from novel_agent.history.git import GIT_DIR, HistoryError
 from novel_agent.history.restore import move_to
 from novel_agent.history.rewind import history_for, readable
 from novel_agent.history.store import Entry, History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,59}$")
 

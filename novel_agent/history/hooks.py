@@ -15,8 +15,8 @@ from novel_agent.history.git import HistoryError
 from novel_agent.history.interrupted import settle_revise
 from novel_agent.history.seen import SeenFiles
 from novel_agent.history.store import Entry, History
-from novel_agent.story import recovery
-from novel_agent.story.project import Project
+from novel_agent.story.project import recovery
+from novel_agent.story.project.folder import Project
 
 
 def history_of(project: Project, now: Callable[[], datetime] | None = None) -> History | None:
@@ -104,7 +104,7 @@ def after_outline(project: Project, subject: str,
 
 
 def settle(project: Project) -> list[str]:
-    """After story.recovery.reconcile (the caller holds the lock): a redo a kill cut settled
+    """After story/project/recovery.reconcile (the caller holds the lock): a redo a kill cut settled
     (redo.settle); edits by hand, or ticks a kill left without an entry, recorded; a
     notice each. A history that cannot be
     written is said, not raised (reading the project must not depend on it)."""
@@ -116,7 +116,7 @@ def settle(project: Project) -> list[str]:
 
 
 def reconcile(project: Project) -> list[str]:
-    """story.recovery.reconcile, then the history brought up to date (`settle`): what
+    """story/project/recovery.reconcile, then the history brought up to date (`settle`): what
     opening a project does (the caller holds the lock); the notices, in order."""
     return recovery.reconcile(project) + settle(project)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from novel_agent.files import read_yaml
 from novel_agent.history.restore import move_to
 from novel_agent.history.store import History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 REVISE_MARKER = "revise.yaml"
 

@@ -3,7 +3,7 @@
 A scene made binary or emptied, a memory file of broken YAML, a scene deleted in
 the middle of the book: the history holds each as it was. `last_good` looks back
 along the current branch's line (first parents) through the versions of one file,
-newest first, for the first that `sound` accepts (story.damage.sound: read by the
+newest first, for the first that `sound` accepts (story/project/damage.sound: read by the
 loader the program reads it with); a version recorded damaged (every command
 that opens the project records hand edits, damage included) is passed over.
 `bring_back` writes the copies in one transaction, after an entry of the files as
@@ -19,7 +19,7 @@ from datetime import datetime
 
 from novel_agent.history.git import HistoryError
 from novel_agent.history.store import Entry, History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 PAGE = 32        # versions of a file asked of git at a time
 

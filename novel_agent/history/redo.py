@@ -27,7 +27,7 @@ from novel_agent.history.rewind import (
     readable,
 )
 from novel_agent.history.store import Entry, History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 MARKER = "redo.yaml"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from novel_agent.history.git import HistoryError
 from novel_agent.history.restore import differences, move_to
 from novel_agent.history.store import SCENE_FILE_RE, Entry, History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 UNDO = "refs/novel/undo"
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from novel_agent.history.git import Git, HistoryError, git_date
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 KEPT_IN_NOVEL = ("state.yaml", "log")     # what of .novel/ is the story's
 NOT_STORY_FOLDERS = ("export",)           # what `novel export` makes: made again at will

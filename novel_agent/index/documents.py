@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_agent.story.lore import LoreEntry
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Entity, Fact, Loop, Relationship
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene
 
 KINDS = ("scene", "fact", "character", "location", "loop", "relationship", "lore", "summary")
@@ -66,7 +67,7 @@ def scene_doc(scene: Scene, source: str, *, pinned: bool = False) -> Doc:
                      "pinned": pinned, "words": scene.words})
 
 
-def fact_docs(facts: Iterable[dict[str, Any]], source: str) -> list[Doc]:
+def fact_docs(facts: Iterable[Fact], source: str) -> list[Doc]:
     """Facts, each keyed by the scene that established it and its text."""
     docs, seen = [], set()
     for fact in facts:
@@ -93,7 +94,7 @@ def _join(values: Any) -> str:
     return str(values or "")
 
 
-def entity_doc(kind: str, entity: dict[str, Any], source: str) -> Doc:
+def entity_doc(kind: str, entity: Entity, source: str) -> Doc:
     """A character or a place: name and aliases, description, traits, goals, state."""
     name = str(entity.get("name") or entity.get("id") or "")
     parts = [str(entity.get("description") or ""), _join(entity.get("traits")),
@@ -121,7 +122,7 @@ def memory_docs(memory: Memory, sources: dict[str, str]) -> dict[str, list[Doc]]
     return out
 
 
-def loop_docs(loops: Iterable[dict[str, Any]], source: str) -> list[Doc]:
+def loop_docs(loops: Iterable[Loop], source: str) -> list[Doc]:
     """Plot loops: the question, its status, the scenes involved."""
     docs = []
     for loop in loops:
@@ -136,7 +137,7 @@ def loop_docs(loops: Iterable[dict[str, Any]], source: str) -> list[Doc]:
     return docs
 
 
-def relationship_docs(rels: Iterable[dict[str, Any]], source: str) -> list[Doc]:
+def relationship_docs(rels: Iterable[Relationship], source: str) -> list[Doc]:
     """Relationships: "A — kind — B" and what is said of it."""
     docs, seen = [], set()
     for rel in rels:

@@ -16,7 +16,7 @@ from typing import Any
 
 from novel_agent.errors import FileFormatError
 from novel_agent.index.db import USAGE_COLUMNS, Index
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 
 def ledger_path(project: Project) -> Path:

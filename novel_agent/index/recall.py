@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import Any
+from typing import Any, cast
 
 from novel_agent.audit.knowledge import knows
 from novel_agent.context.items import Item
@@ -44,7 +44,8 @@ from novel_agent.index.search import (
 )
 from novel_agent.story.decisions import Plan
 from novel_agent.story.lore import Lorebook, entry_text
-from novel_agent.story.memory import Memory, touched_loops
+from novel_agent.story.memory.records import Loop
+from novel_agent.story.memory.store import Memory, touched_loops
 from novel_agent.story.scenes import scene_key
 from novel_agent.text.names import normalize_name
 
@@ -60,10 +61,10 @@ TOUCHED = 0.3        # what a scene that played a loop (not opened it) says of i
 SETTLED_NEAR_BEST = 0.05
 
 
-def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
+def plan_loops(plan: Plan, memory: Memory) -> list[Loop]:
     """The open loops the plan touches: named by its tool calls, or by words of its
-    intention and title that tell the loop apart from the others (memory.touches)."""
-    found: dict[str, dict[str, Any]] = {}
+    intention and title that tell the loop apart from the others (story/memory/store.touches)."""
+    found: dict[str, Loop] = {}
     for call in plan.tool_calls:
         if call.tool in ("resolve_loop", "open_loop"):
             loop = memory.find_loop(call.name) or memory.find_loop(call.target)
@@ -74,7 +75,7 @@ def plan_loops(plan: Plan, memory: Memory) -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def loop_scenes(loops: Iterable[dict[str, Any]]) -> dict[int, float]:
+def loop_scenes(loops: Iterable[Loop]) -> dict[int, float]:
     """The scenes of `loops` with how much each says of them: 1 for the scene that opened
     a loop (where the question arose), TOUCHED for the others (the newest LOOP_SCENES)."""
     strength: dict[int, float] = {}
@@ -92,8 +93,8 @@ def shared_first_names(memory: Memory) -> set[str]:
     """First names more than one known character has (counted without a Python step a
     character: every one is asked each tick)."""
     people = memory.characters.values()
-    seen = Counter(map(_first_name, map(str, map(dict.get, people, repeat("name"),
-                                                   repeat("")))))
+    seen = Counter(map(_first_name, map(str, map(dict.get, cast(Iterable[dict[str, Any]], people),
+                                                   repeat("name"), repeat("")))))
     return {first for first, n in seen.items() if n > 1 and first is not None}
 
 
@@ -201,7 +202,7 @@ def who_where(memory: Memory, plan: Plan, said: Sequence[str] = ()) -> str:
 
 
 def plan_need(index: Index, plan: Plan, memory: Memory, tick: int, *,
-              loops: Sequence[dict[str, Any]] | None = None,
+              loops: Sequence[Loop] | None = None,
               shared: set[str] | None = None) -> tuple[Need, list[str]]:
     """What the planned scene is about, each name weighted by how much it tells, and the
     names as the index may hold them (aliases too). `loops` and `shared`: plan_loops and
@@ -228,7 +229,7 @@ class WriterRecall:
     embedder: Embedder | None = None
     warnings: list[str] = field(default_factory=list)
     scored: list[Scored] = field(default_factory=list)
-    loops: Sequence[dict[str, Any]] | None = None   # plan_loops, when the caller has them
+    loops: Sequence[Loop] | None = None   # plan_loops, when the caller has them
     shared: set[str] | None = None                  # shared_first_names, likewise
 
     def __call__(self, in_tiers: set[int], full: set[int]) -> list[Item]:
@@ -261,7 +262,7 @@ def pov_knowledge(items: list[Item], scored: Sequence[Scored], memory: Memory,
     # the facts of those texts (the last of a text, as a dict of every fact's would have
     # it), each text lowered by a pass over the column: no call of ours for each fact
     facts = memory.facts if wanted else []
-    told = list(map(dict.get, facts, repeat("text"), repeat("")))
+    told = list(map(dict.get, cast(list[dict[str, Any]], facts), repeat("text"), repeat("")))
     said = list(map(_lowered_text if all_of(str, told) else _lowered, told))
     by_text = {said[n]: facts[n] for n in where(wanted.__contains__, said)}
     who = pov.split()[0]
@@ -313,18 +314,18 @@ def settled_items(index: Index, memory: Memory, window: Sequence[Any], upto: int
     return retrieval_items(score(found.values(), need, weights), near_best=SETTLED_NEAR_BEST)
 
 
-def settled_loops(memory: Memory, window: Sequence[Any], upto: int) -> list[dict[str, Any]]:
+def settled_loops(memory: Memory, window: Sequence[Any], upto: int) -> list[Loop]:
     """The loops the scenes of `window` played in, as `settled_items` reads them: each
     its scenes up to `upto` and the scene it opened in (what a cache of the settled
     block is keyed by, with `upto` and the window's scenes)."""
     ticks = {s.tick for s in window}
-    return [{"scenes": [t for t in l.get("scenes") or [] if isinstance(t, int) and t <= upto],
-             "opened_in": l.get("opened_in")}
+    return [cast(Loop, {"scenes": [t for t in l.get("scenes") or [] if isinstance(t, int) and t <= upto],
+                        "opened_in": l.get("opened_in")})
             for l in memory.loops if not ticks.isdisjoint(l.get("scenes") or [])]
 
 
 def planner_facts(index: Index, memory: Memory, *, tick: int, names: Sequence[str],
-                  places: Sequence[str], loops: Sequence[dict[str, Any]], steer: str,
+                  places: Sequence[str], loops: Sequence[Loop], steer: str,
                   weights: Mapping[str, float]) -> list[Item]:
     """Facts about who and where the last scenes are, and the loops they touch, scored
     for the planner (best first; the pool takes what fits)."""
@@ -376,7 +377,7 @@ class Recall:
 
 
 def relevant_facts(index: Index, plan: Plan, memory: Memory, tick: int, *,
-                   loops: Sequence[dict[str, Any]] | None = None,
+                   loops: Sequence[Loop] | None = None,
                    shared: set[str] | None = None) -> list[Candidate]:
     """The known facts relevant to the planned scene: those naming someone in it and
     either its place or a word of its intention that tells documents apart (not a name,

@@ -17,8 +17,8 @@ import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from novel_agent.story.memory import FOLDERS, Listed
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import FOLDERS, Listed
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SCENE_RE
 
 LIST_FILES = {"loops.yaml": "loops", "relationships.yaml": "relationships",   # the old layout
@@ -41,7 +41,7 @@ Looked = dict[str, dict[str, tuple[int, int]]]   # folder (relative) -> name -> 
 def look(project: Project, listed: Listed | None = None) -> Looked:
     """Every file the index reads, by folder relative to the project and by name, with
     (mtime_ns, size): one stat each, the cheapest look that still sees a file edited in
-    place. The folders in `listed` (memory's, just read by story.memory.look) are taken
+    place. The folders in `listed` (memory's, just read by story/memory/read.look) are taken
     as it saw them."""
     found: Looked = {}
     for folder, keep in _read_folders(project):

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import read_yaml
@@ -47,16 +48,19 @@ from novel_agent.index.documents import (
 )
 from novel_agent.index.ledger import restore_usage
 from novel_agent.index.seen import LIST_FILES, Looked, keep_up, look, stat_of
-from novel_agent.story.damage import read_scene
-from novel_agent.story.lookup import loop_index
 from novel_agent.story.lore import read_lore_file
-from novel_agent.story.memory import Listed, Memory, load_list
-from novel_agent.story.memory_schema import check_entity
-from novel_agent.story.project import Project
+from novel_agent.story.memory.lookup import loop_index
+from novel_agent.story.memory.read import Listed, load_list
+from novel_agent.story.memory.records import Fact, Record, check_entity
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.damage import read_scene
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SCENE_RE
 from novel_agent.story.summaries import load_doc
 
-DOCS_OF = {"loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}
+# The docs of the items of a list kind (its items of that kind: a loop, a relationship, a fact)
+DOCS_OF: dict[str, Callable[[list[Any], str], list[Doc]]] = {
+    "loops": loop_docs, "relationships": relationship_docs, "facts": fact_docs}
 
 
 @dataclass
@@ -122,7 +126,7 @@ def _memory_docs(path: Path, rel: str, parts: tuple[str, ...],
                  memory: Memory | None) -> list[Doc]:
     if len(parts) == 3:                          # memory/<folder>/<id>.yaml
         folder, item_id = parts[1], Path(parts[2]).stem
-        data = _item(memory, folder, item_id) if memory is not None else None
+        data: Any = _item(memory, folder, item_id) if memory is not None else None  # folder's kind
         if data is None:
             data = read_yaml(path, {})
             if not isinstance(data, dict):
@@ -137,12 +141,12 @@ def _memory_docs(path: Path, rel: str, parts: tuple[str, ...],
     return DOCS_OF[kind](items, rel)
 
 
-def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
+def _item(memory: Memory, folder: str, item_id: str) -> Record | None:
     """The item of `memory` a memory/<folder>/<id>.yaml file holds, if it is there."""
     items = getattr(memory, folder)
     if isinstance(items, dict):
         return items.get(item_id)
-    if folder == "loops":                     # looked up in the loops' index (story/lookup)
+    if folder == "loops":                     # looked up in the loops' index (story/memory/lookup.py)
         return next(iter(loop_index(items).with_id(item_id)), None)
     return next((item for item in items if item.get("id") == item_id), None)
 
@@ -150,7 +154,7 @@ def _item(memory: Memory, folder: str, item_id: str) -> dict | None:
 def sync(project: Project, index: Index, memory: Memory | None = None,
          clock: Callable[[], float] = time.monotonic,
          paths: Iterable[Path | str] | None = None, listed: Listed | None = None,
-         last: Looked | None = None, facts_before: list[dict] | None = None) -> SyncReport:
+         last: Looked | None = None, facts_before: list[Fact] | None = None) -> SyncReport:
     """Bring the index's documents in step with the files (see the module docstring).
     `paths`: only these files (those a tick just wrote) are looked at, the others are
     trusted to be as the last sync left them. `listed`: memory's folders as reading
@@ -211,7 +215,7 @@ SCENES = "scenes" + os.sep      # a scene that cannot be read is not kept as rea
 
 
 def _added_facts(rel: str, memory: Memory | None,
-                 before: list[dict] | None) -> list[dict] | None:
+                 before: list[Fact] | None) -> list[Fact] | None:
     """The facts `memory` adds to `before` (what the index holds of facts.yaml), when
     `rel` is facts.yaml and memory's facts begin with `before`; else None."""
     if rel != FACTS or memory is None or before is None or len(memory.facts) < len(before) \

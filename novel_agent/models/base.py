@@ -26,7 +26,7 @@ class Usage:
 
 
 class MemoryView(Protocol):
-    """What a model may read of the story's memory (story/memory.py's Memory): never change it."""
+    """What a model may read of the story's memory (story/memory/store.py's Memory): never change it."""
 
     @property
     def characters(self) -> Mapping[str, Mapping[str, Any]]: ...

@@ -151,7 +151,7 @@ class OfflineModel:
 
     @staticmethod
     def _memory(hints: Mapping[str, Any]) -> Any:
-        """The tick's memory (story/memory.py's Memory), read through its characters,
+        """The tick's memory (story/memory/store.py's Memory), read through its characters,
         locations, open_loops() and find_loop(); an empty one without a context."""
         memory = hints.get("memory")
         return memory if memory is not None else NO_MEMORY

@@ -11,7 +11,7 @@ as it is, not called damaged), a project that cannot be written, a stale lock,
 a project.yaml that does not load (the error with its line), and committed
 scenes that hold the prompt's scaffolding or are under half of
 generation.scene_min_words. Every file of the book is read on its own
-(story.damage): each scene, plan, memory file, summary and lore file that
+(story/project/damage.py): each scene, plan, memory file, summary and lore file that
 cannot be read is listed, as is each one missing (a scene in the middle of the
 book, the plan of a scene there, a summary an arc covers, memory/facts.yaml,
 project.yaml: find_for_doctor finds the folder by its history when it is gone).
@@ -38,17 +38,17 @@ from novel_agent.history.mend import Copy, bring_back, last_good
 from novel_agent.history.store import History
 from novel_agent.index.db import quick_check
 from novel_agent.revision.repair import repair
-from novel_agent.story.damage import damage, sound
 from novel_agent.story.lore import load_lorebook, lore_files
-from novel_agent.story.memory import FOLDERS, LEGACY, LIST_KEYS
-from novel_agent.story.project import (
+from novel_agent.story.memory.read import FOLDERS, LEGACY, LIST_KEYS
+from novel_agent.story.project.damage import damage, sound
+from novel_agent.story.project.folder import (
     PROJECT_FILE,
     Project,
     find_project,
     journal_tick,
     projects_dir,
 )
-from novel_agent.story.recovery import migrate_memory, rebuild_state, temp_folders
+from novel_agent.story.project.recovery import migrate_memory, rebuild_state, temp_folders
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from novel_agent.story.summaries import DOC_RE, load_doc, load_tree
 from novel_agent.text.cleanup import scaffold_lines
@@ -369,7 +369,7 @@ FIRST = (_journal, _temps)    # fixed before the rest is looked at: a journal la
 
 
 def find_for_doctor(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project:
-    """The project `-p` names (story.project.find_project), or a folder it names (or the
+    """The project `-p` names (story/project/folder.find_project), or a folder it names (or the
     one the command runs in) whose project.yaml is gone but whose history is there: the
     doctor can bring it back."""
     try:

@@ -32,7 +32,7 @@ from novel_agent.books.export import chapters_of
 from novel_agent.errors import NovelError
 from novel_agent.index.db import Index
 from novel_agent.story import style as story_style
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scenes
 from novel_agent.text.prose import (
     Fingerprint,

@@ -31,9 +31,9 @@ from novel_agent.reports.costs import Row, tick_costs, tick_prompts
 from novel_agent.reports.counts import Counts, compare_counts
 from novel_agent.reports.prose import ProseReport, prose_report
 from novel_agent.reports.status import SummaryLevel, summary_status
-from novel_agent.story.book_standing import tension_course
-from novel_agent.story.outline import load_outline
-from novel_agent.story.project import Project
+from novel_agent.story.outline.file import load_outline
+from novel_agent.story.outline.standing import tension_course
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scenes
 
 _LOG = re.compile(r"^tick_(\d+)_([a-z]+)(?:_.*)?\.json$")

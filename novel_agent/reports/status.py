@@ -10,9 +10,10 @@ from novel_agent.context.relevance import overdue
 from novel_agent.context.tier3 import doc_cost, select_tier3, tier3_budget
 from novel_agent.errors import FileFormatError
 from novel_agent.models.limits import limits_for
-from novel_agent.story.book_standing import GO_ON, read_standing
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Loop
+from novel_agent.story.outline.standing import GO_ON, read_standing
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
 from novel_agent.story.steer import describe as describe_steer
 from novel_agent.story.steer import read_steer
@@ -39,7 +40,7 @@ class ProjectStatus:
     resolved_loops: int
     facts: int
     last_scene: Scene | None
-    overdue: list[dict] = field(default_factory=list)   # open loops past loop_overdue_after
+    overdue: list[Loop] = field(default_factory=list)   # open loops past loop_overdue_after
 
 
 def project_status(project: Project, overdue_after: int = 30) -> ProjectStatus:
@@ -79,7 +80,7 @@ def outline_status(project: Project, curve: str) -> str:
         return (f"ending: the last beat has landed, {left} loop{'s' if left != 1 else ''} "
                 f"still open; ending scene {at.finale + 1} of at most "
                 f"{at.finale + at.finale_left} to pay them off")
-    s, outline = at.standing, at.outline
+    s, outline = at.position, at.outline
     assert s.chapter is not None
     acts, chapters, beats = len(outline.acts), len(outline.chapters()), len(outline.beats())
     act = next((n for n, a in enumerate(outline.acts, 1) if a == s.act), 0)

@@ -19,7 +19,7 @@ from novel_agent.models.prices import describe_prices
 from novel_agent.reports.costs import WINDOW, Row, Totals, breakdown, forecast, recent_costs, totals
 from novel_agent.reports.counts import Counts, compare_counts
 from novel_agent.reports.stats import tick_logs
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import scene_words
 
 FORECAST_TICKS = 100

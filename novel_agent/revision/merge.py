@@ -14,12 +14,14 @@ A revision that changes nothing leaves memory as it was, byte for byte. Pure.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, cast
 
-from novel_agent.story.memory import Memory, as_read
+from novel_agent.story.memory.read import as_read
+from novel_agent.story.memory.records import Character, Fact, Location, Loop, Relationship
+from novel_agent.story.memory.store import Memory
 
-Item = dict[str, Any]
+Item = Mapping[str, Any]      # an item of any kind (a character, ... a fact), merged field by field
 GONE: Any = object()     # a field, or an item, one side does not have
 
 
@@ -27,12 +29,16 @@ def merge_memory(base: Memory, ours: Memory, theirs: Memory) -> Memory:
     """The three-way merge of the module docstring (a new Memory; its inputs unchanged)."""
     if theirs == base:
         return ours.copy()
-    out = Memory(characters=_merge_named(base.characters, ours.characters, theirs.characters),
-                 locations=_merge_named(base.locations, ours.locations, theirs.locations),
-                 loops=_merge_listed(base.loops, ours.loops, theirs.loops, _by_id),
-                 relationships=_merge_listed(base.relationships, ours.relationships,
-                                             theirs.relationships, _by_id),
-                 facts=_merge_listed(base.facts, ours.facts, theirs.facts, _fact_keys))
+    out = Memory(characters=cast(dict[str, Character], _merge_named(
+                     base.characters, ours.characters, theirs.characters)),
+                 locations=cast(dict[str, Location], _merge_named(
+                     base.locations, ours.locations, theirs.locations)),
+                 loops=cast(list[Loop], _merge_listed(base.loops, ours.loops, theirs.loops,
+                                                      _by_id)),
+                 relationships=cast(list[Relationship], _merge_listed(
+                     base.relationships, ours.relationships, theirs.relationships, _by_id)),
+                 facts=cast(list[Fact], _merge_listed(base.facts, ours.facts, theirs.facts,
+                                                      _fact_keys)))
     return as_read(out.copy())
 
 
@@ -67,8 +73,8 @@ def _field_order(ours: Item, theirs: Item) -> list[str]:
     return order
 
 
-def _merge_named(base: dict[str, Item], ours: dict[str, Item],
-                 theirs: dict[str, Item]) -> dict[str, Item]:
+def _merge_named(base: Mapping[str, Item], ours: Mapping[str, Item],
+                 theirs: Mapping[str, Item]) -> dict[str, Item]:
     """Characters or places by id."""
     out = {}
     for key in dict.fromkeys([*theirs, *ours, *base]):
@@ -78,11 +84,11 @@ def _merge_named(base: dict[str, Item], ours: dict[str, Item],
     return out
 
 
-def _by_id(items: list[Item]) -> list[Hashable]:
+def _by_id(items: Sequence[Item]) -> list[Hashable]:
     return [str(item.get("id")) for item in items]
 
 
-def _fact_keys(facts: list[Item]) -> list[Hashable]:
+def _fact_keys(facts: Sequence[Item]) -> list[Hashable]:
     """A fact's key: its text and scene (and which of that pair it is, for a twin)."""
     seen: Counter[tuple[str, Any]] = Counter()
     keys: list[Hashable] = []
@@ -93,15 +99,15 @@ def _fact_keys(facts: list[Item]) -> list[Hashable]:
     return keys
 
 
-def _merge_listed(base: list[Item], ours: list[Item], theirs: list[Item],
-                  keys_of: Any) -> list[Item]:
+def _merge_listed(base: Sequence[Item], ours: Sequence[Item], theirs: Sequence[Item],
+                  keys_of: Callable[[Sequence[Item]], list[Hashable]]) -> Sequence[Item]:
     """Loops, relationships (by id) or facts (by text and scene), in theirs' order, with
     the items only ours has after the item before them in ours."""
     if theirs == base:
         return ours
     b, o, t = (dict(zip(keys_of(items), items)) for items in (base, ours, theirs))
     order = _list_order(list(o), list(t), new={key for key in t if key not in b})
-    out = []
+    out: list[Item] = []
     for key in order:
         item = merge_item(b.get(key), o.get(key), t.get(key))
         if item is not None:

@@ -1,6 +1,6 @@
 """The author's edits of the outline: the whole file (`novel outline edit`) or one part of
 it (the Outline page of `novel serve`), each checked whole as the file is read
-(story/outline.parse_outline) before anything is written, then an entry of the history.
+(story/outline/file.parse_outline) before anything is written, then an entry of the history.
 
     save_outline_text(project, text) -> Outline      the file's new text, checked, saved
     edit_part(project, address, values, was) -> Outline   one part's fields changed
@@ -12,7 +12,7 @@ what and tension (empty: the curve's). A part marked `locked: true`, or under on
 is (an act holds its chapters, a chapter its beats), is not edited part by part: the
 author unlocks it in the file. A part changed in the file since the values the editor
 started from (`was`, `fingerprint`) is not written over. The new text is the file's
-with the part's new values put in (story/outline.outline_text: the author's comments,
+with the part's new values put in (story/outline/file.outline_text: the author's comments,
 key order and layout kept), then saved exactly as an edit of the whole file is. The
 caller holds the project's lock.
 """
@@ -28,8 +28,8 @@ from typing import Any
 from novel_agent.errors import OutlineError, ProjectError
 from novel_agent.files import atomic_write, read_text
 from novel_agent.history.hooks import after_outline
-from novel_agent.story.outline import Outline, outline_text, parse_outline, to_data
-from novel_agent.story.project import Project
+from novel_agent.story.outline.file import Outline, outline_text, parse_outline, to_data
+from novel_agent.story.project.folder import Project
 
 FIELDS = {"arc": ("summary", "ending"), "act": ("name", "summary"),
           "chapter": ("title", "purpose", "scenes"), "beat": ("what", "tension")}

@@ -8,7 +8,7 @@ imported piece, where it came from. A replay runs the tick's own steps
 (tick/scene_memory.py) again with them and with the scene's prose, which the
 extraction is checked against: the tools, the extraction, what the audit records
 (status, places, objects, witnesses) and the story's clock, then the loops' payoffs
-and status as the tick settled them (`payoffs`: story/payoffs.py). So memory after tick k
+and status as the tick settled them (`payoffs`: story/outline/payoffs.py). So memory after tick k
 is the replay of records 1..k over the memory before tick 1, and between ticks it
 is put in the order the files are read back in, as each tick read it.
 
@@ -35,9 +35,10 @@ from novel_agent.story.decisions import (
     plan_from_record,
     voices_from_json,
 )
-from novel_agent.story.memory import Memory, as_read
-from novel_agent.story.payoffs import apply_settled
-from novel_agent.story.project import Project, Story
+from novel_agent.story.memory.read import as_read
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.outline.payoffs import apply_settled
+from novel_agent.story.project.folder import Project, Story
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.scene_memory import extraction_step, knowledge_step, name_check, plan_step
 

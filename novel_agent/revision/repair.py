@@ -23,9 +23,10 @@ from novel_agent.config.settings import Config
 from novel_agent.history.restore import differences
 from novel_agent.history.store import Entry, History
 from novel_agent.revision.rederive import Derived, derive_range
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.memory_files import stage_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.files import stage_memory
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Project
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.prompt_log import log_tick
 

@@ -55,13 +55,14 @@ from novel_agent.revision.rederive import (
     replay,
 )
 from novel_agent.revision.repair import orphans
-from novel_agent.story.book_standing import beat_of
 from novel_agent.story.decisions import Extraction, plan_from_record
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.memory_files import stage_memory
-from novel_agent.story.outline import Outline, load_outline
-from novel_agent.story.payoffs import closing_chapter
-from novel_agent.story.project import Project
+from novel_agent.story.memory.files import stage_memory
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.outline.file import Outline, load_outline
+from novel_agent.story.outline.payoffs import closing_chapter
+from novel_agent.story.outline.standing import beat_of
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.session import Session

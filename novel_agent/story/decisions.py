@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
+from novel_agent.story.memory.voices import proposed
 from novel_agent.story.scenes import BEAT_STATUSES
-from novel_agent.story.voices import proposed
 from novel_agent.text.names import clean_bullets, cut_off, name_head, name_problem
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
@@ -148,7 +148,7 @@ PACING_SCHEMA: dict[str, Any] = {
 
 
 # A voice card the extractor proposes for someone who speaks in the scene and has none
-# (story/voices.py): a few words each, as their lines show.
+# (story/memory/voices.py): a few words each, as their lines show.
 VOICE_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {"name": _s(60), "diction": _s(100), "habits": _s(100),
@@ -364,7 +364,7 @@ def extraction_from_json(data: dict[str, Any], *, beat: bool = False,
 
 def voices_from_json(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The voice cards of an extractor answer (or a plan record), leniently: each with a
-    name, its fields cut to their sizes (story/voices.proposed); what is malformed is
+    name, its fields cut to their sizes (story/memory/voices.proposed); what is malformed is
     left out."""
     raw = data.get("voices")
     out = []

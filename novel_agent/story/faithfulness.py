@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.story.summaries import SummaryDoc
 

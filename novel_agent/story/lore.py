@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,7 +56,8 @@ def compile_regex(key: str, *, case_sensitive: bool) -> Matcher:
     options = re2.Options()
     options.case_sensitive = case_sensitive
     options.log_errors = False         # the error is ours to report, not absl's on stderr
-    return re2.compile(key, options)
+    compiled: Matcher = re2.compile(key, options)
+    return compiled
 
 
 def regex_problem(key: str) -> str:
@@ -175,7 +176,7 @@ def parse_lore(text: str, path: Path) -> tuple[list[LoreEntry], list[str]]:
     return entries, problems
 
 
-def _entry_nodes(data: Any, node: Any) -> tuple[list | None, list]:
+def _entry_nodes(data: Any, node: Any) -> tuple[list[Any] | None, list[Any]]:
     """The entry mappings of a file and their YAML nodes (for lines)."""
     if isinstance(data, dict) and set(data) == {"entries"}:
         data = data["entries"]
@@ -193,7 +194,8 @@ def _line_of(node: Any, key: str, default: int) -> int:
     if isinstance(node, yaml.MappingNode):
         for k, _ in node.value:
             if k.value == key:
-                return k.start_mark.line + 1
+                line: int = k.start_mark.line + 1
+                return line
     return default
 
 
@@ -260,8 +262,10 @@ def find_entry(book: Lorebook, name: str) -> LoreEntry | None:
     """An entry by its file key ("the_brass_locket", "orders#2"), its name, or one of the
     keys that fire it, case-insensitive."""
     wanted = name.strip().lower()
-    for match in (lambda e: wanted in (e.key.lower(), e.name.lower()),
-                  lambda e: wanted in (k.lower() for k in e.keys)):
+    matches: tuple[Callable[[LoreEntry], bool], ...] = (
+        lambda e: wanted in (e.key.lower(), e.name.lower()),
+        lambda e: wanted in (k.lower() for k in e.keys))
+    for match in matches:
         found = next((e for e in book.entries if match(e)), None)
         if found is not None:
             return found

@@ -43,7 +43,8 @@ class SteerNote:
         mark = state.get("steer") or {}
         if isinstance(mark, dict) and mark.get("sha1") == self.sha1 and isinstance(
                 mark.get("since"), int):
-            return mark["since"]
+            since: int = mark["since"]
+            return since
         return tick
 
     def last_tick(self, tick: int, state: Mapping[str, Any]) -> int | None:

@@ -200,9 +200,11 @@ def style_text(style: Mapping[str, Any], sources: Sequence[str], words_in: int) 
     what it means in a comment (the sample a block, the function words one line)."""
     def flow(key: str, value: Any) -> str:        # "key: value", lists and maps on one line
         if isinstance(value, list | dict):
-            return f"{key}: " + yaml.safe_dump(value, default_flow_style=True, sort_keys=False,
-                                               width=float("inf"), allow_unicode=True).strip()
-        return yaml.safe_dump({key: value}, allow_unicode=True, width=float("inf")).strip()
+            text: str = yaml.safe_dump(value, default_flow_style=True, sort_keys=False,
+                                       width=float("inf"), allow_unicode=True)
+            return f"{key}: " + text.strip()
+        text = yaml.safe_dump({key: value}, allow_unicode=True, width=float("inf"))
+        return text.strip()
 
     lines = [f"# The book's style, measured by `novel style learn` from {', '.join(sources)}",
              f"# ({words_in:,} words). Edit any value; delete a key to stop caring about it.",

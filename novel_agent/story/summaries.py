@@ -27,7 +27,7 @@ from typing import Any
 from novel_agent.config.settings import Config
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, read_front_matter, render_front_matter
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 DOC_RE = re.compile(r"^(checkpoint|arc)_(\d+)\.md$")
 OVERALL = "overall"

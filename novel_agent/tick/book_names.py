@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from novel_agent.errors import FileFormatError
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.extraction import new_name
+from novel_agent.story.memory.extraction import new_name
 from novel_agent.story.name_pool import (
     LISTS,
     POOL_FILE,

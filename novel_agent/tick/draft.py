@@ -6,7 +6,7 @@ one it was given, so what a step made is what the next one is shown, and an earl
 draft is still there to go back to (the audit's revision starts again from the draft
 before the extraction).
 
-One part is not copied: `memory`, the tick's working memory (story/memory_kept.py:
+One part is not copied: `memory`, the tick's working memory (story/memory/kept.py:
 handed out by the session, only the files that changed read again; copied whole, it
 costs more than the rest of reading at hundreds of characters). The steps that change
 memory (the plan's tools, the extraction, what the audit records, the payoffs) change
@@ -35,13 +35,14 @@ from novel_agent.config.budget import Budget
 from novel_agent.config.settings import Config
 from novel_agent.models.ask import Room, told
 from novel_agent.models.base import ChatModel, StoryView
-from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.lore import Lorebook
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.records import Loop
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.name_pool import NamePool
-from novel_agent.story.payoffs import final_act
-from novel_agent.story.project import Project, Story
+from novel_agent.story.outline.payoffs import final_act
+from novel_agent.story.outline.standing import BookStanding
+from novel_agent.story.project.folder import Project, Story
 from novel_agent.story.scenes import Scene, SceneReader
 from novel_agent.story.summaries import SummaryTree
 from novel_agent.tick import prose_step
@@ -60,7 +61,7 @@ class Start:
 
     tick: int
     story: Story
-    before: Memory             # memory as the files hold it (never changed: memory_kept)
+    before: Memory             # memory as the files hold it (never changed: story/memory/kept.py)
     scenes: SceneReader
     tree: SummaryTree          # the summary tree the tick began with (it writes none)
     lore: Lorebook
@@ -122,7 +123,7 @@ class TickDraft:
                                                  # a copy (audit.mode revise: the revision)
     audit: AuditResult | None = None             # the continuity audit's findings
     clock_text: str = ""                         # memory/clock.yaml's new text, if it moved
-    payoffs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # set at commit
+    payoffs: Mapping[str, Loop] = field(default_factory=dict)   # set at commit: loop id -> what was set
     scene: Scene | None = None                   # the scene, once committed
     written: tuple[Path, ...] = ()               # the files the commit wrote or removed
     answers: Mapping[str, Any] = field(default_factory=dict)   # a stage of a plugin's or
@@ -180,7 +181,7 @@ class TickDraft:
                          steer=self.start.steer,
                          target_tension=at.target if at else None,
                          due=tuple(str(loop.get("id")) for loop in at.due) if at else (),
-                         no_new_loops=at is not None and final_act(at.outline, at.standing))
+                         no_new_loops=at is not None and final_act(at.outline, at.position))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A tick's part in the payoffs of a book with an outline (story/payoffs.py).
+"""A tick's part in the payoffs of a book with an outline (story/outline/payoffs.py).
 
 In the final act no loop opens: the planner's open_loop calls are dropped before
 its tools run (`closed_plan`), the extractor's loops_opened before its answer is
@@ -11,17 +11,17 @@ record's `payoffs`. A book without an outline (no standing) is left as it was.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory
-from novel_agent.story.payoffs import final_act, named_payoffs, settle, settled_lines
+from novel_agent.story.memory.records import Loop
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.outline.payoffs import final_act, named_payoffs, settle, settled_lines
+from novel_agent.story.outline.standing import BookStanding
 
 
 def closing(at: BookStanding | None) -> bool:
     """Whether the next scene is in a final act, where no loop opens."""
-    return at is not None and final_act(at.outline, at.standing)
+    return at is not None and final_act(at.outline, at.position)
 
 
 def closed_plan(plan: Plan, at: BookStanding | None) -> tuple[Plan, str]:
@@ -45,12 +45,12 @@ def closed_extraction(extraction: Extraction, at: BookStanding | None) -> tuple[
 
 
 def settle_step(memory: Memory, plan: Plan, at: BookStanding | None,
-                tick: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+                tick: int) -> tuple[dict[str, Loop], list[str]]:
     """Each open loop's payoff and status after scene `tick` (in place): what was set, by
     loop id, and one line each; nothing without an outline."""
     if at is None:
         return {}, []
     asked = ((c.detail or c.name, c.target) for c in plan.tool_calls if c.tool == "open_loop")
-    named = named_payoffs(asked, memory.find_loop, at.outline, at.standing)
-    settled = settle(memory.loops, at.outline, at.standing, tick, named)
+    named = named_payoffs(asked, memory.find_loop, at.outline, at.position)
+    settled = settle(memory.loops, at.outline, at.position, tick, named)
     return settled, settled_lines(settled)

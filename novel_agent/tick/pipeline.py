@@ -39,13 +39,13 @@ from novel_agent.errors import (
 from novel_agent.files import atomic_write
 from novel_agent.history import hooks as history
 from novel_agent.storage import explain
-from novel_agent.story.book_standing import BookStanding, read_standing, refuse_finished
-from novel_agent.story.damage import check_next_tick, check_read
 from novel_agent.story.decisions import Extraction
 from novel_agent.story.lore import load_lorebook
-from novel_agent.story.memory import FOLDERS, Listed
-from novel_agent.story.memory_kept import item_files
-from novel_agent.story.project import Project
+from novel_agent.story.memory.kept import item_files
+from novel_agent.story.memory.read import FOLDERS, Listed
+from novel_agent.story.outline.standing import BookStanding, read_standing, refuse_finished
+from novel_agent.story.project.damage import check_next_tick, check_read
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SceneReader
 from novel_agent.story.steer import read_steer
 from novel_agent.story.style import read_style

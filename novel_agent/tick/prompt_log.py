@@ -18,8 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from novel_agent.story.journal import Cut
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.journal import Cut
 
 LEFT_OUT_KEPT = 50    # items left out that a stripped report keeps; the rest are counted
 

@@ -11,7 +11,7 @@ import novel_agent.tick.pipeline as pipeline
 from novel_agent.config.settings import Config
 from novel_agent.history import redo
 from novel_agent.history.rewind import Moved
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.events import OnStage
 from novel_agent.tick.pipeline import TickResult
 from novel_agent.tick.session import Session

@@ -16,9 +16,9 @@ from novel_agent.audit.clock import Clock, advance
 from novel_agent.audit.knowledge import apply_knowledge
 from novel_agent.config.settings import GenerationConfig
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.extraction import apply_extraction
-from novel_agent.story.memory import Memory, find_person
-from novel_agent.story.project import Story
+from novel_agent.story.memory.extraction import apply_extraction
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.project.folder import Story
 from novel_agent.text.names import name_problem, person_problem
 from novel_agent.tick.stages.tools import ensure_cast, run_tools
 

@@ -17,7 +17,7 @@ a tick needs are made in exactly one place:
   tokenizer (the running model's, or llama.cpp started for counting only);
 - the model's limits, read once from the model table;
 - the summary-file cache, owned here so it lives as long as the session;
-- memory as the last landed tick left it (`memory`, story/memory_kept.py: the next
+- memory as the last landed tick left it (`memory`, story/memory/kept.py: the next
   tick reads only the files changed since);
 - what a prompt chose that is to stay put for a while (`remembered`: the planner's
   settled facts), forgotten when a sync finds files edited by hand;
@@ -62,9 +62,9 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.models.prices import Price, model_price, price_for
 from novel_agent.models.providers import OFFLINE, Provider
 from novel_agent.models.recording import RecordingModel
-from novel_agent.story.memory import Memory
-from novel_agent.story.memory_kept import KeptMemory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.kept import KeptMemory
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Project
 from novel_agent.story.summaries import DocCache
 from novel_agent.text.tokens import CountStore, TokenCounter, Tokenizer
 

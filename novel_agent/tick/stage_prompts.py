@@ -46,11 +46,11 @@ from novel_agent.index.recall import (
     settled_loops,
     shared_first_names,
 )
-from novel_agent.story.book_standing import BookStanding
 from novel_agent.story.decisions import LEAN_TOOLS, Plan
 from novel_agent.story.lore import Lorebook
-from novel_agent.story.memory import Memory
-from novel_agent.story.outline import Beat
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.outline.file import Beat
+from novel_agent.story.outline.standing import BookStanding
 from novel_agent.story.scenes import SceneReader, key_tick
 from novel_agent.story.summaries import SummaryTree
 from novel_agent.tick.prompt_log import previous_messages
@@ -178,7 +178,7 @@ def build_planner(session: Session, *, story: Any, memory: Memory, tick: int,
                                 story_so_far=so_far, remember=session.remembered,
                                 names=names)
     if standing is not None:
-        current = standing.standing.beat
+        current = standing.position.beat
         briefing = briefing.with_section(standing_section(
             standing, session.counter_of("planner").count,
             session.budget("planner").tokens)).with_values(

@@ -34,8 +34,8 @@ from novel_agent.errors import (
     ProjectError,
 )
 from novel_agent.storage import explain
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import rebuild_state
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.recovery import rebuild_state
 from novel_agent.story.scenes import Scene, last_tick, scene_ticks
 from novel_agent.web.common import (
     HERE,

@@ -23,7 +23,7 @@ from novel_agent.errors import (
     VocabularyError,
 )
 from novel_agent.history.branches import current
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.web.security import check_csrf
 from novel_agent.web.site import Site
 

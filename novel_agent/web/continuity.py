@@ -18,7 +18,7 @@ from novel_agent.audit.held import held_draft, held_draft_file, read_held
 from novel_agent.books.markdown import blocks, blocks_html
 from novel_agent.config.settings import Config
 from novel_agent.errors import ProjectError
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import scene_ticks, word_count
 from novel_agent.tick.stages.audit import audit_project
 

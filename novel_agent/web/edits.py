@@ -14,7 +14,7 @@ from pathlib import Path
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, dump_yaml, write_yaml
 from novel_agent.story.lore import check_entry, entry_yaml, new_entry_path, parse_lore
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.steer import KEYS
 
 

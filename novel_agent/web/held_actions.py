@@ -13,7 +13,7 @@ from typing import Any
 from novel_agent.audit.held import drop_held, read_held
 from novel_agent.config.settings import Config
 from novel_agent.errors import ProjectError
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick import pipeline
 from novel_agent.tick.pipeline import TickResult, land_held
 from novel_agent.tick.session import Session

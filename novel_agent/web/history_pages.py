@@ -19,7 +19,7 @@ from novel_agent.history.store import SCENE_FILE_RE, Entry, History, describe
 from novel_agent.index.documents import KINDS
 from novel_agent.index.search import Row, points_to, search
 from novel_agent.index.sync import open_index
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 
 LOG_PAGE = 50           # entries a page of the log shows (git works out what each changed)
 DIFF_ROWS = 4000        # lines an entry's diff shows (a hand edit of the whole book is more)

@@ -25,7 +25,7 @@ from pathlib import Path
 from novel_agent.daemon.heartbeat import progress_line, read_heartbeat, read_progress, running, stop_daemon
 from novel_agent.daemon.log import daemon_log_path
 from novel_agent.errors import ProjectError
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, scene_ticks
 from novel_agent.web.pages import SceneProblem, daemon_view, readable_scenes
 from novel_agent.web.site import Site

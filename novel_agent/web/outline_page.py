@@ -3,7 +3,7 @@ each done or to come; the tension curve, the outline's target against the tensio
 scenes realized, as the points of an inline SVG; the loops with their planned payoffs.
 
 Read through the library as `novel outline show` and `novel status` read it
-(story/book_standing.py: where the book stands from its scenes; story/payoffs.py:
+(story/outline/standing.py: where the book stands from its scenes; story/outline/payoffs.py:
 where a loop pays off); each part carries the values and the fingerprint its edit
 form starts from (revision/outline_edits.py), and whether it is locked. Pure but for
 reading the project's files; writes nothing.
@@ -18,13 +18,13 @@ from typing import Any
 from novel_agent.errors import NovelError
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.outline_edits import FIELDS, fingerprint, part_values
-from novel_agent.story.book_standing import BookStanding, book_standing
-from novel_agent.story.curves import target_tension
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import load_memory
-from novel_agent.story.outline import Outline, load_outline
-from novel_agent.story.payoffs import place, planned
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Loop, is_open
+from novel_agent.story.outline.curves import target_tension
+from novel_agent.story.outline.file import Outline, load_outline
+from novel_agent.story.outline.payoffs import planned, spot_of
+from novel_agent.story.outline.standing import BookStanding, book_standing
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 
 # The chart's frame, in SVG units (it scales to the page's width).
@@ -151,7 +151,7 @@ def _scenes(project: Project) -> list[Scene]:
     return scenes
 
 
-def _loops(project: Project) -> list[dict[str, Any]]:
+def _loops(project: Project) -> list[Loop]:
     return load_memory(project.memory_dir).loops
 
 
@@ -167,7 +167,7 @@ def _acts(raw: Outline, at: BookStanding, scenes: list[Scene]) -> list[ActView]:
     for scene in scenes:
         if scene.chapter is not None:
             held.setdefault(scene.chapter, []).append(scene.tick)
-    s = at.standing
+    s = at.position
     current = s.chapter.number if s.chapter is not None else None
     numbers = [c.number for c in raw.chapters()]
     acts = []
@@ -197,7 +197,7 @@ def _acts(raw: Outline, at: BookStanding, scenes: list[Scene]) -> list[ActView]:
 def beat_state(at: BookStanding, beat_id: str) -> str:
     """"now" (the next scene's beat), "done", "partly", "overdue", "missed" (passed, the
     book gone on) or "to come"."""
-    s = at.standing
+    s = at.position
     said = at.beat_status(beat_id)
     if said == "done":
         return "done"
@@ -272,7 +272,7 @@ def chart(at: BookStanding, scenes: list[Scene], curve: str) -> Chart:
                              _target_of(at, scene)))
     out.realized = " ".join(f"{a},{b}" for a, b, *_ in out.dots)
     out.grid = [(y(t), t) for t in (0, 5, 10)]
-    s = at.standing
+    s = at.position
     if s.chapter is not None and s.chapter.number in starts:
         size = s.chapter.scenes            # where the next scene's dot will be
         out.now = x(starts[s.chapter.number] + (s.written + 0.5) * size / max(s.written + 1, size))
@@ -285,7 +285,7 @@ def _target_of(at: BookStanding, scene: Scene) -> int | None:
     return beat.tension if beat is not None else None
 
 
-def _loop_views(at: BookStanding, loops: list[dict[str, Any]]) -> list[LoopView]:
+def _loop_views(at: BookStanding, loops: list[Loop]) -> list[LoopView]:
     """The loops: those open first, by where they are meant to pay off, then those paid off."""
     outline = at.outline
     due = {str(loop.get("id")) for loop in at.due}
@@ -305,7 +305,7 @@ def payoff_label(outline: Outline, payoff: Any) -> str:
     """Where a loop's payoff is, as the page says it."""
     if payoff is None or str(payoff).strip() == "":
         return "not yet set"
-    spot = place(outline, payoff)
+    spot = spot_of(outline, payoff)
     if spot is None:
         return f"{payoff} (not in the outline: the last chapter)"
     chapter = outline.chapters()[spot[0]]

@@ -28,10 +28,10 @@ from novel_agent.reports.prose import ECHO_SCENES, STYLE_FILE
 from novel_agent.reports.stats import Stats, collect_stats, read_log, summary
 from novel_agent.reports.status import steer_status
 from novel_agent.reports.usage import project_rows, usage_report
-from novel_agent.story.lookup import is_open
 from novel_agent.story.lore import load_lorebook
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import is_open
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, load_scenes, scene_ticks, scene_words
 from novel_agent.story.steer import read_steer
 from novel_agent.story.summaries import load_tree

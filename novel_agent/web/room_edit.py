@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from novel_agent.errors import AuditHoldError, LockError, NovelError
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.web import held_actions
 from novel_agent.web.common import SERVER_FAULTS, NotFound, form_of, project_of, render
 from novel_agent.web.continuity import continuity_page, held_view, scene_findings

@@ -29,7 +29,7 @@ from novel_agent.history.hooks import opened
 from novel_agent.history.rewind import rewind, rewinding, undo, undoing
 from novel_agent.history.store import History
 from novel_agent.index.documents import KINDS
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.redo_tick import redo_tick
 from novel_agent.web.common import NotFound, form_of, int_param, project_of, render
 from novel_agent.web.edits import form_text

@@ -20,8 +20,8 @@ from starlette.routing import Route
 from novel_agent.errors import LockError, NovelError
 from novel_agent.history.hooks import opened
 from novel_agent.revision.outline_edits import describe, edit_part
-from novel_agent.story.outline import Outline
-from novel_agent.story.project import Project
+from novel_agent.story.outline.file import Outline
+from novel_agent.story.project.folder import Project
 from novel_agent.web.common import form_of, project_of, render
 from novel_agent.web.outline_page import outline_page, typed_values
 

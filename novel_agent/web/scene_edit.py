@@ -26,7 +26,7 @@ from novel_agent.history.hooks import opened
 from novel_agent.history.rewind import keep_tag
 from novel_agent.history.store import History
 from novel_agent.revision.revise import Revision, revise, take_away_after
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene
 from novel_agent.tick.session import Session
 from novel_agent.web.edits import form_text

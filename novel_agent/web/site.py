@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.errors import ProjectError
-from novel_agent.story.project import PROJECT_FILE, Project
+from novel_agent.story.project.folder import PROJECT_FILE, Project
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.audit import audit_project

@@ -8,7 +8,7 @@ from novel_agent.audit.held import read_held
 from novel_agent.audit.policy import verdict
 from novel_agent.errors import AuditHoldError, ModelError
 from novel_agent.files import read_yaml
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory.read import load_memory
 from tests.support.audit_cases import BAD, GOOD, PLAN2, book, configured, extraction
 from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
@@ -144,7 +144,7 @@ def test_the_daemon_stops_on_a_hold_with_exit_5(project):
 
 def test_the_writer_is_told_what_the_pov_does_not_know(tmp_path, projects_dir):
     from novel_agent.files import dump_yaml
-    from novel_agent.story.project import create_project
+    from novel_agent.story.project.folder import create_project
     from tests.support.planted import plant, write_planted, writer_prompt
 
     project = create_project(projects_dir / "isle", {"name": "isle", "premise": "An island.",
@@ -207,7 +207,7 @@ def held_tick_two(project):
 
 
 def test_a_held_tick_is_accepted_as_it_was_held_with_no_model_called(project, cli):
-    from novel_agent.story.recovery import reconciled
+    from novel_agent.story.project.recovery import reconciled
     from novel_agent.tick.pipeline import land_held
     from novel_agent.tick.session import Session
 

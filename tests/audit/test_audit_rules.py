@@ -9,7 +9,7 @@ from novel_agent.audit.findings import CATEGORIES, RULES, SUBTYPES, Finding, boo
 from novel_agent.audit.knowledge import apply_knowledge, knows
 from novel_agent.audit.rules import Rules, SceneInput, check
 from novel_agent.story.decisions import Extraction, extraction_from_json
-from novel_agent.story.memory import Memory, add_fact, open_loop, upsert_character, upsert_location
+from novel_agent.story.memory.store import Memory, add_fact, open_loop, upsert_character, upsert_location
 from novel_agent.text.nomenclature import near_name
 
 CAST = ("Mara Quill", "Tobin Keel", "Ilse Varga")

@@ -18,7 +18,7 @@ from novel_agent.audit.clock import (
 )
 from novel_agent.audit.rules import SceneInput, check
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, upsert_character
+from novel_agent.story.memory.store import Memory, upsert_character
 
 
 @pytest.mark.parametrize("text, later, weekday", [

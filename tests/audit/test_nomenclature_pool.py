@@ -7,7 +7,7 @@ import random
 from novel_agent.audit.rules import SceneInput, nomenclature
 from novel_agent.models.offline import FIRST, LAST, PLACES
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, upsert_character, upsert_location
+from novel_agent.story.memory.store import Memory, upsert_character, upsert_location
 from novel_agent.story.name_pool import NamePool, fallback_pool, pick_person, pick_place
 from novel_agent.tick.stages.newcomers import memory_book
 

@@ -35,8 +35,8 @@ import pytest
 from novel_agent.audit.findings import RULES
 from novel_agent.books.importer import import_manuscript
 from novel_agent.books.split import load_manuscript
-from novel_agent.story.project import create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke

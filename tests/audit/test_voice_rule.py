@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from novel_agent.audit.rules import SceneInput, check
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, upsert_character
+from novel_agent.story.memory.store import Memory, upsert_character
 
 
 def memory() -> Memory:

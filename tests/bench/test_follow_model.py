@@ -7,9 +7,9 @@ resolves them all by the end; in-process and through the test server alike."""
 from __future__ import annotations
 
 from novel_agent.errors import BookFinishedError
-from novel_agent.story.book_standing import tension_course
-from novel_agent.story.memory import load_memory
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.outline.standing import tension_course
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -77,7 +77,7 @@ def ticked_to_the_end(project, make_model, config=None, env=None, limit=30):
 
 
 def course(project):
-    from novel_agent.story.outline import load_outline
+    from novel_agent.story.outline.file import load_outline
     scenes = load_scenes(project.scenes_dir)
     return list(tension_course(load_outline(project.outline_file), scenes,
                                project.config().outline.curve).values())

@@ -14,7 +14,7 @@ import pytest
 
 from novel_agent.books.export import ExportError, collect, export, render_epub
 from novel_agent.files import atomic_write
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes
 from tests.support.clirunner import invoke
 

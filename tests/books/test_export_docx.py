@@ -17,7 +17,7 @@ from novel_agent.books.docx_manuscript import inline_runs, rounded_words, surnam
 from novel_agent.books.export import FORMATS, collect, export
 from novel_agent.books.markdown import blocks
 from novel_agent.files import atomic_write
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes
 from tests.support.clirunner import invoke
 

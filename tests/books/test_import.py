@@ -14,9 +14,10 @@ from novel_agent.books.split import load_manuscript
 from novel_agent.errors import ImportStoppedError, ModelError
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import Extraction
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.project import Project, create_project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Project, create_project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scene, load_scenes, scene_ticks
 from novel_agent.text.names import name_problem
 from novel_agent.tick.prompt_log import log_path

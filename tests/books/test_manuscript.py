@@ -10,7 +10,7 @@ import pytest
 from novel_agent.books.export import export
 from novel_agent.books.split import ManuscriptError, read_manuscript, split_manuscript, tokens
 from novel_agent.files import atomic_write
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.story.scenes import Scene, load_scenes
 
 WORD_RE = re.compile(r"[\w'’-]+")

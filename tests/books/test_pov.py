@@ -7,8 +7,8 @@ import pytest
 from novel_agent.books.importer import guess_plan, mentions
 from novel_agent.books.pov import found_dead, guess_pov, named, narrator, weights
 from novel_agent.books.split import ImportedScene
-from novel_agent.story.memory import Memory, upsert_character, upsert_location
-from novel_agent.story.project import Story
+from novel_agent.story.memory.store import Memory, upsert_character, upsert_location
+from novel_agent.story.project.folder import Story
 
 CAST = [{"name": n} for n in ("Clara Marsh", "Felix Aubrey", "Tomas Reyne", "Hugh Dunmore")]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from novel_agent.fleet.view import read_state
-from novel_agent.story.outline import Beat, Chapter, load_outline, save_outline
+from novel_agent.story.outline.file import Beat, Chapter, load_outline, save_outline
 from novel_agent.story.scenes import load_scenes, scene_ticks
 from tests.support.projects import set_llm, short_outline
 

@@ -84,7 +84,7 @@ def test_missing_project_is_one_clear_line(projects_dir, cli):
 
 def test_project_errors_carry_the_path(projects_dir):
     from novel_agent.errors import ProjectError
-    from novel_agent.story.project import create_project, find_project
+    from novel_agent.story.project.folder import create_project, find_project
     with pytest.raises(ProjectError) as info:
         find_project(None, projects_dir, {"NOVEL_PROJECTS_DIR": str(projects_dir)})
     assert info.value.path == str(projects_dir)
@@ -187,7 +187,7 @@ def test_status_lists_the_overdue_loops_reading_the_tick_once(project, monkeypat
     """`novel status` on a long book listed its scenes again for every open loop."""
     from novel_agent.files import dump_yaml
     from novel_agent.reports.status import project_status
-    from novel_agent.story.project import Project
+    from novel_agent.story.project.folder import Project
     from tests.support.ticking import run_ticks
     run_ticks(project, 3)
     for n in range(40):

@@ -9,7 +9,7 @@ from novel_agent.errors import ConfigError, ProjectError
 from novel_agent.reports.costs import DEFAULT_RUN_CEILING, breakdown, run_terms
 from novel_agent.reports.stats import collect_stats
 from novel_agent.reports.usage import project_rows
-from novel_agent.story.project import create_project, find_project
+from novel_agent.story.project.folder import create_project, find_project
 from novel_agent.story.scenes import load_scenes
 from tests.support.clirunner import invoke
 from tests.support.repo import ROOT

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from novel_agent.history.store import History
-from novel_agent.story.curves import target_tension
-from novel_agent.story.outline import load_outline
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.outline.curves import target_tension
+from novel_agent.story.outline.file import load_outline
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke

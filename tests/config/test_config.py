@@ -133,7 +133,7 @@ def project_yaml_examples() -> list[tuple[str, str]]:
 def test_every_project_yaml_the_docs_show_is_a_valid_configuration(where, text, tmp_path):
     """Every key a docs page's project.yaml example shows is one the loader knows, with a
     value it takes (an unknown key or a bad value is an error naming it)."""
-    from novel_agent.story.project import Project
+    from novel_agent.story.project.folder import Project
 
     text = text.replace("premise: ...", "premise: x").replace("…", "x")
     (tmp_path / "project.yaml").write_text(text)

@@ -10,7 +10,7 @@ import pytest
 from novel_agent.config.layers import load_config, load_yaml_layer
 from novel_agent.config.settings import OutlineConfig, OutlineSizes
 from novel_agent.errors import ConfigError
-from novel_agent.story.outline_standing import STRETCH
+from novel_agent.story.outline.position import STRETCH
 
 
 def test_sizes_left_at_0_are_a_novel_s_or_a_short_story_s_on_an_embedded_model():

@@ -12,8 +12,8 @@ from novel_agent.context.briefing import propose_briefing
 from novel_agent.context.builders import planner_briefing
 from novel_agent.context.engine import fit
 from novel_agent.context.prompts import render_stage
-from novel_agent.story.book_standing import book_standing
-from novel_agent.story.outline import Act, Arc, Beat, Chapter, Outline
+from novel_agent.story.outline.file import Act, Arc, Beat, Chapter, Outline
+from novel_agent.story.outline.standing import book_standing
 from novel_agent.story.scenes import Scene
 from novel_agent.text.tokens import TokenCounter
 from tests.support import story_factory as sf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory.read import load_memory
 from novel_agent.text.tokens import TokenCounter
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.session import Session

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from novel_agent.context.builders import as_of, planner_briefing
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.prompt_log import log_path
 from tests.support.story_factory import story

@@ -11,7 +11,7 @@ from novel_agent.context.relevance import (
     loop_items,
     loop_words,
 )
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 
 
 def sample_memory() -> Memory:

@@ -319,7 +319,7 @@ def test_the_settled_block_is_chosen_from_what_the_index_held_up_to_its_tick(pro
     from novel_agent.index.recall import settled_items
     from novel_agent.index.search import any_of, information_upto, told_by
     from novel_agent.index.sync import open_index, sync
-    from novel_agent.story.memory import load_memory
+    from novel_agent.story.memory.read import load_memory
     from novel_agent.story.scenes import SceneReader
 
     run_ticks(project, 12)
@@ -356,7 +356,7 @@ def test_the_pov_is_told_of_the_last_fact_of_a_text_whatever_the_facts_hold():
     from novel_agent.context.items import Item
     from novel_agent.context.retrieval import Scored
     from novel_agent.index.recall import pov_knowledge
-    from novel_agent.story.memory import Memory
+    from novel_agent.story.memory.store import Memory
 
     def fact(key, text, tick=3):
         item = Item(key, (f"- Fact (scene {tick}): {text}",), 1.0, why="bm25 1.00")

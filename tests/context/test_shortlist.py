@@ -30,7 +30,7 @@ from novel_agent.context.shortlist import (
     settled_people,
     settled_places,
 )
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 
 FIRST = ["Mara", "Tobin", "Ilse", "Bram", "Ada", "Vane", "Kor", "Ely"]
 LAST = ["Quill", "Keel", "Varga", "Ost", "Lamet", ""]
@@ -238,7 +238,7 @@ def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
     """naming looks for the names in one text of every loop's description: it finds the
     loops the pattern finds in each (a name inside a longer word, at either end, twice,
     in consecutive loops; a name with a line break, which no description holds)."""
-    from novel_agent.context.relevance import _any_of
+    from novel_agent.context.relevance import naming_pattern
     from novel_agent.context.shortlist import naming
     from novel_agent.text.names import normalize_name
     rng = random.Random(4)
@@ -250,7 +250,7 @@ def test_the_loops_naming_someone_are_those_the_pattern_finds_loop_by_loop():
         names = frozenset(rng.sample(["mara quill", "quill", "ann", "", "el\nmara", "x q",
                                       "mara"], rng.randint(0, 4)))
         opened = OpenLoops(Memory(loops=loops), Focus(5, names))
-        pattern = _any_of(names)
+        pattern = naming_pattern(names)
         assert naming(opened, names) == {
             n for n, loop in enumerate(opened.open)
             if pattern is not None and pattern.search(normalize_name(loop["description"]))}

@@ -11,7 +11,7 @@ import time
 import yaml
 
 from novel_agent.files import read_front_matter
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.tick.prompt_log import log_path
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.processes import novel, until  # noqa: F401 - novel is a fixture

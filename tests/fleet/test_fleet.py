@@ -16,7 +16,7 @@ from novel_agent.fleet.premises import read_premises
 from novel_agent.fleet.scheduler import Fleet, FleetOptions, fleet_projects
 from novel_agent.fleet.view import read_state
 from novel_agent.models.local import default_gguf_path
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 from novel_agent.story.scenes import scene_ticks
 from tests.support.batching import Batching
 from tests.support.fake_anthropic import API_KEY as ANTHROPIC_KEY

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 
 from novel_agent.fleet.view import read_state
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import scene_ticks
 from tests.support.crashes import assert_sound
 from tests.support.processes import novel, until  # noqa: F401 - novel is a fixture

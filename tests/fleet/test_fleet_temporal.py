@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import scene_ticks
 from tests.support.crashes import assert_sound
 from tests.support.repo import ROOT

@@ -11,7 +11,7 @@ from novel_agent.index.db import Index
 from novel_agent.index.search import match_query, search
 from novel_agent.index.sync import open_index, sync
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory.read import load_memory
 from tests.support.ticking import run_ticks
 
 
@@ -192,7 +192,7 @@ def test_the_ticks_sync_takes_memorys_folders_as_reading_memory_saw_them(project
     import os
 
     from novel_agent.index.seen import scan
-    from novel_agent.story.memory import read_memory
+    from novel_agent.story.memory.read import read_memory
     run_ticks(project, 3)
     listed: dict = {}
     read_memory(project.memory_dir, listed)
@@ -252,10 +252,10 @@ def test_a_sync_that_knows_what_the_last_one_looked_at_asks_only_about_what_move
 
 def test_a_ticks_sync_of_facts_it_added_to_leaves_the_index_as_a_rebuild_would(project):
     """After its commit a tick makes the docs of the facts it added, not of all of
-    facts.yaml again (story/memory_kept.py keeps memory between ticks), and the index
+    facts.yaml again (story/memory/kept.py keeps memory between ticks), and the index
     holds what `novel reindex` would build, a fact told twice included."""
     from novel_agent.index.sync import rebuild
-    from novel_agent.story.memory import add_fact
+    from novel_agent.story.memory.store import add_fact
     from novel_agent.tick import scene_memory
     from novel_agent.tick.pipeline import tick
     from novel_agent.tick.session import Session

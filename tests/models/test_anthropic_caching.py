@@ -10,8 +10,8 @@ import pytest
 
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.prices import model_price
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke

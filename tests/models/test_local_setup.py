@@ -19,7 +19,7 @@ from novel_agent.models.local_setup import (
     machine_load,
     thread_count,
 )
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 
 GiB = 1 << 30
 

@@ -28,7 +28,7 @@ from novel_agent.models.providers import (
     lookup,
     provider_for,
 )
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.ticking import NOW

@@ -11,7 +11,7 @@ from novel_agent.index.ledger import ledger_path
 from novel_agent.models.prices import Price, load_price_table, match_price, price_for
 from novel_agent.paths import config_dir
 from novel_agent.reports.costs import check_ceiling, estimate_next_tick, forecast, tick_costs
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.projects import set_llm

@@ -11,7 +11,7 @@ import pytest
 
 from novel_agent.history.store import History
 from novel_agent.reports.doctor import diagnose
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import load_scene
 from tests.support.clirunner import invoke
 from tests.support.projects import files_of

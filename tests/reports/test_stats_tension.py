@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from novel_agent.story.book_standing import book_standing
-from novel_agent.story.outline import load_outline
+from novel_agent.story.outline.file import load_outline
+from novel_agent.story.outline.standing import book_standing
 from novel_agent.story.scenes import load_scenes
 from tests.support.clirunner import invoke
 from tests.support.projects import outline_project

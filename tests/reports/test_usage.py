@@ -14,7 +14,7 @@ from novel_agent.models.base import Request
 from novel_agent.models.openai_compat import OpenAICompatModel
 from novel_agent.models.prices import Price
 from novel_agent.models.recording import RecordingModel
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.projects import set_llm

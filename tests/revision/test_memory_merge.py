@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from novel_agent.revision.merge import merge_memory, merged_text
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 
 
 def person(**fields):

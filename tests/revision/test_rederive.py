@@ -8,8 +8,9 @@ from novel_agent.books.split import load_manuscript
 from novel_agent.history.hooks import opened
 from novel_agent.models.offline import OfflineModel
 from novel_agent.revision.rederive import replay_range
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.memory_files import memory_files
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.tick.session import Session
 from tests.support.manuscripts import write_book
 from tests.support.ticking import run_ticks

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 
 from novel_agent.history.store import History
-from novel_agent.story.memory import load_memory
-from novel_agent.story.memory_files import memory_files
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.memory.read import load_memory
 from tests.support.projects import fresh, story_files
 from tests.support.ticking import run_ticks
 

@@ -16,8 +16,8 @@ from novel_agent.history.hooks import opened
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
 from novel_agent.revision.revise import revise
-from novel_agent.story.memory import load_memory
-from novel_agent.story.memory_files import memory_files
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.memory.read import load_memory
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.session import Session
 from tests.support.crashes import forked
@@ -187,7 +187,7 @@ def test_rewrite_after_writes_the_later_scenes_again(project, cli, tmp_path):
     assert kept == old7
     # memory is what the rewritten ticks made of the revised scene
     from novel_agent.revision.rederive import replay_range
-    from novel_agent.story.memory import Memory
+    from novel_agent.story.memory.store import Memory
     derived = replay_range(project, Memory(), 1, 12, project.config())
     assert memory_files(derived, project.memory_dir) == \
         memory_files(load_memory(project.memory_dir), project.memory_dir)

@@ -15,9 +15,9 @@ from novel_agent.history.hooks import opened
 from novel_agent.revision.rederive import Derived, read_record, replay
 from novel_agent.revision.revise import REVISED, revise
 from novel_agent.story.decisions import plan_as_named
-from novel_agent.story.memory import Memory
-from novel_agent.story.project import Project
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -127,7 +127,7 @@ def test_replaying_every_record_gives_the_memory_the_ticks_wrote(project):
 
 
 def fresh_files(project, memory):
-    from novel_agent.story.memory_files import memory_files
+    from novel_agent.story.memory.files import memory_files
     return {p.relative_to(project.root).as_posix(): text.encode()
             for p, text in sorted(memory_files(memory.copy(), project.memory_dir).items())}
 

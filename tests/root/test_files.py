@@ -8,7 +8,7 @@ import pytest
 
 from novel_agent.errors import FileFormatError
 from novel_agent.files import atomic_write, parse_front_matter, read_yaml, render_front_matter
-from novel_agent.story.journal import Cut, Transaction, recover
+from novel_agent.story.project.journal import Cut, Transaction, recover
 
 
 def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):

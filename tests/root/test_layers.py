@@ -18,7 +18,7 @@ PACKAGE = Path(novel_agent.__file__).parent
 
 
 def module_name(path: Path) -> str:
-    """`novel_agent.story.project` for novel_agent/story/project.py."""
+    """`novel_agent.story.scenes` for novel_agent/story/scenes.py."""
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

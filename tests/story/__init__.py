@@ -1,2 +1,2 @@
-"""Tests of novel_agent/story/: the project, its lock, scenes, memory, lore, the steer note,
-summaries, decisions."""
+"""Tests of novel_agent/story/: scenes, lore, the steer note, summaries, decisions, style, the pool of names;
+memory/, outline/ and project/ test its subpackages."""

@@ -160,7 +160,7 @@ def test_any_prefix_of_an_object_closes_to_an_object_or_nothing(data, draw):
 
 
 def test_a_pov_the_tools_would_reject_gives_way_before_they_run(project):
-    from novel_agent.story.memory import load_memory
+    from novel_agent.story.memory.read import load_memory
     from tests.support.scripted import ScriptedModel
     from tests.support.ticking import run_ticks
     plan = {"title": "HM The Lighthouse Keeper", "intention": "The keeper walks the shore.",

@@ -22,10 +22,10 @@ from novel_agent.errors import NovelError
 from novel_agent.files import parse_front_matter, read_yaml
 from novel_agent.story.decisions import extraction_from_json, plan_from_json
 from novel_agent.story.lore import LoreEntry, parse_lore
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.state import check_state
 from novel_agent.story.scenes import load_scene
-from novel_agent.story.state import check_state
 from novel_agent.text.lenient_json import parse_json
 
 SETTINGS = settings(max_examples=60, deadline=None,

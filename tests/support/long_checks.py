@@ -20,8 +20,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_agent.story.memory import load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.project.folder import Project
 from novel_agent.story.summaries import load_tree
 
 SPAN_SECTIONS = {"writer": ("tier3", "recent_summaries", "recent_full"),

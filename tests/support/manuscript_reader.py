@@ -40,7 +40,7 @@ from typing import Any
 
 from novel_agent.models.base import Request
 from novel_agent.models.offline import _asked
-from novel_agent.story.voices import people_forms
+from novel_agent.story.memory.voices import people_forms
 from novel_agent.text.names import not_a_name, written_name
 from novel_agent.text.speakers import lines
 from tests.support.reading_model import ReadingModel

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from novel_agent.files import atomic_write, dump_yaml
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import slug
+from novel_agent.story.memory.store import slug
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.pipeline import preview
 from novel_agent.tick.session import Session

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from novel_agent.story.project import Project, create_project
+from novel_agent.story.project.folder import Project, create_project
 
 HARBOUR = {"name": "harbour", "premise": "A lighthouse keeper finds a drowned man's map.",
            "genre": "mystery", "protagonist": "Mara Quill", "preset": "balanced"}
@@ -51,7 +51,7 @@ def set_llm(root: Path, **values) -> None:
 def short_outline(chapters: int = 3, beats: int = 2, scenes: int = 2):
     """An outline of `chapters` chapters (one act each, up to three acts) of `beats` beats
     and `scenes` scenes each, the beats' tensions left to the curve."""
-    from novel_agent.story.outline import Act, Arc, Beat, Chapter, Outline
+    from novel_agent.story.outline.file import Act, Arc, Beat, Chapter, Outline
 
     made = [Chapter(n, f"Chapter {n}", f"What chapter {n} does.", scenes,
                     tuple(Beat(f"{n}.{k}", f"Beat {k} of chapter {n} happens.")
@@ -65,7 +65,7 @@ def short_outline(chapters: int = 3, beats: int = 2, scenes: int = 2):
 
 def outline_project(project: Project, **sizes) -> Project:
     """`project` with a short_outline(**sizes) saved as its outline."""
-    from novel_agent.story.outline import save_outline
+    from novel_agent.story.outline.file import save_outline
 
     save_outline(project.outline_file, short_outline(**sizes))
     return project

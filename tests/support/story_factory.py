@@ -6,8 +6,8 @@ import random
 from functools import cache
 
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory
-from novel_agent.story.project import Story
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Story
 from novel_agent.story.scenes import Scene
 
 WORDS = ("the lamp rain harbour keeper letter map door stair salt wind tide bell rope iron "

@@ -26,9 +26,10 @@ from novel_agent.models.base import Request, StoryView
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.decisions import plan_from_json
 from novel_agent.story.faithfulness import range_items
-from novel_agent.story.memory import FOLDERS, Memory
-from novel_agent.story.memory_kept import KeptMemory, item_files
-from novel_agent.story.project import Project
+from novel_agent.story.memory.kept import KeptMemory, item_files
+from novel_agent.story.memory.read import FOLDERS
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import load_scenes
 from novel_agent.text.lenient_json import parse_json
 from novel_agent.text.vocabulary import load_encoding

@@ -10,7 +10,7 @@ Now and then the plan comes back to an older loop, by its words, as
 a real planner would. In a book with an outline it ignores the outline as it
 ignores the loops: its plan names no beat, and its extractor says the beat did
 not happen (or only partly) with a tension drawn at random, so the book ends only
-by the outline's stretch rule (story/outline_standing.py). Used in-process by the suite's long-run test
+by the outline's stretch rule (story/outline/position.py). Used in-process by the suite's long-run test
 (`make_model=lambda: StressModel()`) and behind the test
 server by bench/server_run.py --stress and bench/long_run.py.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import TickResult, tick
 from novel_agent.tick.session import Session
 from tests.support.scripted import ScriptedModel

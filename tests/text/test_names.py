@@ -116,7 +116,7 @@ def test_clean_bullets_keeps_prose_only():
 
 def test_a_name_with_a_description_in_parentheses_is_cut_to_the_name_and_never_learned():
     from novel_agent.story.decisions import extraction_from_json, plan_from_json
-    from novel_agent.story.memory import Memory, upsert_character
+    from novel_agent.story.memory.store import Memory, upsert_character
     from novel_agent.text.names import name_head, name_problem
 
     described = "Edda Lorn (the lighthouse keeper)"       # the embedded 1.5B's answer

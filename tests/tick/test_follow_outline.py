@@ -14,9 +14,9 @@ from novel_agent.errors import BookFinishedError
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
 from novel_agent.story.decisions import EXTRACT_SCHEMA, plan_schema
-from novel_agent.story.outline import load_outline, save_outline
-from novel_agent.story.outline_standing import longest
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.outline.file import load_outline, save_outline
+from novel_agent.story.outline.position import longest
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

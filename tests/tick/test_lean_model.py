@@ -16,7 +16,7 @@ from novel_agent.story.decisions import (
     plan_schema,
     uncut,
 )
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.ticking import run_ticks

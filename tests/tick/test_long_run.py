@@ -18,8 +18,9 @@ from novel_agent.context.builders import intention_text
 from novel_agent.context.relevance import Focus, character_line, loop_items
 from novel_agent.context.sections import describe_character
 from novel_agent.story.decisions import Plan
-from novel_agent.story.memory import Memory, load_memory, loop_marks, touches
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory, loop_marks, touches
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.style import learned_text
 from novel_agent.story.summaries import load_tree, tree_depth
 from novel_agent.tick.pipeline import tick
@@ -74,7 +75,7 @@ def test_where_things_stand_keeps_a_state_whole_and_a_card_is_never_a_bare_name(
 
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory):
-    from novel_agent.story.project import create_project
+    from novel_agent.story.project.folder import create_project
     folder = tmp_path_factory.mktemp("stress")
     project = create_project(folder / "stress", {
         "name": "stress", "premise": "A lighthouse keeper finds a drowned man's map.",

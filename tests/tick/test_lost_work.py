@@ -9,7 +9,7 @@ import pytest
 
 from novel_agent.errors import DamagedBookError, FileFormatError, OverwriteError
 from novel_agent.files import read_yaml
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.prompt_log import log_path
 from novel_agent.tick.stages.commit import commit_tick
@@ -86,7 +86,7 @@ def test_the_commit_stops_at_a_file_it_did_not_write(six, snapshot):
 
 
 def six_memory(project):
-    from novel_agent.story.memory import load_memory
+    from novel_agent.story.memory.read import load_memory
     return load_memory(project.memory_dir)
 
 
@@ -212,7 +212,7 @@ def test_prompt_logs_are_kept_for_prompt_log_ticks_ticks_in_all(project):
 
 def with_characters(projects_dir, name: str, count: int):
     """A project whose memory holds `count` characters more than the offline story makes."""
-    from novel_agent.story.project import create_project
+    from novel_agent.story.project.folder import create_project
     project = create_project(projects_dir / name, {"name": name, "premise": "A keeper."},
                              config={"llm": {"provider": "offline"},
                                      "context": {"keep_prompt_logs": 1},

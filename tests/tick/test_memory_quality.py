@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
-from novel_agent.story.extraction import apply_extraction
-from novel_agent.story.memory import Memory, upsert_character
+from novel_agent.story.memory.extraction import apply_extraction
+from novel_agent.story.memory.store import Memory, upsert_character
 from novel_agent.text.names import fact_problem, loop_problem, person_problem
 from novel_agent.tick.stages import plan, tools
 from tests.support.scripted import ScriptedModel
@@ -88,7 +88,7 @@ def test_a_scene_lists_each_person_once_by_the_name_memory_knows():
     p = Plan(title="T", intention="I", pov="Edda", location="Skerry Light",
              characters=["Edda", "Edda Lorn", "stranger"])
     fixed = plan.canonical_names(p, lambda n: __import__(
-        "novel_agent.story.memory", fromlist=["find_person"]).find_person(memory, n))
+        "novel_agent.story.memory.store", fromlist=["find_person"]).find_person(memory, n))
     assert fixed.pov == "Edda Lorn" and fixed.characters == ["Edda Lorn"]
 
 

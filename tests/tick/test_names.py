@@ -6,9 +6,9 @@ import json
 import re
 
 from novel_agent.history.store import History
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory.read import load_memory
 from novel_agent.story.name_pool import read_pool
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import load_scene
 from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
-from novel_agent.story.memory import Memory, upsert_character, upsert_location
+from novel_agent.story.memory.store import Memory, upsert_character, upsert_location
 from novel_agent.story.name_pool import NamePool
 from novel_agent.tick.stages.newcomers import fresh_names, newcomers, unconfusable
 

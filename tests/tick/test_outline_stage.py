@@ -11,8 +11,8 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.story.curves import beat_position, target_tension
-from novel_agent.story.outline import load_outline, parse_outline, render_outline
+from novel_agent.story.outline.curves import beat_progress, target_tension
+from novel_agent.story.outline.file import load_outline, parse_outline, render_outline
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.outline import (
     beat_role,
@@ -81,7 +81,7 @@ def test_an_outline_is_made_level_by_level_each_call_recorded_as_outline(project
     assert [a.name for a in outline.acts] == ["The Finding", "The Door"]
     assert [len(a.chapters) for a in outline.acts] == [2, 1]
     assert [b.id for b in outline.beats()] == ["1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]
-    middle = [round(target_tension("three_act", beat_position(i, 6))) for i in (2, 3)]
+    middle = [round(target_tension("three_act", beat_progress(i, 6))) for i in (2, 3)]
     assert [b.tension for b in outline.beats()] == [4, 4, *middle, 2, 2]   # the curve's when none
     assert parse_outline(render_outline(outline), "outline.yaml") == outline
     rows = read_rows(ledger_path(project))

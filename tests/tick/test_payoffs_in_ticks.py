@@ -12,9 +12,10 @@ from novel_agent.models.offline import OfflineModel
 from novel_agent.reports.status import outline_status
 from novel_agent.revision.rederive import replay_range
 from novel_agent.revision.revise import revise
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.memory_files import memory_files
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from novel_agent.story.journal import Cut
+from novel_agent.story.project.journal import Cut
 from novel_agent.tick.prompt_log import (
     LEFT_OUT_KEPT,
     expired_logs,

@@ -14,7 +14,7 @@ import yaml
 from novel_agent.config.settings import StyleConfig
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.tick import prose_step
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

@@ -18,7 +18,7 @@ import yaml
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.ask import ask_json
 from novel_agent.models.base import Request
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.session import Session, counter_for
 from tests.support.audit_cases import DIES, extraction
 from tests.support.clirunner import invoke

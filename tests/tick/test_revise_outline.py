@@ -12,9 +12,9 @@ from novel_agent.errors import BookFinishedError
 from novel_agent.history.store import History
 from novel_agent.index.ledger import ledger_path, read_rows
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.outline import load_outline, save_outline
-from novel_agent.story.outline_standing import longest
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.outline.file import load_outline, save_outline
+from novel_agent.story.outline.position import longest
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scenes
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

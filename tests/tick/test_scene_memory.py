@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from novel_agent.files import read_yaml
 from novel_agent.revision.rederive import replay_range
-from novel_agent.story.memory import Memory, load_memory
-from novel_agent.story.memory_files import memory_files
+from novel_agent.story.memory.files import memory_files
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
 from tests.support.audit_cases import BAD, GOOD, book, configured, extraction
 from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks

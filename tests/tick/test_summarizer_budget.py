@@ -11,7 +11,7 @@ import yaml
 from novel_agent.config.budget import stage_budget
 from novel_agent.errors import ModelResponseError
 from novel_agent.models.limits import limits_for
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.tick.session import counter_for
 from novel_agent.tick.stages.summarize import trim_summary
 from tests.support import story_factory as sf

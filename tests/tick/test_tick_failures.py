@@ -93,8 +93,8 @@ def test_hand_broken_scene_front_matter_is_a_clear_error(project, snapshot):
 
 def test_second_process_cannot_tick_a_locked_project(project):
     from novel_agent.errors import LockError
-    from novel_agent.story.project import Project
-    from novel_agent.story.recovery import reconciled
+    from novel_agent.story.project.folder import Project
+    from novel_agent.story.project.recovery import reconciled
     with reconciled(project):
         other = Project(project.root)
         with pytest.raises(LockError, match="busy"):

@@ -7,8 +7,8 @@ import yaml
 
 from novel_agent.errors import TickError
 from novel_agent.models.local import default_gguf_path
-from novel_agent.story.memory import load_memory
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.story.scenes import load_scene
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

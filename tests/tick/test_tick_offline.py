@@ -7,7 +7,8 @@ import json
 import yaml
 
 from novel_agent.files import read_front_matter
-from novel_agent.story.memory import load_memory, slug
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import slug
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.tick.prompt_log import log_path
 from tests.support.scripted import ScriptedModel
@@ -89,7 +90,7 @@ def test_small_window_sends_older_scenes_as_summaries(project):
 
 
 def test_offline_model_is_deterministic_and_follows_the_story(projects_dir):
-    from novel_agent.story.project import create_project
+    from novel_agent.story.project.folder import create_project
     texts = []
     for name in ("a", "b"):
         p = create_project(projects_dir / name, {"name": "same", "premise": "x"},
@@ -112,10 +113,10 @@ def test_a_hand_edited_character_reaches_the_next_prompt(project):
 
 
 def test_a_hand_edit_between_two_ticks_of_one_session_reaches_the_next_prompt(project):
-    """A session keeps memory from one tick to the next (story/memory_kept.py) and still
+    """A session keeps memory from one tick to the next (story/memory/kept.py) and still
     sees a character's file edited in place between them."""
     from novel_agent.models.offline import OfflineModel
-    from novel_agent.story.recovery import reconciled
+    from novel_agent.story.project.recovery import reconciled
     from novel_agent.tick.pipeline import tick
     from novel_agent.tick.session import Session
     model = ScriptedModel()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from novel_agent.story.memory import load_memory
+from novel_agent.story.memory.read import load_memory
 from novel_agent.story.scenes import load_scene
 from tests.support.clirunner import invoke
 from tests.support.fake_openai import API_KEY as KEY

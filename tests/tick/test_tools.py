@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from novel_agent.story.decisions import TOOLS, ToolCall
-from novel_agent.story.memory import Memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.tick.stages.tools import TOOL_TABLE, run_tool
 
 
@@ -34,7 +34,7 @@ def test_tools_change_memory_and_say_what_they_did():
 
 def test_update_character_finds_mara_voss_by_her_first_name():
     from novel_agent.story.decisions import ToolCall
-    from novel_agent.story.memory import Memory, upsert_character
+    from novel_agent.story.memory.store import Memory, upsert_character
     from novel_agent.tick.stages.tools import run_tool
     memory = Memory()
     upsert_character(memory, "Mara Voss", tick=1)

@@ -11,7 +11,7 @@ import yaml
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
 from novel_agent.revision.rederive import extraction_of
-from novel_agent.story.recovery import reconciled
+from novel_agent.story.project.recovery import reconciled
 from novel_agent.text.speakers import lines
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session

@@ -273,7 +273,7 @@ def test_on_a_local_model_a_scene_with_none_of_its_people_is_written_again(proje
     of the plan. On a local model a scene that names neither its POV nor a planned
     character is asked for once more, as a copied one is, and the tick says so."""
     from novel_agent.models.offline import OfflineModel
-    from novel_agent.story.recovery import reconciled
+    from novel_agent.story.project.recovery import reconciled
     from novel_agent.tick.pipeline import tick
     from novel_agent.tick.session import Session
 

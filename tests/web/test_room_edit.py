@@ -17,7 +17,7 @@ import pytest
 from novel_agent.audit.held import read_held
 from novel_agent.history.store import History
 from novel_agent.models.offline import OfflineModel
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import load_scene, word_count
 from novel_agent.tick.session import Session
 from novel_agent.tick.stages.audit import audit_project

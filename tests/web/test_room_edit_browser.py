@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from novel_agent.audit.held import read_held
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import load_scene
 from tests.audit.test_audit_policy import held_tick_two
 from tests.revision.test_revise import NEW5, NEW_X, first_run

@@ -14,7 +14,7 @@ import pytest
 import novel_agent.tick.pipeline as pipeline
 from novel_agent.errors import ModelError
 from novel_agent.history.store import History
-from novel_agent.story.project import Project
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import load_scene
 from novel_agent.web import history_pages
 from tests.support.projects import files_of

@@ -13,7 +13,7 @@ import re
 import yaml
 
 from novel_agent.history.store import History
-from novel_agent.story.outline import load_outline
+from novel_agent.story.outline.file import load_outline
 from tests.support.projects import annotate, comments_of, outline_project
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
@@ -209,7 +209,7 @@ def test_a_locked_part_is_shown_not_edited(project, projects_dir):
 
 
 def load_outline_from(text: bytes, project):
-    from novel_agent.story.outline import parse_outline
+    from novel_agent.story.outline.file import parse_outline
 
     return parse_outline(text.decode(), str(project.outline_file))
 

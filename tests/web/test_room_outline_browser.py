@@ -14,7 +14,7 @@ import docx
 import pytest
 import yaml
 
-from novel_agent.story.outline import load_outline
+from novel_agent.story.outline.file import load_outline
 from tests.support.browser import ARGS, CHROMIUM, screenshot, shown
 from tests.support.projects import outline_project
 from tests.support.ticking import run_ticks

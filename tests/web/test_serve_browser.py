@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from novel_agent.daemon.heartbeat import read_heartbeat, running
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from novel_agent.story.scenes import load_scene
 from tests.support.browser import (
     ARGS,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from novel_agent.story.project import create_project
+from novel_agent.story.project.folder import create_project
 from tests.support.ticking import run_ticks
 from tests.support.web_server import make_site, serving
 

@@ -15,7 +15,6 @@ held, for `novel audit accept`; `audit_project` is `novel audit`'s.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from novel_agent.audit.book import BookAudit, audit_book
 from novel_agent.audit.clock import Clock, clock_file, read_clock
@@ -33,8 +32,10 @@ from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Extraction, Plan
-from novel_agent.story.memory import Memory, find_person, load_memory
-from novel_agent.story.project import Project
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.records import Fact
+from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import SceneReader
 from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.events import StageEvent
@@ -138,7 +139,7 @@ def ask_auditor(session: Session, model: ChatModel, *, tick: int, plan: Plan, me
 
 
 def related_facts(memory: Memory, names: list[str], tick: int,
-                  limit: int = 40) -> list[dict[str, Any]]:
+                  limit: int = 40) -> list[Fact]:
     """The facts before `tick` that name any of `names` (a name or its first word), newest
     first."""
     keys = {w.lower() for n in names for w in (n, n.split()[0]) if len(w) > 2}

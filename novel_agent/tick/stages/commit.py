@@ -15,12 +15,12 @@ from typing import Any
 from novel_agent.audit.clock import CLOCK_FILE
 from novel_agent.audit.held import HELD_FILE
 from novel_agent.files import dump_yaml
-from novel_agent.story.book_standing import scene_shape
-from novel_agent.story.journal import Cut
-from novel_agent.story.memory import Memory
-from novel_agent.story.memory_files import stage_memory
+from novel_agent.story.memory.files import stage_memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.name_pool import POOL_FILE
-from novel_agent.story.project import Project
+from novel_agent.story.outline.standing import scene_shape
+from novel_agent.story.project.folder import Project
+from novel_agent.story.project.journal import Cut
 from novel_agent.story.scenes import Scene, word_count
 from novel_agent.tick import payoff_step
 from novel_agent.tick.draft import TickContext, TickDraft
@@ -30,7 +30,7 @@ from novel_agent.tick.prompt_log import log_path, log_text, tidied_logs
 def commit_tick(project: Project, scene: Scene, plan_record: dict[str, Any], memory: Memory,
                 before: Memory, state: dict[str, Any], extra: dict[Path, Any] | None = None) -> list[Path]:
     """Write everything a tick produced in one transaction (all or nothing): only what
-    changed, so a commit costs the same at tick 10 and tick 10,000 (memory.stage_memory).
+    changed, so a commit costs the same at tick 10 and tick 10,000 (story/memory/files.stage_memory).
 
     The scene and plan files must be new: one already there (a file the user moved in,
     a counter gone stale) stops the commit with an OverwriteError naming it.

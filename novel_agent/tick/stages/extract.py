@@ -5,7 +5,7 @@ plan (as told: "unknown" where it names no POV or place) and prose, with what th
 outline and the voice cards ask; the answer asked for (one the model could not make
 usable, twice, gives a summary of the scene's own sentences: `from_prose`); then
 guarded (no confusable newcomers, no loop opened in the final act) and applied to
-memory (story/extraction.py). The audit's revision applies its draft's answer the same way."""
+memory (story/memory/extraction.py). The audit's revision applies its draft's answer the same way."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Extraction, Plan, extract_schema, extraction_from_json
-from novel_agent.story.memory import find_person
-from novel_agent.story.voices import wanting
+from novel_agent.story.memory.store import find_person
+from novel_agent.story.memory.voices import wanting
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import clean_bullets
 from novel_agent.tick import book_names, payoff_step
@@ -70,7 +70,7 @@ def as_told(plan: Plan) -> Plan:
 def asked_of(ctx: TickContext, d: TickDraft, prose: str) -> dict[str, Any]:
     """What the extractor is asked beyond memory's changes: of the outline (a book with
     one), whether the beat the plan named happened and the scene's tension; and the voice
-    cards of the scene's people who speak in `prose` and have none (story/voices.py)."""
+    cards of the scene's people who speak in `prose` and have none (story/memory/voices.py)."""
     at, plan = d.standing, d.planned
     people = [c for c in (find_person(d.memory, n) for n in dict.fromkeys(
         [plan.pov, *plan.characters]) if n) if c is not None]

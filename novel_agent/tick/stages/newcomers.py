@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from novel_agent.story.decisions import Extraction, Plan, ToolCall
-from novel_agent.story.memory import Memory, find_person
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.story.name_pool import NamePool, pick_person, pick_place
 from novel_agent.text.names import normalize_name, person_problem
 from novel_agent.text.nomenclature import Clash, NameBook, first_name, name_book, name_clash

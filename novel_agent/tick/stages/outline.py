@@ -3,12 +3,12 @@
 `make_outline` asks for the arc and its ending, then the acts, then each act's
 chapters, then each chapter's beats: one call per level, per act, per chapter,
 each a prompt fitted to the outline stage's budget (the planner's model and answer
-cap: Config.max_tokens) and answered under a JSON schema (story/outline_answers.py),
+cap: Config.max_tokens) and answered under a JSON schema (story/outline/answers.py),
 repaired once (models/ask.py), recorded in the usage ledger as stage "outline".
 `regen_outline` rewrites the chapters from one on, and their beats, keeping every
 part marked `locked: true` (and all under it), every chapter before it, and the
 beats it is told to keep (`rewrite_outline`: those the book's scenes have landed).
-A beat the model gives no tension takes the curve's (story/curves.py). `new_outline`
+A beat the model gives no tension takes the curve's (story/outline/curves.py). `new_outline`
 and `rewrite_outline` do it for a project and save the file once every call has
 answered, so a failure leaves no outline half made.
 """
@@ -25,8 +25,9 @@ from novel_agent.context.outline_briefing import outline_briefing
 from novel_agent.errors import NovelError, OutlineError, ProjectError
 from novel_agent.models.ask import StageCall, ask_json, told
 from novel_agent.models.base import StoryView
-from novel_agent.story.curves import fill_tensions, target_tension
-from novel_agent.story.outline import (
+from novel_agent.story.outline.answers import STAGE, arc_from_json, items_from_json, schema
+from novel_agent.story.outline.curves import fill_tensions, target_tension
+from novel_agent.story.outline.file import (
     Act,
     Beat,
     Chapter,
@@ -36,7 +37,6 @@ from novel_agent.story.outline import (
     save_outline,
     spread,
 )
-from novel_agent.story.outline_answers import STAGE, arc_from_json, items_from_json, schema
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.stage_prompts import fit_briefing

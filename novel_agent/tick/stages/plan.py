@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
-from novel_agent.context.standing import gone, status_text
+from novel_agent.context.presence import gone, status_text
 from novel_agent.context.tier3 import planner_overall
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
-from novel_agent.story.memory import find_person
+from novel_agent.story.memory.records import Character
+from novel_agent.story.memory.store import find_person
 from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
 from novel_agent.tick import book_names, payoff_step
@@ -96,7 +96,7 @@ def settle_pov(plan: Plan, check: Callable[[str], str | None],
     return plan, f"the planner's POV {plan.pov[:60]!r} is not a name ({why})"
 
 
-def among_the_living(plan: Plan, find: Callable[[str], dict[str, Any] | None],
+def among_the_living(plan: Plan, find: Callable[[str], Character | None],
                      fallbacks: Sequence[str]) -> tuple[Plan, list[str]]:
     """A plan that no dead or absent character tells and no dead one is present in, as
     memory has them (`find`: the character a name names): the first living one of the
@@ -129,12 +129,12 @@ def among_the_living(plan: Plan, find: Callable[[str], dict[str, Any] | None],
 _NAMED = re.compile(r"\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 
 
-def remembered_only(plan: Plan, find: Callable[[str], dict[str, Any] | None]) -> tuple[Plan, list[str]]:
+def remembered_only(plan: Plan, find: Callable[[str], Character | None]) -> tuple[Plan, list[str]]:
     """A plan whose intention names a dead character (as memory has them, `find`) says so
     after it, so that the writer, who reads the intention, does not make them act or
     speak: "Tobin walks the quay at dawn. (Tobin Keel is dead since scene 1: only
     remembered in this scene.)". Returns (plan, a warning for each)."""
-    dead: list[dict[str, Any]] = []
+    dead: list[Character] = []
     for found in _NAMED.finditer(plan.intention):
         who = find(found.group())
         if who is not None and gone(who) == "dead" and all(who is not d for d in dead):
@@ -175,7 +175,7 @@ def _words(text: str) -> str:
     return " " + " ".join(re.findall(r"[a-z']+", text.lower())) + " "
 
 
-def canonical_names(plan: Plan, find: Callable[[str], dict[str, Any] | None]) -> Plan:
+def canonical_names(plan: Plan, find: Callable[[str], Character | None]) -> Plan:
     """The plan with its POV and characters as memory names them (`find`: the character a
     name or alias names), each once: "Edda" is Edda Lorn, and a scene lists her once. A
     character memory does not know (a name the tools rejected: "stranger") is left out."""

@@ -1,13 +1,13 @@
 """The revision of the rest of the outline at a checkpoint, after a tick has landed.
 
-When the tick's scene closed a chapter at a checkpoint (story/drift.py: every
+When the tick's scene closed a chapter at a checkpoint (story/outline/drift.py: every
 `outline.revise_every` chapters) and the story has drifted from the outline (beats
 missed or done out of order, new threads), ONE call to the planner's model (stage
 "outline", answered under a JSON schema, repaired once, recorded in the usage
 ledger) rewrites the chapters from the one the book goes on to: their titles,
 purposes and beats, keeping every part marked `locked: true`, every chapter the book
 has written in, every beat a scene has landed (done or partly), each chapter's
-target length and their number (story/outline_revision.py): the book never grows,
+target length and their number (story/outline/revision.py): the book never grows,
 so a book that drifts still ends within the outline's stretch. The prompt tells
 what happened: the scenes of the chapters closed, the beats landed, missed or done
 out of order, the new threads.
@@ -29,11 +29,10 @@ from novel_agent.errors import ModelResponseError, NovelError
 from novel_agent.history import hooks as history
 from novel_agent.models.ask import StageCall, ask_json, told
 from novel_agent.models.base import StoryView
-from novel_agent.story.book_standing import BookStanding
-from novel_agent.story.drift import Drift, checkpoint, measure
-from novel_agent.story.outline import Outline, load_outline, save_outline
-from novel_agent.story.outline_answers import STAGE
-from novel_agent.story.outline_revision import (
+from novel_agent.story.outline.answers import STAGE
+from novel_agent.story.outline.drift import Drift, checkpoint, measure
+from novel_agent.story.outline.file import Outline, load_outline, save_outline
+from novel_agent.story.outline.revision import (
     Slots,
     account,
     chapters_text,
@@ -42,7 +41,8 @@ from novel_agent.story.outline_revision import (
     schema,
     to_write,
 )
-from novel_agent.story.project import Project
+from novel_agent.story.outline.standing import BookStanding
+from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, SceneReader, scene_ticks
 from novel_agent.story.summaries import load_tree
 from novel_agent.tick.events import OnStage, StageEvent
@@ -50,7 +50,7 @@ from novel_agent.tick.stage_prompts import fit_briefing
 from novel_agent.tick.stages.outline import landed, numbers_text, regen_slots
 
 if TYPE_CHECKING:
-    from novel_agent.story.memory import Memory
+    from novel_agent.story.memory.store import Memory
     from novel_agent.tick.session import Session
 
 
@@ -61,7 +61,7 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     stands now; `memory` as the tick left it); a notice saying what was done, or why not
     ([] when nothing was due)."""
     config, project = session.config.outline, session.project
-    was, now = before.standing.chapter, after.standing.chapter
+    was, now = before.position.chapter, after.position.chapter
     if config.revise == "off" or was is None or now is None or now.number == was.number:
         return []                     # no chapter closed: nothing read, nothing asked
     scenes = _scenes(project, tick)

@@ -33,7 +33,8 @@ from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_text, continued, told
 from novel_agent.models.base import StoryView
 from novel_agent.story.faithfulness import Mention, arc_items, coverage, range_items
-from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory.read import load_memory
+from novel_agent.story.memory.store import Memory
 from novel_agent.story.scenes import Scene, load_scenes, scene_key
 from novel_agent.story.summaries import (
     OVERALL,

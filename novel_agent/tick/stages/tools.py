@@ -9,11 +9,10 @@ starting with REJECTED, which the tick turns into a warning.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from novel_agent.story.decisions import Plan, ToolCall
-from novel_agent.story.lookup import is_open
-from novel_agent.story.memory import (
+from novel_agent.story.memory.records import Entity, is_open
+from novel_agent.story.memory.store import (
     Memory,
     add_relationship,
     find_person,
@@ -34,7 +33,7 @@ def rejected(name: str, why: str) -> str:
     return f"{REJECTED} {name[:80]!r}: {why}"
 
 
-def _creator(kind: str, upsert: Callable[..., tuple[dict[str, Any], bool]], new: str,
+def _creator(kind: str, upsert: Callable[..., tuple[Entity, bool]], new: str,
              known: str) -> Tool:
     """create_character / create_location: make it (or find it) and say which."""
     def create(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:

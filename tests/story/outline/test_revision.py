@@ -1,0 +1,91 @@
+"""The revision's answer (story/outline/revision.py): its schema asks for exactly the
+chapters to rewrite; a bad answer is a ModelResponseError naming each problem; the
+revised outline keeps every kept or locked beat, the chapters' numbers and their
+lengths, and fills only the slots the revision writes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from novel_agent.errors import ModelResponseError
+from novel_agent.story.outline.drift import Drift
+from novel_agent.story.outline.revision import account, revised, revision_from_json, schema
+from novel_agent.story.scenes import Scene
+from novel_agent.tick.stages.outline import regen_slots
+from tests.support.projects import short_outline
+
+OUTLINE = short_outline(chapters=4, beats=2, scenes=2)
+
+
+def locked_outline():
+    """OUTLINE with beat 3.2 and chapter 4 locked."""
+    three, four = OUTLINE.chapter(3), OUTLINE.chapter(4)
+    three = replace(three, beats=(three.beats[0], replace(three.beats[1], locked=True)))
+    return replace(OUTLINE, acts=tuple(replace(a, chapters=tuple(
+        {3: three, 4: replace(four, locked=True)}.get(c.number, c) for c in a.chapters))
+        for a in OUTLINE.acts))
+
+
+def answer(*chapters: tuple[str, list[str]]) -> dict:
+    return {"chapters": [{"title": title, "purpose": f"{title} turns the story.",
+                          "beats": [{"what": w, "tension": 6} for w in beats]}
+                         for title, beats in chapters]}
+
+
+def test_the_schema_asks_for_exactly_the_chapters_to_rewrite():
+    slots = regen_slots(locked_outline(), 2, 2, keep={"2.1"})
+    assert sorted(slots) == [2, 3]                       # 4 is locked
+    asked = schema(slots)["properties"]["chapters"]
+    assert (asked["minItems"], asked["maxItems"]) == (2, 2)
+    assert asked["items"]["properties"]["beats"]["maxItems"] == 1    # one beat each to write
+
+
+def test_a_revision_keeps_what_is_kept_and_locked_and_the_book_s_length():
+    outline = locked_outline()
+    slots = regen_slots(outline, 2, 2, keep={"2.1"})
+    new = revised(outline, slots, revision_from_json(
+        answer(("The Turn", ["Mara burns the map."]), ("The Fall", ["The tower falls."])), slots))
+    two, three = new.chapter(2), new.chapter(3)
+    assert (two.title, [(b.id, b.what) for b in two.beats]) == (
+        "The Turn", [("2.1", "Beat 1 of chapter 2 happens."), ("2.2", "Mara burns the map.")])
+    assert [(b.id, b.what, b.locked) for b in three.beats] == [
+        ("3.1", "The tower falls.", False), ("3.2", "Beat 2 of chapter 3 happens.", True)]
+    assert new.chapter(1) == outline.chapter(1) and new.chapter(4) == outline.chapter(4)
+    assert [c.number for c in new.chapters()] == [1, 2, 3, 4]
+    assert [c.scenes for c in new.chapters()] == [c.scenes for c in outline.chapters()]
+    assert new.arc == outline.arc and [a.name for a in new.acts] == [a.name for a in outline.acts]
+
+
+def test_a_slot_the_answer_leaves_out_keeps_its_beat_and_extra_beats_are_cut():
+    slots = regen_slots(OUTLINE, 4, 2)
+    new = revised(OUTLINE, slots, revision_from_json(answer(("The End", ["It ends."])), slots))
+    assert [b.what for b in new.chapter(4).beats] == ["It ends.", "Beat 2 of chapter 4 happens."]
+    cut = revision_from_json(answer(("The End", ["One.", "Two.", "Three."])), slots)
+    assert [b["what"] for b in cut[0]["beats"]] == ["One.", "Two."]
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"chapter": []}, "the revision needs a list 'chapters'"),
+    (answer(("Only One", ["A beat."])), "2 chapters were asked for, 1 given"),
+    ({"chapters": [{"title": "", "purpose": "It turns.", "beats": [{"what": "x y"}]},
+                   {"title": "B", "purpose": "It ends.", "beats": []}]},
+     "chapter 3: 'title' must be text; chapter 4: 'beats' must list what happens"),
+])
+def test_an_unusable_answer_names_every_problem(data, problem):
+    with pytest.raises(ModelResponseError) as caught:
+        revision_from_json(data, regen_slots(OUTLINE, 3, 2))
+    assert problem in str(caught.value) and str(caught.value).startswith("outline: ")
+
+
+def test_the_prompt_s_account_tells_what_happened():
+    scenes = [Scene(tick=5, body="", title="The Bell", chapter=2, summary=["Mara rings it."])]
+    drift = Drift(3, (2,), landed=OUTLINE.chapter(2).beats[:1],
+                  missed=OUTLINE.chapter(2).beats[1:], threads=("who hid the ledger",))
+    text = account(drift, scenes)
+    assert text.splitlines()[:2] == ["Chapter 2 closed; the book goes on to chapter 3. What "
+                                     "the scenes did:", "- scene 5, \"The Bell\": Mara rings it."]
+    assert "Beats that landed:\n- 2.1 Beat 1 of chapter 2 happens." in text
+    assert "Beats missed:\n- 2.2 Beat 2 of chapter 2 happens." in text
+    assert text.endswith("New threads no beat covers:\n- who hid the ledger")

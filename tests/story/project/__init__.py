@@ -1,0 +1,1 @@
+"""Tests of novel_agent/story/project/: the folder and its lock, damage."""
