@@ -133,9 +133,14 @@ def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) ->
     return None
 
 
-def choose(pool: Pool, cap: int, level: int,
-           count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
-    """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
+def choose(pool: Pool, cap: int, level: int, count: Callable[[str], int],
+           hard: int | None = None) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
+    """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used.
+    With `hard`, nothing goes over it, not even an item the pool must keep (its `keep`
+    items, its best `min_items`): those are then taken in their barest form while it
+    fits (the prompt's room, when the pinned parts leave less than the shares ask)."""
+    if hard is not None:
+        cap = min(cap, hard)
     ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
     after = pool.tail.count if pool.tail else 0
     total = len(ranked) + after + pool.unlisted       # the unlisted rank after all of these
@@ -174,9 +179,13 @@ def choose(pool: Pool, cap: int, level: int,
         must = item.keep or len(taken) < pool.min_items
         if form is None and must:
             form = len(item.forms) - 1
+            if hard is not None and count(item.forms[form]) + 1 > hard - used:
+                form = None       # even the barest is over the room the prompt leaves
         if form is None:
-            why = (f"the {pool.limit} most relevant are taken" if full else
-                   f"not relevant to this scene (score under {pool.min_score})" if weak else
+            why = (f"the {pool.limit} most relevant are taken" if full and not must else
+                   f"not relevant to this scene (score under {pool.min_score})"
+                   if weak and not must else
+                   f"over the room the prompt leaves ({hard:,} tokens)" if must else
                    f"over the {pool.name} share ({cap:,} tokens) at compaction level {level}")
             notes.append(ItemNote(item.key, pool.name, count(item.forms[0]), False, why,
                                   round(item.score, 3), FORM_NAMES[0]))
@@ -222,17 +231,43 @@ def render_pool(pool: Pool, taken: list[tuple[Item, int]]) -> Section:
     return Section(pool.name, pool.title, text, items=tuple(i.key for i, _ in ordered))
 
 
-def select(pools: list[Pool], budget: int, level: int,
-           count: Callable[[str], int]) -> Selection:
+def select(pools: list[Pool], budget: int, level: int, count: Callable[[str], int],
+           total: int | None = None) -> Selection:
     """Fill the pools in priority order, each within its share plus what earlier ones
-    left unused."""
+    left unused. With `total`, all of them within it, their shares shares of it: what
+    each pool must keep (in its barest form) is set aside first, in priority order while
+    `total` holds it, so no section with items is emptied while there is room for what
+    it keeps."""
     out = Selection()
     carry = 0
-    for pool in pools:
-        cap = int(pool.share * budget) + carry
-        taken, notes, used = choose(pool, cap, level, count)
-        carry = max(0, cap - used)
+    held = [0] * len(pools)       # what each pool must keep, while `total` holds it:
+    if total is not None:         # its first item (and those it keeps) in every pool,
+        needs = [kept_least(pool, count) for pool in pools]     # then the rest of each
+        for step in (0, 1):
+            for n, need in enumerate(needs):
+                held[n] += min(need[step], total - sum(held))
+    shares = sum(pool.share for pool in pools)
+    whole = budget if total is None or not shares else total / shares   # shares of `total`
+    for n, pool in enumerate(pools):
+        cap = int(pool.share * whole) + carry
+        hard = None if total is None else max(0, total - out.used - sum(held[n + 1:]))
+        taken, notes, used = choose(pool, cap, level, count, hard)
+        carry = max(0, min(cap, hard if hard is not None else cap) - used)
         out.sections.append(render_pool(pool, taken))
         out.notes += notes
         out.used += used
     return out
+
+
+def kept_least(pool: Pool, count: Callable[[str], int]) -> tuple[int, int]:
+    """The tokens of what `pool` keeps whatever its share, each in its barest form: its
+    `keep` items and its best; and the rest of its best `min_items`."""
+    ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
+
+    def least(candidates: Iterable[Item | Entry]) -> int:
+        return sum(count((c if isinstance(c, Item) else c.make()).forms[-1]) + 1
+                   for c in candidates)
+
+    kept = [c for n, c in enumerate(ranked) if n < min(1, pool.min_items)
+            or isinstance(c, Item) and c.keep]
+    return least(kept), least(c for c in ranked[:pool.min_items] if c not in kept)
