@@ -20,6 +20,11 @@
    A kill before that: the next command puts the project back as it was before
    the revise (`settle`, the same way redo's marker does): before, or after.
 
+A scene as its tick wrote it (the history holds the prose its extraction was read
+from, and the text is that) is not revised: no model called, no file written, no
+entry (`Revision.unchanged` says so). A new text whose extraction and re-derived
+memory are as they were writes the scene's file alone and remakes no summary.
+
 The result counts what scene N's extraction applied to memory before and after
 (the changes no longer made, the new ones), names the memory files the revise
 changed, and the later scenes that rely on what scene N no longer says (a
@@ -107,6 +112,7 @@ class Revision:
     memory_at: Memory | None = None      # memory right after the revised tick
     clock_at: str = ""                   # and memory/clock.yaml's text then
     last: int = 0                        # the project's last tick
+    unchanged: str = ""                  # why nothing was written, when nothing was
 
 
 # -- the steps -----------------------------------------------------------------------
@@ -138,22 +144,31 @@ def derived_of(history: History, sha: str) -> Derived:
     return Derived(memory, clock, scene)
 
 
-def recorded_body(project: Project, history: History | None, tick: int) -> str:
+def recorded_body(project: Project, history: History, tick: int) -> str | None:
     """The prose scene `tick`'s recorded extraction was read from: the scene as the
-    history's entry that last wrote its plan record holds it (the scene on disk when
-    there is no such entry), so scene N as it was replays as its tick applied it."""
-    scene = load_scene(project.scene_path(tick))
-    if history is None:
-        return scene.body
+    history's entry that last wrote its plan record holds it (None when there is no such
+    entry), so scene N as it was replays as its tick applied it."""
     plan = project.plan_path(tick).relative_to(project.root).as_posix()
     sha = history.git.run("log", "-1", "--format=%H", "HEAD", "--", plan,
                           check=False).decode().strip()
     path = project.scene_path(tick).relative_to(project.root).as_posix()
     text = history.git.run("show", f"{sha}:{path}", check=False) if sha else b""
     if not text:
-        return scene.body
+        return None
     _, body = parse_front_matter(text.decode("utf-8", "replace"), path=project.scene_path(tick))
     return body
+
+
+def as_written(body: str, recorded: str | None, on_disk: str) -> bool:
+    """Whether the revise's text (`body`) and the scene on disk are the prose its tick's
+    extraction was read from (`recorded`, None when the history does not hold it)."""
+    return recorded is not None and body.strip() == recorded.strip() == on_disk.strip()
+
+
+UNCHANGED = ("scene {tick} is as its tick wrote it: nothing to revise (no file written, no "
+             "entry made, no model called)")
+SAME = ("scene {tick}'s extraction and the memory that follows from it are as they were: "
+        "{what}, no summary remade")
 
 
 def new_text(path: Path) -> str:
@@ -304,6 +319,18 @@ def replay_later(session: Session, first: int, last: int, *derived: Derived) -> 
             replay(each, record, story=story, config=config, body=body)
 
 
+def unchanged(history: History, tick: int, last: int) -> Revision:
+    """The revise of a scene as its tick wrote it: nothing to do; memory right after it
+    read from the history (for --rewrite-after, when it holds the tick's entry)."""
+    try:
+        after: Derived | None = derived_of(history, history.entry_at(tick).sha)
+    except HistoryError:
+        after = None
+    return Revision(tick, None, last=last, unchanged=UNCHANGED.format(tick=tick),
+                    memory_at=after.memory if after else None,
+                    clock_at=after.clock_text() if after else "")
+
+
 # -- the whole -----------------------------------------------------------------------
 def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     """Revise scene `tick` (its text as on disk, or `text`) and what follows from it (see
@@ -312,10 +339,8 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     found = History(project, now=session.now)
     history = found if found.available else None
     old_body = None
-    if history is not None:
-        if history.git.exists() and project.scene_path(tick).is_file():
-            old_body = recorded_body(project, history, tick)   # before a hand edit's entry
-        history.record_pending()
+    if history is not None and history.git.exists() and project.scene_path(tick).is_file():
+        old_body = recorded_body(project, history, tick)   # before a hand edit's entry
     last = project.tick()
     if not 1 <= tick <= last:
         raise ProjectError(f"no scene {tick} to revise: the scenes are 1–{last}",
@@ -326,6 +351,10 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
                            path=str(project.plans_dir))
     scene = load_scene(project.scene_path(tick))
     body = text if text is not None else scene.body
+    if history is not None and as_written(body, old_body, scene.body):
+        return unchanged(history, tick, last)
+    if history is not None:
+        history.record_pending()
     record = read_record(project, tick)
     story = project.story()
     revision = Revision(tick, None, last=last)
@@ -362,20 +391,30 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
                       tokens=session.counter.count(body),
                       **(reshaped(scene, new) if outline is not None else {}))
     txn = project.transaction(f"the revise of scene {tick}")
-    txn.stage(project.scene_path(tick), revised.render())
-    txn.stage(project.plan_path(tick), dump_yaml(new_record))
+    if revised.render() != project.scene_path(tick).read_text(encoding="utf-8"):
+        txn.stage(project.scene_path(tick), revised.render())
+    if new_record != record:
+        txn.stage(project.plan_path(tick), dump_yaml(new_record))
     stage_memory(txn, memory, project.memory_dir, ours)
     if clock != ours_clock and clock:
         txn.stage(clock_path, clock)
     elif clock != ours_clock:
         txn.remove(clock_path)
+    revision.changed = sorted(p.relative_to(project.root).as_posix() for p in txn.ops
+                              if p.is_relative_to(project.memory_dir))
+    same = not revision.changed and new_record == record    # the extraction, memory, clock
+    if same:
+        written = [p.relative_to(project.root).as_posix() for p in txn.ops]
+        revision.unchanged = SAME.format(tick=tick, what=f"{written[0]} written" if written
+                                         else "no file written, no entry made")
+        if not written:
+            return revision
     if history is not None:
         txn.stage(project.novel_dir / MARKER, dump_yaml({"tick": tick,
                                                          "from": history.head().sha}))
-    revision.changed = sorted(p.relative_to(project.root).as_posix() for p in txn.ops
-                              if p.is_relative_to(project.memory_dir))
     txn.commit()
-    remake_summaries(session, tick, memory, revision)
+    if not same:
+        remake_summaries(session, tick, memory, revision)
     session.sync_index(memory)
     if history is not None:
         history.record("revise", last, f"revised scene {tick}: {len(revision.lost)} changes "
