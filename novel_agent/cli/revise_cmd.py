@@ -89,3 +89,5 @@ def report(result: Revision, tick: int) -> None:
         click.echo(f"  kept (edited by hand): {', '.join(result.skipped)}")
     for reliance in result.relying:
         click.echo(f"  check: {reliance.line(tick)}")
+    for act in result.acting:
+        click.echo(f"  check: {act.line()}")

@@ -27,9 +27,10 @@ memory are as they were writes the scene's file alone and remakes no summary.
 
 The result counts what scene N's extraction applied to memory before and after
 (the changes no longer made, the new ones), names the memory files the revise
-changed, and the later scenes that rely on what scene N no longer says (a
-phrase of a change no longer made that a later scene's prose, or the memory
-its tick recorded, uses); they are reported, not rewritten.
+changed, the later scenes that rely on what scene N no longer says (a phrase of
+a change no longer made that a later scene's prose, or the memory its tick
+recorded, uses), and the later scenes where one the new text makes dead acts or
+speaks; they are reported, not rewritten.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.audit.knowledge import CLOCK_FILE
+from novel_agent.audit.rules import NOT_IN_PERSON, quote_for
 from novel_agent.errors import ModelResponseError, ProjectError
 from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
 from novel_agent.history.git import HistoryError
@@ -62,13 +64,14 @@ from novel_agent.revision.rederive import (
 from novel_agent.revision.repair import orphans
 from novel_agent.story.book_standing import beat_of
 from novel_agent.story.decisions import Extraction, plan_from_record
-from novel_agent.story.memory import Memory, load_memory
+from novel_agent.story.memory import Memory, find_person, load_memory
 from novel_agent.story.memory_files import stage_memory
 from novel_agent.story.outline import Outline, load_outline
 from novel_agent.story.payoffs import closing_chapter
 from novel_agent.story.project import Project
 from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
+from novel_agent.text.names import normalize_name
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
 from novel_agent.tick.stages import extract, summarize
@@ -97,6 +100,20 @@ class Reliance:
 
 
 @dataclass
+class Acting:
+    """A later scene where one the revised scene now makes dead acts or speaks."""
+
+    tick: int
+    name: str
+    since: int
+    quote: str
+
+    def line(self) -> str:
+        return (f"scene {self.tick}: {self.name} acts or speaks, dead since scene "
+                f"{self.since}: “{self.quote}”")
+
+
+@dataclass
 class Revision:
     """What a revise did."""
 
@@ -106,6 +123,7 @@ class Revision:
     gained: list[str] = field(default_factory=list)     # changes it makes now and did not
     changed: list[str] = field(default_factory=list)    # memory files written or removed
     relying: list[Reliance] = field(default_factory=list)
+    acting: list[Acting] = field(default_factory=list)   # the newly dead, acting later
     summaries: list[str] = field(default_factory=list)  # remade
     skipped: list[str] = field(default_factory=list)    # edited by hand: kept
     notices: list[str] = field(default_factory=list)
@@ -272,6 +290,42 @@ def relying(project: Project, tick: int, last: int, lost: list[str], kept: str,
     return found
 
 
+def newly_dead(before: Memory, after: Memory) -> list[dict[str, Any]]:
+    """The characters `after` has as dead and `before` (the same tick, with scene N as it
+    was) does not."""
+    return [c for key, c in after.characters.items() if c.get("status") == "dead"
+            and (before.characters.get(key) or {}).get("status") != "dead"]
+
+
+def acting(project: Project, tick: int, last: int, memory: Memory,
+           dead: list[dict[str, Any]]) -> list[Acting]:
+    """The later scenes where one of `dead` is there in person (in the scene's cast, or
+    among those its recorded extraction says were present and not only recalled) and a
+    sentence of its prose names them outside a dream, a memory or a grave (the audit's
+    rule for the dead: audit/rules.py)."""
+    if not dead:
+        return []
+    ids = {str(c.get("id")): c for c in dead}
+    found = []
+    for later in range(tick + 1, last + 1):
+        scene = load_scene(project.scene_path(later))
+        said = (read_yaml(project.plan_path(later), {}) or {}).get("extraction") or {}
+        recalled = {normalize_name(str(n)) for n in said.get("recalled") or []}
+        there = [scene.pov, *scene.characters, *(said.get("present") or [])]
+        seen: set[str] = set()
+        for name in there:
+            who = find_person(memory, str(name)) if name else None
+            key = str(who.get("id")) if who is not None else ""
+            if key not in ids or key in seen or normalize_name(str(name)) in recalled:
+                continue
+            seen.add(key)
+            quote = quote_for(scene.body, str(ids[key]["name"]), avoid=NOT_IN_PERSON)
+            if quote:
+                found.append(Acting(later, str(ids[key]["name"]),
+                                    int(ids[key].get("status_in") or tick), quote))
+    return found
+
+
 def remake_summaries(session: Session, tick: int, memory: Memory, revision: Revision) -> None:
     """Remake the checkpoints and arcs whose range holds `tick`, then the overall summary."""
     s = summarize.Summarizer(session, memory)
@@ -375,6 +429,7 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
         old_body if old_body is not None else scene.body, body)
     new_record["memory_changes"] = new_lines
     revision.memory_at, revision.clock_at = theirs.memory.copy(), theirs.clock_text()
+    died = newly_dead(base.memory, theirs.memory)
     replay_later(session, tick + 1, last, base, theirs)
     revision.lost = [line for line in old_lines if line not in new_lines]
     revision.gained = [line for line in new_lines if line not in old_lines]
@@ -386,6 +441,7 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     names = {w.lower() for c in memory.characters.values() for w in str(c.get("name")).split()}
     revision.relying = relying(project, tick, last, revision.lost,
                                " ".join(revision.gained).lower(), names)
+    revision.acting = acting(project, tick, last, memory, died)
     summary = list((new or extract.from_prose(body)).summary)
     revised = replace(scene, body=body, summary=summary, words=word_count(body),
                       tokens=session.counter.count(body),

@@ -324,6 +324,32 @@ def test_a_dead_character_the_planner_puts_in_the_scene_is_taken_out(project):
         second.warnings
 
 
+def test_the_planners_tools_cannot_make_the_dead_act_through_the_tick(project):
+    # issue 50, item 10: a plan told by the dead Tobin (the settling gives the scene to
+    # Mara) asks for a relationship with him and has him find a loop's answer; on main
+    # both landed in memory
+    opens = {**PLAN1, "tool_calls": [{"tool": "open_loop", "name": "", "target": "",
+                                      "detail": "who drew the map"}]}
+    acts = {**PLAN2, "tool_calls": [
+        {"tool": "add_relationship", "name": "Mara Quill", "target": "Tobin Keel",
+         "detail": "rivals"},
+        {"tool": "resolve_loop", "name": "who_drew_the_map", "target": "",
+         "detail": "Tobin Keel finds the answer"}]}
+    model = (ScriptedModel().add("planner", opens).add("writer", "Tobin drowned. " * 30)
+             .add("extractor", DIES).add("planner", acts))
+    _, second = run_ticks(project, 2, model, offline_seed=0)
+    assert second.plan.pov == "Mara Quill"
+    assert "rejected name 'Tobin Keel': Tobin Keel is dead since scene 1: the dead cannot " \
+           "begin a relationship, only be remembered" in second.warnings
+    memory = load_memory(project.memory_dir)
+    assert memory.relationships == []
+    [loop] = memory.loops
+    assert (loop["status"], loop["resolution"]) == ("resolved", "Mara Quill finds the answer")
+    record = read_yaml(project.plan_path(2))
+    assert "Resolved loop [who_drew_the_map]: who drew the map — Mara Quill finds the answer " \
+           "(given to Mara Quill: Tobin Keel is dead since scene 1)" in record["tool_results"]
+
+
 def test_novel_context_shows_a_death_written_by_hand(project):
     run_ticks(project, 3)
     pov = find_person(load_memory(project.memory_dir), SceneReader(project.scenes_dir)(3).pov)
