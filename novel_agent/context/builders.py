@@ -133,6 +133,19 @@ def shortened(text: str, words: int) -> str:
     return f"{sentences[0]} … {sentences[-1]}"
 
 
+OPENING_WORDS = 20    # a summary in short: its heading and its first words
+
+
+def tight_forms(text: str, words: int = OPENING_WORDS) -> tuple[str, ...]:
+    """A summary's forms for a prompt squeezed into what its pinned parts leave: its
+    first `words` words (its heading among them), then its heading alone (the scenes it
+    tells: told, if not said)."""
+    said = text.split()
+    short = " ".join(said[:words]) + (" …" if len(said) > words else "")
+    heading = text.strip().splitlines()[0] if text.strip() else ""
+    return tuple(f for f in dict.fromkeys((short, heading)) if f and f != text)
+
+
 def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
                   overdue_after: int) -> Focus:
     """The planner's focus: who and where the last scenes were, the loops they touched."""
@@ -194,7 +207,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
         # laid out in story order, taken newest first: when the share runs out, the
         # oldest are told in short (detail never grows going back in time)
         overall = [Item(name, (text, shortened(text, 80)), 10.0 + n / 1000, (n,), keep=True,
-                        why="the story so far") for n, (name, text) in enumerate(story_so_far)]
+                        why="the story so far", tight=tight_forms(text))
+                   for n, (name, text) in enumerate(story_so_far)]
     # Filled in this order, each with its share and what the ones before it left unused:
     # what is chosen as of the settled tick first, then the recent scenes, so the room
     # each of these gets does not move with the loops and the states of the last scenes

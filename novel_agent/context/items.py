@@ -9,8 +9,10 @@ a leaner one; what fits in no form is left out, with the reason. Higher levels
 start the less relevant items at leaner forms, so detail goes before anything
 is dropped. A pool keeps at least `min_items` (its best, in its barest form)
 whatever its share, so no section with items is ever emptied, and items marked
-`keep` are never dropped. The chosen items are laid out in their `rank` order
-(stable from tick to tick, for prompt caching), not by score.
+`keep` are never dropped. An item's `tight` forms, barer still, are taken only when
+the prompt is squeezed into the room its pinned parts leave (`select`'s total). The
+chosen items are laid out in their `rank` order (stable from tick to tick, for prompt
+caching), not by score.
 
 A pool with a relevance floor need not hold the candidates under it that it
 would never take: `bounded` makes the items of those over the floor and of the
@@ -26,7 +28,7 @@ the pool can still take one when it comes to them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from novel_agent.context.engine import ItemNote
@@ -45,6 +47,7 @@ class Item:
     rank: tuple = ()             # layout order within the section (stable)
     keep: bool = False           # never dropped (may still be shown leaner)
     why: str = ""                # what the score is made of, for the report
+    tight: tuple[str, ...] = ()  # barer forms still, for a prompt squeezed (`choose`'s hard)
 
 
 class Entry(NamedTuple):
@@ -173,6 +176,8 @@ def choose(pool: Pool, cap: int, level: int, count: Callable[[str], int],
                 over += 1
             continue
         item = candidate if isinstance(candidate, Item) else candidate.make()
+        if hard is not None and item.tight:
+            item = replace(item, forms=item.forms + item.tight)
         weak = item.score < pool.min_score
         if not full and not weak:
             form = _fit_form(item, start_form(position, total, level), cap - used, count)
@@ -235,17 +240,20 @@ def select(pools: list[Pool], budget: int, level: int, count: Callable[[str], in
            total: int | None = None) -> Selection:
     """Fill the pools in priority order, each within its share plus what earlier ones
     left unused. With `total`, all of them within it, their shares shares of it: what
-    each pool must keep (in its barest form) is set aside first, in priority order while
-    `total` holds it, so no section with items is emptied while there is room for what
-    it keeps."""
+    each pool must keep (in its barest form) is set aside first, item by item while
+    `total` holds it: every pool's keep items (the story told: no scene left out), then
+    the best of each pool (no section emptied while there is room for one item of
+    each), then the rest of their min_items, each step in priority order."""
     out = Selection()
     carry = 0
     held = [0] * len(pools)       # what each pool must keep, while `total` holds it:
-    if total is not None:         # its first item (and those it keeps) in every pool,
-        needs = [kept_least(pool, count) for pool in pools]     # then the rest of each
-        for step in (0, 1):
+    if total is not None:         # every pool's keep items, then the best of each, then
+        needs = [kept_least(pool, count) for pool in pools]     # the rest of min_items
+        for step in range(3):
             for n, need in enumerate(needs):
-                held[n] += min(need[step], total - sum(held))
+                for cost in need[step]:      # item by item: one over what is left is
+                    if sum(held) + cost <= total:        # passed over, not cut
+                        held[n] += cost
     shares = sum(pool.share for pool in pools)
     whole = budget if total is None or not shares else total / shares   # shares of `total`
     for n, pool in enumerate(pools):
@@ -259,15 +267,16 @@ def select(pools: list[Pool], budget: int, level: int, count: Callable[[str], in
     return out
 
 
-def kept_least(pool: Pool, count: Callable[[str], int]) -> tuple[int, int]:
-    """The tokens of what `pool` keeps whatever its share, each in its barest form: its
-    `keep` items and its best; and the rest of its best `min_items`."""
+def kept_least(pool: Pool, count: Callable[[str], int]) -> tuple[list[int], ...]:
+    """The tokens of each item `pool` keeps whatever its share, in its barest form: its
+    `keep` items; its best, when not one of them; the rest of its best `min_items`."""
     ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
 
-    def least(candidates: Iterable[Item | Entry]) -> int:
-        return sum(count((c if isinstance(c, Item) else c.make()).forms[-1]) + 1
-                   for c in candidates)
+    def least(candidates: Iterable[Item | Entry]) -> list[int]:
+        made = [c if isinstance(c, Item) else c.make() for c in candidates]
+        return [count((*i.forms, *i.tight)[-1]) + 1 for i in made]
 
-    kept = [c for n, c in enumerate(ranked) if n < min(1, pool.min_items)
-            or isinstance(c, Item) and c.keep]
-    return least(kept), least(c for c in ranked[:pool.min_items] if c not in kept)
+    keep = [c for c in ranked if isinstance(c, Item) and c.keep]
+    best = [c for c in ranked[:1] if c not in keep] if pool.min_items else []
+    more = [c for c in ranked[1:pool.min_items] if c not in keep]
+    return least(keep), least(best), least(more)

@@ -251,3 +251,27 @@ def test_within_a_total_each_pool_keeps_its_best_before_any_takes_its_share():
     assert [s.text for s in squeezed.sections] == [sf.prose(30, 1), "Person 0", ""]
     notes = [n for n in squeezed.notes if n.section == "loops"]
     assert notes and all(n.reason.startswith("over the room the prompt leaves") for n in notes)
+
+
+def test_squeezed_the_story_is_told_first_and_in_its_tight_forms_only_then():
+    """A squeezed prompt sets aside every keep item (the story so far, the recent scenes:
+    no scene left out) before the best of the other sections, and only then may an item
+    take its `tight` forms (an arc's heading); unsqueezed, never."""
+    arcs = Pool("overall", "The story so far", tuple(
+        Item(f"arc_{n}", (f"### Scenes {n}0–{n}9\n" + sf.prose(120, n), sf.prose(40, n)), 10.0,
+             (n,), keep=True, tight=(f"### Scenes {n}0–{n}9",)) for n in range(1, 4)), 0.1)
+    recent = Pool("recent", "Recent scenes", tuple(
+        Item(f"scene_{t}", (sf.prose(60, t), f"Scene {t} — The Door"), float(t), (t,),
+             keep=True) for t in range(40, 46)), 0.2)
+    loops = Pool("loops", "Open plot loops", tuple(
+        Item(f"l{n}", (f"[l{n}] " + sf.prose(15, n), f"[l{n}]"), 3.0 - n, (n,))
+        for n in range(4)), 0.1, min_items=3)
+    need = sum(count(f"### Scenes {n}0–{n}9") + 1 for n in range(1, 4)) + \
+        sum(count(f"Scene {t} — The Door") + 1 for t in range(40, 46)) + count("[l0]") + 1
+    tight = select([arcs, recent, loops], budget=2000, level=3, count=count, total=need)
+    texts = [s.text for s in tight.sections]
+    assert texts[0] == "\n".join(f"### Scenes {n}0–{n}9" for n in range(1, 4))
+    assert texts[1].count("The Door") == 6 and texts[2] == "[l0]"
+    loose = select([arcs, recent, loops], budget=200, level=3, count=count)
+    assert "### Scenes 10–19\n" not in loose.sections[0].text    # the short form, not tight
+    assert all(sf.prose(40, n) in loose.sections[0].text for n in range(1, 4))

@@ -24,6 +24,7 @@ from novel_agent.story.recovery import reconciled
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session, counter_for
 from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.long_checks import LongRun
 from tests.support.story_server import StoryServer
 from tests.support.stress_model import MortalStressModel
 
@@ -62,18 +63,22 @@ def small_run(tmp_path_factory):
             config = project.config(flags={"llm.base_url": fake.base_url})
             with reconciled(project), Session.open(project, config,
                                                    {"OPENAI_API_KEY": "sk-test"}) as session:
-                results = [tick(session) for _ in range(TICKS)]
+                watch = LongRun(project)
+                results = []
+                for _ in range(TICKS):
+                    results.append(tick(session))
+                    watch.after(results[-1])
     finally:
         server.close()
     counter = counter_for(config)
     sent = [(server.stage(r["json"]), counter.count_messages(r["json"]["messages"]),
              r["json"].get("max_completion_tokens") or r["json"].get("max_tokens"))
             for r in fake.requests if r["path"].endswith("/chat/completions")]
-    return project, results, sent
+    return project, results, sent, watch
 
 
 def test_thirty_ticks_at_a_1200_token_window_all_fit_and_none_stops(small_run):
-    project, results, sent = small_run
+    project, results, sent, _ = small_run
     assert [r.tick for r in results] == list(range(1, TICKS + 1))
     assert Project(project.root).tick() == TICKS
     over = [(stage, tokens, limit) for stage, tokens, limit in sent if tokens + limit > WINDOW]
@@ -86,8 +91,18 @@ def test_thirty_ticks_at_a_1200_token_window_all_fit_and_none_stops(small_run):
     assert len(dead) >= 10               # what grew with the cast on main grew here too
 
 
+def test_at_1200_tokens_the_planner_still_tells_every_scene_once(small_run):
+    # squeezed, the story so far and the recent scenes are set aside first: every scene
+    # from the first is told (in some form), none twice
+    _, _, _, watch = small_run
+    planner = [s for (t, stage), s in watch.samples.items() if stage == "planner"]
+    assert len(planner) == TICKS and all(s.tokens <= s.budget for s in planner)
+    assert [(s.tick, s.missing, s.twice) for s in planner if s.missing or s.twice] == []
+    assert max(s.level for s in planner) == 3            # (squeezed: the leanest level)
+
+
 def test_at_1200_tokens_the_last_prompts_still_say_who_is_dead(small_run):
-    project, _, _ = small_run
+    project, _, _, _ = small_run
     logs = project.root / ".novel" / "log"
     planner = json.loads((logs / f"tick_{TICKS:03d}_planner.json").read_text())
     writer = json.loads((logs / f"tick_{TICKS:03d}_writer.json").read_text())
