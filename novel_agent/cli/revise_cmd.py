@@ -70,6 +70,9 @@ def report(result: Revision, tick: int) -> None:
     """What the revise did, one line each."""
     for notice in result.notices:
         click.echo(f"note: {notice}")
+    if result.unchanged:
+        click.echo(result.unchanged)
+        return
     click.echo(f"revised scene {tick}: {len(result.lost)} changes to memory no longer made, "
                f"{len(result.gained)} new")
     for item in result.lost:
@@ -86,3 +89,5 @@ def report(result: Revision, tick: int) -> None:
         click.echo(f"  kept (edited by hand): {', '.join(result.skipped)}")
     for reliance in result.relying:
         click.echo(f"  check: {reliance.line(tick)}")
+    for act in result.acting:
+        click.echo(f"  check: {act.line()}")

@@ -5,8 +5,10 @@ story bible, the scene to read, the author's note: pinned), its pools of
 scored items in priority order (see items.py), and the layout order of all
 its sections. `propose_briefing` gives the context engine a draft per
 compaction level: the pools filled by `items.select` at that level, every
-section then laid out in the fixed order. Sections named `truncatable` may be
-cut middle-out by the engine as the last resort.
+section then laid out in the fixed order. At the leanest level, a prompt still
+over has its items chosen again `within` fewer tokens (what each section must
+keep set aside first, so none is emptied while there is room for it). Sections
+named `truncatable` may be cut middle-out by the engine as the last resort.
 """
 
 from __future__ import annotations
@@ -56,12 +58,15 @@ def propose_briefing(briefing: Briefing, counter: TokenCounter,
     fixed_notes = [ItemNote(s.name, s.name, counter.count(s.text), True, "pinned"
                             if s.pinned else "fixed") for s in briefing.fixed if s.text]
 
-    def propose(level: int) -> Proposal:
-        chosen = select(list(briefing.pools), budget, level, counter.count)
+    def propose(level: int, total: int | None = None) -> Proposal:
+        chosen = select(list(briefing.pools), budget, level, counter.count, total)
         by_name = {s.name: s for s in (*briefing.fixed, *chosen.sections)}
         sections = tuple(by_name[name] for name in briefing.layout if name in by_name)
         context = Context(briefing.stage, sections, dict(briefing.values))
-        return Proposal(context, fixed_notes + chosen.notes, truncatable=briefing.truncatable,
-                        elastic=briefing.elastic)
 
-    return propose
+        return Proposal(context, fixed_notes + chosen.notes, truncatable=briefing.truncatable,
+                        elastic=briefing.elastic,
+                        within=(lambda tokens: propose(level, tokens)) if level >= 3 else None,
+                        item_tokens=chosen.used)
+
+    return lambda level: propose(level)

@@ -14,16 +14,20 @@ here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from novel_agent.context.briefing import Briefing
-from novel_agent.context.items import Item, Pool
+from novel_agent.context.items import Item, Pool, choose
 from novel_agent.context.presence import (
     GONE,
+    GONE_SAID,
     called,
     gone,
-    gone_sentences,
+    gone_forms,
+    gone_people,
+    gone_said,
     settled_card,
     status_since,
     status_text,
@@ -32,6 +36,7 @@ from novel_agent.context.presence import (
 from novel_agent.context.relevance import (
     Focus,
     character_line,
+    died,
     first_seen,
     recency,
     since,
@@ -77,6 +82,9 @@ PLANNER_LIMITS = {"loops": 12, "characters": 12, "relationships": 12, "locations
 RELEVANT = 0.25
 LOOPS_KEPT = 3       # the planner's loops section holds at least this many
 EXTRACTOR_LIMITS = {"loops": 16, "characters": 40}
+STATE_WORDS = 10     # of a state now, in the writer's brief when it has little room
+PRESENT = 1e6        # the score of the POV in the writer's brief; the others present next
+NAMED = 1e4          # what naming a dead or absent one in the intention adds to their score
 OVERDUE_HEADER = ("(Loops marked OVERDUE have been open too long: this scene should pay one "
                   "off, or a tool call should resolve it.)")
 
@@ -124,6 +132,19 @@ def shortened(text: str, words: int) -> str:
     if len(text.split()) <= words or len(sentences) < 3:
         return " ".join(text.split()[:words]) + (" …" if len(text.split()) > words else "")
     return f"{sentences[0]} … {sentences[-1]}"
+
+
+OPENING_WORDS = 20    # a summary in short: its heading and its first words
+
+
+def tight_forms(text: str, words: int = OPENING_WORDS) -> tuple[str, ...]:
+    """A summary's forms for a prompt squeezed into what its pinned parts leave: its
+    first `words` words (its heading among them), then its heading alone (the scenes it
+    tells: told, if not said)."""
+    said = text.split()
+    short = " ".join(said[:words]) + (" …" if len(said) > words else "")
+    heading = text.strip().splitlines()[0] if text.strip() else ""
+    return tuple(f for f in dict.fromkeys((short, heading)) if f and f != text)
 
 
 def planner_focus(memory: Memory, recent: Sequence[Scene], tick: int,
@@ -187,7 +208,8 @@ def planner_briefing(story: Any, memory: Memory, recent: Sequence[Scene], *, tic
         # laid out in story order, taken newest first: when the share runs out, the
         # oldest are told in short (detail never grows going back in time)
         overall = [Item(name, (text, shortened(text, 80)), 10.0 + n / 1000, (n,), keep=True,
-                        why="the story so far") for n, (name, text) in enumerate(story_so_far)]
+                        why="the story so far", tight=tight_forms(text))
+                   for n, (name, text) in enumerate(story_so_far)]
     # Filled in this order, each with its share and what the ones before it left unused:
     # what is chosen as of the settled tick first, then the recent scenes, so the room
     # each of these gets does not move with the loops and the states of the last scenes
@@ -250,7 +272,8 @@ def as_of(memory: Memory, scenes: Sequence[Scene], tick: int) -> Memory:
 def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
     """Who is in the last scenes, with their state now (where they were last, what they
     hold), then who died or left since `anchor_tick` and the characters and places new
-    since then (the settled sections do not have them yet). The dead are never dropped."""
+    since then (the settled sections do not have them yet). The recently dead score
+    higher (relevance.died): chosen like the rest, never kept whatever the room."""
     items = []
     people = list(memory.characters.values())    # (each asked by a pass over a column)
     in_view = in_view_at(people, focus.names)
@@ -262,8 +285,8 @@ def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
         items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
                                                  called(c)),
                           (3.0 if seen else 2.0 if n in news else 1.0)
-                          + recency(focus.tick, c.get("last_seen")),
-                          (first_seen(c), str(c.get("id"))), keep=gone(c) == "dead",
+                          + recency(focus.tick, c.get("last_seen")) + died(c, focus.tick),
+                          (first_seen(c), str(c.get("id"))),
                           why="in the last scenes" if seen else
                           f"{gone(c)} since tick {anchor_tick}" if n in news else
                           f"new since tick {anchor_tick}"))
@@ -323,41 +346,85 @@ def cast_section(memory: Memory, ensemble: Sequence[str] = (),
 
 
 def intention_text(plan: Plan, memory: Memory | None = None, described: Sequence[str] = (),
-                   around: Sequence[str] = ()) -> str:
+                   around: Sequence[str] = (), *, room: int | None = None,
+                   count: Callable[[str], int] | None = None) -> str:
     """The scene to write: title, intention, POV, place, who is present and their state now
     (where each was last, what each holds), then who of them and of `around` (the
     people of the scenes the prompt tells) is dead or away (presence.gone_sentences).
 
     Characters and the place not already profiled in `described` get their profile here.
+    With `room` (tokens, counted by `count`), what it tells of the people is chosen as
+    items within it (`brief_items`), best first, each in the richest form that still
+    fits: the brief does not grow with the cast. Without it, all of it in full.
     """
     known = {d.lower() for d in described}
+    others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
+    people = [memory.find_character(n) for n in dict.fromkeys(
+        [plan.pov, *plan.characters, *around])] if memory is not None else []
+    gone_ones = gone_people([c for c in people if c is not None], [plan.pov, *plan.characters])
+    items = brief_items(plan, memory, known, gone_ones)
+    chosen = {item.key: 0 for item in items}
+    if room is not None and count is not None:
+        frame = sum(count(f" are {word} {rest}.") for status, (word, rest) in GONE_SAID.items()
+                    if any(gone(c) == status for c in gone_ones))
+        taken, _, _ = choose(Pool("brief", "", tuple(items), 0, min_items=0),
+                             max(0, room - frame), 0, count)
+        chosen = {item.key: form for item, form in taken}
 
-    def who(name: str) -> str:
-        c = memory.find_character(name) if memory is not None else None
-        if c is None:
-            return name
-        if str(c.get("name", "")).lower() not in known:
-            return describe_character(c)        # its state now among the rest, one bracket
-        marks = [status_text(c, how=False)] if gone(c) else []
-        marks += [f"now: {c['state']}"] if c.get("state") and gone(c) != "dead" else []
-        marks += whereabouts(c)
-        return str(c.get("name")) + (f" ({'; '.join(marks)})" if marks else "")
+    def who(key: str, name: str) -> str:
+        item = next((i for i in items if i.key == key), None)
+        return item.forms[chosen.get(key, -1)] if item is not None else name
 
-    lines = [f"Scene intention: {plan.intention}", f"POV: {who(plan.pov)}"]
+    lines = [f"Scene intention: {plan.intention}", f"POV: {who('who:0', plan.pov)}"]
     loc = memory.find_location(plan.location) if memory is not None else None
     lines.append("Location: " + (describe_location(loc) if loc and str(loc.get("name", "")).lower()
                                  not in known else plan.location))
-    others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
     if others:
-        lines.append("Also present: " + "; ".join(who(n) for n in others))
-    if memory is not None:
-        people = [memory.find_character(n) for n in dict.fromkeys([plan.pov, *plan.characters,
-                                                                   *around])]
-        lines += gone_sentences([c for c in people if c is not None],
-                                [plan.pov, *plan.characters])
+        lines.append("Also present: " + "; ".join(who(f"who:{n + 1}", name)
+                                                  for n, name in enumerate(others)))
+    lines += gone_said([(gone(c), *gone_forms(c)[chosen[f"gone:{c.get('id')}"]])
+                        for c in gone_ones if f"gone:{c.get('id')}" in chosen])
     if plan.title:
         lines.insert(0, f"Title: {plan.title}")
     return "\n".join(lines)
+
+
+def brief_items(plan: Plan, memory: Memory | None, known: Collection[str],
+                gone_ones: Sequence[Character]) -> list[Item]:
+    """What the brief tells of the people, as items: the POV and each other one present
+    (kept: their barest form is the name, which the brief must say), a card (or their
+    state and whereabouts, when the cast profiles them) -> their state in short -> the
+    name; then each dead or absent one (`gone_ones`), how and since when -> since when
+    -> the name, one the intention names first, then the most recently gone (the best
+    of them kept: the brief names one whatever its room)."""
+    others = [n for n in plan.characters if n.lower() != plan.pov.lower()]
+    items = []
+    for n, name in enumerate([plan.pov, *others]):
+        c = memory.find_character(name) if memory is not None else None
+        forms = person_forms(c, name.lower() in known) if c is not None else (name,)
+        items.append(Item(f"who:{n}", forms, PRESENT - n, (0, n), keep=True))
+    named = set(re.findall(r"[\w'’-]+", plan.intention))
+    gone_items = [Item(f"gone:{c.get('id')}", tuple(a + b for a, b in gone_forms(c)),
+                       float(bool(named.intersection(str(c.get("name")).split()))) * NAMED
+                       + status_since(c), (1, n)) for n, c in enumerate(gone_ones)]
+    best = max(gone_items, key=lambda i: i.score, default=None)   # said whatever the room
+    return items + [replace(i, keep=True) if i is best else i for i in gone_items]
+
+
+def person_forms(c: Character, described: bool) -> tuple[str, ...]:
+    """One present in the scene, rich to bare: their card (or, `described` by the cast
+    section already, their state now and whereabouts), their state in short, the name."""
+    name = str(c.get("name"))
+    marks = [status_text(c, how=False)] if gone(c) else []
+    state = str(c.get("state") or "") if gone(c) != "dead" else ""
+    full = describe_character(c) if not described else name + (
+        f" ({'; '.join([*marks, *([f'now: {state}'] if state else []), *whereabouts(c)])})"
+        if marks or state or whereabouts(c) else "")
+    words = state.split()
+    short = [*marks, *([f"now: {' '.join(words[:STATE_WORDS])}"
+                        + (" …" if len(words) > STATE_WORDS else "")] if state else [])]
+    lean = name + (f" ({'; '.join(short)})" if short else "")
+    return tuple(dict.fromkeys((full, lean, name)))
 
 
 def extractor_briefing(story: Any, memory: Memory, plan: Plan, prose: str, *, tick: int,

@@ -3,7 +3,8 @@
 A stage's policy proposes drafts for a compaction level (0 = everything its
 tiers hold, 3 = the leanest it has). The engine renders and counts each level
 until usage falls under the next threshold; if the prompt is still over, it
-empties the proposal's `droppable` sections in order while it is over, then
+gives the proposal's items the most tokens that fit (`within`: least relevant
+first), then empties its `droppable` sections in order while it is over, then
 truncates the largest truncatable section middle-out, and raises
 ContextOverflowError when the pinned parts alone cannot fit. The count
 is of the request exactly as it will be sent (messages plus chat overhead).
@@ -47,6 +48,12 @@ class Proposal:
     elastic: tuple[str, ...] = ()
     state: dict = field(default_factory=dict)    # carried to the next tick (tier bounds)
     events: list[str] = field(default_factory=list)   # what moved this time, for the report
+    # At the leanest level, the same draft with its items chosen within a number of
+    # tokens (least relevant first to their barest forms, then out; what each section
+    # keeps set aside first), and the tokens they take here: a prompt still over its
+    # budget is given the most that fits, before any section is dropped or cut.
+    within: Callable[[int], Proposal] | None = None
+    item_tokens: int = 0
 
 
 @dataclass
@@ -73,13 +80,25 @@ def pinned_only(context: Context) -> Context:
         s if s.pinned else replace(s, text="", items=()) for s in context.sections))
 
 
-def check_pinned(context: Context, render: Render, counter: TokenCounter, budget: int,
-                 truncatable: Sequence[str] = ()) -> int:
-    """Raise ContextOverflowError if the pinned parts alone exceed the budget."""
+def _pinned_alone(context: Context, truncatable: Sequence[str] = ()) -> Context:
+    """The context with its pinned parts alone (those `truncatable` emptied too)."""
     bare = pinned_only(context)
     if truncatable:
         bare = replace(bare, sections=tuple(replace(s, text="") if s.name in truncatable else s
                                             for s in bare.sections))
+    return bare
+
+
+def pinned_tokens(context: Context, render: Render, counter: TokenCounter,
+                  truncatable: Sequence[str] = ()) -> int:
+    """The tokens of the prompt with its pinned parts alone (those `truncatable` emptied)."""
+    return counter.count_messages(render(_pinned_alone(context, truncatable)))
+
+
+def check_pinned(context: Context, render: Render, counter: TokenCounter, budget: int,
+                 truncatable: Sequence[str] = ()) -> int:
+    """Raise ContextOverflowError if the pinned parts alone exceed the budget."""
+    bare = _pinned_alone(context, truncatable)
     tokens = counter.count_messages(render(bare))
     if tokens <= budget:
         return tokens
@@ -98,6 +117,8 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
         thresholds: Sequence[float]) -> Fitted:
     """Find the lowest compaction level whose prompt is under the next threshold."""
     level, proposal = 0, propose(0)
+    if pinned_tokens(proposal.context, render, counter, proposal.truncatable) > budget:
+        level, proposal = 3, propose(3)     # (a brief may tell less of its people there)
     check_pinned(proposal.context, render, counter, budget, proposal.truncatable)
     messages = render(proposal.context)
     tokens = counter.count_messages(messages)
@@ -107,6 +128,8 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
         proposal = propose(level)
         messages = render(proposal.context)
         tokens = counter.count_messages(messages)
+    if tokens > budget and proposal.within is not None:
+        proposal, messages, tokens = _squeezed(proposal, render, counter, budget)
     context, notes, dropped = proposal.context, list(proposal.notes), []
     for name in proposal.droppable:
         if tokens <= budget:
@@ -133,6 +156,30 @@ def fit(propose: Callable[[int], Proposal], render: Render, counter: TokenCounte
             f"budget of {budget:,}", section="prompt", tokens=tokens, budget=budget, need=tokens)
     return Fitted(messages, context, tokens, level, notes, sorted(set(truncated)),
                   proposal.state, proposal.events, dropped)
+
+
+def _squeezed(proposal: Proposal, render: Render, counter: TokenCounter,
+              budget: int) -> tuple[Proposal, list[dict[str, str]], int]:
+    """The proposal with its items within the most tokens that let the prompt fit the
+    budget (found by halving: fewer tokens for items never make a longer prompt); with
+    none at all if even that is over (then sections are dropped, or cut, as ever)."""
+    assert proposal.within is not None
+    low, high = 0, proposal.item_tokens - 1
+    best = None
+    while low <= high:
+        middle = (low + high) // 2
+        leaner = proposal.within(middle)
+        messages = render(leaner.context)
+        tokens = counter.count_messages(messages)
+        if tokens <= budget:
+            best, low = (leaner, messages, tokens), middle + 1
+        else:
+            high = middle - 1
+    if best is None:
+        leaner = proposal.within(0)
+        messages = render(leaner.context)
+        best = leaner, messages, counter.count_messages(messages)
+    return best
 
 
 def _elastic(proposal: Proposal, counter: TokenCounter) -> int:

@@ -9,8 +9,10 @@ a leaner one; what fits in no form is left out, with the reason. Higher levels
 start the less relevant items at leaner forms, so detail goes before anything
 is dropped. A pool keeps at least `min_items` (its best, in its barest form)
 whatever its share, so no section with items is ever emptied, and items marked
-`keep` are never dropped. The chosen items are laid out in their `rank` order
-(stable from tick to tick, for prompt caching), not by score.
+`keep` are never dropped. An item's `tight` forms, barer still, are taken only when
+the prompt is squeezed into the room its pinned parts leave (`select`'s total). The
+chosen items are laid out in their `rank` order (stable from tick to tick, for prompt
+caching), not by score.
 
 A pool with a relevance floor need not hold the candidates under it that it
 would never take: `bounded` makes the items of those over the floor and of the
@@ -26,7 +28,7 @@ the pool can still take one when it comes to them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from novel_agent.context.engine import ItemNote
@@ -45,6 +47,7 @@ class Item:
     rank: tuple = ()             # layout order within the section (stable)
     keep: bool = False           # never dropped (may still be shown leaner)
     why: str = ""                # what the score is made of, for the report
+    tight: tuple[str, ...] = ()  # barer forms still, for a prompt squeezed (`choose`'s hard)
 
 
 class Entry(NamedTuple):
@@ -133,9 +136,14 @@ def _fit_form(item: Item, first: int, room: int, count: Callable[[str], int]) ->
     return None
 
 
-def choose(pool: Pool, cap: int, level: int,
-           count: Callable[[str], int]) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
-    """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used."""
+def choose(pool: Pool, cap: int, level: int, count: Callable[[str], int],
+           hard: int | None = None) -> tuple[list[tuple[Item, int]], list[ItemNote], int]:
+    """The items of `pool` within `cap` tokens at `level`: [(item, form)], notes, used.
+    With `hard`, nothing goes over it, not even an item the pool must keep (its `keep`
+    items, its best `min_items`): those are then taken in their barest form while it
+    fits (the prompt's room, when the pinned parts leave less than the shares ask)."""
+    if hard is not None:
+        cap = min(cap, hard)
     ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
     after = pool.tail.count if pool.tail else 0
     total = len(ranked) + after + pool.unlisted       # the unlisted rank after all of these
@@ -168,15 +176,21 @@ def choose(pool: Pool, cap: int, level: int,
                 over += 1
             continue
         item = candidate if isinstance(candidate, Item) else candidate.make()
+        if hard is not None and item.tight:
+            item = replace(item, forms=item.forms + item.tight)
         weak = item.score < pool.min_score
         if not full and not weak:
             form = _fit_form(item, start_form(position, total, level), cap - used, count)
         must = item.keep or len(taken) < pool.min_items
         if form is None and must:
             form = len(item.forms) - 1
+            if hard is not None and count(item.forms[form]) + 1 > hard - used:
+                form = None       # even the barest is over the room the prompt leaves
         if form is None:
-            why = (f"the {pool.limit} most relevant are taken" if full else
-                   f"not relevant to this scene (score under {pool.min_score})" if weak else
+            why = (f"the {pool.limit} most relevant are taken" if full and not must else
+                   f"not relevant to this scene (score under {pool.min_score})"
+                   if weak and not must else
+                   f"over the room the prompt leaves ({hard:,} tokens)" if must else
                    f"over the {pool.name} share ({cap:,} tokens) at compaction level {level}")
             notes.append(ItemNote(item.key, pool.name, count(item.forms[0]), False, why,
                                   round(item.score, 3), FORM_NAMES[0]))
@@ -222,17 +236,47 @@ def render_pool(pool: Pool, taken: list[tuple[Item, int]]) -> Section:
     return Section(pool.name, pool.title, text, items=tuple(i.key for i, _ in ordered))
 
 
-def select(pools: list[Pool], budget: int, level: int,
-           count: Callable[[str], int]) -> Selection:
+def select(pools: list[Pool], budget: int, level: int, count: Callable[[str], int],
+           total: int | None = None) -> Selection:
     """Fill the pools in priority order, each within its share plus what earlier ones
-    left unused."""
+    left unused. With `total`, all of them within it, their shares shares of it: what
+    each pool must keep (in its barest form) is set aside first, item by item while
+    `total` holds it: every pool's keep items (the story told: no scene left out), then
+    the best of each pool (no section emptied while there is room for one item of
+    each), then the rest of their min_items, each step in priority order."""
     out = Selection()
     carry = 0
-    for pool in pools:
-        cap = int(pool.share * budget) + carry
-        taken, notes, used = choose(pool, cap, level, count)
-        carry = max(0, cap - used)
+    held = [0] * len(pools)       # what each pool must keep, while `total` holds it:
+    if total is not None:         # every pool's keep items, then the best of each, then
+        needs = [kept_least(pool, count) for pool in pools]     # the rest of min_items
+        for step in range(3):
+            for n, need in enumerate(needs):
+                for cost in need[step]:      # item by item: one over what is left is
+                    if sum(held) + cost <= total:        # passed over, not cut
+                        held[n] += cost
+    shares = sum(pool.share for pool in pools)
+    whole = budget if total is None or not shares else total / shares   # shares of `total`
+    for n, pool in enumerate(pools):
+        cap = int(pool.share * whole) + carry
+        hard = None if total is None else max(0, total - out.used - sum(held[n + 1:]))
+        taken, notes, used = choose(pool, cap, level, count, hard)
+        carry = max(0, min(cap, hard if hard is not None else cap) - used)
         out.sections.append(render_pool(pool, taken))
         out.notes += notes
         out.used += used
     return out
+
+
+def kept_least(pool: Pool, count: Callable[[str], int]) -> tuple[list[int], ...]:
+    """The tokens of each item `pool` keeps whatever its share, in its barest form: its
+    `keep` items; its best, when not one of them; the rest of its best `min_items`."""
+    ranked: list[Item | Entry] = sorted([*pool.items, *pool.entries], key=_best_first)
+
+    def least(candidates: Iterable[Item | Entry]) -> list[int]:
+        made = [c if isinstance(c, Item) else c.make() for c in candidates]
+        return [count((*i.forms, *i.tight)[-1]) + 1 for i in made]
+
+    keep = [c for c in ranked if isinstance(c, Item) and c.keep]
+    best = [c for c in ranked[:1] if c not in keep] if pool.min_items else []
+    more = [c for c in ranked[1:pool.min_items] if c not in keep]
+    return least(keep), least(best), least(more)

@@ -125,26 +125,49 @@ GONE_SAID = {"dead": ("dead", "and cannot act or speak in this scene, only be re
              "absent": ("away", "and not in this scene")}
 
 
-def gone_sentences(people: Iterable[Character], present: Sequence[str] = (),
-                   limit: int = 6) -> list[str]:
-    """The writer's plain sentences about the dead and the absent among `people` (the
-    newest first, at most `limit` of each): "Anselm Vey is dead (since scene 15: drowned
-    at the weir) and cannot act or speak in this scene, only be remembered." An absent
-    one the scene's cast (`present`) names is left out: the planner brings them back."""
+def gone_people(people: Iterable[Character], present: Sequence[str] = (),
+                limit: int = 6) -> list[Character]:
+    """The dead and the absent among `people` the writer's brief names: the dead, then
+    the absent, each the newest first, at most `limit` of each. An absent one the
+    scene's cast (`present`) names is left out: the planner brings them back."""
     here = {n.lower() for n in present}
     chosen: dict[str, Character] = {}
     for c in people:
         status = gone(c)
         if status == "dead" or status == "absent" and str(c.get("name", "")).lower() not in here:
             chosen.setdefault(str(c.get("id", c.get("name"))), c)
+    return [c for status in GONE_SAID
+            for c in sorted((c for c in chosen.values() if gone(c) == status),
+                            key=status_since, reverse=True)[:limit]]
+
+
+def gone_forms(c: Character) -> tuple[tuple[str, str], ...]:
+    """A dead or absent one as the brief may name them, rich to bare, each (name, what is
+    told after it): (" (since scene 15: drowned at the weir)"), (" (since scene 15)"),
+    ("")."""
+    name, since = str(c.get("name")), _since(c)
+    told = [f" ({when(c)})" if when(c) else "", f" ({since})" if since else "", ""]
+    return tuple((name, t) for t in dict.fromkeys(told))
+
+
+def gone_said(named: Sequence[tuple[str, str, str]]) -> list[str]:
+    """The brief's sentences about the dead and the absent, from (status, name, told) in
+    order: "Anselm Vey is dead (since scene 15: drowned at the weir) and cannot act or
+    speak in this scene, only be remembered."; several of one status in one sentence."""
     out = []
     for status, (word, rest) in GONE_SAID.items():
-        group = sorted((c for c in chosen.values() if gone(c) == status), key=status_since,
-                       reverse=True)[:limit]
-        named = [(str(c.get("name")), f" ({when(c)})" if when(c) else "") for c in group]
-        if len(named) == 1:
-            out.append(f"{named[0][0]} is {word}{named[0][1]} {rest}.")
-        elif named:
-            listed = [name + told for name, told in named]
+        group = [(name, told) for said, name, told in named if said == status]
+        if len(group) == 1:
+            out.append(f"{group[0][0]} is {word}{group[0][1]} {rest}.")
+        elif group:
+            listed = [name + told for name, told in group]
             out.append(f"{', '.join(listed[:-1])} and {listed[-1]} are {word} {rest}.")
     return out
+
+
+def gone_sentences(people: Iterable[Character], present: Sequence[str] = (),
+                   limit: int = 6) -> list[str]:
+    """The writer's plain sentences about the dead and the absent among `people`
+    (`gone_people`), each told in full: "Anselm Vey is dead (since scene 15: drowned at
+    the weir) and cannot act or speak in this scene, only be remembered." """
+    return gone_said([(gone(c), *gone_forms(c)[0]) for c in gone_people(people, present, limit)])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from novel_agent.context.items import Entry, Item
-from novel_agent.context.presence import called, gone, known_as, status_text, whereabouts
+from novel_agent.context.presence import called, gone, known_as, status_since, status_text, whereabouts
 from novel_agent.context.sections import (
     describe_character,
     describe_location,
@@ -127,17 +127,24 @@ def character_entries(memory: Memory, focus: Focus) -> list[Entry]:
 def character_entry(c: Character, focus: Focus) -> Entry:
     """One character's entry of character_entries."""
     in_focus = 3.0 if in_view(focus, c) else 0
-    score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c)
+    score = in_focus + recency(focus.tick, c.get("last_seen")) + _pin(c) + died(c, focus.tick)
     rank = (first_seen(c), str(c.get("id")))
     return Entry(score, rank, functools.partial(_character_item, c, score, rank,
                                                 bool(in_focus)))
 
 
+def died(c: Character, tick: int) -> float:
+    """What a death adds to a character's score: as much as being seen, the recency of
+    the scene they died in (1.0 at the last scene, halving every HALF_LIFE ticks), so
+    the recently dead come before the living seen as lately; 0 for the living."""
+    return recency(tick, status_since(c)) if gone(c) == "dead" else 0.0
+
+
 def _character_item(c: Character, score: float, rank: tuple, in_focus: bool) -> Item:
-    dead = gone(c) == "dead"     # never dropped: the planner must know not to bring them on
+    # the dead are scored (`died`), not kept whatever the room: every form says "dead"
     return Item(f"character:{c.get('id')}", (describe_character(c), character_line(c), called(c)),
-                score, rank, keep=dead, why=("in the scene" if in_focus else "seen recently")
-                + ("; dead: never left out" if dead else ""))
+                score, rank, why=("in the scene" if in_focus else "seen recently")
+                + ("; dead" if gone(c) == "dead" else ""))
 
 
 def in_view(focus: Focus, character: Character) -> bool:

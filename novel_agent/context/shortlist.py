@@ -333,16 +333,17 @@ def settled_people(memory: Memory, scenes: Sequence[Scene], tick: int, focus: Fo
         if first > tick:
             continue
         name = c.get("name")
+        dead = c.get("status") == "dead"     # (its score has more: relevance.died)
         if type(name) is str and name and not c.get("aliases"):    # most: one name, read
             said = normalize_name(name)                             # alike by both
-            if first >= edge or said in hot or c.get("pinned") is True:
+            if first >= edge or said in hot or c.get("pinned") is True or dead:
                 _file(_person(c, seen, tick, focus), floor, strong, under)
                 continue
             last = seen_in(said, 0)
             last = first if first > last else last
         else:
             looked, names = _names(c)
-            if first >= edge or c.get("pinned") is True or not (
+            if first >= edge or c.get("pinned") is True or dead or not (
                     hot.isdisjoint(looked) and hot.isdisjoint(names)):
                 _file(_person(c, seen, tick, focus), floor, strong, under)
                 continue

@@ -260,11 +260,16 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                          joiner="\n\n"), caps["style"], level, counter, notes)
     window, settled_items, expected = stable
     cast = _cast(inputs, window, level)
+    # at level 3 what the brief tells of the people (their state, the dead and the away)
+    # is chosen within the cast's share, the most relevant first: it never grows with the
+    # cast (builders.intention_text)
+    brief = (int(budget * ctx.cast_share), counter.count) if level >= 3 else None
     described = () if level >= 3 else cast.items     # profiled in the cast section
     settled: list[Piece] = []
     if on["retrieved"] and settled_items:
         head = sum(counter.count(s.text) + HEADING_TOKENS for s in _sections(
-            inputs, tier3, cast, [], [], [], [], described, around=around, style=style)
+            inputs, tier3, cast, [], [], [], [], described, around=around, style=style,
+            brief=brief)
             if s.text and s.name not in ("tools", "intention", "steer"))
         room = (int(ctx.target_fill * budget) - head - INSTRUCTION_TOKENS - BRIEF_TOKENS
                 - expected - caps["retrieved"])
@@ -273,7 +278,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
                                ("settled", SETTLED_TITLE))
     shown = {p.key: p.text for p in settled}
     rest = _sections(inputs, tier3, cast, [], lore, scenes_sum, scenes_full, described, lined,
-                     settled, around, voices=voices, style=style)
+                     settled, around, voices=voices, style=style, brief=brief)
     cap = caps["retrieved"]
     if cap:        # the room the rest leaves under the target fill flows to retrieval; but
         # while the settled block has items waiting, only half of the room the recent
@@ -290,7 +295,7 @@ def _proposal(inputs: WriterInputs, counter: TokenCounter, budget: int, ctx: Any
     retrieved = _facts_first(pool, cap, level, counter, notes, int(on["retrieved"] > 0))
     context = Context("writer", _sections(inputs, tier3, cast, retrieved, lore, scenes_sum,
                                           scenes_full, described, lined, settled, around,
-                                          voices=voices, style=style),
+                                          voices=voices, style=style, brief=brief),
                       {"tick": inputs.tick, "min_words": inputs.min_words,
                        "max_words": inputs.max_words, "title": inputs.plan.title,
                        "goes_on": inputs.ending and bool(scenes_full),
@@ -458,10 +463,13 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
               lore: list[Piece], summarized: list[Scene], full: list[Scene],
               described: Sequence[str], lined: Collection[int] = frozenset(),
               settled: Sequence[Piece] = (), around: Sequence[str] = (), *,
-              voices: Sequence[Piece] = (), style: Sequence[Piece] = ()) -> tuple[Section, ...]:
+              voices: Sequence[Piece] = (), style: Sequence[Piece] = (),
+              brief: tuple[int, Callable[[str], int]] | None = None) -> tuple[Section, ...]:
     """The writer's sections in WRITER_ORDER (`described`: who the cast profiles;
     `around`: the names of the scenes the prompt tells; `voices`: the cards of those
-    present; `style`: the book's style)."""
+    present; `style`: the book's style; `brief`: the room, and how to count it, for what
+    the brief tells of the people, None for all of it)."""
+    room, count = brief if brief is not None else (None, None)
     return (
         Section("bible", "Story bible", story_bible(inputs.story), pinned=True),
         Section("style", STYLE_TITLE, "\n\n".join(p.text for p in style),
@@ -488,7 +496,8 @@ def _sections(inputs: WriterInputs, tier3: list[Piece], cast: Section, retrieved
         Section("tools", "Notes from the planner's tools", bullets(inputs.tool_results),
                 pinned=True),
         Section("intention", "This scene",
-                intention_text(inputs.plan, inputs.memory, described=described, around=around),
+                intention_text(inputs.plan, inputs.memory, described=described, around=around,
+                               room=room, count=count),
                 pinned=True),
         Section("steer", "Author's note", inputs.steer, pinned=True),
     )

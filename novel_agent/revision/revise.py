@@ -20,11 +20,17 @@
    A kill before that: the next command puts the project back as it was before
    the revise (`settle`, the same way redo's marker does): before, or after.
 
+A scene as its tick wrote it (the history holds the prose its extraction was read
+from, and the text is that) is not revised: no model called, no file written, no
+entry (`Revision.unchanged` says so). A new text whose extraction and re-derived
+memory are as they were writes the scene's file alone and remakes no summary.
+
 The result counts what scene N's extraction applied to memory before and after
 (the changes no longer made, the new ones), names the memory files the revise
-changed, and the later scenes that rely on what scene N no longer says (a
-phrase of a change no longer made that a later scene's prose, or the memory
-its tick recorded, uses); they are reported, not rewritten.
+changed, the later scenes that rely on what scene N no longer says (a phrase of
+a change no longer made that a later scene's prose, or the memory its tick
+recorded, uses), and the later scenes where one the new text makes dead acts or
+speaks; they are reported, not rewritten.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.audit.clock import CLOCK_FILE
+from novel_agent.audit.rules import NOT_IN_PERSON, quote_for
+from novel_agent.context.presence import gone
 from novel_agent.errors import ModelResponseError, ProjectError
 from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
 from novel_agent.history.git import HistoryError
@@ -58,13 +66,15 @@ from novel_agent.revision.repair import orphans
 from novel_agent.story.decisions import Extraction, plan_from_record
 from novel_agent.story.memory.files import stage_memory
 from novel_agent.story.memory.read import load_memory
-from novel_agent.story.memory.store import Memory
+from novel_agent.story.memory.records import Character
+from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.story.outline.file import Outline, load_outline
 from novel_agent.story.outline.payoffs import closing_chapter
 from novel_agent.story.outline.standing import beat_of
 from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, load_scene, word_count
 from novel_agent.story.summaries import load_tree
+from novel_agent.text.names import normalize_name
 from novel_agent.tick.session import Session
 from novel_agent.tick.stage_prompts import build_extractor
 from novel_agent.tick.stages import extract, summarize
@@ -93,6 +103,20 @@ class Reliance:
 
 
 @dataclass
+class Acting:
+    """A later scene where one the revised scene now makes dead acts or speaks."""
+
+    tick: int
+    name: str
+    since: int
+    quote: str
+
+    def line(self) -> str:
+        return (f"scene {self.tick}: {self.name} acts or speaks, dead since scene "
+                f"{self.since}: “{self.quote}”")
+
+
+@dataclass
 class Revision:
     """What a revise did."""
 
@@ -102,12 +126,14 @@ class Revision:
     gained: list[str] = field(default_factory=list)     # changes it makes now and did not
     changed: list[str] = field(default_factory=list)    # memory files written or removed
     relying: list[Reliance] = field(default_factory=list)
+    acting: list[Acting] = field(default_factory=list)   # the newly dead, acting later
     summaries: list[str] = field(default_factory=list)  # remade
     skipped: list[str] = field(default_factory=list)    # edited by hand: kept
     notices: list[str] = field(default_factory=list)
     memory_at: Memory | None = None      # memory right after the revised tick
     clock_at: str = ""                   # and memory/clock.yaml's text then
     last: int = 0                        # the project's last tick
+    unchanged: str = ""                  # why nothing was written, when nothing was
 
 
 # -- the steps -----------------------------------------------------------------------
@@ -139,22 +165,31 @@ def derived_of(history: History, sha: str) -> Derived:
     return Derived(memory, clock, scene)
 
 
-def recorded_body(project: Project, history: History | None, tick: int) -> str:
+def recorded_body(project: Project, history: History, tick: int) -> str | None:
     """The prose scene `tick`'s recorded extraction was read from: the scene as the
-    history's entry that last wrote its plan record holds it (the scene on disk when
-    there is no such entry), so scene N as it was replays as its tick applied it."""
-    scene = load_scene(project.scene_path(tick))
-    if history is None:
-        return scene.body
+    history's entry that last wrote its plan record holds it (None when there is no such
+    entry), so scene N as it was replays as its tick applied it."""
     plan = project.plan_path(tick).relative_to(project.root).as_posix()
     sha = history.git.run("log", "-1", "--format=%H", "HEAD", "--", plan,
                           check=False).decode().strip()
     path = project.scene_path(tick).relative_to(project.root).as_posix()
     text = history.git.run("show", f"{sha}:{path}", check=False) if sha else b""
     if not text:
-        return scene.body
+        return None
     _, body = parse_front_matter(text.decode("utf-8", "replace"), path=project.scene_path(tick))
     return body
+
+
+def as_written(body: str, recorded: str | None, on_disk: str) -> bool:
+    """Whether the revise's text (`body`) and the scene on disk are the prose its tick's
+    extraction was read from (`recorded`, None when the history does not hold it)."""
+    return recorded is not None and body.strip() == recorded.strip() == on_disk.strip()
+
+
+UNCHANGED = ("scene {tick} is as its tick wrote it: nothing to revise (no file written, no "
+             "entry made, no model called)")
+SAME = ("scene {tick}'s extraction and the memory that follows from it are as they were: "
+        "{what}, no summary remade")
 
 
 def new_text(path: Path) -> str:
@@ -258,6 +293,42 @@ def relying(project: Project, tick: int, last: int, lost: list[str], kept: str,
     return found
 
 
+def newly_dead(before: Memory, after: Memory) -> list[Character]:
+    """The characters `after` has as dead and `before` (the same tick, with scene N as it
+    was) does not."""
+    return [c for key, c in after.characters.items() if c.get("status") == "dead"
+            and gone(before.characters.get(key)) != "dead"]
+
+
+def acting(project: Project, tick: int, last: int, memory: Memory,
+           dead: list[Character]) -> list[Acting]:
+    """The later scenes where one of `dead` is there in person (in the scene's cast, or
+    among those its recorded extraction says were present and not only recalled) and a
+    sentence of its prose names them outside a dream, a memory or a grave (the audit's
+    rule for the dead: audit/rules.py)."""
+    if not dead:
+        return []
+    ids = {str(c.get("id")): c for c in dead}
+    found = []
+    for later in range(tick + 1, last + 1):
+        scene = load_scene(project.scene_path(later))
+        said = (read_yaml(project.plan_path(later), {}) or {}).get("extraction") or {}
+        recalled = {normalize_name(str(n)) for n in said.get("recalled") or []}
+        there = [scene.pov, *scene.characters, *(said.get("present") or [])]
+        seen: set[str] = set()
+        for name in there:
+            who = find_person(memory, str(name)) if name else None
+            key = str(who.get("id")) if who is not None else ""
+            if key not in ids or key in seen or normalize_name(str(name)) in recalled:
+                continue
+            seen.add(key)
+            quote = quote_for(scene.body, str(ids[key]["name"]), avoid=NOT_IN_PERSON)
+            if quote:
+                found.append(Acting(later, str(ids[key]["name"]),
+                                    int(ids[key].get("status_in") or tick), quote))
+    return found
+
+
 def remake_summaries(session: Session, tick: int, memory: Memory, revision: Revision) -> None:
     """Remake the checkpoints and arcs whose range holds `tick`, then the overall summary."""
     s = summarize.Summarizer(session, memory)
@@ -305,6 +376,18 @@ def replay_later(session: Session, first: int, last: int, *derived: Derived) -> 
             replay(each, record, story=story, config=config, body=body)
 
 
+def unchanged(history: History, tick: int, last: int) -> Revision:
+    """The revise of a scene as its tick wrote it: nothing to do; memory right after it
+    read from the history (for --rewrite-after, when it holds the tick's entry)."""
+    try:
+        after: Derived | None = derived_of(history, history.entry_at(tick).sha)
+    except HistoryError:
+        after = None
+    return Revision(tick, None, last=last, unchanged=UNCHANGED.format(tick=tick),
+                    memory_at=after.memory if after else None,
+                    clock_at=after.clock_text() if after else "")
+
+
 # -- the whole -----------------------------------------------------------------------
 def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     """Revise scene `tick` (its text as on disk, or `text`) and what follows from it (see
@@ -313,10 +396,8 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     found = History(project, now=session.now)
     history = found if found.available else None
     old_body = None
-    if history is not None:
-        if history.git.exists() and project.scene_path(tick).is_file():
-            old_body = recorded_body(project, history, tick)   # before a hand edit's entry
-        history.record_pending()
+    if history is not None and history.git.exists() and project.scene_path(tick).is_file():
+        old_body = recorded_body(project, history, tick)   # before a hand edit's entry
     last = project.tick()
     if not 1 <= tick <= last:
         raise ProjectError(f"no scene {tick} to revise: the scenes are 1–{last}",
@@ -327,6 +408,10 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
                            path=str(project.plans_dir))
     scene = load_scene(project.scene_path(tick))
     body = text if text is not None else scene.body
+    if history is not None and as_written(body, old_body, scene.body):
+        return unchanged(history, tick, last)
+    if history is not None:
+        history.record_pending()
     record = read_record(project, tick)
     story = project.story()
     revision = Revision(tick, None, last=last)
@@ -347,6 +432,7 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
         old_body if old_body is not None else scene.body, body)
     new_record["memory_changes"] = new_lines
     revision.memory_at, revision.clock_at = theirs.memory.copy(), theirs.clock_text()
+    died = newly_dead(base.memory, theirs.memory)
     replay_later(session, tick + 1, last, base, theirs)
     revision.lost = [line for line in old_lines if line not in new_lines]
     revision.gained = [line for line in new_lines if line not in old_lines]
@@ -358,25 +444,36 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     names = {w.lower() for c in memory.characters.values() for w in str(c.get("name")).split()}
     revision.relying = relying(project, tick, last, revision.lost,
                                " ".join(revision.gained).lower(), names)
+    revision.acting = acting(project, tick, last, memory, died)
     summary = list((new or extract.from_prose(body)).summary)
     revised = replace(scene, body=body, summary=summary, words=word_count(body),
                       tokens=session.counter.count(body),
                       **(reshaped(scene, new) if outline is not None else {}))
     txn = project.transaction(f"the revise of scene {tick}")
-    txn.stage(project.scene_path(tick), revised.render())
-    txn.stage(project.plan_path(tick), dump_yaml(new_record))
+    if revised.render() != project.scene_path(tick).read_text(encoding="utf-8"):
+        txn.stage(project.scene_path(tick), revised.render())
+    if new_record != record:
+        txn.stage(project.plan_path(tick), dump_yaml(new_record))
     stage_memory(txn, memory, project.memory_dir, ours)
     if clock != ours_clock and clock:
         txn.stage(clock_path, clock)
     elif clock != ours_clock:
         txn.remove(clock_path)
+    revision.changed = sorted(p.relative_to(project.root).as_posix() for p in txn.ops
+                              if p.is_relative_to(project.memory_dir))
+    same = not revision.changed and new_record == record    # the extraction, memory, clock
+    if same:
+        written = [p.relative_to(project.root).as_posix() for p in txn.ops]
+        revision.unchanged = SAME.format(tick=tick, what=f"{written[0]} written" if written
+                                         else "no file written, no entry made")
+        if not written:
+            return revision
     if history is not None:
         txn.stage(project.novel_dir / MARKER, dump_yaml({"tick": tick,
                                                          "from": history.head().sha}))
-    revision.changed = sorted(p.relative_to(project.root).as_posix() for p in txn.ops
-                              if p.is_relative_to(project.memory_dir))
     txn.commit()
-    remake_summaries(session, tick, memory, revision)
+    if not same:
+        remake_summaries(session, tick, memory, revision)
     session.sync_index(memory)
     if history is not None:
         history.record("revise", last, f"revised scene {tick}: {len(revision.lost)} changes "

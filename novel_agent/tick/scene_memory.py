@@ -41,7 +41,7 @@ def plan_step(memory: Memory, plan: Plan, tick: int, limit: int,
               check: Callable[[str], str | None]) -> list[str]:
     """The planner's tool calls (at most `limit`), then its POV, cast and place made sure
     of, in `memory` (in place); the tools' lines."""
-    return (run_tools(memory, plan.tool_calls, tick, limit, check)
+    return (run_tools(memory, plan.tool_calls, tick, limit, check, plan.pov)
             + ensure_cast(memory, plan, tick, check))
 
 

@@ -222,3 +222,56 @@ def test_the_planners_story_so_far_tells_every_summary_the_oldest_in_short():
     text = fitted.context.text("overall")
     assert [text.index(f"### Scenes {n * 10 + 1}–") for n in range(4)] == sorted(
         text.index(f"### Scenes {n * 10 + 1}–") for n in range(4))
+
+
+def test_within_a_total_each_pool_keeps_its_best_before_any_takes_its_share():
+    """Items chosen within a total (a prompt over its budget at the leanest level: the
+    room its pinned parts leave): the pools' shares are shares of it, and what each pool
+    keeps (its best, in its barest form) is set aside first, so the first pool cannot
+    take the room the last one's best needs (issue 50, item 12)."""
+    story = Pool("overall", "The story so far",
+                 (Item("overall", (sf.prose(200, 1), sf.prose(30, 1)), 9.0, keep=True),), 0.5)
+    people = Pool("characters", "Characters", tuple(
+        Item(f"c{n}", (f"Person {n} — " + sf.prose(20, n), f"Person {n}"), 5.0 - n / 10, (n,))
+        for n in range(12)), 0.3)
+    loops = Pool("loops", "Open plot loops", tuple(
+        Item(f"l{n}", (f"[l{n}] " + sf.prose(15, n), f"[l{n}]"), 3.0 - n / 10, (n,))
+        for n in range(6)), 0.2, min_items=3)
+    pools = [story, people, loops]
+    free = select(pools, budget=2000, level=3, count=count)
+    total = free.used // 2
+    tight = select(pools, budget=2000, level=3, count=count, total=total)
+    assert tight.used <= total < free.used
+    texts = {s.name: s.text for s in tight.sections}
+    assert all(texts.values()), texts                  # no section emptied
+    assert texts["loops"].count("[l") == 3             # its min_items, kept
+    assert texts["overall"] == sf.prose(30, 1)         # the story so far, in short
+    squeezed = select(pools, budget=2000, level=3, count=count,
+                      total=count(sf.prose(30, 1)) + 1 + count("Person 0") + 1)
+    assert [s.text for s in squeezed.sections] == [sf.prose(30, 1), "Person 0", ""]
+    notes = [n for n in squeezed.notes if n.section == "loops"]
+    assert notes and all(n.reason.startswith("over the room the prompt leaves") for n in notes)
+
+
+def test_squeezed_the_story_is_told_first_and_in_its_tight_forms_only_then():
+    """A squeezed prompt sets aside every keep item (the story so far, the recent scenes:
+    no scene left out) before the best of the other sections, and only then may an item
+    take its `tight` forms (an arc's heading); unsqueezed, never."""
+    arcs = Pool("overall", "The story so far", tuple(
+        Item(f"arc_{n}", (f"### Scenes {n}0–{n}9\n" + sf.prose(120, n), sf.prose(40, n)), 10.0,
+             (n,), keep=True, tight=(f"### Scenes {n}0–{n}9",)) for n in range(1, 4)), 0.1)
+    recent = Pool("recent", "Recent scenes", tuple(
+        Item(f"scene_{t}", (sf.prose(60, t), f"Scene {t} — The Door"), float(t), (t,),
+             keep=True) for t in range(40, 46)), 0.2)
+    loops = Pool("loops", "Open plot loops", tuple(
+        Item(f"l{n}", (f"[l{n}] " + sf.prose(15, n), f"[l{n}]"), 3.0 - n, (n,))
+        for n in range(4)), 0.1, min_items=3)
+    need = sum(count(f"### Scenes {n}0–{n}9") + 1 for n in range(1, 4)) + \
+        sum(count(f"Scene {t} — The Door") + 1 for t in range(40, 46)) + count("[l0]") + 1
+    tight = select([arcs, recent, loops], budget=2000, level=3, count=count, total=need)
+    texts = [s.text for s in tight.sections]
+    assert texts[0] == "\n".join(f"### Scenes {n}0–{n}9" for n in range(1, 4))
+    assert texts[1].count("The Door") == 6 and texts[2] == "[l0]"
+    loose = select([arcs, recent, loops], budget=200, level=3, count=count)
+    assert "### Scenes 10–19\n" not in loose.sections[0].text    # the short form, not tight
+    assert all(sf.prose(40, n) in loose.sections[0].text for n in range(1, 4))

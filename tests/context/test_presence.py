@@ -54,7 +54,11 @@ def test_every_form_of_a_dead_or_absent_characters_card_says_so():
     assert tobin.forms == ("Tobin Keel — the ferryman (dead since scene 5: drowned at the weir)",
                            "Tobin Keel — the ferryman (dead since scene 5)",
                            "Tobin Keel (dead)")
-    assert tobin.keep and not ilse.keep         # the dead are never dropped
+    # the dead are scored, not kept whatever the room (issue 50, item 12): a death adds
+    # the recency of its scene, as being seen does
+    alive = {i.key: i for i in character_items(memory(), Focus.of(10))}["character:tobin_keel"]
+    assert not tobin.keep and not ilse.keep
+    assert tobin.score == alive.score + 0.5 ** (4 / 10)       # died in scene 5, now 10
     assert all("absent since scene 7" in f for f in ilse.forms[:2])
     assert ilse.forms[-1] == "Ilse Varga (absent)"
     mara = items["character:mara_quill"].forms
@@ -111,20 +115,31 @@ def test_a_death_after_the_settled_tick_is_told_where_things_stand():
         fitted.context.text("now")
 
 
-def test_under_pressure_the_planner_still_says_who_is_dead():
-    """A small window and many characters, each more relevant than Tobin: his card is
-    still there, in its barest form, and it says he is dead."""
+def test_under_pressure_the_recently_dead_stay_and_the_long_dead_give_way():
+    """A small window and many characters: one who died in the last scenes before the
+    settled tick is still there, saying he is dead, ahead of the living seen as lately;
+    thirty dead since scene 1 give way like any item (issue 50, item 12: on main every
+    dead one was kept whatever the room, and the planner's prompt grew with them)."""
     m = sf.big_memory(120, 40, 40, 0)
-    m.characters["tobin_keel"].update(first_seen=1, last_seen=5, **DROWNED)
+    m.characters["tobin_keel"].update(first_seen=1, last_seen=10, status="dead", status_in=10,
+                                      status_how="drowned at the weir")
+    for n in range(30):
+        m.characters[f"person_{n}"].update(first_seen=1, last_seen=1, status="dead",
+                                           status_in=1, status_how="lost with the Heron")
     scenes = [Scene(tick=t, body="Mara waits.", title=f"Scene {t}", pov="Mara Quill",
                     location="The harbour", characters=[], summary=["Mara waits."])
               for t in range(1, 13)]
     fitted = planner_prompt(m, 13, 1_500, lambda t: scenes[t - 1])
-    notes = [n for n in fitted.notes if n.section == "characters"]
-    assert sum(n.reason.startswith("over the characters share") for n in notes) > 20
-    assert notes[-1].key == "character:tobin_keel" and notes[-1].form == "name"   # the least
     assert fitted.tokens <= 1_500
-    assert "Tobin Keel (dead)" in fitted.context.text("characters")
+    cards = fitted.context.text("characters")
+    assert "Tobin Keel" in cards and "Tobin Keel (dead" in cards.replace(" — the ferryman", "")
+    shown = [n.key for n in fitted.notes if n.section == "characters" and n.included]
+    assert shown.index("character:tobin_keel") <= 1          # after Mara, in focus
+    prompt = user(fitted.messages)
+    assert prompt.count("(dead") < 10, prompt                # not thirty-one
+    left = [n for n in fitted.notes if n.key.startswith("character:person_") and n.key[17:]
+            .isdigit() and int(n.key[17:]) < 30 and not n.included]
+    assert left and all(n.reason.startswith("over the characters share") for n in left)
 
 
 # -- the writer, the extractor, the auditor ------------------------------------------
@@ -163,6 +178,48 @@ def test_the_writers_barest_cast_says_who_is_dead():
     fitted = writer_prompt(memory(**DROWNED), 3_000, config)
     assert fitted.level == 3
     assert fitted.context.text("cast") == "Mara Quill, Tobin Keel (dead), The harbour"
+
+
+def test_at_its_leanest_the_writers_brief_names_the_recently_dead_within_the_casts_share():
+    """Nine scenes, in each of which one of the cast dies: the brief names six of them
+    (the newest) with how each died when the prompt has room; at its leanest (issue 50,
+    item 12: the brief was pinned, all of it), the most recently dead come first, within
+    the cast's share, and the newest scene is not cut for them."""
+    m = memory()
+    died = {t: f"Person {t} Vale" for t in range(1, 10)}
+    for t, name in died.items():
+        m.characters[f"p{t}"] = {"id": f"p{t}", "name": name, "first_seen": t, "last_seen": t,
+                                 "status": "dead", "status_in": t,
+                                 "status_how": "fell from the sea wall in the storm that night"}
+    body = "Mara walked the wall. " * 20
+
+    def scene(t: int) -> Scene | None:
+        return Scene(tick=t, body=body, title=f"Scene {t}", pov="Mara Quill",
+                     location="The harbour", characters=["Mara Quill", died[t]],
+                     summary=[f"{died[t]} falls."]) if 1 <= t <= 9 else None
+
+    plan = Plan(intention="Mara walks the harbour wall.", pov="Mara Quill",
+                location="The harbour", title="The Wall", characters=["Mara Quill"])
+
+    def brief(budget: int):
+        inputs = WriterInputs(story=sf.story(), memory=m, plan=plan, last_tick=9, scene=scene,
+                              tick=10)
+        fitted = fit(propose_writer(inputs, COUNTER, budget, CONFIG.context, CONFIG.generation),
+                     render_stage, COUNTER, budget, CONFIG.context.compaction_thresholds)
+        return fitted, fitted.context.text("intention")
+
+    roomy, text = brief(30_000)
+    named = [n for n in died.values() if n in text]
+    assert named == [died[t] for t in range(4, 10)]          # six: the newest
+    assert text.count("(since scene") == 6 and "fell from the sea wall" in text
+    lean, text = brief(520)
+    assert lean.level == 3 and lean.tokens <= 520 and lean.truncated == []
+    named = [n for n in died.values() if n in text]
+    assert named and died[9] in named and len(named) < 6
+    assert "is dead" in text or "are dead" in text
+    share = int(520 * CONFIG.context.cast_share)
+    people = text.split("Location:")[0].split("POV:")[1] + text.split("The harbour")[-1]
+    assert COUNTER.count(people) <= share + 8, (people, share)
 
 
 def test_the_extractor_knows_who_is_dead_where_and_holding_what():
@@ -266,6 +323,32 @@ def test_a_dead_character_the_planner_puts_in_the_scene_is_taken_out(project):
     assert second.plan.characters == ["Mara Quill"]
     assert "Tobin Keel is dead since scene 1: left out of the scene's characters" in \
         second.warnings
+
+
+def test_the_planners_tools_cannot_make_the_dead_act_through_the_tick(project):
+    # issue 50, item 10: a plan told by the dead Tobin (the settling gives the scene to
+    # Mara) asks for a relationship with him and has him find a loop's answer; on main
+    # both landed in memory
+    opens = {**PLAN1, "tool_calls": [{"tool": "open_loop", "name": "", "target": "",
+                                      "detail": "who drew the map"}]}
+    acts = {**PLAN2, "tool_calls": [
+        {"tool": "add_relationship", "name": "Mara Quill", "target": "Tobin Keel",
+         "detail": "rivals"},
+        {"tool": "resolve_loop", "name": "who_drew_the_map", "target": "",
+         "detail": "Tobin Keel finds the answer"}]}
+    model = (ScriptedModel().add("planner", opens).add("writer", "Tobin drowned. " * 30)
+             .add("extractor", DIES).add("planner", acts))
+    _, second = run_ticks(project, 2, model, offline_seed=0)
+    assert second.plan.pov == "Mara Quill"
+    assert "rejected name 'Tobin Keel': Tobin Keel is dead since scene 1: the dead cannot " \
+           "begin a relationship, only be remembered" in second.warnings
+    memory = load_memory(project.memory_dir)
+    assert memory.relationships == []
+    [loop] = memory.loops
+    assert (loop["status"], loop["resolution"]) == ("resolved", "Mara Quill finds the answer")
+    record = read_yaml(project.plan_path(2))
+    assert "Resolved loop [who_drew_the_map]: who drew the map — Mara Quill finds the answer " \
+           "(given to Mara Quill: Tobin Keel is dead since scene 1)" in record["tool_results"]
 
 
 def test_novel_context_shows_a_death_written_by_hand(project):

@@ -78,3 +78,13 @@ def test_a_planner_template_that_needs_its_sections_still_ticks(project):
     (project.templates_dir / "plan.j2").write_text(shipped + "\n{{ sections[0].title }}\n")
     (result,) = run_ticks(project, 1)
     assert result.scene_path.is_file()
+
+
+@pytest.mark.parametrize("values", SAMPLE_VALUES["planner"])
+def test_the_planners_answer_keys_are_each_on_a_line_of_their_own(values):
+    # an {% endif %} ending a line ate its newline: '- "pov": the name of the
+    # point-of-view character- "location": …' in every planner prompt
+    system = render_stage(sample_context("planner", values))[0]["content"]
+    keys = [line.split('"')[1] for line in system.splitlines() if line.startswith('- "')]
+    assert keys[:6] == ["title", "intention", "pov", "location", "characters", "tool_calls"]
+    assert ('(never one marked dead or absent)' in system) == values["anyone_gone"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import yaml
 
 from novel_agent.history.hooks import opened
+from novel_agent.history.store import History
 from novel_agent.revision.rederive import Derived, read_record, replay
 from novel_agent.revision.revise import REVISED, revise
 from novel_agent.story.decisions import plan_as_named
@@ -198,28 +199,55 @@ def test_a_later_scene_relying_on_what_is_gone_is_named_for_its_prose_or_its_rec
         "known to all in the town)"]
 
 
-def test_through_the_test_server_and_the_cli_a_revise_with_no_edit_changes_no_memory(
+NOTHING = ("scene {n} is as its tick wrote it: nothing to revise (no file written, no entry "
+           "made, no model called)\n")
+
+
+def test_through_the_test_server_and_the_cli_a_revise_with_no_edit_changes_nothing(
         openai_project, cli):
+    # on main it rewrote a checkpoint's bullet and overall.md, made an entry and asked
+    # the server three times (the extractor, the checkpoint, the overall summary)
     project = Project(openai_project)
     story = StoryServer(project, model=ReadingModel(events=EVENTS))
     with FakeOpenAIServer(story) as server:
         config = project.config(flags={"llm.base_url": server.base_url})
         tick_book(project, LAST, make=None, config=config, env={"OPENAI_API_KEY": API_KEY})
-        before = memory_bytes(project)
+        before, head, asked = files_of(project.root), History(project).head().sha, \
+            len(server.requests)
         out = cli("revise", "3", "-p", "harbour", "--base-url", server.base_url).output
     story.close()
-    assert "revised scene 3: 0 changes to memory no longer made, 0 new" in out
-    assert memory_bytes(project) == before
+    assert out == NOTHING.format(n=3)
+    assert files_of(project.root) == before and History(project).head().sha == head
+    assert len(server.requests) == asked
     assert yaml.safe_load(before["memory/characters/anselm_vey.yaml"])["status"] == "dead"
-    assert any(r["path"].endswith("/chat/completions") for r in server.requests[-3:])
 
 
-def test_on_the_offline_model_a_revise_with_no_edit_changes_no_scene_plan_or_memory(project,
-                                                                                     cli):
+def test_on_the_offline_model_a_revise_with_no_edit_changes_nothing(project, cli):
     from tests.support.ticking import run_ticks
     run_ticks(project, 12)
-    kept = ("scenes/", "plans/", "memory/")
-    before = {p: b for p, b in files_of(project.root).items() if p.startswith(kept)}
-    out = cli("revise", "5", "-p", "harbour").output
-    assert "revised scene 5: 0 changes to memory no longer made, 0 new" in out
-    assert {p: b for p, b in files_of(project.root).items() if p.startswith(kept)} == before
+    before, head = files_of(project.root), History(project).head().sha
+    assert cli("revise", "5", "-p", "harbour").output == NOTHING.format(n=5)
+    assert cli("revise", "5", "-p", "harbour", "--file",
+               str(project.scene_path(5))).output == NOTHING.format(n=5)
+    assert files_of(project.root) == before and History(project).head().sha == head
+
+
+def test_a_revise_whose_extraction_and_memory_are_as_they_were_remakes_no_summary(project):
+    # a sentence that changes nothing the extractor reads: the scene's new text lands
+    # (one file, one entry), its plan record, memory and summaries stay as they were
+    tick_book(project, LAST)
+    record = read_record(project, 3)
+    body = load_scene(project.scene_path(3)).body.rstrip() + "\n\nThe kettle ticked.\n"
+    kept = {p: b for p, b in files_of(project.root).items() if not p.startswith("scenes/")}
+    head = History(project).head().sha
+    model = ScriptedModel().add("extractor", record["extraction"])
+    result = revised(project, 3, body, scripted=model)
+    assert result.unchanged == ("scene 3's extraction and the memory that follows from it "
+                                "are as they were: scenes/scene_003.md written, no summary "
+                                "remade")
+    assert (result.lost, result.gained, result.changed, result.summaries) == ([], [], [], [])
+    assert [r.stage for r in model.requests] == ["extractor"]        # no summarizer
+    after = files_of(project.root)
+    assert "The kettle ticked." in after.pop("scenes/scene_003.md").decode()
+    assert {p: b for p, b in after.items() if not p.startswith("scenes/")} == kept
+    assert History(project).head().sha != head                 # the new text's entry

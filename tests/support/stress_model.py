@@ -174,3 +174,28 @@ class StressModel(OfflineModel):
                 break
             out.append(f"- {bullet}")
         return "\n".join(out)
+
+
+DEATHS = 0.5      # the share of a mortal stress model's scenes where one of the cast dies
+
+
+class MortalStressModel(StressModel):
+    """The stress model in a book where people die: in about half its scenes one of the
+    cast (never the POV) dies, as its extractor says, and it says who was there, so
+    memory records where each was last seen. The lines that tell who is dead and where
+    each was seen then grow with the cast (issue 50, item 12); the prose is the stress
+    model's, so a dead one may still be named in it."""
+
+    def describe(self) -> str:
+        return f"mortal stress model (offline, seed {self.seed}): many names, many deaths"
+
+    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+        answer = super()._extract(rng, hints)
+        plan = hints.get("plan")
+        cast = list(getattr(plan, "characters", []) or [])
+        others = [n for n in cast if n != getattr(plan, "pov", "")]
+        answer["present"] = cast
+        if others and rng.random() < DEATHS:
+            answer["status"] = [{"name": others[-1], "status": "dead",
+                                 "how": "fell from the sea wall in the storm that night"}]
+        return answer

@@ -10,6 +10,7 @@ import yaml
 
 from novel_agent.config.budget import stage_budget
 from novel_agent.errors import ModelResponseError
+from novel_agent.models.base import Completion
 from novel_agent.models.limits import limits_for
 from novel_agent.story.project.folder import Project
 from novel_agent.tick.session import counter_for
@@ -146,3 +147,63 @@ def test_a_summary_with_no_complete_sentence_cannot_be_trimmed():
     with pytest.raises(ModelResponseError, match="checkpoint_004 was cut off before its first "
                                                  "sentence ended"):
         trim_summary("- Mara Quill studies the ma", "checkpoint_004")
+
+
+def test_a_second_try_cut_off_is_continued_from_its_own_draft_shown_once(project):
+    # a continuation of the second try (the first answer left names out) pinned its draft
+    # beside the first answer's, both sections named "draft": the prompt showed the draft
+    # so far twice and the first answer not at all (issue 50: nothing twice)
+    path = project.root / "project.yaml"
+    path.write_text(path.read_text() + "generation:\n  checkpoint_summary_interval: 1\n")
+    model = (ScriptedModel().add("summarizer", "- The fog lifts over the water.")
+             .add("summarizer", Completion("- Mara Quill finds the drowned man's",
+                                           finish_reason="length"))
+             .add("summarizer", " map at the weir.\n"))
+    run_ticks(project, 1, model, offline_seed=0)
+    first, retry, more = [r.messages[-1]["content"] for r in model.calls("summarizer")[:3]]
+    assert "## Your summary\n- The fog lifts over the water." in retry
+    assert more.count("## Your summary") == 1
+    assert "## Your summary so far\n- Mara Quill finds the drowned man's\n" in more
+    assert "## What it must also name\n" in more and "The fog lifts" not in more
+    body = (project.root / "summaries" / "checkpoint_001.md").read_text()
+    assert "- Mara Quill finds the drowned man's map at the weir." in body
+
+
+def test_a_continuation_the_window_cannot_hold_is_not_asked_for_and_the_answer_trimmed(project):
+    # a summary cut off at 600 tokens, at a 1,000-token window: the draft so far alone is
+    # over the summarizer's budget of 444, so no continuation can be sent; on main the
+    # tick stopped after its commit ("the pinned parts of the summarizer prompt need ...")
+    shrink(project.root)
+    long = " ".join(f"- Mara Quill counts the {n} steps of the tower again." for n in range(60))
+    model = ScriptedModel().add("summarizer", Completion(long + " And th",
+                                                         finish_reason="length"))
+    results = run_ticks(project, 2, model, offline_seed=0)
+    assert len(model.calls("summarizer")) >= 1 and results[-1].tick == 2
+    said = [w for w in results[-1].summary.warnings if "continuing a cut-off summary" in w]
+    assert said and "the pinned parts of the summarizer prompt need" in said[0]
+    body = (project.root / "summaries" / "checkpoint_002.md").read_text()
+    assert body.rstrip().endswith("of the tower again.")
+
+
+def tide(lines: int) -> str:
+    """A first answer naming none of the range's people, of about 12 tokens a line."""
+    return " ".join(f"- The tide turns {n} times over the grey water." for n in range(lines))
+
+
+def test_a_second_try_names_as_many_of_those_left_out_as_the_window_holds(project):
+    # at a 1,000-token window a first answer of 22 lines leaves room for a second try
+    # naming two of the five it left out (on main: the tick stopped after its commit)
+    shrink(project.root)
+    model = ScriptedModel().add("summarizer", tide(22))
+    run_ticks(project, 2, model, offline_seed=0)
+    retry = model.calls("summarizer")[1]
+    budget, counter = budget_and_counter(project)
+    assert counter.count_messages(retry.messages) <= budget
+    named = retry.messages[-1]["content"].split("It leaves out: ")[1].split(". Write it")[0]
+    assert len(named.split("; ")) == 2
+    # 24 lines leave no room for even one: the first answer stands, and the report says so
+    model = ScriptedModel().add("summarizer", tide(24))
+    results = run_ticks(project, 2, model, offline_seed=0)
+    assert results[-1].tick == 4
+    assert "checkpoint_004: no second summarizer call: the window leaves no room for the " \
+           "first answer and what it left out" in results[-1].summary.warnings

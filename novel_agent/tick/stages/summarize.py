@@ -22,13 +22,19 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from novel_agent.context import Briefing, Section
 from novel_agent.context.builders import summaries_briefing, summarizer_briefing
 from novel_agent.context.tier3 import doc_cost, tier3_budget
-from novel_agent.errors import ModelError, ModelResponseError, ProjectError, SummarizeError
+from novel_agent.errors import (
+    ContextOverflowError,
+    ModelError,
+    ModelResponseError,
+    ProjectError,
+    SummarizeError,
+)
 from novel_agent.files import atomic_write
 from novel_agent.models.ask import StageCall, ask_text, continued, told
 from novel_agent.models.base import StoryView
@@ -135,16 +141,22 @@ class Summarizer:
         self._job = job
         text, model = self._call(context, name)
         share, missing = coverage(text, items)
-        if missing:
-            retry = _with_feedback(context, text, missing)
+        for named in _fewer(missing):      # all it left out, or as many as the window holds
             try:
-                again, model = self._call(retry, name + "_retry")
+                again, model2 = self._call(_with_feedback(context, text, named), name + "_retry")
+            except ContextOverflowError:
+                if len(named) == 1:
+                    self.report.warnings.append(
+                        f"{name}: no second summarizer call: the window leaves no room for the "
+                        "first answer and what it left out")
+                continue
             except ModelError as exc:
                 self.report.warnings.append(f"second summarizer call failed: {exc}")
             else:
                 share2, missing2 = coverage(again, items)
                 if share2 >= share:
-                    text, share, missing = again, share2, missing2
+                    text, share, missing, model = again, share2, missing2, model2
+            break
         return text, share, missing, model
 
     def _call(self, context: Briefing, name: str) -> tuple[str, str]:
@@ -157,7 +169,7 @@ class Summarizer:
             asked += 1
             try:
                 got, call = self._send(_continuing(context, text), f"{name}_more{asked}")
-            except ModelError as exc:       # what there is is trimmed below
+            except (ModelError, ContextOverflowError) as exc:   # trimmed below
                 self.report.warnings.append(f"{name}: continuing a cut-off summary failed: "
                                             f"{exc}")
                 return None
@@ -310,10 +322,13 @@ class Summarizer:
 
 
 def _continuing(context: Briefing, draft: str) -> Briefing:
-    """The same briefing with the cut-off draft pinned; the template asks for the rest
-    (`continuing`)."""
-    return context.with_fixed(Section("draft", "Your summary so far", draft.strip(),
-                                      pinned=True)).with_values(continuing=True)
+    """The same briefing with the cut-off draft pinned (in place of the first answer, in
+    a second try's: `_with_feedback`); the template asks for the rest (`continuing`)."""
+    section = Section("draft", "Your summary so far", draft.strip(), pinned=True)
+    if any(s.name == "draft" for s in context.fixed):
+        return replace(context, fixed=tuple(section if s.name == "draft" else s
+                                            for s in context.fixed)).with_values(continuing=True)
+    return context.with_fixed(section).with_values(continuing=True)
 
 
 def trim_summary(text: str, name: str = "summary") -> str:
@@ -327,6 +342,17 @@ def trim_summary(text: str, name: str = "summary") -> str:
                                  "ended (raise llm.summarizer_max_tokens)", stage="summarizer",
                                  raw=text)
     return kept
+
+
+def _fewer(missing: list[Mention]) -> list[list[Mention]]:
+    """What a second try names, longest first: all of `missing`, then its first half, and
+    so on down to its first (none when nothing is missing)."""
+    out: list[list[Mention]] = []
+    n = len(missing)
+    while n:
+        out.append(missing[:n])
+        n //= 2
+    return out
 
 
 def _with_feedback(context: Briefing, draft: str, missing: list[Mention]) -> Briefing:

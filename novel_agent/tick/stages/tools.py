@@ -3,15 +3,20 @@
 Tools run on a copy of memory; nothing is written until the tick commits. A
 name that is not a plausible name (a sentence, a prompt marker, the book's
 title: see names.py) is never written to memory: its tool reports a line
-starting with REJECTED, which the tick turns into a warning.
+starting with REJECTED, which the tick turns into a warning. So is a call that
+makes one memory has as dead act (`DEAD_ACT`: a relationship with them, their
+state, bringing them into the scene); a loop's resolution whose finder is one of
+the dead is given to the scene's POV (refused when there is no living one).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
+from novel_agent.context.presence import gone, status_text
 from novel_agent.story.decisions import Plan, ToolCall
-from novel_agent.story.memory.records import Entity, is_open
+from novel_agent.story.memory.records import Character, Entity, is_open
 from novel_agent.story.memory.store import (
     Memory,
     add_relationship,
@@ -101,11 +106,55 @@ TOOL_TABLE: dict[str, Tool] = {
 NAMING = {"create_character": ("name",), "create_location": ("name",),
           "add_relationship": ("name", "target")}
 PEOPLE = {"create_character": ("name",), "add_relationship": ("name", "target")}
+# The calls that make the people they name act, and what the dead cannot do.
+DEAD_ACT = {"create_character": (("name",), "come into a scene"),
+            "update_character": (("name",), "have a new state"),
+            "add_relationship": (("name", "target"), "begin a relationship")}
+# What the dead are said to do that is no act: "Ydris Brannock lies in the churchyard".
+STILL = {"is", "was", "were", "lies", "lay", "remains", "remained", "rests", "rested", "had",
+         "has", "died", "drowned", "fell", "lived", "dead"}
+_CLAUSES = re.compile(r"[.;:!?,]|\b(?:and then|then)\b")
+_SUBJECT = re.compile(r"(?:(?:and|so|but|finally|at last)\s+)?((?:[A-Z][\w’-]*)(?:\s+[A-Z][\w’-]*)*)"
+                      r"\s+([a-z]+)")
 
 
-def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None = None) -> str:
+def dead(memory: Memory, name: str) -> Character | None:
+    """The character `name` names when memory has them as dead (else None)."""
+    who = find_person(memory, name) if name else None
+    return who if who is not None and gone(who) == "dead" else None
+
+
+def dead_finder(memory: Memory, resolution: str) -> tuple[str, Character] | None:
+    """The name, as written, and the character of one of the dead a loop's `resolution`
+    makes its finder: the subject of one of its clauses, doing something ("Ydris
+    Brannock finds the answer"; not "Ydris Brannock lies in the churchyard", nor "Mara
+    finds Ydris Brannock's letter"). None when no dead one acts in it."""
+    for clause in _CLAUSES.split(resolution):
+        found = _SUBJECT.match(clause.strip(" ,"))
+        if found and found.group(2) not in STILL:
+            who = dead(memory, found.group(1))
+            if who is not None:
+                return found.group(1), who
+    return None
+
+
+def refused_for_the_dead(memory: Memory, call: ToolCall) -> str:
+    """The REJECTED line of a call that makes one of the dead act ("" when it makes none)."""
+    fields, what = DEAD_ACT.get(call.tool, ((), ""))
+    for field in fields:
+        value = getattr(call, field).strip()
+        who = dead(memory, value)
+        if who is not None:
+            return rejected(value, f"{who['name']} is {status_text(who, how=False)}: the dead "
+                                   f"cannot {what}, only be remembered")
+    return ""
+
+
+def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None = None,
+             pov: str = "") -> str:
     """Apply one tool call to `memory` (in place); return what it did, for the writer.
-    `check(name)` says why a name is not one (None if it is)."""
+    `check(name)` says why a name is not one (None if it is); `pov`: the scene's POV, who
+    finds the answer of a loop the planner gave one of the dead to find."""
     tool = TOOL_TABLE.get(call.tool)
     if tool is None:
         return f"unknown tool {call.tool!r}"
@@ -117,22 +166,43 @@ def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None 
             why = person_problem(value)
         if why:
             return rejected(value, why)
-    return tool(memory, call.name.strip(), call.target.strip(), call.detail.strip(), tick)
+    refused = refused_for_the_dead(memory, call)
+    if refused:
+        return refused
+    detail, given = call.detail.strip(), ""
+    finder = dead_finder(memory, detail) if call.tool == "resolve_loop" else None
+    if finder is not None:
+        said, who = finder
+        heir = find_person(memory, pov) if pov else None
+        dead_since = f"{who['name']} is {status_text(who, how=False)}"
+        if heir is None or gone(heir):
+            return rejected(said, f"{dead_since}: the dead cannot find the answer, and no "
+                                  "living POV can instead; the loop stays open")
+        detail = detail.replace(said, str(heir["name"]), 1)
+        given = f" (given to {heir['name']}: {dead_since})"
+    return tool(memory, call.name.strip(), call.target.strip(), detail, tick) + given
 
 
 def run_tools(memory: Memory, calls: Sequence[ToolCall], tick: int, limit: int,
-              check: NameCheck | None = None) -> list[str]:
-    """Run at most `limit` tool calls in order; return their result lines."""
-    return [run_tool(memory, call, tick, check) for call in list(calls)[:limit]]
+              check: NameCheck | None = None, pov: str = "") -> list[str]:
+    """Run at most `limit` tool calls in order; return their result lines (`pov`: the
+    scene's, see run_tool)."""
+    return [run_tool(memory, call, tick, check, pov) for call in list(calls)[:limit]]
 
 
 def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None = None) -> list[str]:
     """Make sure the POV, the characters present and the location exist in memory
-    (a name that is not one is reported, not created)."""
+    (a name that is not one is reported, not created; one of the dead is reported, not
+    brought into the scene: among_the_living keeps a dead POV only when no one living
+    can tell it)."""
     notes = []
     for name in [plan.pov, *plan.characters]:
         known = find_person(memory, name) is not None if name else True
         why = (check(name) if check else None) or person_problem(name) if not known else None
+        who = dead(memory, name)
+        if who is not None:
+            why = f"{who['name']} is {status_text(who, how=False)}: the dead cannot come " \
+                  "into a scene, only be remembered"
         if why:
             notes.append(rejected(name, why))
         elif name:
