@@ -46,8 +46,10 @@ def test_one_real_tick_commits_or_fails_cleanly(project, snapshot):
     assert project.tick() == 1
     tokens = {r.stage: r.completion_tokens for r in result.stages}
     assert tokens["writer"] > 20
-    # every stage streamed: the callback heard each stage's tokens grow, one by one
-    assert {p.stage for p in progress} == {"planner", "writer", "extractor"}
+    # every stage streamed: the callback heard each stage's tokens grow, one by one (the
+    # sentence mend, a stage of its own, when the writer left a sentence unfinished)
+    heard = {p.stage for p in progress}
+    assert {"planner", "writer", "extractor"} <= heard <= {"planner", "writer", "mend", "extractor"}
     writer = [p.tokens for p in progress if p.stage == "writer"]
     assert max(writer) > 20 and sum(b == a + 1 for a, b in zip(writer, writer[1:])) > 20
     assert any(p.tokens_per_second > 0 for p in progress)
