@@ -36,7 +36,7 @@ from novel_agent.files import temp_files
 from novel_agent.history.git import GIT_DIR
 from novel_agent.history.mend import Copy, bring_back, last_good
 from novel_agent.history.store import History
-from novel_agent.index.db import quick_check
+from novel_agent.index.db import quick_check, search_damage
 from novel_agent.revision.repair import repair
 from novel_agent.story.lore import load_lorebook, lore_files
 from novel_agent.story.memory.read import FOLDERS, LEGACY, LIST_KEYS
@@ -291,6 +291,25 @@ def _index(p: Project) -> list[Problem]:
                     delete)]
 
 
+def _search_index(p: Project) -> list[Problem]:
+    """Damage quick_check does not see (_index): blocks of the search table garbled inside
+    sound pages, which a query meets ("database disk image is malformed"; a tick then
+    rebuilds the index and runs again). Asked only of an index that can be written."""
+    if not p.index_db.is_file() or _index(p):
+        return []
+    found = search_damage(f"{p.index_db.as_uri()}?mode=rw")
+    if not found:
+        return []
+    return [Problem(f".novel/index.db: its search table is damaged ({found})",
+                    "delete it: it is a cache, rebuilt from the files on use",
+                    partial(_delete_index, p))]
+
+
+def _delete_index(p: Project) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{p.index_db}{suffix}").unlink(missing_ok=True)
+
+
 def _lock(p: Project) -> list[Problem]:
     path = p.novel_dir / "lock"
     if not path.is_file() or not path.read_text().strip():
@@ -362,7 +381,7 @@ def _prose(p: Project) -> list[Problem]:
 
 
 CHECKS = (_project_file, _config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
-          _lore, _summaries, _index, _lock, _prose)
+          _lore, _summaries, _index, _search_index, _lock, _prose)
 
 
 FIRST = (_journal, _temps)    # fixed before the rest is looked at: a journal lands files
