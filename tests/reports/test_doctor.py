@@ -271,3 +271,28 @@ def test_an_index_garbled_in_some_pages_or_in_its_search_blocks_is_flagged_and_f
     fixed = doctor(project, "--fix")
     assert fixed.exit_code == 0 and "fixed    .novel/index.db: its search table" in fixed.output
     assert not project.index_db.exists() and doctor(project).output == "harbour: clean\n"
+
+
+def test_a_broken_state_yaml_comes_back_from_the_history_whole(project):
+    run_ticks(project, 4)
+    good = project.state_file.read_bytes()
+    assert b"writer_tiers" in good and b"recall" in good
+    project.state_file.write_bytes(b"tick: [\x00")
+    out = doctor(project).output
+    assert "fix: bring back its copy from the history, entry " in out, out
+    fixed = doctor(project, "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert ": brought back from the history, entry " in fixed.output
+    assert project.state_file.read_bytes() == good
+    assert History(project).head().subject.startswith("doctor: brought back .novel/state.yaml")
+
+
+def test_a_broken_state_yaml_the_history_has_no_copy_of_for_this_book_is_rebuilt(project):
+    run_ticks(project, 3)
+    for path in (project.scene_path(3), project.plan_path(3)):
+        path.unlink()
+    project.state_file.write_bytes(b"tick: [\x00")
+    fixed = doctor(project, "--fix")
+    assert "rebuild state.yaml from the scenes (the history's last copy says tick 3, the " \
+           "scenes end at tick 2): the counter follows the scenes" in fixed.output, fixed.output
+    assert project.state() == {"tick": 2}
