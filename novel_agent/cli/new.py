@@ -10,10 +10,16 @@ import click
 from novel_agent.cli.common import ProviderName, novel_errors
 from novel_agent.config.layers import load_config, user_presets_dir
 from novel_agent.errors import ConfigError
-from novel_agent.files import read_yaml
+from novel_agent.files import read_yaml, yaml_line
 from novel_agent.fleet.premises import create_books, read_premises
 from novel_agent.models import missing_key
-from novel_agent.story.project.folder import NAME_RE, create_project, projects_dir, remember_project
+from novel_agent.story.project.folder import (
+    NAME_RE,
+    check_story_lengths,
+    create_project,
+    projects_dir,
+    remember_project,
+)
 from novel_agent.story.style import STYLE_FILE, learned_text, read_samples
 
 MAX_NAME = 100   # a folder name every file system takes, with room for the path under it
@@ -34,6 +40,7 @@ def read_foundation(path: Path) -> dict[str, str]:
                           file=str(path), key=str(unknown[0]))
     if not str(data.get("premise") or "").strip():
         raise ConfigError("a foundation needs a 'premise'", file=str(path), key="premise")
+    check_story_lengths(data, str(path), lambda key: yaml_line(path, key))
     return {k: str(v).strip() for k, v in data.items() if v is not None}
 
 
@@ -88,6 +95,7 @@ def new_cmd(name: str | None, preset: str, premise: str | None, foundation: Path
     story = read_foundation(foundation) if foundation else {}
     if premise:
         story["premise"] = premise.strip()
+        check_story_lengths({"premise": story["premise"]}, "the command line")
     story.setdefault("premise", "An unnamed story, waiting for its first scene.")
     llm = {k: v for k, v in (("provider", provider), ("model", model)) if v}
     root = folder / name

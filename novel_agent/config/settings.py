@@ -1,10 +1,11 @@
 """The settings, declared once: each key's type, bounds, default and meaning (its `Field`).
 
 A section (llm, generation, context, daemon, audit, outline, style) is a frozen pydantic
-model: strict types (no "3" for an int; an int is fine for a float), finite floats,
-unknown keys refused, a rule across keys a model validator raising `Clash`. `Config` holds
-them and says what a stage uses (`for_stage`, `max_tokens`). The reference is made from
-these declarations (config/reference.py); the layers are read and merged by config/layers.py.
+model: strict types (no "3" for an int; an int is fine for a float), finite floats (NaN
+and infinity refused in any float: `allow_inf_nan=False`), unknown keys refused, a rule
+across keys a model validator raising `Clash`. `Config` holds them and says what a stage
+uses (`for_stage`, `max_tokens`). The reference is made from these declarations
+(config/reference.py); the layers are read and merged by config/layers.py.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ from novel_agent.config.values import (
 # from llm (gpt-4o is no Anthropic model, an OpenAI server's URL no Anthropic endpoint, its
 # prices not theirs); left out, they are that provider's defaults.
 PROVIDER_KEYS = ("model", "base_url", "api_key_env", "prices")
+# The longest wait for a model (llm.timeout): a day. A socket takes no timeout past
+# ~10^9 s (time_t), a lock none past threading.TIMEOUT_MAX: 1e10 was a traceback.
+MAX_TIMEOUT = 86_400
 # The writer's output cap per word of generation.scene_max_words: English prose runs
 # ~1.3 tokens a word (cl100k, Qwen's and SmolLM2's tokenizers alike); the rest is room
 # to finish the last sentence. 400 words -> 700 tokens.
@@ -53,7 +57,7 @@ CURVES: tuple[str, ...] = get_args(Curve)
 class Section(BaseModel):
     """A part of the settings: frozen, strict, its unknown keys refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class ModelKeys(Section):
@@ -72,7 +76,8 @@ class ModelKeys(Section):
     local_model: str = Field("auto", description=(
         "local provider: smollm2-135m | qwen2.5-coder-1.5b | auto (the best installed) | a .gguf path"))
     local_context: int = Field(0, ge=0, description="local provider: llama.cpp's n_ctx; 0 = the model's")
-    timeout: FiniteFloat = Field(120.0, gt=0, description="seconds; local: without a token (an idle timeout)")
+    timeout: FiniteFloat = Field(120.0, gt=0, le=MAX_TIMEOUT, description=(
+        "seconds, at most 86,400 (a day); local: without a token (an idle timeout)"))
     max_retries: int = Field(3, ge=0, description=(
         "tries again after a 408, 409, 429, 529 or 5xx, a timeout or a lost connection, backing "
         "off (a server's Retry-After waited in full, up to 600 s)"))

@@ -30,7 +30,7 @@ import yaml
 
 from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.errors import ConfigError
-from novel_agent.story.project.folder import NAME_RE, PROJECT_FILE, Project, create_project
+from novel_agent.story.project.folder import NAME_RE, PROJECT_FILE, Project, create_project, too_long
 
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
 ENTRY_KEYS = ("name", *FOUNDATION_KEYS, "preset", "provider", "model")
@@ -136,6 +136,8 @@ def _entry(path: Path, data: Any, line: int, n: int) -> Premise:
     values = {k: str(v).strip() for k, v in data.items() if v is not None}
     if not values.get("premise"):
         raise problem("a 'premise' is needed", key="premise")
+    if (long := too_long(values)) is not None:
+        raise problem(long[1], key=long[0])
     name = values.pop("name", "") or slug(values.get("title", "")) or f"{path.stem}-{n:03d}"
     if not NAME_RE.match(name) or len(name) > MAX_NAME:
         raise problem(f"name '{name}' is not a folder name (use up to {MAX_NAME} letters, "

@@ -3,7 +3,10 @@ the search index, embeddings, prose numbers).
 
 The files are the truth; this database only remembers what is costly to
 recompute (the usage log's truth is `.novel/usage.jsonl`, see ledger.py), so a
-file that is not a database is deleted and rebuilt (`rebuilt` says so in one line).
+file that is not a database, or one whose pages SQLite's quick_check finds
+garbled (a few ms for a book of 1,000 scenes), is deleted and rebuilt on open
+(`rebuilt` says so in one line); one whose damage shows only in a query is
+rebuilt by `heal` (index/sync.heal_index reads the files again).
 The search tables (`docs`, its FTS5 twin `search`, and `files`, the size and
 mtime of every file they were read from) are filled and kept current by
 index_sync.py; the queries on them are search.py's.
@@ -61,10 +64,16 @@ USAGE_COLUMNS = ("tick", "stage", "model", "provider", "prompt_tokens", "cached_
                  "response_format", "at", "cache_write_tokens")
 
 
-def _unreadable(exc: sqlite3.DatabaseError) -> bool:
-    """A database file that is garbage, not one that is busy or on a full disk."""
+def unreadable(exc: BaseException) -> bool:
+    """Whether `exc` says the database file is garbage (in whole or in some pages), not
+    that it is busy or on a full disk."""
     text = str(exc).lower()
-    return "not a database" in text or "malformed" in text or "encrypted" in text
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "encrypted" in text)
+
+
+class Damaged(sqlite3.DatabaseError):
+    """PRAGMA quick_check found garbled pages in a database that opened (its first line)."""
 
 
 class Index:
@@ -77,22 +86,33 @@ class Index:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._open()
+            self._open(check=not self.created)
         except sqlite3.DatabaseError as exc:
-            if path == ":memory:" or not _unreadable(exc):
+            if path == ":memory:" or not (unreadable(exc) or isinstance(exc, Damaged)):
                 raise
-            self.db.close()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-            self._open()
-            self.rebuilt = (f"{path} was unreadable ({exc}): it is a cache and has been "
-                            "rebuilt (token counts are recounted)")
+            self.heal(exc)
 
-    def _open(self) -> None:
+    def _open(self, check: bool = False) -> None:
         self.db = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS)
+        if check and self.path != ":memory:":
+            found = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if found != "ok":       # "*** in database main ***\nOn tree page 15 cell 57: …"
+                raise Damaged(f"quick_check found garbled pages: {found.splitlines()[-1]}")
         self.db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:"
                         else "PRAGMA journal_mode=MEMORY")
         self.applied = self.migrate()
+
+    def heal(self, exc: BaseException) -> None:
+        """Delete the damaged file (`exc` said how) and start an empty one in its place, on
+        this same Index (what holds it sees the new one); `rebuilt` says so. The caller
+        fills it again from the files (index/sync.heal_index)."""
+        self.db.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self._pending.clear()
+        self._open()
+        self.rebuilt = (f"{self.path} was unreadable ({exc}): it is a cache and has been "
+                        "rebuilt (token counts are recounted)")
 
     @property
     def migrated(self) -> bool:
@@ -205,3 +225,21 @@ def quick_check(uri: str) -> bool:
         ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
     db.close()
     return ok
+
+
+def search_damage(uri: str) -> str:
+    """What FTS5's integrity-check finds wrong with the search table of the database at
+    `uri` (garbled blocks inside pages quick_check finds sound), "" when nothing or when it
+    cannot be asked (read-only, or another process writing): it writes nothing, and what
+    it began is rolled back."""
+    db = sqlite3.connect(uri, uri=True, timeout=0)
+    try:
+        db.execute("INSERT INTO search (search, rank) VALUES ('integrity-check', 0)")
+        return ""
+    except sqlite3.OperationalError:
+        return ""           # read-only, busy, or no search table yet
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    finally:
+        db.rollback()
+        db.close()

@@ -306,6 +306,19 @@ def open_index(project: Project, clock: Callable[[], float] = time.monotonic) ->
     return index, line
 
 
+def heal_index(project: Project, index: Index, exc: BaseException,
+               clock: Callable[[], float] = time.monotonic) -> str:
+    """`index` rebuilt in place after a query found pages of it garbled (`exc`, a
+    "database disk image is malformed" quick_check did not see on open): an empty file,
+    the usage rows restored from usage.jsonl, every file read again; the line that says
+    so. Nothing is lost: the index is a cache of the files."""
+    index.heal(exc)
+    restored = restore_usage(project, index)
+    report = sync(project, index, clock=clock)
+    report.counts = doc_counts(index)
+    return opening_line(index, report, restored)
+
+
 def rebuild(project: Project, clock: Callable[[], float] = time.monotonic) -> tuple[SyncReport, int]:
     """`novel reindex`: delete index.db and build it again from the files; returns the
     sync report and the usage rows restored from the ledger file."""

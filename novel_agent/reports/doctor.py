@@ -36,7 +36,7 @@ from novel_agent.files import temp_files
 from novel_agent.history.git import GIT_DIR
 from novel_agent.history.mend import Copy, bring_back, last_good
 from novel_agent.history.store import History
-from novel_agent.index.db import quick_check
+from novel_agent.index.db import quick_check, search_damage
 from novel_agent.revision.repair import repair
 from novel_agent.story.lore import load_lorebook, lore_files
 from novel_agent.story.memory.read import FOLDERS, LEGACY, LIST_KEYS
@@ -49,6 +49,7 @@ from novel_agent.story.project.folder import (
     projects_dir,
 )
 from novel_agent.story.project.recovery import migrate_memory, rebuild_state, temp_folders
+from novel_agent.story.project.state import state_in
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
 from novel_agent.story.summaries import DOC_RE, load_doc, load_tree
 from novel_agent.text.cleanup import scaffold_lines
@@ -121,12 +122,35 @@ def _counter(p: Project) -> list[Problem]:
     try:
         said = p.state().get("tick") if p.state_file.is_file() else None
     except NovelError as exc:
-        return [Problem(str(exc), "rebuild state.yaml from the scenes",
-                        partial(rebuild_state, p))]
+        return [_state_back(p, str(exc))]
     if said == p.tick():
         return []
     return [Problem(f".novel/state.yaml says tick {said}, the scenes end at tick {p.tick()}",
                     "set the counter from the scenes", lambda: p.update_state(tick=p.tick()))]
+
+
+STATE_REL = ".novel/state.yaml"
+
+
+def _state_back(p: Project, what: str) -> Problem:
+    """A state.yaml that cannot be read (`what` says why), and its fix: the history's copy
+    when the newest version there that reads well matches the book (its counter the
+    scenes': the writer's tier bounds and the recall history come back with it), else a
+    rebuild from the scenes, saying why the history's would not do."""
+    history, tick = History(p), p.tick()
+    copy = last_good(history, STATE_REL, lambda _, data: state_in(data) is not None) \
+        if history.available else None
+    said = (state_in(copy.text.encode("utf-8")) or {}).get("tick") if copy else None
+    if copy is not None and said == tick:
+        return Problem(what, f"bring back its copy from the history, {copy.source()} (the "
+                       "counter, the writer's tiers and the recall history as that tick left "
+                       "them)", copy=copy)
+    why = ("the history is off (git is not on PATH)" if not history.available else
+           "the history holds no copy of it that reads" if copy is None else
+           f"the history's last copy says tick {said}, the scenes end at tick {tick}")
+    return Problem(what, f"rebuild state.yaml from the scenes ({why}): the counter follows "
+                   "the scenes, the writer's tiers and the recall history start again",
+                   partial(rebuild_state, p))
 
 
 def _scenes(p: Project) -> list[Problem]:
@@ -291,6 +315,25 @@ def _index(p: Project) -> list[Problem]:
                     delete)]
 
 
+def _search_index(p: Project) -> list[Problem]:
+    """Damage quick_check does not see (_index): blocks of the search table garbled inside
+    sound pages, which a query meets ("database disk image is malformed"; a tick then
+    rebuilds the index and runs again). Asked only of an index that can be written."""
+    if not p.index_db.is_file() or _index(p):
+        return []
+    found = search_damage(f"{p.index_db.as_uri()}?mode=rw")
+    if not found:
+        return []
+    return [Problem(f".novel/index.db: its search table is damaged ({found})",
+                    "delete it: it is a cache, rebuilt from the files on use",
+                    partial(_delete_index, p))]
+
+
+def _delete_index(p: Project) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{p.index_db}{suffix}").unlink(missing_ok=True)
+
+
 def _lock(p: Project) -> list[Problem]:
     path = p.novel_dir / "lock"
     if not path.is_file() or not path.read_text().strip():
@@ -362,7 +405,7 @@ def _prose(p: Project) -> list[Problem]:
 
 
 CHECKS = (_project_file, _config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
-          _lore, _summaries, _index, _lock, _prose)
+          _lore, _summaries, _index, _search_index, _lock, _prose)
 
 
 FIRST = (_journal, _temps)    # fixed before the rest is looked at: a journal lands files

@@ -233,7 +233,20 @@ def _steer(project: Project, tick: int, state: dict[str, Any], note: str,
 def tick(session: Session, on_stage: OnStage | None = None, note: str = "") -> TickResult:
     """Run one tick on the session's project. The caller holds the project's lock.
     `note`: an author's note for this tick only (`novel redo --note`), after steer.md's.
-    A book that is not whole, or a held next tick, stops it before any model call."""
+    A book that is not whole, or a held next tick, stops it before any model call. An
+    index a query found garbled before the commit is rebuilt from the files and the tick
+    runs again, once (nothing of it was committed), its first notice saying so."""
+    try:
+        return _tick(session, on_stage, note)
+    except sqlite3.DatabaseError as exc:
+        healed = session.heal_index(exc)
+        if not healed:
+            raise
+    result = _tick(session, on_stage, note)
+    return replace(result, notices=[f"{healed}; the tick ran again", *result.notices])
+
+
+def _tick(session: Session, on_stage: OnStage | None, note: str) -> TickResult:
     check_next_tick(session.project)
     held_in_the_way(session.project)
     recorded = history.before_tick(session.project, session.now,     # hand edits: their entry

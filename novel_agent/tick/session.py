@@ -50,11 +50,11 @@ from novel_agent.config import stages as declared
 from novel_agent.config.budget import Budget, ModelLimits, stage_budget
 from novel_agent.config.settings import Config
 from novel_agent.history.seen import SeenFiles
-from novel_agent.index.db import Index
+from novel_agent.index.db import Index, unreadable
 from novel_agent.index.embeddings import Embedder, EmbeddingSettings
 from novel_agent.index.ledger import record
 from novel_agent.index.seen import Looked
-from novel_agent.index.sync import SyncReport, open_index, sync
+from novel_agent.index.sync import SyncReport, heal_index, open_index, sync
 from novel_agent.models import get_model, model_id, provider_for
 from novel_agent.models.base import ChatModel, Completion, OnProgress, Request
 from novel_agent.models.limits import limits_for
@@ -346,6 +346,14 @@ class Session:
         if by_hand and report.changed:
             self._kept.clear()
         return report
+
+    def heal_index(self, exc: BaseException) -> str:
+        """When `exc` says the index is damaged (index.db.unreadable), rebuild it from the
+        files in place (index.sync.heal_index) and return the line that says so; else ""."""
+        if self.index is None or not unreadable(exc):
+            return ""
+        self._looked, self._kept = {}, {}
+        return heal_index(self.project, self.index, exc, self.clock)
 
     def landed(self, memory: Memory | None = None) -> None:
         """A tick has landed, having committed `memory` (the next tick starts from it: see

@@ -87,7 +87,7 @@ def test_an_infinite_timeout_is_one_line_not_a_traceback(project, snapshot):
     result = invoke("tick", "-p", "harbour")
     assert result.exit_code == 1 and snapshot(project.root) == before
     assert result.output == (f"Error: {project.project_file}:{line}: llm.timeout: must be a "
-                             "finite number, positive, not inf\n")
+                             "finite number, above 0, at most 86,400, not inf\n")
 
 
 @pytest.mark.parametrize(("yaml", "said"), [
@@ -166,3 +166,27 @@ def test_a_stage_cap_comes_from_its_registry_line_its_own_max_tokens_first():
                                             "extractor", "summarizer")] == [321, 321, 123, 350,
                                                                             99, 400]
     assert load_config(flags={"llm.writer_max_tokens": 500}).max_tokens("writer") == 500
+
+
+@pytest.mark.parametrize("key", ["llm.timeout", "llm.stages.writer.timeout"])
+def test_a_timeout_no_socket_takes_is_one_line_not_an_overflow(tmp_path, key):
+    # a socket takes no timeout past ~1e9 s (time_t): 1e10 was a 164-line OverflowError
+    *path, last = key.split(".")
+    text = "".join(f"{'  ' * i}{part}:\n" for i, part in enumerate(path))
+    (tmp_path / "project.yaml").write_text(text + f"{'  ' * len(path)}{last}: 10000000000\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(load_yaml_layer(tmp_path / "project.yaml"))
+    assert str(caught.value) == (f"{tmp_path / 'project.yaml'}:{len(path) + 1}: {key}: must be "
+                                 "a finite number, above 0, at most 86,400, not 10000000000")
+
+
+def test_a_timeout_past_a_day_stops_the_tick_in_one_line_before_the_server(openai_project):
+    from tests.support.fake_openai import FakeOpenAIServer
+    from tests.support.projects import set_llm
+
+    with FakeOpenAIServer() as server:
+        set_llm(openai_project, llm__base_url=server.base_url, llm__timeout=10_000_000_000)
+        result = invoke("tick", "-p", "harbour")
+        assert server.requests == []
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "llm.timeout: must be a finite number, above 0, at most 86,400" in result.output

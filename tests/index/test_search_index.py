@@ -4,6 +4,9 @@ garbage or behind a hand edit; `novel search` and `novel reindex`."""
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -12,6 +15,7 @@ from novel_agent.index.search import match_query, search
 from novel_agent.index.sync import open_index, sync
 from novel_agent.models.offline import OfflineModel
 from novel_agent.story.memory.read import load_memory
+from novel_agent.story.scenes import load_scene
 from tests.support.ticking import run_ticks
 
 
@@ -433,3 +437,47 @@ def test_a_sync_waits_for_another_processs_write_instead_of_failing_on_it(projec
         assert hits.get("elsewhere") == 1
     finally:
         hits.close()
+
+
+def garble_pages(path) -> None:
+    """Overwrite most of every third page after the first with noise: the file still opens
+    as a database (its header is whole), its tables are not."""
+    data = bytearray(path.read_bytes())
+    noise = random.Random(1)
+    for start in range(4 * 4096 + 100, len(data) - 3000, 3 * 4096):
+        data[start:start + 3000] = bytes(noise.randrange(256) for _ in range(3000))
+    path.write_bytes(bytes(data))
+
+
+def garble_search_blocks(path) -> None:
+    """Noise in the blocks of the search table, its pages sound: what quick_check does
+    not see, and a query meets."""
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE search_data SET block = randomblob(length(block)) WHERE id > 10")
+        assert db.execute("PRAGMA quick_check").fetchone() == ("ok",)
+
+
+def test_an_index_with_some_garbled_pages_is_rebuilt_and_the_tick_goes_on(project, cli):
+    run_ticks(project, 3)
+    garble_pages(project.index_db)
+    out = cli("tick", "-p", str(project.root)).output
+    assert "index.db was unreadable (quick_check found garbled pages: " in out, out
+    assert "it is a cache and has been rebuilt" in out and "tick 4 of harbour" in out
+    assert len([line for line in out.splitlines() if "index.db" in line]) == 1
+    assert kinds(project)["scene"] == 4
+
+
+def test_a_query_that_meets_garbled_blocks_rebuilds_the_index_and_the_tick_runs_again(project,
+                                                                                      cli):
+    run_ticks(project, 3)
+    garble_search_blocks(project.index_db)
+    out = cli("tick", "-p", str(project.root)).output
+    assert "(database disk image is malformed): it is a cache and has been rebuilt" in out, out
+    assert "; the tick ran again" in out and "tick 4 of harbour" in out
+    assert kinds(project)["scene"] == 4
+    index = Index(project.index_db)
+    try:
+        title = load_scene(project.scene_path(4)).title
+        assert search(index, title, "scene")[0].key == "scene:4"
+    finally:
+        index.close()

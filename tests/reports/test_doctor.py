@@ -254,3 +254,45 @@ def test_a_scene_of_a_book_with_an_outline_is_clean_and_a_bad_field_is_named(pro
                 if text.startswith("beat_status:"))
     assert f"problem  {path}:{line}: 'beat_status' must be \"done\" or \"partly\" or \"not\", " \
            "not 'maybe'\n" in result.output
+
+
+def test_an_index_garbled_in_some_pages_or_in_its_search_blocks_is_flagged_and_fixed(project):
+    from tests.index.test_search_index import garble_pages, garble_search_blocks
+
+    run_ticks(project, 3)
+    good = project.index_db.read_bytes()
+    garble_pages(project.index_db)
+    assert "problem  .novel/index.db is damaged" in doctor(project).output
+    project.index_db.write_bytes(good)
+    garble_search_blocks(project.index_db)
+    out = doctor(project).output
+    assert "problem  .novel/index.db: its search table is damaged (database disk image is " \
+           "malformed)\n         fix: delete it: it is a cache, rebuilt from the files" in out, out
+    fixed = doctor(project, "--fix")
+    assert fixed.exit_code == 0 and "fixed    .novel/index.db: its search table" in fixed.output
+    assert not project.index_db.exists() and doctor(project).output == "harbour: clean\n"
+
+
+def test_a_broken_state_yaml_comes_back_from_the_history_whole(project):
+    run_ticks(project, 4)
+    good = project.state_file.read_bytes()
+    assert b"writer_tiers" in good and b"recall" in good
+    project.state_file.write_bytes(b"tick: [\x00")
+    out = doctor(project).output
+    assert "fix: bring back its copy from the history, entry " in out, out
+    fixed = doctor(project, "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert ": brought back from the history, entry " in fixed.output
+    assert project.state_file.read_bytes() == good
+    assert History(project).head().subject.startswith("doctor: brought back .novel/state.yaml")
+
+
+def test_a_broken_state_yaml_the_history_has_no_copy_of_for_this_book_is_rebuilt(project):
+    run_ticks(project, 3)
+    for path in (project.scene_path(3), project.plan_path(3)):
+        path.unlink()
+    project.state_file.write_bytes(b"tick: [\x00")
+    fixed = doctor(project, "--fix")
+    assert "rebuild state.yaml from the scenes (the history's last copy says tick 3, the " \
+           "scenes end at tick 2): the counter follows the scenes" in fixed.output, fixed.output
+    assert project.state() == {"tick": 2}

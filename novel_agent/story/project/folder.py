@@ -19,11 +19,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from novel_agent.clock import utc_now
 from novel_agent.config.layers import Layer, config_layers, load_yaml_layer, merge_layers, user_presets_dir
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, LockError, ProjectError
-from novel_agent.files import atomic_write, dump_yaml, read_yaml, yaml_line
+from novel_agent.files import SafeLoader, atomic_write, dump_yaml, read_yaml, yaml_line
 from novel_agent.story.project.journal import Transaction, journal_targets, recover
 from novel_agent.story.project.state import check_state
 from novel_agent.story.scenes import SCENE_RE, last_tick
@@ -31,6 +33,59 @@ from novel_agent.story.scenes import SCENE_RE, last_tick
 STORY_KEYS = ("name", "title", "author", "premise", "genre", "tone", "setting", "protagonist",
               "style_guide", "preset")
 PROJECT_FILE = "project.yaml"
+# How long each story key may be, in characters. The story bible goes whole into every
+# stage's prompt (pinned: it is never cut), so it must leave a model's window room: at
+# these limits it is ~3,300 tokens. A 10 MB premise was read for 15 s, then refused by
+# the planner's template as too long to render.
+STORY_LIMITS = {"name": 100, "title": 200, "author": 200, "premise": 4_000, "genre": 200,
+                "tone": 500, "setting": 2_000, "protagonist": 2_000, "style_guide": 4_000,
+                "preset": 64}
+PROJECT_FILE_LIMIT = 256 * 1024     # bytes: every story key at its limit, and the settings,
+                                    # many times over; a longer file is not parsed at all
+
+
+def too_long(values: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first story key of `values` longer than its STORY_LIMITS, and what it is told
+    ("premise: 10,000,000 characters, more than its limit of 4,000 ..."); None if none is."""
+    for key, limit in STORY_LIMITS.items():
+        value = values.get(key)
+        if value is not None and len(text := str(value)) > limit:
+            return key, (f"{key}: {len(text):,} characters, more than its limit of {limit:,} "
+                         "(the story bible goes whole into every prompt: say the rest in lore/)")
+    return None
+
+
+def check_story_lengths(values: Mapping[str, Any], source: str,
+                        line: Callable[[str], int | None] = lambda key: None) -> None:
+    """ConfigError naming `source`, the key and its line when a story key of `values` is
+    longer than its limit (STORY_LIMITS)."""
+    if (found := too_long(values)) is not None:
+        key, told = found
+        raise ConfigError(told, file=source, key=key, line=line(key))
+
+
+def _oversized(path: Path) -> None:
+    """Refuse a project.yaml over PROJECT_FILE_LIMIT before it is parsed (a 10 MB premise
+    took 12 s to parse): its story key over its limit named, with its line (found by
+    composing the file with the C loader, which expands nothing), else the file's size."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return
+    if size <= PROJECT_FILE_LIMIT:
+        return
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8", errors="replace"),
+                            Loader=SafeLoader)
+    except yaml.YAMLError:
+        node = None
+    if isinstance(node, yaml.MappingNode):
+        pairs = [(k, v) for k, v in node.value if isinstance(v, yaml.ScalarNode)]
+        values = {str(k.value): v.value for k, v in pairs}
+        lines = {str(k.value): k.start_mark.line + 1 for k, _ in pairs}
+        check_story_lengths(values, str(path), lines.get)
+    raise ConfigError(f"{size:,} bytes, more than a project file may hold "
+                      f"({PROJECT_FILE_LIMIT:,})", file=str(path))
 
 
 
@@ -146,10 +201,16 @@ class Project:
         return self.project_file.is_file()
 
     def story_data(self) -> dict[str, Any]:
+        """project.yaml's values; a story key longer than its limit (STORY_LIMITS) is a
+        ConfigError naming it and its line, a file over PROJECT_FILE_LIMIT one before it is
+        parsed."""
+        _oversized(self.project_file)
         data = read_yaml(self.project_file, {})
         if not isinstance(data, dict):
             raise ProjectError(f"{self.project_file}: expected a mapping at the top level",
                                path=str(self.project_file))
+        check_story_lengths(data, str(self.project_file),
+                            lambda key: yaml_line(self.project_file, key))
         return data
 
     def story(self) -> Story:
@@ -165,6 +226,7 @@ class Project:
 
     def config_layer(self) -> Layer:
         """project.yaml as a configuration layer (story keys are not settings)."""
+        _oversized(self.project_file)
         return load_yaml_layer(self.project_file, extra_keys=STORY_KEYS)
 
     def config(self, env: Mapping[str, str] | None = None,
@@ -402,6 +464,7 @@ def create_project(root: Path, story: Mapping[str, Any], *, config: Mapping[str,
         raise ProjectError(f"{root} exists and is not empty; choose another name",
                            path=str(root))
     project = Project(root)
+    check_story_lengths(story, str(project.project_file))
     data = {k: v for k, v in story.items() if v not in (None, "")}
     data.update({k: v for k, v in (config or {}).items() if v})
     txn = project.transaction()

@@ -8,13 +8,15 @@ way out (`novel doctor --fix` rebuilds the file), never a traceback later.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from novel_agent.errors import FileFormatError
-from novel_agent.files import yaml_line
+from novel_agent.errors import FileFormatError, NovelError
+from novel_agent.files import read_yaml, yaml_line
 
-FIX = "it is a cache: `novel doctor --fix` rebuilds it from the scenes"
+FIX = ("it is a cache: `novel doctor --fix` brings back the history's copy, or rebuilds it from "
+       "the scenes")
 
 
 def _fail(path: Path, key: str | None, message: str) -> FileFormatError:
@@ -50,3 +52,15 @@ def check_state(path: Path, data: Any) -> dict[str, Any]:
         raise _fail(path, "recall", "'recall' must be a list of [tick, relevant facts, "
                                     f"reached] (or remove it), not {recall!r}")
     return dict(data)
+
+
+def state_in(data: bytes) -> dict[str, Any] | None:
+    """The values of a state.yaml whose bytes are `data` (a version the history keeps),
+    read and checked as the file is (in a folder of its own); None when they do not read."""
+    with tempfile.TemporaryDirectory(prefix="novel-check-") as folder:
+        path = Path(folder) / "state.yaml"
+        path.write_bytes(data)
+        try:
+            return check_state(path, read_yaml(path, {}))
+        except NovelError:
+            return None
