@@ -8,7 +8,8 @@
     │   └── DamagedBookError        the next tick cannot start: a scene missing mid-book or
     │                               damaged, a plan past the last scene (path)
     ├── FileFormatError             a project file that cannot be read (file, line)
-    │   └── OutlineError            outline/outline.yaml cannot be used (file, line, key)
+    │   ├── OutlineError            outline/outline.yaml cannot be used (file, line, key)
+    │   └── OutsideLinkError        a file of the project is a link out of it: not read (file)
     ├── ModelError                  an LLM call failed (after retries)
     │   └── ModelResponseError      the answer could not be parsed or validated
     ├── ContextOverflowError        the pinned sections alone exceed the budget
@@ -94,6 +95,11 @@ class OutlineError(FileFormatError):
                  key: str | None = None):
         self.key = key
         super().__init__(message, file=file, line=line)
+
+
+class OutsideLinkError(FileFormatError):
+    """A file of a project is (or lies under) a link to outside the project: the program
+    reads nothing through it (files.read_bytes refuses it before opening the target)."""
 
 
 class ModelError(NovelError):

@@ -3,6 +3,16 @@
 Every file novel_agent writes goes through `atomic_write` (temp file, fsync,
 rename) or a `journal.Transaction` (many files that land together). Readers
 raise FileFormatError naming the file and line, never a bare YAML traceback.
+
+A project folder is something people share and download, so nothing in it may
+make the program read outside it: `read_bytes` (and every reader over it)
+refuses a file that, through a link, lies outside the project it is in
+(OutsideLinkError), without opening the target; a link that stays inside is
+read. `inside` is the same test for a path the web server is asked for. Every
+YAML text is parsed by `load_yaml` (or composed by `compose_yaml`), which
+refuses aliases that expand to more than ALIAS_BUDGET nodes beyond the
+document's own (an alias bomb: nine nested anchors are 387 million) and a
+recursive alias, as a YAML error naming the line.
 """
 
 from __future__ import annotations
@@ -15,18 +25,114 @@ from typing import Any
 
 import yaml
 
-from novel_agent.errors import FileFormatError
+from novel_agent.errors import FileFormatError, OutsideLinkError
 
 FRONT = "---"
 # libyaml's loader when PyYAML was built with it: several times faster on the
 # memory files a long story accumulates; the pure-Python one otherwise.
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+ALIAS_BUDGET = 100_000     # nodes a document's aliases may add to it when expanded
+
+
+class AliasError(yaml.YAMLError):
+    """Aliases that expand too far (or into themselves): `problem` says which, at
+    `problem_mark`."""
+
+    def __init__(self, problem: str, mark: Any):
+        self.problem, self.problem_mark = problem, mark
+        super().__init__(problem)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def check_aliases(root: yaml.Node) -> None:
+    """Raise AliasError when the document under `root` would have more than ALIAS_BUDGET
+    nodes beyond its own once its aliases are expanded, or an alias inside itself: a
+    walk over each node once (aliases share their node), the expanded sizes added up."""
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise AliasError("an alias inside the value it names (a recursive alias): write "
+                             "the value out", node.start_mark)
+        open_.add(key)
+        stack.append((node, True))
+        stack += [(child, False) for child in _children(node) if id(child) not in size]
+    if size[id(root)] > len(size) + ALIAS_BUDGET:
+        raise AliasError(f"its aliases expand to {size[id(root)]:,} values, more than "
+                         f"{ALIAS_BUDGET:,} beyond the file's own (an alias bomb?): write the "
+                         "values out, or use fewer aliases", root.start_mark)
+
+
+class SafeLoader(_Loader):  # type: ignore[misc,valid-type]
+    """The safe loader (libyaml's when there is one), aliases bounded: check_aliases."""
+
+    aliased = True          # False: the text holds no '*', so no alias to check
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None and self.aliased:
+            check_aliases(node)
+        return node
+
+
+class PureSafeLoader(yaml.SafeLoader):
+    """PyYAML's own safe loader (its messages and marks, as yaml.safe_load gives them),
+    aliases bounded: check_aliases."""
+
+    aliased = True
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None and self.aliased:
+            check_aliases(node)
+        return node
+
+
+def _loader(text: str, pure: bool) -> Any:
+    loader = (PureSafeLoader if pure else SafeLoader)(text)
+    loader.aliased = "*" in text        # no alias without one: most texts need no walk
+    return loader
+
+
+def load_yaml(text: str, *, pure: bool = False) -> Any:
+    """The data of a YAML text, aliases bounded (AliasError, a yaml.YAMLError). `pure`:
+    with PyYAML's own parser, not libyaml's."""
+    loader = _loader(text, pure)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def compose_yaml(text: str, *, pure: bool = False) -> yaml.Node | None:
+    """The node tree of a YAML text (for lines and comments), aliases bounded."""
+    loader = _loader(text, pure)
+    try:
+        node: yaml.Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
 
 
 def _load(text: str) -> Any:
-    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
+    return load_yaml(text)
 
 
+PROJECT_MARKS = ("project.yaml", ".novel")    # what makes a folder a project's
 TEMP_RE = re.compile(r"^\..+\.tmp$")   # what atomic_write leaves when killed mid-write
 
 
@@ -101,6 +207,8 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[str, int | None]:
     >>> yaml_problem(_parse_error("a: 1\\nb: [1, 2\\nc: 3\\n"))[1]
     2
     """
+    if isinstance(exc, AliasError):
+        return exc.problem, exc.problem_mark.line + 1 if exc.problem_mark else None
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = str(getattr(exc, "context", "") or "")
     opened = getattr(exc, "context_mark", None)
@@ -115,7 +223,7 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[str, int | None]:
 
 def _parse_error(text: str) -> yaml.YAMLError:
     try:
-        yaml.safe_load(text)
+        load_yaml(text)
     except yaml.YAMLError as exc:
         return exc
     raise ValueError("the text parses")
@@ -126,9 +234,74 @@ def _yaml_error(path: Path, exc: yaml.YAMLError) -> FileFormatError:
     return FileFormatError(message, file=str(path), line=line)
 
 
+def _project_of(path: str) -> str | None:
+    """The project folder `path` (absolute, links not resolved) lies in: the outermost
+    folder above it holding project.yaml or .novel (None: in no project). Outermost, so a
+    folder linked in from elsewhere that holds a project.yaml of its own cannot pass for
+    the project."""
+    folders = []
+    folder = os.path.dirname(path)
+    while True:
+        folders.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for folder in reversed(folders):
+        if any(os.path.lexists(os.path.join(folder, mark)) for mark in PROJECT_MARKS):
+            return folder
+    return None
+
+
+def leaves(root: Path | str, path: Path | str) -> bool:
+    """Whether `path`, its links and `..` followed, lies outside the folder `root` (links
+    are followed by name only: no target is opened)."""
+    real_root = os.path.realpath(root)
+    try:
+        real = os.path.realpath(path, strict=False)
+    except (OSError, ValueError):    # a loop of links
+        return True
+    return os.path.commonpath([real_root, real]) != real_root
+
+
+def inside(root: Path, relative: str) -> Path | None:
+    """`root/relative` if it is a file inside `root` (after resolving links and `..`),
+    else None: what `novel serve` hands out of a project's export/."""
+    path = Path(root) / relative
+    if leaves(root, path):
+        return None
+    real = Path(os.path.realpath(path))
+    return real if real.is_file() else None
+
+
+def outside_link(path: Path | str) -> str | None:
+    """The project folder that `path` is in if, through a link, the file lies outside it
+    (None: no link on the way, a link that stays inside, or a file in no project)."""
+    absolute = os.path.abspath(path)
+    if os.path.realpath(absolute) == absolute:
+        return None          # no link on the way: the common case, one realpath
+    root = _project_of(absolute)
+    return root if root is not None and leaves(root, absolute) else None
+
+
+def refuse_outside_link(path: Path | str) -> None:
+    """Raise OutsideLinkError, naming the file, when `path` lies outside its project
+    through a link. The target is never opened."""
+    if outside_link(path) is not None:
+        raise OutsideLinkError("a link to outside the project, not read (nothing in a project "
+                               "may make the program read other files): copy the file in "
+                               "instead of linking it", file=str(path))
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """A project file's bytes; one that is a link out of its project an OutsideLinkError."""
+    refuse_outside_link(path)
+    return Path(path).read_bytes()
+
+
 def read_text(path: Path) -> str:
     """A project text file as str; one that is not UTF-8 is a FileFormatError saying where."""
-    data = Path(path).read_bytes()
+    data = read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -154,9 +327,8 @@ def yaml_line(path: Path, *keys: str | int) -> int | None:
     """The 1-based line of the node at `keys` (mapping keys, list indices) in a YAML file:
     the deepest that exists, for pointing an error at the right line."""
     try:
-        node = yaml.compose(Path(path).read_text(encoding="utf-8"),
-                            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        node = compose_yaml(read_bytes(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, FileFormatError):
         return None
     if node is None:
         return None

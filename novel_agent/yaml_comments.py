@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from novel_agent.errors import FileFormatError
+from novel_agent.files import compose_yaml, load_yaml, read_bytes
 from novel_agent.yaml_merge import Place, Unkept, merged, same_value
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -49,8 +51,8 @@ def text_of(path: Path | str) -> str | None:
     """The text a file holds now, to write over (None when there is none, or it is no
     UTF-8 text: nothing to keep)."""
     try:
-        return Path(path).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_bytes(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, FileFormatError):
         return None
 
 
@@ -67,7 +69,7 @@ def keep_comments(old: str | None, new: str, *, width: float = 100) -> str:
         if not theirs - ({c.text.strip() for c in _comments(new, _spans(new))}
                          if "#" in new else set()):
             return new
-        if yaml.safe_load(old) == yaml.safe_load(new):
+        if load_yaml(old) == load_yaml(new):
             return old          # the same values: the file as its author left it
         return _round_trip(old, spans, new, width)
     except Exception:   # Unkept, PyYAML's or ruamel's errors, or any other: the new
@@ -246,15 +248,15 @@ def _notes(text: str, entries: list[_Entry], spans: list[tuple[int, int]]) -> _N
 
 def _round_trip(old: str, spans: list[tuple[int, int]], new: str, width: float) -> str:
     """`old` with `new`'s values put in and its notes kept (`spans`: old's tokens)."""
-    node = yaml.compose(old, Loader=_Loader)
-    data = yaml.load(new, Loader=_Loader)  # noqa: S506 - a safe loader
+    node = compose_yaml(old)
+    data = load_yaml(new)
     if node is None or not isinstance(data, (dict, list)):
         raise Unkept("not a mapping or a list")
     entries = _entries(node)
     notes = _notes(old, entries, spans)
     text, moved = merged(old, node, data, width)
     written = _written(text, notes, entries, moved)
-    if not same_value(yaml.load(written, Loader=_Loader), data):  # noqa: S506 - a safe loader
+    if not same_value(load_yaml(written), data):
         raise Unkept("would not read back as the new text")
     return written
 
@@ -262,7 +264,7 @@ def _round_trip(old: str, spans: list[tuple[int, int]], new: str, width: float) 
 def _written(text: str, notes: _Notes, entries: list[_Entry], moved: dict[Place, Place]) -> str:
     """`text` (ruamel's, without comments) with `notes` (the old text's) put back beside
     the entries they belong to (`moved`: an old entry's path -> its path in `text`)."""
-    node = yaml.compose(text, Loader=_Loader)
+    node = compose_yaml(text)
     spans = _spans(text)
     now = {e.path: e for e in _entries(node)} if node is not None else {}
     lines = text.split("\n")

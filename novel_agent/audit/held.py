@@ -14,7 +14,7 @@ from typing import Any
 
 from novel_agent.audit.findings import Finding
 from novel_agent.errors import ModelResponseError, ProjectError
-from novel_agent.files import dump_yaml, read_yaml
+from novel_agent.files import dump_yaml, read_bytes, read_yaml
 from novel_agent.story.decisions import (
     Extraction,
     Plan,
@@ -86,7 +86,7 @@ def held_draft(novel_dir: Path, next_tick: int) -> HeldDraft:
     if not draft.is_file():
         raise ProjectError(f"the held draft {draft} is gone; `novel audit drop` discards the "
                            "held tick", path=str(draft))
-    prose = draft.read_text(encoding="utf-8").removesuffix("\n")
+    prose = read_bytes(draft).decode("utf-8").removesuffix("\n")
     if _sha(prose) != data.get("sha256"):
         raise ProjectError(f"the held draft {draft} was edited after it was held: accept lands "
                            "a draft as it was held (its extraction is of that prose); undo the "

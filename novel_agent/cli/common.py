@@ -16,6 +16,7 @@ from novel_agent.cli.live import LiveLine
 from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.config.settings import Config
 from novel_agent.errors import ConfigError, FileFormatError, NovelError, ProjectError
+from novel_agent.files import read_bytes
 from novel_agent.history.hooks import opened
 from novel_agent.storage import explain
 from novel_agent.story.project.folder import Project, find_project, projects_dir, remember_project
@@ -105,7 +106,7 @@ def edit_until_valid(path: Path, save: Callable[[str], T], name: str) -> T | Non
     said on stderr and the user asked to edit it again. Returns what `save` gave, or None
     when the text came back unchanged ("NAME: unchanged"); declined, the error is "NAME
     left as it was"."""
-    saved = path.read_text(encoding="utf-8")
+    saved = read_bytes(path).decode("utf-8")
     text = saved
     while True:
         edited = click.edit(text, extension=path.suffix or ".txt")

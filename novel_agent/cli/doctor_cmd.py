@@ -18,8 +18,9 @@ from novel_agent.reports.doctor import diagnose, find_for_doctor, fix
 @novel_errors
 def doctor_cmd(project_spec: str | None, apply: bool, wait: float) -> None:
     """Check a project: tick counter vs scenes, gaps, duplicates, front matter, stray
-    files in scenes/, memory, ids, lore, summaries, index, temp files, lock, whether it
-    can be written. Exit 0 when clean, 1 otherwise.
+    files in scenes/, memory, ids, lore, summaries, index, temp files, links, steer.md,
+    style.yaml, the outline, front matter, whether it can be written. Exit 0 when
+    clean (notes alone, such as a stale lock, leave it clean), 1 otherwise.
 
     \b
     Example:
@@ -32,10 +33,15 @@ def doctor_cmd(project_spec: str | None, apply: bool, wait: float) -> None:
         fixed, problems = fix(project, wait)
         for problem in fixed:
             click.echo(f"fixed    {problem.what}: {problem.done}")
+    notes = [problem for problem in problems if problem.note]
+    problems = [problem for problem in problems if not problem.note]
     for problem in problems:
         tag = "problem " if problem.safe or not apply else "left    "
         click.echo(f"{tag} {problem.what}\n         fix: {problem.fix}"
                    + (" (--fix does it)" if problem.safe and not apply else ""))
+    for note in notes:
+        click.echo(f"note     {note.what}: {note.fix}")
     if problems:
         raise SystemExit(1)
-    click.echo(f"{project.name}: clean")
+    click.echo(f"{project.name}: clean" + (f" ({len(notes)} note{'s' if len(notes) > 1 else ''})"
+                                           if notes else ""))

@@ -8,7 +8,7 @@ import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
 from novel_agent.errors import ProjectError
-from novel_agent.files import atomic_write
+from novel_agent.files import atomic_write, read_text
 from novel_agent.story.style import (
     STYLE_FILE,
     kept_avoid,
@@ -76,7 +76,7 @@ def style_show(project_spec: str | None) -> None:
         click.echo(f"no style yet: `novel style learn FILE…` measures one from your prose "
                    f"({project.root / STYLE_FILE})")
         return
-    click.echo((project.root / STYLE_FILE).read_text(encoding="utf-8").rstrip())
+    click.echo(read_text(project.root / STYLE_FILE).rstrip())
     click.echo("")
     click.echo("The writer is told:")
     for line in style_lines(style):

@@ -23,7 +23,7 @@ from pydantic_core import ErrorDetails
 from novel_agent.config.settings import SECTIONS, Config
 from novel_agent.config.values import MERGED, Clash, refusal
 from novel_agent.errors import ConfigError
-from novel_agent.files import yaml_problem
+from novel_agent.files import compose_yaml, load_yaml, yaml_problem
 from novel_agent.paths import config_dir
 
 Origins = dict[str, tuple[str, int | None]]     # dotted key -> (layer, line)
@@ -81,8 +81,8 @@ def read_yaml_with_lines(path: Path) -> tuple[Any, dict[tuple[str, ...], int]]:
 def parse_yaml_with_lines(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
     """Parse YAML text (errors name `source`); return its data and every key's line."""
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
+        data = load_yaml(text, pure=True)
+        node = compose_yaml(text, pure=True)
     except yaml.YAMLError as exc:
         message, line = yaml_problem(exc)
         raise ConfigError(message, file=source, line=line) from None
@@ -127,7 +127,7 @@ def env_layer(env: Mapping[str, str]) -> Layer:
             if raw is None:
                 continue
             try:
-                value = yaml.safe_load(raw) if raw.strip() else ""
+                value = load_yaml(raw, pure=True) if raw.strip() else ""
             except yaml.YAMLError:
                 value = raw
             if not isinstance(value, str) and (info.annotation is str

@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 
 from novel_agent.config.settings import SECTIONS
 from novel_agent.config.values import unwrap
+from novel_agent.files import load_yaml
 
 PRESETS = ("conservative", "balanced", "aggressive")
 
@@ -42,7 +43,7 @@ def preset_values() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     folder = resources.files("novel_agent") / "configs"
     for name in PRESETS:
-        data = yaml.safe_load((folder / f"{name}.yaml").read_text(encoding="utf-8")) or {}
+        data = load_yaml((folder / f"{name}.yaml").read_text(encoding="utf-8"), pure=True) or {}
         out[name] = {f"{section}.{key}": value for section, values in data.items()
                      if isinstance(values, dict) for key, value in values.items()}
     return out

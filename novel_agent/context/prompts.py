@@ -7,6 +7,7 @@ the same name in its `templates/` folder.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import jinja2
 from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from novel_agent.config.stages import spec
@@ -23,6 +25,7 @@ from novel_agent.context.builders import EXTRACTOR_LAYOUT, PLANNER_LAYOUT, SUMMA
 from novel_agent.context.outline_briefing import OUTLINE_LAYOUT
 from novel_agent.context.writer import WRITER_ORDER
 from novel_agent.errors import ConfigError
+from novel_agent.files import read_text
 from novel_agent.paths import TEMPLATES_DIR
 
 MAX_OUTPUT = 2_000_000      # characters a template may render
@@ -66,8 +69,30 @@ def environment(project_templates: Path | None = None, *,
     return _ENVIRONMENTS[key]
 
 
+class _Loader(jinja2.FileSystemLoader):
+    """Templates read as every project file is (files.read_text): a project's template
+    that is a link out of the project is refused, its target never opened."""
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)
+        for folder in self.searchpath:
+            path = os.path.join(folder, *pieces)
+            if os.path.isfile(path):
+                text, mtime = read_text(Path(path)), os.path.getmtime(path)
+
+                def uptodate(path: str = path, mtime: float = mtime) -> bool:
+                    try:
+                        return os.path.getmtime(path) == mtime
+                    except OSError:
+                        return False
+
+                return text, os.path.normpath(path), uptodate
+        raise jinja2.TemplateNotFound(template)
+
+
 def _environment(paths: list[str], undefined: type) -> SandboxedEnvironment:
-    env = BoundedEnvironment(loader=jinja2.FileSystemLoader(paths), autoescape=False,
+    env = BoundedEnvironment(loader=_Loader(paths), autoescape=False,
                              undefined=undefined, keep_trailing_newline=False,
                              trim_blocks=True, lstrip_blocks=True)
     env.globals["range"] = _small_range

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from novel_agent.errors import ProjectError
-from novel_agent.files import atomic_write
+from novel_agent.errors import FileFormatError, ProjectError
+from novel_agent.files import atomic_write, read_bytes
 from novel_agent.models.base import Progress
 from novel_agent.story.project.folder import Project
 
@@ -66,9 +66,9 @@ def write_heartbeat(project: Project, beat: Heartbeat) -> None:
 def read_heartbeat(project: Project) -> Heartbeat | None:
     """The last heartbeat written, or None (no daemon ever ran, or the file is unreadable)."""
     try:
-        data = json.loads(heartbeat_path(project).read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(heartbeat_path(project)).decode("utf-8"))
         return Heartbeat.from_mapping(data) if isinstance(data, dict) else None
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, FileFormatError):
         return None
 
 
@@ -168,8 +168,8 @@ class ProgressFile:
 def read_progress(project: Project) -> dict[str, Any] | None:
     """The last progress a running daemon's model reported, if any (None if unreadable)."""
     try:
-        data = json.loads(progress_path(project).read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_bytes(progress_path(project)).decode("utf-8"))
+    except (OSError, ValueError, FileFormatError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -23,6 +23,7 @@ from novel_agent.config.layers import find_preset
 from novel_agent.config.settings import Config
 from novel_agent.context.prompts import environment
 from novel_agent.errors import ConfigError, FileFormatError, NovelError
+from novel_agent.files import read_text
 from novel_agent.models.limits import default_table_path, limits_for
 from novel_agent.story.lore import read_lore_file
 from novel_agent.story.project.folder import Project
@@ -128,7 +129,7 @@ class Reloader:
                               ("removed" if not note.text else "changed") +
                               "; the next tick reads it")
             if kind == "templates" and path.suffix == ".j2" and path.is_file():
-                environment(self.project.templates_dir).parse(path.read_text(encoding="utf-8"),
+                environment(self.project.templates_dir).parse(read_text(path),
                                                               filename=str(path))
             elif kind == "lore" and path.suffix in (".yaml", ".yml") and path.is_file():
                 entries, problems = read_lore_file(path)

@@ -30,6 +30,7 @@ import yaml
 
 from novel_agent.config.providers import is_provider, provider_names
 from novel_agent.errors import ConfigError
+from novel_agent.files import compose_yaml, load_yaml
 from novel_agent.story.project.folder import NAME_RE, PROJECT_FILE, Project, create_project, too_long
 
 FOUNDATION_KEYS = ("title", "premise", "genre", "tone", "setting", "protagonist", "style_guide")
@@ -109,13 +110,13 @@ def _jsonl(path: Path, text: str) -> list[tuple[Any, int]]:
 
 def _yaml(path: Path, text: str) -> list[tuple[Any, int]]:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = compose_yaml(text, pure=True)
+        data = load_yaml(text, pure=True)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
                           file=str(path), line=mark.line + 1 if mark else None) from None
-    if data is None:
+    if data is None or node is None:
         return []
     if not isinstance(data, list):
         raise ConfigError("expected a list of premises (each a mapping with at least "

@@ -153,6 +153,12 @@ class Git:
             at = header_end + 1 + size + 1
         return found
 
+    def is_link(self, commit: str, path: str) -> bool:
+        """Whether `path` is a symbolic link in `commit`'s tree (git keeps a link as its
+        target's name, not the file it names)."""
+        out = self.run("ls-tree", "-z", commit, "--", path, check=False)
+        return out.startswith(b"120000 ")
+
     def clear_stale_locks(self) -> list[Path]:
         """Remove the *.lock files a killed git left (the caller holds the project's
         lock, so no git of ours is running)."""

@@ -5,7 +5,9 @@ the middle of the book: the history holds each as it was. `last_good` looks back
 along the current branch's line (first parents) through the versions of one file,
 newest first, for the first that `sound` accepts (story/project/damage.sound: read by the
 loader the program reads it with); a version recorded damaged (every command
-that opens the project records hand edits, damage included) is passed over.
+that opens the project records hand edits, damage included) is passed over, as
+is a version that was a link (git keeps the name it points to, which would read
+as a scene of one line).
 `bring_back` writes the copies in one transaction, after an entry of the files as
 they are (so the damaged versions stay in the history too), and makes an entry
 naming what came back from where.
@@ -52,7 +54,7 @@ def last_good(history: History, path: str,
         if not shas:
             return None
         for sha, data in zip(shas, git.contents([f"{sha}:{path}" for sha in shas])):
-            if data is None or not sound(path, data):
+            if data is None or not sound(path, data) or git.is_link(sha, path):
                 continue
             try:
                 return Copy(path, history.head(sha), data.decode("utf-8"))

@@ -238,11 +238,19 @@ class SeenFiles:
                 if _racy(stamp, began)}
 
     def _digest(self, path: str) -> bytes:
-        try:
-            with open(self.root / path, "rb") as handle:
+        try:        # a link: the name it holds, as git keeps it (its target is not read)
+            with open(self.root / path, "rb", opener=_no_follow) as handle:
                 return hashlib.blake2b(handle.read(), digest_size=16).digest()
         except OSError:         # gone, a folder now, unreadable: taken as changed
-            return b""
+            try:
+                name = os.readlink(self.root / path).encode("utf-8", "surrogateescape")
+            except OSError:
+                return b""
+            return hashlib.blake2b(b"link:" + name, digest_size=16).digest()
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW)
 
 
 def covered(path: str) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from novel_agent.errors import FileFormatError
+from novel_agent.files import read_bytes
 from novel_agent.index.db import USAGE_COLUMNS, Index
 from novel_agent.story.project.folder import Project
 
@@ -44,7 +45,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     is not a JSON object is a FileFormatError naming the file and the line.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         return []
     lines = text.split("\n")

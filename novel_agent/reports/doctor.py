@@ -18,6 +18,16 @@ project.yaml: find_for_doctor finds the folder by its history when it is gone).
 Such a file's fix is its last good copy from the history (history.mend), the
 entry named; what the history cannot give back is said. `fix(project)` applies
 the safe fixes and checks again. Reads everything, changes nothing unless asked.
+
+Every link in the project is named (story/project/links.py): one that leads out
+of it is a problem, nothing reading through it (files.py), fixed first: a file
+of the book a link replaced comes back from the history, any other link is
+removed (what it points to is left alone, never read); one that stays inside is
+a note. steer.md, style.yaml and the outline are read as a tick reads them (a
+steer.md that is not UTF-8 stops `novel tick`), and a scene that has lost its
+front matter (no title, no POV) gets it back from the history, its prose kept.
+A note (a link inside the project, a stale lock) is said, not counted: notes
+alone leave doctor's exit code 0.
 """
 
 from __future__ import annotations
@@ -32,7 +42,12 @@ from functools import partial
 from pathlib import Path
 
 from novel_agent.errors import NovelError, ProjectError
-from novel_agent.files import temp_files
+from novel_agent.files import (
+    outside_link,
+    parse_front_matter,
+    render_front_matter,
+    temp_files,
+)
 from novel_agent.history.git import GIT_DIR
 from novel_agent.history.mend import Copy, bring_back, last_good
 from novel_agent.history.store import History
@@ -40,7 +55,8 @@ from novel_agent.index.db import quick_check, search_damage
 from novel_agent.revision.repair import repair
 from novel_agent.story.lore import load_lorebook, lore_files
 from novel_agent.story.memory.read import FOLDERS, LEGACY, LIST_KEYS
-from novel_agent.story.project.damage import damage, sound
+from novel_agent.story.outline.file import load_outline, outline_path
+from novel_agent.story.project.damage import damage, is_book_file, sound
 from novel_agent.story.project.folder import (
     PROJECT_FILE,
     Project,
@@ -48,9 +64,12 @@ from novel_agent.story.project.folder import (
     journal_tick,
     projects_dir,
 )
+from novel_agent.story.project.links import project_links
 from novel_agent.story.project.recovery import migrate_memory, rebuild_state, temp_folders
 from novel_agent.story.project.state import state_in
 from novel_agent.story.scenes import SCENE_RE, load_scene, scene_files, scene_ticks
+from novel_agent.story.steer import read_steer
+from novel_agent.story.style import STYLE_FILE, read_style
 from novel_agent.story.summaries import DOC_RE, load_doc, load_tree
 from novel_agent.text.cleanup import scaffold_lines
 
@@ -67,6 +86,7 @@ class Problem:
     fix: str
     apply: Callable[[], object] | None = None
     copy: Copy | None = None        # a file's last good copy, brought back from the history
+    note: bool = False              # worth saying, not wrong: doctor's exit code stays 0
 
     @property
     def safe(self) -> bool:
@@ -95,7 +115,10 @@ def _from_history(p: Project, rel: str, what: str, otherwise: str, *,
 
 
 def _damaged(p: Project, rel: str, otherwise: str) -> list[Problem]:
-    """The problem of file `rel`, if it cannot be read."""
+    """The problem of file `rel`, if it cannot be read (a link out of the project: _links
+    says so)."""
+    if outside_link(p.root / rel):
+        return []
     what = damage(p.root, rel)
     return [_from_history(p, rel, what, otherwise, damaged=True)] if what else []
 
@@ -346,7 +369,8 @@ def _lock(p: Project) -> list[Problem]:
         fcntl.flock(handle, fcntl.LOCK_UN)
     pid = path.read_text().strip()
     return [Problem(f".novel/lock names process {pid}, which no longer holds it (killed?)",
-                    "empty the lock file", lambda: path.write_text(""))]
+                    "the next command takes the lock over (--fix empties the file)",
+                    lambda: path.write_text(""), note=True)]
 
 
 def _project_file(p: Project) -> list[Problem]:
@@ -404,11 +428,95 @@ def _prose(p: Project) -> list[Problem]:
     return problems
 
 
-CHECKS = (_project_file, _config, _writable, _journal, _temps, _counter, _scenes, _strays, _plans, _layout, _memory,
-          _lore, _summaries, _index, _search_index, _lock, _prose)
+def _links(p: Project) -> list[Problem]:
+    """Every link in the project: one that leads out (nothing reads through it) brought
+    back from the history when a file of the book was linked over, else removed (what
+    it points to is left alone); one that stays inside, a note."""
+    problems = []
+    for link in project_links(p.root):
+        if not link.out:
+            problems.append(Problem(f"{link.rel} is a link to {link.target!r}, inside the "
+                                    "project", "nothing to do: it is read as what it names",
+                                    note=True))
+            continue
+        what = (f"{link.rel} is a link to {link.target!r}, outside the project: nothing is "
+                "read through it")
+        remove = "remove the link (what it names is left alone; copy it in if it is yours)"
+        found = (_from_history(p, link.rel, what, remove, damaged=True)
+                 if is_book_file(link.rel) else None)
+        problems.append(found if found is not None and found.safe else
+                        Problem(what, found.fix if found else remove,
+                                partial((p.root / link.rel).unlink, missing_ok=True)))
+    return problems
 
 
-FIRST = (_journal, _temps)    # fixed before the rest is looked at: a journal lands files
+def _inputs(p: Project) -> list[Problem]:
+    """steer.md, style.yaml and the outline, read as a tick reads them (one it stops on,
+    named with its line; a link out of the project: _links says so)."""
+    readers: tuple[tuple[Path, Callable[[], object]], ...] = (
+        (p.steer_file, lambda: read_steer(p.steer_file)),
+        (p.root / STYLE_FILE, lambda: read_style(p.root)),
+        (outline_path(p.root), lambda: load_outline(outline_path(p.root))))
+    problems = []
+    for path, read in readers:
+        if not path.is_file() or outside_link(path):
+            continue
+        try:
+            read()
+        except NovelError as exc:
+            problems.append(Problem(str(exc), f"fix {path.relative_to(p.root)} (re-save it as "
+                                    "UTF-8 if it is not): `novel tick` stops on it"))
+    return problems
+
+
+def _front_matter(p: Project) -> list[Problem]:
+    """Scenes that read but have lost their front matter (no title, no POV): the last one
+    the history holds put back, the prose kept as it is now."""
+    problems = []
+    for path in scene_files(p.scenes_dir):
+        if outside_link(path):
+            continue
+        try:
+            scene = load_scene(path)
+        except (NovelError, OSError):
+            continue            # _scenes reports it
+        if scene.title or scene.pov or not scene.body.strip():
+            continue
+        rel = f"scenes/{path.name}"
+        problems.append(_front_from_history(p, rel, scene.body, (
+            f"{rel} has lost its front matter (no title, no POV): the prompts, the index and "
+            "the export name it by neither")))
+    return problems
+
+
+def _front_from_history(p: Project, rel: str, body: str, what: str) -> Problem:
+    by_hand = ("put it back by hand: `---`, `title: …`, `pov: …`, `---` above the prose")
+    history = History(p)
+    copy = last_good(history, rel, _titled) if history.available else None
+    if copy is None:
+        return Problem(what, by_hand)
+    meta = parse_front_matter(copy.text, path=rel)[0]
+    return Problem(what, f"put back its front matter from the history, {copy.source()}, the "
+                   "prose kept as it is", copy=Copy(rel, copy.entry,
+                                                    render_front_matter(meta, body)))
+
+
+def _titled(rel: str, data: bytes) -> bool:
+    """A version of scene `rel` that reads well and has a title or a POV."""
+    if not sound(rel, data):
+        return False
+    meta = parse_front_matter(data.decode("utf-8"), path=rel)[0]
+    return bool(meta.get("title") or meta.get("pov"))
+
+
+CHECKS = (_project_file, _config, _writable, _journal, _temps, _links, _counter, _scenes,
+          _strays, _plans, _layout, _memory, _lore, _summaries, _index, _search_index, _lock,
+          _prose, _inputs, _front_matter)
+
+
+# fixed before the rest is looked at: a journal lands files; a link out of the project
+# brought back or removed changes which scenes there are
+FIRST = (_journal, _temps, _links)
 
 
 def find_for_doctor(spec: str | None, cwd: Path, env: Mapping[str, str]) -> Project:

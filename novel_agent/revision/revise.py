@@ -46,7 +46,7 @@ from novel_agent.audit.clock import CLOCK_FILE
 from novel_agent.audit.rules import NOT_IN_PERSON, quote_for
 from novel_agent.context.presence import gone
 from novel_agent.errors import ModelResponseError, ProjectError
-from novel_agent.files import dump_yaml, parse_front_matter, read_yaml
+from novel_agent.files import dump_yaml, parse_front_matter, read_bytes, read_yaml
 from novel_agent.history.git import HistoryError
 from novel_agent.history.interrupted import REVISE_MARKER as MARKER
 from novel_agent.history.rewind import keep_tag
@@ -439,7 +439,7 @@ def revise(session: Session, tick: int, text: str | None = None) -> Revision:
     ours = load_memory(project.memory_dir)
     memory = merge_memory(base.memory, ours, theirs.memory)
     clock_path = project.memory_dir / CLOCK_FILE
-    ours_clock = clock_path.read_text(encoding="utf-8") if clock_path.is_file() else ""
+    ours_clock = read_bytes(clock_path).decode("utf-8") if clock_path.is_file() else ""
     clock = merged_text(base.clock_text(), ours_clock, theirs.clock_text())
     names = {w.lower() for c in memory.characters.values() for w in str(c.get("name")).split()}
     revision.relying = relying(project, tick, last, revision.lost,

@@ -38,7 +38,7 @@ import re2
 import yaml
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_text, yaml_problem
+from novel_agent.files import compose_yaml, load_yaml, read_text, yaml_problem
 
 FIELDS = {"name", "keys", "content", "priority", "always", "case_sensitive", "regex"}
 LORE_MAX_CHARS = 10_000     # an entry's content: about 2,500 tokens, a prompt holds a few
@@ -153,8 +153,8 @@ def read_lore_file(path: Path) -> tuple[list[LoreEntry], list[str]]:
 def parse_lore(text: str, path: Path) -> tuple[list[LoreEntry], list[str]]:
     """Entries from a lore file's text (the file named for errors)."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = compose_yaml(text, pure=True)
+        data = load_yaml(text, pure=True)
     except yaml.YAMLError as exc:
         problem, line = yaml_problem(exc)
         where = f"{path}:{line}" if line else str(path)

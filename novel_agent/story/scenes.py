@@ -17,7 +17,7 @@ from stat import S_ISREG
 from typing import Any
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_front_matter, render_front_matter
+from novel_agent.files import read_bytes, read_front_matter, render_front_matter
 
 SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
 BEAT_STATUSES = ("done", "partly", "not")     # whether a scene's beat happened in it
@@ -122,8 +122,8 @@ def _tick_of(path: Path, meta: dict[str, Any]) -> int:
 
 def _meta_line(path: Path, key: str) -> int | None:
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_bytes(path).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, FileFormatError):
         return None
     return next((n + 1 for n, line in enumerate(lines) if line.startswith(f"{key}:")), None)
 

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from novel_agent.files import read_bytes
 from novel_agent.story.project.folder import Project
 from novel_agent.story.project.journal import Cut
 
@@ -36,7 +37,7 @@ def previous_messages(project: Project, tick: int,
     there but unreadable)."""
     path = log_path(project, tick - 1, stage)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return None, ""
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -73,7 +74,7 @@ def stripped_logs(project: Project, tick: int,
     out: dict[Path, str | Cut] = {}
     for path in tick_logs(project, tick, names) if tick > 0 else []:
         try:
-            raw = path.read_bytes()
+            raw = read_bytes(path)
             found = _report(raw)
             data = found[0] if found else json.loads(raw)
         except (OSError, UnicodeDecodeError, ValueError):

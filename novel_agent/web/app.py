@@ -33,6 +33,7 @@ from novel_agent.errors import (
     NovelError,
     ProjectError,
 )
+from novel_agent.files import inside
 from novel_agent.storage import explain
 from novel_agent.story.project.folder import Project
 from novel_agent.story.project.recovery import rebuild_state
@@ -68,7 +69,7 @@ from novel_agent.web.room_edit import routes as edit_routes
 from novel_agent.web.room_history import routes as history_routes
 from novel_agent.web.room_outline import routes as outline_routes
 from novel_agent.web.security import Guard
-from novel_agent.web.site import Site, inside, is_loopback
+from novel_agent.web.site import Site, is_loopback
 
 
 class Name(StringConvertor):

@@ -17,7 +17,8 @@ from novel_agent.audit.findings import Finding
 from novel_agent.audit.held import held_draft, held_draft_file, read_held
 from novel_agent.books.markdown import blocks, blocks_html
 from novel_agent.config.settings import Config
-from novel_agent.errors import ProjectError
+from novel_agent.errors import FileFormatError, ProjectError
+from novel_agent.files import read_bytes
 from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import scene_ticks, word_count
 from novel_agent.tick.stages.audit import audit_project
@@ -79,6 +80,6 @@ def held_view(project: Project) -> HeldView | None:
 def _draft_text(project: Project, data: dict[str, Any]) -> str:
     """The held draft's text as the file has it now ("" when it is gone)."""
     try:
-        return held_draft_file(project.novel_dir, data).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_bytes(held_draft_file(project.novel_dir, data)).decode("utf-8")
+    except (OSError, UnicodeDecodeError, FileFormatError):
         return ""

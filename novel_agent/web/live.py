@@ -24,7 +24,8 @@ from pathlib import Path
 
 from novel_agent.daemon.heartbeat import progress_line, read_heartbeat, read_progress, running, stop_daemon
 from novel_agent.daemon.log import daemon_log_path
-from novel_agent.errors import ProjectError
+from novel_agent.errors import FileFormatError, ProjectError
+from novel_agent.files import read_bytes, refuse_outside_link
 from novel_agent.story.project.folder import Project
 from novel_agent.story.scenes import Scene, scene_ticks
 from novel_agent.web.pages import SceneProblem, daemon_view, readable_scenes
@@ -112,8 +113,8 @@ class Daemons:
 def last_line(path: Path) -> str:
     """The last non-empty line of a text file ("" if none)."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
+        lines = read_bytes(path).decode("utf-8", errors="replace").strip().splitlines()
+    except (OSError, FileFormatError):
         return ""
     return lines[-1].removeprefix("Error: ") if lines else ""
 
@@ -148,10 +149,11 @@ def read_log(project: Project, offset: int) -> tuple[list[LogLine], int]:
         size = path.stat().st_size
         if size < offset:
             offset = 0
+        refuse_outside_link(path)
         with open(path, "rb") as f:
             f.seek(offset)
             data = f.read()
-    except OSError:
+    except (OSError, FileFormatError):
         return [], 0
     whole = data[:data.rfind(b"\n") + 1]
     text = whole.decode("utf-8", errors="replace")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from novel_agent.config.settings import Config
 from novel_agent.errors import NovelError, ProjectError
-from novel_agent.files import atomic_write
+from novel_agent.files import atomic_write, read_bytes
 from novel_agent.history.hooks import opened
 from novel_agent.history.rewind import keep_tag
 from novel_agent.history.store import History
@@ -70,7 +70,7 @@ class Saved:
 def file_hash(path: Path) -> str:
     """The sha256 of a file's bytes ("" when it is not there)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_bytes(path)).hexdigest()
     except FileNotFoundError:
         return ""
 

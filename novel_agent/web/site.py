@@ -58,14 +58,3 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def inside(root: Path, relative: str) -> Path | None:
-    """`root/relative` if it is a file inside `root` (after resolving links and `..`),
-    else None."""
-    root = root.resolve()
-    try:
-        path = (root / relative).resolve()
-    except (OSError, ValueError):
-        return None
-    return path if path.is_relative_to(root) and path.is_file() else None

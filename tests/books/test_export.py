@@ -356,3 +356,18 @@ def test_an_author_in_project_yaml_is_a_story_key_every_command_accepts(handmade
     assert project.config().preset == "balanced"     # not an unknown-key error
     result = invoke("status", "-p", str(handmade))
     assert result.exit_code == 0 and "ticks" in result.output
+
+
+def test_a_scene_linked_out_of_the_project_stops_the_export_naming_it(tmp_path):
+    """Issue 50, item 1: export reads no file through a link out of the project."""
+    root = tmp_path / "harbour"
+    create_project(root, {"name": "harbour", "premise": "A keeper."},
+                   config={"llm": {"provider": "offline"}})
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:THE-SECRET-LINE\n")
+    atomic_write(root / "scenes" / "scene_001.md", "---\ntick: 1\ntitle: One\n---\n\nProse.\n")
+    (root / "scenes" / "scene_002.md").symlink_to(secret)
+    result = invoke("export", "-p", str(root), "--format", "md")
+    assert result.exit_code != 0
+    assert "scene_002.md: a link to outside the project, not read" in result.output
+    assert "THE-SECRET-LINE" not in result.output and not list(root.glob("export/*"))

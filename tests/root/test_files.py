@@ -201,3 +201,109 @@ def test_written_files_follow_the_umask_of_the_moment(tmp_path, umask):
         os.umask(old)
     for name in ("atomic", "staged", "created"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+
+
+# -- the alias bomb and links out of the project (issue 50, items 1 and 2) ---------------
+
+def alias_bomb() -> str:
+    """Nine nested anchors: 9**9 (387 million) 'lol's once expanded."""
+    lines = ["name: Mara", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_alias_bomb_is_refused_naming_the_file_not_expanded(tmp_path):
+    """On main read_yaml returned the bomb's shared structure and the first copy of it
+    (memory/store.plain_copy) ran until killed; now it is a FileFormatError at once."""
+    path = tmp_path / "mara.yaml"
+    path.write_text(alias_bomb())
+    with pytest.raises(FileFormatError) as info:
+        read_yaml(path)
+    assert info.value.file == str(path) and "alias bomb" in str(info.value)
+    assert len(str(info.value).splitlines()) == 1
+
+
+def test_a_recursive_alias_is_refused_and_a_few_aliases_load(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text("a: &a [1, *a]\n")
+    with pytest.raises(FileFormatError, match="recursive alias"):
+        read_yaml(path)
+    path.write_text("base: &b {eyes: grey}\nmara: *b\nnell: {<<: *b, hair: red}\nnote: a*b\n")
+    assert read_yaml(path) == {"base": {"eyes": "grey"}, "mara": {"eyes": "grey"},
+                               "nell": {"eyes": "grey", "hair": "red"}, "note": "a*b"}
+
+
+def test_every_yaml_load_in_the_package_is_bounded():
+    """No module parses YAML but through files.load_yaml / compose_yaml (or the bounded
+    loaders): a grep of the package."""
+    import re
+    from pathlib import Path
+
+    import novel_agent
+    pattern = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|compose|load_all)\(|"
+                         r"\bYAML\(\)\.load|yml\.load\(")
+    root = Path(novel_agent.__file__).parent
+    found = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py") if p.name != "files.py"
+             for n, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert found == ["yaml_merge.py:59"], found   # ruamel, given only text compose_yaml passed
+
+
+def a_project(tmp_path):
+    root = tmp_path / "book"
+    (root / "scenes").mkdir(parents=True)
+    (root / "project.yaml").write_text("name: book\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:SECRET\n")
+    return root, secret
+
+
+def test_a_file_linked_out_of_its_project_is_refused_and_one_inside_is_read(tmp_path):
+    from novel_agent.errors import OutsideLinkError
+    from novel_agent.files import read_text
+
+    root, secret = a_project(tmp_path)
+    (root / "scenes" / "scene_001.md").symlink_to(secret)
+    (root / "scenes" / "scene_002.md").write_text("Mine.\n")
+    (root / "scenes" / "scene_003.md").symlink_to("scene_002.md")
+    with pytest.raises(OutsideLinkError) as info:
+        read_text(root / "scenes" / "scene_001.md")
+    assert info.value.file == str(root / "scenes" / "scene_001.md")
+    assert "SECRET" not in str(info.value) and len(str(info.value).splitlines()) == 1
+    assert read_text(root / "scenes" / "scene_003.md") == "Mine.\n"
+    (root / "lore").symlink_to(tmp_path)             # a folder linked in from outside
+    with pytest.raises(OutsideLinkError):
+        read_text(root / "lore" / "secret.txt")
+    with pytest.raises(OutsideLinkError):            # .. through a link inside
+        read_text(root / "scenes" / ".." / "lore" / "secret.txt")
+    outside = tmp_path / "mine.md"                    # in no project: a link is followed
+    outside.symlink_to(secret)
+    assert "SECRET" in read_text(outside)
+
+
+def test_a_folder_linked_in_that_holds_a_project_of_its_own_is_still_outside(tmp_path):
+    """The project is the outermost folder with project.yaml: a linked folder cannot pass
+    for it by holding one."""
+    from novel_agent.errors import OutsideLinkError
+    from novel_agent.files import read_text
+
+    root, secret = a_project(tmp_path)
+    (tmp_path / "project.yaml").unlink(missing_ok=True)
+    other = tmp_path / "other"
+    (other / "characters").mkdir(parents=True)
+    (other / "characters" / "project.yaml").write_text("name: other\n")
+    (other / "characters" / "mara.yaml").write_text("name: SECRET\n")
+    (root / "memory").symlink_to(other)
+    with pytest.raises(OutsideLinkError):
+        read_text(root / "memory" / "characters" / "mara.yaml")
+
+
+def test_inside_is_what_the_web_server_hands_out_of_export(tmp_path):
+    from novel_agent.files import inside
+
+    root, secret = a_project(tmp_path)
+    export = root / "export"
+    export.mkdir()
+    (export / "book.html").write_text("<h1>book</h1>")
+    (export / "passwd.html").symlink_to(secret)
+    assert inside(export, "book.html") == export / "book.html"
+    assert inside(export, "passwd.html") is None and inside(export, "../project.yaml") is None

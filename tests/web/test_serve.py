@@ -577,3 +577,22 @@ def test_a_local_models_stream_reaches_the_live_feed(book, monkeypatch):
             render_state=lambda *state: "state", stopping=lambda: next(stops))]
 
     assert "event: progress\ndata: writer 4.2s  35 tokens  10.9 tok/s\n\n" in asyncio.run(collect())
+
+
+def test_a_scene_linked_out_of_the_project_is_not_served_nor_exported(book, projects_dir,
+                                                                      tmp_path):
+    """The web server and export refuse the links every command refuses (issue 50, item
+    1): the file it names is not read, its text in no page and no export."""
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:THE-SECRET-LINE\n")
+    book.scene_path(3).unlink()
+    book.scene_path(3).symlink_to(secret)
+    with serving(make_site(projects_dir)) as client:
+        answers = [client.get(path) for path in ("/p/harbour/scene/3", "/p/harbour/book",
+                                                  "/p/harbour", "/")]
+        made = client.post("/p/harbour/export", {"format": "html", "csrf": SECRET})
+    for answer in [*answers, made]:
+        assert "THE-SECRET-LINE" not in answer.text, answer.text
+    assert "scene_003.md: a link to outside the project, not read" in answers[0].text
+    exported = list((book.root / "export").glob("*")) if (book.root / "export").is_dir() else []
+    assert all("THE-SECRET-LINE" not in p.read_text(errors="replace") for p in exported)

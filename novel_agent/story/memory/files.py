@@ -21,7 +21,8 @@ from operator import contains, itemgetter, ne
 from pathlib import Path
 from typing import Any
 
-from novel_agent.files import dump_yaml
+from novel_agent.errors import FileFormatError
+from novel_agent.files import dump_yaml, read_bytes
 from novel_agent.story.memory.read import FILE_ID, FOLDERS, LEGACY, load_folder, load_list
 from novel_agent.story.memory.records import Fact
 from novel_agent.story.memory.store import Memory, relationship_id, slug, unique_id
@@ -100,8 +101,8 @@ def _appendable(path: Path) -> bool:
     """Whether items dumped at column 0 and appended to `path` continue its `facts:` list:
     the file is `facts:` then a block list at column 0 (or nothing), nothing after it."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_bytes(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, FileFormatError):
         return False
     head = _HEAD.match(text)
     if not head or not text.endswith("\n") or _NOT_AN_ITEM.search(text, head.end()):

@@ -21,7 +21,7 @@ from typing import Any, cast
 import yaml
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_yaml, yaml_line
+from novel_agent.files import load_yaml, read_bytes, read_yaml, yaml_line
 from novel_agent.story.memory.records import (
     Character,
     Fact,
@@ -173,14 +173,14 @@ def _appended(path: Path, key: str, cached: tuple[tuple[int, str], list[dict[str
     """The cached items plus those appended after them (None if the file was not only
     appended to, or the new part is not a plain list of mappings)."""
     (size, digest), items = cached
-    raw = path.read_bytes()
+    raw = read_bytes(path)
     if hashlib.sha1(raw[:size]).hexdigest() != digest or not items:
         return None
     tail = raw[size:].decode("utf-8", errors="strict")
     if not tail.startswith("- "):
         return None
     try:
-        new = yaml.load(tail, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        new = load_yaml(tail)
         if not isinstance(new, list) or not all(isinstance(i, dict) for i in new):
             return None
         check_items(key, new, path, key)

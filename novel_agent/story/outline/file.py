@@ -36,7 +36,14 @@ from typing import Any
 import yaml
 
 from novel_agent.errors import OutlineError
-from novel_agent.files import SafeLoader, atomic_write, dump_yaml, read_text, yaml_problem
+from novel_agent.files import (
+    atomic_write,
+    compose_yaml,
+    dump_yaml,
+    load_yaml,
+    read_text,
+    yaml_problem,
+)
 from novel_agent.yaml_comments import keep_comments, text_of
 
 HEADER = ("# The book's outline: edit it by hand or with `novel outline edit`; `locked: true`\n"
@@ -154,8 +161,8 @@ def parse_outline(text: str, source: str) -> Outline:
     """The outline `text` holds (`source` names it in errors), every field checked: an
     OutlineError names the file, the line and the key of the first problem."""
     try:
-        node = yaml.compose(text, Loader=SafeLoader)
-        data = yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
+        node = compose_yaml(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         message, line = yaml_problem(exc)
         raise OutlineError(message, file=source, line=line) from None

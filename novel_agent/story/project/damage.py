@@ -87,6 +87,12 @@ def _reader(rel: str) -> Callable[[Path], None] | None:
     return None
 
 
+def is_book_file(rel: str) -> bool:
+    """Whether the file at `rel` is one of the book's (a scene, plan, memory file, summary,
+    lore file or project.yaml): what the history's copy can stand in for."""
+    return _reader(rel) is not None
+
+
 def damage(root: Path, rel: str) -> str:
     """What is wrong with the file `rel` of the project at `root` ("" when it reads well,
     is no file of the book, or is not there)."""

@@ -24,8 +24,8 @@ import yaml
 from novel_agent.clock import utc_now
 from novel_agent.config.layers import Layer, config_layers, load_yaml_layer, merge_layers, user_presets_dir
 from novel_agent.config.settings import Config
-from novel_agent.errors import ConfigError, LockError, ProjectError
-from novel_agent.files import SafeLoader, atomic_write, dump_yaml, read_yaml, yaml_line
+from novel_agent.errors import ConfigError, FileFormatError, LockError, ProjectError
+from novel_agent.files import atomic_write, compose_yaml, dump_yaml, read_bytes, read_yaml, yaml_line
 from novel_agent.story.project.journal import Transaction, journal_targets, recover
 from novel_agent.story.project.state import check_state
 from novel_agent.story.scenes import SCENE_RE, last_tick
@@ -75,8 +75,7 @@ def _oversized(path: Path) -> None:
     if size <= PROJECT_FILE_LIMIT:
         return
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8", errors="replace"),
-                            Loader=SafeLoader)
+        node = compose_yaml(read_bytes(path).decode("utf-8", errors="replace"))
     except yaml.YAMLError:
         node = None
     if isinstance(node, yaml.MappingNode):
@@ -322,9 +321,9 @@ class Project:
     def lock_holder(self) -> tuple[int | None, str]:
         """(pid, since) as the lock's holder wrote them into the lock file."""
         try:
-            pid, _, since = self.lock_file.read_text(encoding="utf-8").strip().partition(" ")
+            pid, _, since = read_bytes(self.lock_file).decode("utf-8").strip().partition(" ")
             return int(pid), since
-        except (OSError, ValueError):
+        except (OSError, ValueError, FileFormatError):
             return None, ""
 
     def _busy(self, wait: float) -> LockError:

@@ -36,7 +36,14 @@ from typing import Any, NamedTuple
 
 from novel_agent import crashpoints
 from novel_agent.errors import FileFormatError, OverwriteError
-from novel_agent.files import atomic_write, dump_yaml, fsync_dir, temp_files, write_synced
+from novel_agent.files import (
+    atomic_write,
+    dump_yaml,
+    fsync_dir,
+    read_bytes,
+    temp_files,
+    write_synced,
+)
 
 JOURNAL = "journal.json"
 LABEL = "what.txt"       # what the transaction is, for the note its recovery gives
@@ -129,7 +136,7 @@ class Transaction:
 def _entries(journal: Path) -> list[dict[str, Any]]:
     """The journal's operations; an unreadable journal is a FileFormatError."""
     try:
-        entries = json.loads(journal.read_text(encoding="utf-8"))
+        entries = json.loads(read_bytes(journal).decode("utf-8"))
         if isinstance(entries, list) and all(isinstance(e, dict) and
                                              isinstance(e.get("target"), str) for e in entries):
             return entries
@@ -156,8 +163,8 @@ def interrupted(work_dir: Path) -> tuple[str, bool] | None:
         return None
     label_file = work_dir / LABEL
     try:
-        label = label_file.read_text(encoding="utf-8", errors="replace").strip()
-    except FileNotFoundError:
+        label = read_bytes(label_file).decode("utf-8", errors="replace").strip()
+    except (FileNotFoundError, FileFormatError):
         label = ""
     journaled = (work_dir / JOURNAL).is_file()
     if not (journaled or label or any(work_dir.glob("*.staged"))):
@@ -184,7 +191,7 @@ def _apply(entry: dict[str, Any], work_dir: Path, target: Path) -> bool:
     if "append_at" not in entry:
         os.replace(staged, target)
         return True
-    _append(target, staged.read_bytes(), int(entry["append_at"]))
+    _append(target, read_bytes(staged), int(entry["append_at"]))
     staged.unlink()
     return True
 
@@ -193,7 +200,7 @@ def _append(target: Path, data: bytes, at: int) -> None:
     """Write `data` at offset `at` of `target` and cut what followed (an append applied
     before a crash is applied again, not twice). A file already shorter than `at`
     (changed since) gets `data` at its end."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
     size = os.fstat(fd).st_size
     if size >= at:
         os.ftruncate(fd, at)
