@@ -7,7 +7,9 @@ in place of `new` over a file that held `old`:
 
 - `new` itself, byte for byte, when `old` holds no comment but those `new` has
   (the program's own header): a file nobody annotated is written as it always
-  was, and costs a search for "#";
+  was, and costs a search for "#" (given `laid_out`, the program's layout, only
+  when `old` is also laid out so: an author's layout, quotes or own keys in a
+  file without comments are kept as the comments are);
 - else `old` with `new`'s values put in, through ruamel.yaml's round trip
   (yaml_merge.py: a value changed is replaced where it stands, its quotes or
   block style kept; a key new to the file goes after the key it follows in
@@ -31,7 +33,7 @@ import bisect
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -56,24 +58,35 @@ def text_of(path: Path | str) -> str | None:
         return None
 
 
-def keep_comments(old: str | None, new: str, *, width: float = 100) -> str:
+def keep_comments(old: str | None, new: str, *, width: float = 100,
+                  laid_out: Callable[..., str] | None = None) -> str:
     """The text to write over a file that held `old` (None: no file) for the data `new`
     holds: `new` unless `old` has comments of the author's, else `old` with `new`'s
     values, comments and key order kept (see the module docstring). `width`: the
-    line width `new` was laid out with (math.inf: never folded)."""
-    if old is None or "#" not in old:
+    line width `new` was laid out with (math.inf: never folded). `laid_out`: how the
+    program lays data out (files.dump_yaml, called with the data and `width`): an `old`
+    it did not lay out so (an author's quotes, flow lists, own keys) is kept as its
+    author laid it out too, comments or none: a line whose value is not changed keeps
+    its bytes."""
+    if old is None or "#" not in old and laid_out is None:
         return new
     try:
         spans = _spans(old)
         theirs = {c.text.strip() for c in _comments(old, spans)}
         if not theirs - ({c.text.strip() for c in _comments(new, _spans(new))}
-                         if "#" in new else set()):
+                         if "#" in new else set()) and \
+                (laid_out is None or _as_laid_out(old, laid_out, width)):
             return new
         if load_yaml(old) == load_yaml(new):
             return old          # the same values: the file as its author left it
         return _round_trip(old, spans, new, width)
     except Exception:   # Unkept, PyYAML's or ruamel's errors, or any other: the new
         return new      # text is right, if without the notes (a tick must not fail here)
+
+
+def _as_laid_out(old: str, laid_out: Callable[..., str], width: float) -> bool:
+    """Whether `old` is as `laid_out` lays out its own data (read after _spans: no aliases)."""
+    return laid_out(yaml.load(old, Loader=_Loader), width=width) == old  # noqa: S506 - a safe loader
 
 
 def author_comments(old: str, new: str = "") -> list[str]:

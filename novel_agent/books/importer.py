@@ -172,7 +172,8 @@ def create_cast(memory: Memory, extraction: Extraction, body: str, tick: int,
         name = written_name(item["name"], body)
         if name is None or check(name) or person_problem(name) or memory.find_character(name):
             continue
-        _, new = upsert_character(memory, name, tick=tick, state=item.get("state", ""))
+        _, new = upsert_character(memory, name, tick=tick, state=item.get("state", ""),
+                                  beside=body)
         if new:
             created.append(f"new character: {name}")
     return created

@@ -8,8 +8,10 @@ A 135M-parameter model, asked for a new character or place, answers things like
 a sentence starts, not only as the "Keel" of "Keel Street"), `name_head` keeps the
 name a description starts with, `normalize_name` gives the key two spellings of one
 name share, `clean_bullets` keeps only summary bullets that are prose, and
-`strip_markers` takes the prompt's own marks off an item a model copied back. Pure
-functions of their arguments: no I/O, no configuration.
+`strip_markers` takes the prompt's own marks off an item a model copied back, and
+`variant_spelling` says whether two full names are one person's spelled two ways
+("Katrin Holloway", "Katryn Holloway"). Pure functions of their arguments: no I/O, no
+configuration.
 """
 
 from __future__ import annotations
@@ -406,3 +408,57 @@ def fact_problem(text: str, prose: str = "", limit: int = 160) -> str | None:
     if prose and copied_from(text, prose):
         return "a sentence copied from the scene"
     return None
+
+
+# -- one person, two spellings ------------------------------------------------------------
+
+VOWELS = frozenset("aeiouy")
+SWAPPED_LETTERS = 6     # a vowel swapped: both given names this long at least
+INSERTED_LETTERS = 5    # a letter inserted: the shorter given name this long at least
+# Given names one letter apart that the rules below would take for one, and are two names
+# (a man's and a woman's, or two names of their own): never one person.
+TWO_NAMES = frozenset(map(frozenset, [
+    ("francis", "frances"), ("jesse", "jessie"), ("marvin", "mervin"), ("carla", "carola"),
+    ("michele", "michelle"), ("daniele", "danielle"), ("gabriele", "gabrielle")]))
+
+
+def variant_spelling(name: str, other: str) -> bool:
+    """Whether two full names are one person's name spelled two ways ("Katrin Holloway" and
+    "Katryn Holloway"): a model that invented a name misspells it later, and memory must
+    not take the misspelling for a second person. The rules are conservative, because a
+    merge is worse than a duplicate (two siblings share a surname; a duplicate is only a
+    second card, a merge loses a person):
+
+    - both are full names of as many words, every word after the first the same (the
+      surname is never guessed at: "Anna Larsen" and "Anna Larson" stay two);
+    - the given names begin and end with the same letter: the end of a name is where it
+      turns into another (Daniel, Daniela; Louis, Louise; Maria, Mario; Simon, Simone);
+    - they are one letter apart: a vowel for a vowel, both names of SWAPPED_LETTERS
+      letters or more ("Katrin", "Katryn"; never a consonant: "Marta", "Marla"; never in
+      short names, where it makes another: "Mara", "Mira"; "Tammy", "Timmy"), or one
+      letter more, the shorter of INSERTED_LETTERS or more ("Teresa", "Theresa";
+      "Philip", "Phillip");
+    - and not two names known to differ so (TWO_NAMES: "Francis", "Frances").
+
+    >>> variant_spelling("Katrin Holloway", "Katryn Holloway")
+    True
+    >>> variant_spelling("Mara Voss", "Mira Voss"), variant_spelling("Daniel Voss", "Daniela Voss")
+    (False, False)
+    """
+    a, b = normalize_name(name).split(), normalize_name(other).split()
+    return len(a) >= 2 and len(a) == len(b) and a[1:] == b[1:] and \
+        one_letter_apart(a[0], b[0])
+
+
+def one_letter_apart(a: str, b: str) -> bool:
+    """Whether two given names (normalized) are spellings of one (see variant_spelling)."""
+    if a == b or not (a.isalpha() and b.isalpha()) or a[0] != b[0] or a[-1] != b[-1] \
+            or frozenset((a, b)) in TWO_NAMES:
+        return False
+    if len(a) == len(b):
+        differ = [(x, y) for x, y in zip(a, b) if x != y]
+        return len(a) >= SWAPPED_LETTERS and len(differ) == 1 and \
+            differ[0][0] in VOWELS and differ[0][1] in VOWELS
+    short, long = sorted((a, b), key=len)
+    return len(long) == len(short) + 1 and len(short) >= INSERTED_LETTERS and \
+        any(long[:at] + long[at + 1:] == short for at in range(1, len(long) - 1))

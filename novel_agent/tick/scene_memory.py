@@ -17,10 +17,10 @@ from novel_agent.audit.knowledge import apply_knowledge
 from novel_agent.config.settings import GenerationConfig
 from novel_agent.story.decisions import Extraction, Plan
 from novel_agent.story.memory.extraction import apply_extraction
-from novel_agent.story.memory.store import Memory, find_person
+from novel_agent.story.memory.store import Memory, cast_text, find_person
 from novel_agent.story.project.folder import Story
 from novel_agent.text.names import name_problem, person_problem
-from novel_agent.tick.stages.tools import ensure_cast, run_tools
+from novel_agent.tick.stages.tools import ensure_cast, plan_names, run_tools
 
 
 def name_check(story: Story) -> Callable[[str], str | None]:
@@ -40,9 +40,12 @@ def person_check(memory: Memory, check: Callable[[str], str | None]) -> Callable
 def plan_step(memory: Memory, plan: Plan, tick: int, limit: int,
               check: Callable[[str], str | None]) -> list[str]:
     """The planner's tool calls (at most `limit`), then its POV, cast and place made sure
-    of, in `memory` (in place); the tools' lines."""
-    return (run_tools(memory, plan.tool_calls, tick, limit, check, plan.pov)
-            + ensure_cast(memory, plan, tick, check))
+    of, in `memory` (in place); the tools' lines. A name one letter off a known
+    character's full name is that character (store.variant_of), unless the plan names
+    both spellings."""
+    beside = cast_text(plan_names(plan, limit))
+    return (run_tools(memory, plan.tool_calls, tick, limit, check, plan.pov, beside)
+            + ensure_cast(memory, plan, tick, check, beside))
 
 
 def extraction_step(memory: Memory, extraction: Extraction, *, tick: int, prose: str,

@@ -348,6 +348,23 @@ def test_create_cast_takes_only_names_the_piece_writes(said, body, created):
     assert changes == ([f"new character: {created}"] if created else [])
 
 
+def test_a_piece_spelling_a_known_name_one_letter_off_adds_no_one():
+    """Fails on main: "Katryn Holloway" was made a second person, with a file of its own."""
+    memory = Memory()
+    create_cast(memory, Extraction(summary=["x"], characters=[{"name": "Katrin Holloway"}]),
+                "Katrin Holloway came in from the rain.", 3, story_check)
+    extraction = Extraction(summary=["x"], characters=[{"name": "Katryn Holloway",
+                                                        "state": "reading"}])
+    assert create_cast(memory, extraction, "Katryn Holloway read the letter by the lamp.", 4,
+                       story_check) == []
+    assert list(memory.characters) == ["katrin_holloway"]
+    assert memory.characters["katrin_holloway"]["aliases"] == ["Katryn Holloway"]
+    both = "Katrin Holloway handed the letter to Katryn Holloway, her cousin from the coast."
+    assert create_cast(Memory(characters={"katrin_holloway": {
+        "id": "katrin_holloway", "name": "Katrin Holloway"}}), extraction, both, 5,
+        story_check) == ["new character: Katryn Holloway"]          # side by side: two
+
+
 def test_an_invented_name_is_neither_a_character_nor_the_pov(project, tmp_path):
     book = tmp_path / "book.md"
     book.write_text("# Chapter 1\n\nThe launderer's map lay open on the table. Mara Quill "

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from novel_agent.story.decisions import Plan
-from novel_agent.text.names import clean_bullets, name_head, name_problem, normalize_name
+from novel_agent.text.names import (
+    clean_bullets,
+    name_head,
+    name_problem,
+    normalize_name,
+    variant_spelling,
+)
 from novel_agent.tick.stages.plan import name_heads
 
 TITLE = "The Drowned Man's Map"
@@ -135,3 +141,50 @@ def test_a_name_with_a_description_in_parentheses_is_cut_to_the_name_and_never_l
     assert memory.characters["edda"]["name"] == "Edda"          # not renamed to the description
     upsert_character(memory, "Edda Lorn", tick=3)
     assert memory.characters["edda"]["name"] == "Edda Lorn"
+
+
+# -- one person, two spellings (issue 50, item 14) ----------------------------------------
+
+@pytest.mark.parametrize("a, b", [
+    ("Katrin Holloway", "Katryn Holloway"),       # a vowel for a vowel, 6 letters
+    ("Caitlin Moore", "Caitlyn Moore"),
+    ("Stefan Kroll", "Stefen Kroll"),
+    ("Teresa Vance", "Theresa Vance"),            # a letter more, the shorter 6
+    ("Philip Marsh", "Phillip Marsh"),
+    ("Mathew Cole", "Matthew Cole"),
+    ("Katrin Holloway", "Kathrin Holloway"),
+    ("Jonathan Reyes", "Johnathan Reyes"),
+    ("katrin  holloway.", "KATRYN HOLLOWAY"),     # case and spacing aside
+    ("Katrin van Holloway", "Katryn van Holloway"),
+])
+def test_one_letter_off_in_a_full_name_is_one_persons_name(a, b):
+    assert variant_spelling(a, b) and variant_spelling(b, a)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Mara Voss", "Mira Voss"),                   # 4 letters: another name
+    ("Anna Voss", "Anne Voss"),
+    ("Tammy Voss", "Timmy Voss"),                 # 5 letters, a vowel: siblings' names
+    ("Danny Voss", "Donny Voss"),
+    ("Maria Voss", "Marie Voss"),                 # the end: another name
+    ("Daniel Voss", "Daniela Voss"),
+    ("Louis Voss", "Louise Voss"),
+    ("Simon Voss", "Simone Voss"),
+    ("Justin Voss", "Justine Voss"),
+    ("Marta Voss", "Marla Voss"),                 # a consonant: another name
+    ("Martin Voss", "Marvin Voss"),
+    ("Ellen Voss", "Allen Voss"),                 # the first letter
+    ("Francis Holloway", "Frances Holloway"),     # two names, known to differ
+    ("Jesse Holloway", "Jessie Holloway"),
+    ("Michele Holloway", "Michelle Holloway"),
+    ("Anna Larsen", "Anna Larson"),               # the surname is never guessed at
+    ("Katrin Holloway", "Katryn Halloway"),
+    ("Katrin", "Katryn"),                         # not full names
+    ("Katrin Holloway", "Katryn"),
+    ("Katrin Ada Holloway", "Katryn Holloway"),
+    ("Katrin Holloway", "Katrin Holloway"),       # the same name is no variant
+    ("Katrin Holloway", "Kathryn Holloway"),      # two letters off ("h" and "i"/"y")
+    ("Katrin Holloway", "Katyrn Holloway"),       # two letters swapped
+])
+def test_different_people_are_not_taken_for_one(a, b):
+    assert not variant_spelling(a, b) and not variant_spelling(b, a)

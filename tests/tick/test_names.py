@@ -176,3 +176,48 @@ def test_a_refill_keeps_the_authors_comments_and_key_order(tmp_path):
                            "made_by: me, then the syllable generator   # I wrote these\n"
                            "places: [Skerry Light]\nsurnames:\n- Lorn  # the old family\n"
                            "- Hale\n# the first names run out fast\nfirst_names: [")
+
+
+# -- one person spelled two ways (issue 50, item 14) -------------------------------------
+
+KATRIN = {"title": "The Ledger", "intention": "Katrin Holloway opens the harbour ledger.",
+          "pov": "Katrin Holloway", "location": "the north quay", "characters": ["Katrin Holloway"],
+          "tool_calls": [{"tool": "create_character", "name": "Katrin Holloway", "target": "",
+                          "detail": "the harbour clerk"}]}
+KATRYN = {"title": "The Tide Table", "intention": "Katryn Holloway reads the tide table.",
+          "pov": "Katryn Holloway", "location": "the north quay",
+          "characters": ["Katryn Holloway"], "tool_calls": []}
+KATRIN_PROSE = ("Katrin Holloway opened the harbour ledger at the last page. The ink of the "
+                "last entry was not dry, and the hand was not the harbourmaster's.\n")
+KATRIN_X = {"summary": ["Katrin Holloway opens the harbour ledger."], "facts": [],
+            "characters": [{"name": "Katrin Holloway", "state": "puzzled by the ledger"}],
+            "loops_opened": [], "loops_resolved": [], "relationships": []}
+KATRYN_PROSE = ("Katryn Holloway read the tide table twice by the lamp. The water had come up "
+                "over the lowest step, and nobody on the quay had marked it in the book.\n")
+KATRYN_X = {"summary": ["Katryn Holloway reads the tide table."], "facts": [],
+            "characters": [{"name": "Katryn Holloway", "state": "worried about the tide"}],
+            "loops_opened": [], "loops_resolved": [], "relationships": []}
+
+
+def test_a_name_one_letter_off_a_known_persons_is_that_person(tmp_path):
+    """Fails on main: the planner's "Katryn Holloway" was a newcomer a reader would take
+    for Katrin, renamed from the pool: a second person, in the scene and in memory."""
+    project = project_at(tmp_path)
+    model = ScriptedModel().add("planner", KATRIN).add("planner", KATRYN) \
+        .add("writer", KATRIN_PROSE).add("writer", KATRYN_PROSE) \
+        .add("extractor", KATRIN_X).add("extractor", KATRYN_X)
+    _, second = run_ticks(project, 2, model, offline_seed=1)
+    memory = load_memory(project.memory_dir)
+    assert sorted(memory.characters) == ["katrin_holloway"]
+    katrin = memory.characters["katrin_holloway"]
+    assert katrin["name"] == "Katrin Holloway" and katrin["aliases"] == ["Katryn Holloway"]
+    assert katrin["state"] == "worried about the tide"       # the extraction reached her
+    assert any("“Katryn Holloway” is taken for Katrin Holloway, one letter off" in n
+               for n in second.notices)
+    assert not any("Katryn" in w for w in second.warnings)    # no rename, nothing left out
+    scene = load_scene(project.scene_path(2))
+    assert scene.pov == "Katrin Holloway" and scene.characters == ["Katrin Holloway"]
+    run_ticks(project, 1, offline_seed=1)
+    prompt = (project.log_dir / "tick_003_planner.json").read_text()
+    assert prompt.count("Katrin Holloway") >= 1 and "katryn_holloway" not in prompt
+    assert "katryn_holloway" not in load_memory(project.memory_dir).characters

@@ -39,8 +39,10 @@ def apply_extraction(memory: Memory, extraction: Extraction, *, tick: int, facts
 
     Only what memory can use is recorded: a fact or a loop copied word for word from the
     scene (`prose`) or cut off at its length limit is not, nor a loop that is not asked
-    as a question; characters are updated when known (by name or alias), created when
-    the scene writes a new one's name as a name (`new_name`); a voice card proposed for
+    as a question; characters are updated when known (by name or alias, or by a full
+    name one letter off theirs that the scene does not write beside theirs: store.variant_of,
+    kept as an alias), created when the scene writes a new one's name as a name
+    (`new_name`); a voice card proposed for
     a known character the scene names is taken where they have none, or a thin one of
     the extractor's (never the author's)."""
     changes = []
@@ -51,11 +53,11 @@ def apply_extraction(memory: Memory, extraction: Extraction, *, tick: int, facts
     if not entities:
         return changes
     for item in extraction.characters:      # known ones, or a name the scene writes as one
-        name = item["name"] if find_person(memory, item["name"]) is not None else \
+        name = item["name"] if find_person(memory, item["name"], prose) is not None else \
             new_name(item["name"], prose)
         if name:
             who, created = upsert_character(memory, name, tick=tick,
-                                            state=item.get("state", ""))
+                                            state=item.get("state", ""), beside=prose)
             changes.append(f"{'new character ' if created else ''}{who['name']}: "
                            f"{item.get('state', '')}")
     for text in extraction.loops_opened:
@@ -70,12 +72,12 @@ def apply_extraction(memory: Memory, extraction: Extraction, *, tick: int, facts
         if resolved is not None:
             changes.append(f"loop resolved: {resolved['id']}")
     for rel in extraction.relationships:
-        a, b = find_person(memory, rel["a"]), find_person(memory, rel["b"])
+        a, b = find_person(memory, rel["a"], prose), find_person(memory, rel["b"], prose)
         if a is not None and b is not None and a is not b:
             add_relationship(memory, a["name"], b["name"], rel["kind"], tick=tick)
             changes.append(f"relationship: {a['name']} & {b['name']}")
     for voice in extraction.voices:       # never over the author's card (story/memory/voices.py)
-        speaker = find_person(memory, voice["name"])
+        speaker = find_person(memory, voice["name"], prose)
         if speaker is not None and named_in(prose, voice["name"]):
             added = take_proposal(speaker, voice)
             changes += [f"voice card of {speaker['name']}: {', '.join(added)}"] if added else []

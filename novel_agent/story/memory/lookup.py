@@ -51,6 +51,18 @@ def is_named(entity: Entity, wanted: str) -> bool:
         bool(entity.get("aliases")) and wanted in names_of(entity)
 
 
+def surname(name: str) -> str:
+    """What follows the first word of a name, normalized ("" for a name of one word):
+    "Katrin Holloway" -> "holloway"."""
+    return normalize_name(name).partition(" ")[2]
+
+
+def surnamed(entity: Entity, rest: str) -> bool:
+    """Whether the entity's name or an alias is a full name that ends in `rest` (surname)."""
+    return any(surname(str(n)) == rest for n in [entity.get("name", ""),
+                                                 *(entity.get("aliases") or [])])
+
+
 def first_word(entity: Entity) -> str:
     """The first word of the entity's name, normalized ("" for none)."""
     words = normalize_name(str(entity.get("name", ""))).split()
@@ -58,7 +70,8 @@ def first_word(entity: Entity) -> str:
 
 
 class EntityIndex(Generic[Named]):
-    """The entities of one dict by each of their names and by their name's first word."""
+    """The entities of one dict by each of their names, by their name's first word, and
+    by the rest of each full name (the surname)."""
 
     def __init__(self, entities: dict[str, Named]):
         self.entities: dict[str, Named] = entities
@@ -67,6 +80,7 @@ class EntityIndex(Generic[Named]):
         self.order: dict[str, int] = {}
         self.names: dict[str, list[str]] = {}
         self.first: dict[str, list[str]] = {}
+        self.rest: dict[str, list[str]] = {}
         self.grow()
 
     def grow(self) -> None:
@@ -99,6 +113,8 @@ class EntityIndex(Generic[Named]):
             found.add(normalize_name(str(name)))
         for each in found:
             _add(self.names, each, key)
+            if " " in each:
+                _add(self.rest, each.partition(" ")[2], key)
         if first_word(entity):
             _add(self.first, first_word(entity), key)
 
@@ -115,6 +131,11 @@ class EntityIndex(Generic[Named]):
     def first_named(self, word: str) -> list[Named]:
         """The entities whose name's first word is `word`, in order."""
         return self._ordered(self.first.get(word, []), lambda e: first_word(e) == word)
+
+    def with_surname(self, rest: str) -> list[Named]:
+        """The entities with a full name (the name or an alias) that ends in `rest`, in
+        order ("holloway": Katrin Holloway, Ansel Holloway)."""
+        return self._ordered(self.rest.get(rest, []), lambda e: surnamed(e, rest))
 
 
 class LoopIndex:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from novel_agent.story.memory.lookup import (
     learned,
     loop_index,
     names_of,
+    surname,
 )
 from novel_agent.story.memory.lookup import loop_words as _loop_words
 from novel_agent.story.memory.records import (
@@ -34,7 +35,13 @@ from novel_agent.story.memory.records import (
     Relationship,
     is_open,
 )
-from novel_agent.text.names import name_problem, normalize_name, strip_markers
+from novel_agent.text.names import (
+    name_problem,
+    normalize_name,
+    strip_markers,
+    variant_spelling,
+    written_name,
+)
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 
@@ -195,10 +202,53 @@ def same_person(memory: Memory, name: str) -> Character | None:
     return found[0] if len(found) == 1 else None
 
 
-def find_person(memory: Memory, name: str) -> Character | None:
+def variant_of(memory: Memory, name: str, beside: str = "") -> Character | None:
+    """The one character whose full name `name` spells another way, one letter off
+    ("Katryn Holloway" for Katrin Holloway: names.variant_spelling says when, and why
+    so narrowly), or None: when no one or several match, and when `beside` (what the
+    name was said with: the scene's prose, the plan's cast) writes both spellings, two
+    people side by side ("Francis and Frances Holloway" are two whatever the rules say).
+    Asked only of a name memory does not know (find_person)."""
+    rest = surname(name)
+    if not rest:
+        return None
+    found = [c for c in entity_index(memory.characters).with_surname(rest)
+             if any(variant_spelling(name, str(n)) for n in [c["name"], *(c.get("aliases") or [])])]
+    if len(found) != 1:
+        return None
+    if beside and written_name(name, beside) and \
+            any(written_name(str(n), beside) for n in [found[0]["name"], *(found[0].get("aliases") or [])]):
+        return None
+    return found[0]
+
+
+def find_person(memory: Memory, name: str, beside: str = "") -> Character | None:
     """The character `name` names: by id, name or alias, else as the shorter or fuller
-    form of one character's name (same_person: "Mara" for "Mara Voss")."""
-    return memory.find_character(name) or same_person(memory, name)
+    form of one character's name (same_person: "Mara" for "Mara Voss"), else as one
+    character's full name spelled one letter off (variant_of: "Katryn Holloway" for
+    Katrin Holloway, unless `beside` writes both)."""
+    return memory.find_character(name) or same_person(memory, name) or \
+        variant_of(memory, name, beside)
+
+
+def cast_text(names: Iterable[str]) -> str:
+    """A list of names as a text variant_of reads for both spellings (one a sentence)."""
+    return "".join(f"{' '.join(str(n).split())}.\n" for n in names if n and str(n).strip())
+
+
+def variant_lines(memory: Memory, names: Iterable[str], beside: str = "") -> list[str]:
+    """What the tick says of each of `names` taken for a known character spelled another
+    way (variant_of), one line each: the name is recorded under the first spelling,
+    this one kept as an alias."""
+    lines = []
+    for name in dict.fromkeys(" ".join(str(n).split()) for n in names if n and str(n).strip()):
+        if memory.find_character(name) or same_person(memory, name):
+            continue
+        known = variant_of(memory, name, beside)
+        if known is not None:
+            lines.append(f"“{name}” is taken for {known['name']}, one letter off: the same "
+                         f"person (recorded as {known['name']}, “{name}” kept as an alias)")
+    return lines
 
 
 def unique_id(base: str, taken: set[str]) -> str:
@@ -224,12 +274,13 @@ def _clean_list(value: Any) -> list[str]:
 
 
 def upsert_character(memory: Memory, name: str, *, tick: int, traits: Any = None,
-                     goals: Any = None, state: str = "",
-                     description: str = "") -> tuple[Character, bool]:
+                     goals: Any = None, state: str = "", description: str = "",
+                     beside: str = "") -> tuple[Character, bool]:
     """Create a character or update the one of that name (or alias, or shorter or fuller
-    form: see same_person); returns (character, created). A fuller name becomes the
-    name and the shorter one an alias; the id, and so the file, stay."""
-    found = find_person(memory, name)
+    form: see same_person, or spelling one letter off: see variant_of, with `beside`);
+    returns (character, created). A fuller name becomes the name and the shorter one an
+    alias, a variant spelling an alias; the id, and so the file, stay."""
+    found = find_person(memory, name, beside)
     created = found is None
     if found is not None:
         _learn_name(found, str(name).strip())

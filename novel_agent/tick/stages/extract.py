@@ -16,7 +16,7 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Extraction, Plan, extract_schema, extraction_from_json
-from novel_agent.story.memory.store import find_person
+from novel_agent.story.memory.store import find_person, variant_lines
 from novel_agent.story.memory.voices import wanting
 from novel_agent.text.cleanup import sentences
 from novel_agent.text.names import clean_bullets
@@ -101,6 +101,12 @@ def answer(ctx: TickContext, d: TickDraft, built: Built, prose: str) -> tuple[Ex
                opens=not payoff_step.closing(d.standing), voices=len(asked["voices"]))
 
 
+def named_by(extraction: Extraction) -> list[str]:
+    """The people an extraction names: its characters, then both of each relationship."""
+    return [str(c.get("name", "")) for c in extraction.characters] + \
+        [str(r.get(side, "")) for r in extraction.relationships for side in ("a", "b")]
+
+
 @dataclass(frozen=True)
 class Extracted:
     """The extractor's answer, or the stand-in made from the prose (`fallback`: why)."""
@@ -136,6 +142,8 @@ def apply(ctx: TickContext, d: TickDraft, got: Extracted, call: StageCall) -> Ti
     d = d.warned(*lines)
     extraction, said = payoff_step.closed_extraction(extraction, d.standing)
     d = replace(d.told(said), extraction=extraction)
+    if ctx.config.generation.enable_entity_updates:      # a name one letter off: said once
+        d = d.told(*variant_lines(d.memory, named_by(extraction), d.prose))
     if d.given is not None and d.given.introduce is not None:
         introduced, plan = d.given.introduce(d)
         d = replace(d, plan=plan, changes=d.changes + tuple(introduced))

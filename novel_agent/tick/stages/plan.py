@@ -18,7 +18,7 @@ from novel_agent.models.ask import Room, StageCall, ask_json
 from novel_agent.models.base import ChatModel
 from novel_agent.story.decisions import Plan, plan_from_json, plan_schema
 from novel_agent.story.memory.records import Character
-from novel_agent.story.memory.store import find_person
+from novel_agent.story.memory.store import cast_text, find_person, variant_lines
 from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
 from novel_agent.tick import book_names, payoff_step
@@ -26,7 +26,7 @@ from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.registry import Stage
 from novel_agent.tick.scene_memory import name_check, person_check, plan_step
 from novel_agent.tick.stage_prompts import build_planner
-from novel_agent.tick.stages.tools import REJECTED
+from novel_agent.tick.stages.tools import REJECTED, plan_names
 
 
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
@@ -277,8 +277,9 @@ def apply(ctx: TickContext, d: TickDraft, plan: Plan, call: StageCall) -> TickDr
     d = d.warned(*gone_lines)
     plan, warning = distinct_title(plan, [s.title for s in d.scenes.recent(d.tick - 1, TITLES_SEEN)])
     d = book_names.guard_plan(ctx, replace(d.warned(warning), plan=plan), check)
-    named = d.planned
-    lines = plan_step(d.memory, named, d.tick, ctx.config.generation.max_tools_per_tick, check)
+    named, limit = d.planned, ctx.config.generation.max_tools_per_tick
+    d = d.told(*variant_lines(d.memory, plan_names(named, limit), cast_text(plan_names(named, limit))))
+    lines = plan_step(d.memory, named, d.tick, limit, check)
     plan = canonical_names(named, find)
     cast_named = {"pov": named.pov, "characters": list(named.characters)} \
         if (named.pov, named.characters) != (plan.pov, plan.characters) else None

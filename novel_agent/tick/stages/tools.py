@@ -41,31 +41,36 @@ def rejected(name: str, why: str) -> str:
 def _creator(kind: str, upsert: Callable[..., tuple[Entity, bool]], new: str,
              known: str) -> Tool:
     """create_character / create_location: make it (or find it) and say which."""
-    def create(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+    def create(memory: Memory, name: str, target: str, detail: str, tick: int,
+               beside: str) -> str:
         if not name:
             return f"create_{kind} skipped: no name"
-        entity, created = upsert(memory, name, tick=tick, description=detail)
+        entity, created = upsert(memory, name, tick=tick, description=detail,
+                                 **({"beside": beside} if kind == "character" else {}))
         return f"{new if created else known}: {entity['name']}" + (
             f" — {detail}" if detail else "")
     return create
 
 
-def _update_character(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
-    c = find_person(memory, name)
+def _update_character(memory: Memory, name: str, target: str, detail: str, tick: int,
+                      beside: str) -> str:
+    c = find_person(memory, name, beside)
     if c is None:
         return f"update_character skipped: no character named {name!r}"
     upsert_character(memory, str(c["name"]), tick=tick, state=detail)
     return f"{c['name']} now: {detail}"
 
 
-def _add_relationship(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+def _add_relationship(memory: Memory, name: str, target: str, detail: str, tick: int,
+                      beside: str) -> str:
     if not name or not target:
         return "add_relationship skipped: it needs two characters"
     rel, _ = add_relationship(memory, name, target, detail or "acquaintance", tick=tick)
     return f"Relationship: {rel['a']} & {rel['b']} — {rel['kind']}"
 
 
-def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int,
+               beside: str) -> str:
     text = detail or name
     if not text:
         return "open_loop skipped: no question"
@@ -79,7 +84,8 @@ def _open_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -
     return f"{'Opened' if created else 'Still open'} loop [{loop['id']}]: {loop['description']}"
 
 
-def _resolve_loop(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+def _resolve_loop(memory: Memory, name: str, target: str, detail: str, tick: int,
+                  beside: str) -> str:
     loop = resolve_loop(memory, name or target, tick=tick, resolution=detail)
     if loop is None:
         return f"resolve_loop skipped: no open loop {name!r}"
@@ -87,12 +93,13 @@ def _resolve_loop(memory: Memory, name: str, target: str, detail: str, tick: int
         f" — {detail}" if detail else "")
 
 
-def _query_memory(memory: Memory, name: str, target: str, detail: str, tick: int) -> str:
+def _query_memory(memory: Memory, name: str, target: str, detail: str, tick: int,
+                  beside: str) -> str:
     hits = query_memory(memory, detail or name)
     return f"Memory on {detail or name!r}: " + ("; ".join(hits) if hits else "nothing found")
 
 
-Tool = Callable[[Memory, str, str, str, int], str]
+Tool = Callable[[Memory, str, str, str, int, str], str]   # ..., tick, beside
 TOOL_TABLE: dict[str, Tool] = {
     "create_character": _creator("character", upsert_character, "New character",
                                  "Known character"),
@@ -151,16 +158,18 @@ def refused_for_the_dead(memory: Memory, call: ToolCall) -> str:
 
 
 def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None = None,
-             pov: str = "") -> str:
+             pov: str = "", beside: str = "") -> str:
     """Apply one tool call to `memory` (in place); return what it did, for the writer.
     `check(name)` says why a name is not one (None if it is); `pov`: the scene's POV, who
-    finds the answer of a loop the planner gave one of the dead to find."""
+    finds the answer of a loop the planner gave one of the dead to find; `beside`: the
+    names the plan says with it (store.cast_text: a spelling one letter off a known
+    character's is that character, unless both are said: store.variant_of)."""
     tool = TOOL_TABLE.get(call.tool)
     if tool is None:
         return f"unknown tool {call.tool!r}"
     for field in NAMING.get(call.tool, ()):
         value = getattr(call, field).strip()
-        unknown = value and find_person(memory, value) is None
+        unknown = value and find_person(memory, value, beside) is None
         why = check(value) if check and unknown else None
         if not why and unknown and field in PEOPLE.get(call.tool, ()):
             why = person_problem(value)
@@ -180,24 +189,33 @@ def run_tool(memory: Memory, call: ToolCall, tick: int, check: NameCheck | None 
                                   "living POV can instead; the loop stays open")
         detail = detail.replace(said, str(heir["name"]), 1)
         given = f" (given to {heir['name']}: {dead_since})"
-    return tool(memory, call.name.strip(), call.target.strip(), detail, tick) + given
+    return tool(memory, call.name.strip(), call.target.strip(), detail, tick, beside) + given
 
 
 def run_tools(memory: Memory, calls: Sequence[ToolCall], tick: int, limit: int,
-              check: NameCheck | None = None, pov: str = "") -> list[str]:
-    """Run at most `limit` tool calls in order; return their result lines (`pov`: the
-    scene's, see run_tool)."""
-    return [run_tool(memory, call, tick, check, pov) for call in list(calls)[:limit]]
+              check: NameCheck | None = None, pov: str = "", beside: str = "") -> list[str]:
+    """Run at most `limit` tool calls in order; return their result lines (`pov`, `beside`:
+    see run_tool)."""
+    return [run_tool(memory, call, tick, check, pov, beside) for call in list(calls)[:limit]]
 
 
-def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None = None) -> list[str]:
+def plan_names(plan: Plan, limit: int) -> list[str]:
+    """The people and places a plan names: its POV, its cast, and the names its tool calls
+    (the first `limit`) give."""
+    return [plan.pov, *plan.characters,
+            *(getattr(call, field) for call in list(plan.tool_calls)[:limit]
+              for field in NAMING.get(call.tool, ()))]
+
+
+def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None = None,
+                beside: str = "") -> list[str]:
     """Make sure the POV, the characters present and the location exist in memory
     (a name that is not one is reported, not created; one of the dead is reported, not
     brought into the scene: among_the_living keeps a dead POV only when no one living
-    can tell it)."""
+    can tell it; `beside`: see run_tool)."""
     notes = []
     for name in [plan.pov, *plan.characters]:
-        known = find_person(memory, name) is not None if name else True
+        known = find_person(memory, name, beside) is not None if name else True
         why = (check(name) if check else None) or person_problem(name) if not known else None
         who = dead(memory, name)
         if who is not None:
@@ -206,7 +224,7 @@ def ensure_cast(memory: Memory, plan: Plan, tick: int, check: NameCheck | None =
         if why:
             notes.append(rejected(name, why))
         elif name:
-            _, created = upsert_character(memory, name, tick=tick)
+            _, created = upsert_character(memory, name, tick=tick, beside=beside)
             if created:
                 notes.append(f"New character: {name}")
     if plan.location and memory.find_location(plan.location) is None:

@@ -9,6 +9,9 @@ import yaml
 
 from novel_agent import crashpoints
 from novel_agent.files import dump_yaml
+from novel_agent.history.hooks import opened
+from novel_agent.models.offline import OfflineModel
+from novel_agent.revision.revise import revise
 from novel_agent.story.memory.files import stage_memory
 from novel_agent.story.memory.read import load_memory
 from novel_agent.story.memory.store import Memory, add_fact, add_relationship, open_loop, upsert_character
@@ -17,7 +20,9 @@ from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
 from tests.support.clirunner import invoke
 from tests.support.projects import annotate, comments_of
-from tests.support.ticking import run_ticks
+from tests.support.scripted import ScriptedModel
+from tests.support.story_factory import prose
+from tests.support.ticking import NOW, run_ticks
 
 
 def big_memory() -> Memory:
@@ -162,6 +167,74 @@ def test_ticks_keep_the_comments_of_the_memory_files_they_change(project):
     changed = [path for path in files if yaml.safe_load(path.read_text()) != was[path]]
     assert changed                                 # a tick wrote over annotated files
     assert {path: comments_of(path) for path in files} == said
+
+
+# -- an author's own keys ----------------------------------------------------------------
+
+ABOVE = 'checked_up_to: 3\nsource: "the ledger, vol. 2"\n'        # before the list
+BELOW = "notes:\n- 'scene 2 and scene 4 disagree'\nrevisit: [3, 4]\n"   # after it
+
+
+@pytest.mark.parametrize("where", ["above", "below", "both"])
+def test_an_authors_top_level_keys_in_facts_yaml_stay_byte_for_byte(project, where):
+    txn = project.transaction()
+    stage_memory(txn, big_memory(), project.memory_dir)
+    txn.commit()
+    facts = project.memory_dir / "facts.yaml"
+    above, below = (ABOVE if where != "below" else ""), (BELOW if where != "above" else "")
+    facts.write_text(above + facts.read_text() + below)
+    before = load_memory(project.memory_dir)
+    after = before.copy()
+    add_fact(after, "a new fact", tick=70)               # appended (put in before `notes:`)
+    txn = project.transaction()
+    stage_memory(txn, after, project.memory_dir, before)
+    assert ops(txn, project.root) == {"memory/facts.yaml": "append" if not below else "write"}
+    txn.commit()
+    text = facts.read_text()
+    assert text.startswith(above + "facts:\n") and text.endswith(
+        "- text: a new fact\n  scene: 70\n" + below)
+    assert load_memory(project.memory_dir).facts == after.facts
+    later = after.copy()
+    later.facts[4]["text"] = "fact number five"          # an older fact changed: written whole
+    txn = project.transaction()
+    stage_memory(txn, later, project.memory_dir, after)
+    txn.commit()
+    text = facts.read_text()
+    assert text.startswith(above + "facts:\n") and text.endswith(below)
+    assert "- text: fact number five\n" in text
+    assert load_memory(project.memory_dir).facts == later.facts
+
+
+def test_an_authors_keys_and_layout_survive_ticks_revise_and_rewind(project, cli):
+    """Fails on main: facts.yaml was written back as `facts:` alone (the author's keys
+    dropped), and a card as dump_yaml lays it out (`mood: "grim"` became `mood: grim`)."""
+    run_ticks(project, 3)
+    facts = project.memory_dir / "facts.yaml"
+    facts.write_text(ABOVE + facts.read_text() + BELOW)
+    cards = sorted((project.memory_dir / "characters").glob("*.yaml"))
+    mine = 'mood: "grim"\nsigns: [a limp, salt in the hair]\n'
+    for card in cards:
+        card.write_text(card.read_text() + mine)
+    run_ticks(project, 3)
+    text = facts.read_text()
+    assert text.startswith(ABOVE + "facts:\n") and text.endswith(BELOW)
+    changed = [card for card in cards if yaml.safe_load(card.read_text())["last_seen"] > 3]
+    assert changed and all(mine in card.read_text() for card in cards)
+    model = ScriptedModel(otherwise=OfflineModel(seed=0))
+    model.add("extractor", {"summary": ["A lantern is found at the weir."],
+                            "facts": ["A drowned lantern lies at the weir"], "characters": [],
+                            "loops_opened": [], "loops_resolved": [], "relationships": []})
+    with opened(project), Session.open(project, project.config(), make_model=lambda: model,
+                                       now=lambda: NOW) as session:
+        revision = revise(session, 4, prose(220, 4) + "\n\nA drowned lantern lay at the weir.\n")
+    assert "memory/facts.yaml" in revision.changed          # written whole
+    text = facts.read_text()
+    assert text.startswith(ABOVE + "facts:\n") and text.endswith(BELOW)
+    assert all(mine in card.read_text() for card in cards)
+    cli("rewind", "5", "-p", "harbour")
+    text = facts.read_text()
+    assert text.startswith(ABOVE + "facts:\n") and text.endswith(BELOW)
+    assert all(mine in card.read_text() for card in cards)
 
 
 # -- the old layout ----------------------------------------------------------------------

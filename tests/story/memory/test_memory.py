@@ -236,3 +236,55 @@ def test_loop_marks_are_kept_for_the_same_loops_and_made_again_for_others():
     assert marks["l0"] == {"rajunjun", "token", "quill", "means"}   # now in two loops only
     assert touches("who rang the rajunjun bell", marks["l1"])
     assert not touches("the halurra token", marks["l1"])
+
+
+# -- one person spelled two ways (issue 50, item 14) -------------------------------------
+
+
+def holloways():
+    from novel_agent.story.memory.store import Memory, upsert_character
+    memory = Memory()
+    for name in ("Katrin Holloway", "Ansel Holloway", "Mara Voss"):
+        upsert_character(memory, name, tick=1)
+    return memory
+
+
+def test_a_full_name_one_letter_off_is_recorded_under_the_first_spelling():
+    """Fails on main: "Katryn Holloway" was a new character with a file of its own."""
+    from novel_agent.story.memory.store import find_person, upsert_character, variant_lines
+    memory = holloways()
+    assert variant_lines(memory, ["Katryn Holloway", "Ansel Holloway", "Mira Voss"]) == [
+        "“Katryn Holloway” is taken for Katrin Holloway, one letter off: the same person "
+        "(recorded as Katrin Holloway, “Katryn Holloway” kept as an alias)"]
+    who, created = upsert_character(memory, "Katryn Holloway", tick=4, state="at the weir")
+    assert not created and who["id"] == "katrin_holloway" and who["name"] == "Katrin Holloway"
+    assert who["aliases"] == ["Katryn Holloway"] and who["state"] == "at the weir"
+    assert sorted(memory.characters) == ["ansel_holloway", "katrin_holloway", "mara_voss"]
+    assert find_person(memory, "katryn holloway") is who
+    assert variant_lines(memory, ["Katryn Holloway"]) == []       # said once: now an alias
+    _, created = upsert_character(memory, "Mira Voss", tick=4)     # a sister, not Mara
+    assert created and find_person(memory, "Mira Voss")["id"] == "mira_voss"
+
+
+def test_two_spellings_written_side_by_side_are_two_people():
+    from novel_agent.story.decisions import Extraction
+    from novel_agent.story.memory.extraction import apply_extraction
+    memory = holloways()
+    prose = ("Katrin Holloway and her cousin Katryn Holloway came down to the quay together, "
+             "and neither would say who had sent for them.")
+    extraction = Extraction(summary=["The cousins come to the quay."], facts=[],
+                            characters=[{"name": "Katryn Holloway", "state": "on the quay"}])
+    changes = apply_extraction(memory, extraction, tick=5, prose=prose)
+    assert changes == ["new character Katryn Holloway: on the quay"]
+    assert memory.characters["katryn_holloway"]["name"] == "Katryn Holloway"
+    assert "aliases" not in memory.characters["katrin_holloway"]
+
+
+def test_a_spelling_one_letter_off_two_known_people_is_neither():
+    from novel_agent.story.memory.store import find_person
+    memory = holloways()
+    memory.characters["katran_holloway"] = {"id": "katran_holloway",   # recorded by hand
+                                            "name": "Katran Holloway"}
+    assert find_person(memory, "Katran Holloway")["id"] == "katran_holloway"
+    assert find_person(memory, "Katren Holloway") is None   # Katrin's or Katran's: neither
+    assert find_person(memory, "Katrinn Holloway")["id"] == "katrin_holloway"
