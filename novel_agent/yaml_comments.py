@@ -86,7 +86,7 @@ def keep_comments(old: str | None, new: str, *, width: float = 100,
 
 def _as_laid_out(old: str, laid_out: Callable[..., str], width: float) -> bool:
     """Whether `old` is as `laid_out` lays out its own data (read after _spans: no aliases)."""
-    return laid_out(yaml.load(old, Loader=_Loader), width=width) == old  # noqa: S506 - a safe loader
+    return laid_out(load_yaml(old), width=width) == old
 
 
 def author_comments(old: str, new: str = "") -> list[str]:
