@@ -278,8 +278,11 @@ def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
     people = list(memory.characters.values())    # (each asked by a pass over a column)
     in_view = in_view_at(people, focus.names)
     news = gone_since(people, anchor_tick)
-    for n in sorted(in_view.union(seen_after(people, anchor_tick), news)):
+    new = set(seen_after(people, anchor_tick))
+    for n in sorted(in_view.union(new, news)):
         c, seen = people[n], n in in_view
+        if n not in news and n not in new and not says_now(c):
+            continue      # their line would be their settled card again, word for word
         if n not in news and "status_how" in c:    # (the settled card says how)
             c = cast(Character, {k: v for k, v in c.items() if k != "status_how"})
         items.append(Item(f"now:{c.get('id')}", (character_line(c, 0), character_line(c),
@@ -297,6 +300,12 @@ def now_items(memory: Memory, focus: Focus, anchor_tick: int) -> list[Item]:
                           1.0, (first_seen(loc), str(loc.get("id"))),
                           why=f"new since tick {anchor_tick}"))
     return items
+
+
+def says_now(c: Character) -> bool:
+    """Whether a character's line in "Where things stand" says more than their settled
+    card: a state, a death or an absence, where they were last or what they hold."""
+    return bool(c.get("state") or gone(c) or whereabouts(c))
 
 
 def gone_since(people: Sequence[Character], tick: int) -> set[int]:

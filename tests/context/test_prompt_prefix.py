@@ -147,3 +147,27 @@ def test_the_planners_cast_is_kept_for_its_anchor_until_it_moves():
     assert cast(23, 20, remember=remember) == first               # kept for anchor 20
     assert "sleepless" in cast(23, 20)                            # (chosen again, it shows)
     assert "sleepless" in cast(31, 30, remember=remember)         # the anchor moved
+
+
+def test_where_things_stand_does_not_repeat_a_card_that_says_nothing_new():
+    """A character in the last scenes with no state, no death or absence, no place and
+    nothing held would be told in "Where things stand" in the words of their card in
+    "Characters" (300 stress ticks: six lines twice): they are left out of it; one with a
+    state is told there, and one new since the settled tick too."""
+    memory = Memory(characters={
+        "nelath": {"id": "nelath", "name": "Nelath Drumiash", "description": "carries a contract",
+                   "first_seen": 2, "last_seen": 21},
+        "ivost": {"id": "ivost", "name": "Ivost Norgrized", "description": "carries a ledger",
+                  "state": "pocketed the evidence", "first_seen": 3, "last_seen": 21},
+        "shime": {"id": "shime", "name": "Shime Lamethzed", "first_seen": 21, "last_seen": 21}})
+    scenes = [Scene(tick=t, body="x", pov="Nelath Drumiash", location="The yard",
+                    characters=["Ivost Norgrized", "Shime Lamethzed"]) for t in range(1, 22)]
+    shares = {"overall": 0.1, "loops": 0.1, "characters": 0.1, "recent": 0.1,
+              "relationships": 0.1, "locations": 0.1, "now": 0.1, "facts": 0.1, "lore": 0.1}
+    briefing = planner_briefing(story(), memory, scenes[20:], tick=22, shares=shares,
+                                anchor_tick=20, history=scenes[:20], focus_count=2)
+    now = next(p for p in briefing.pools if p.name == "now")
+    told = " ".join(form for item in now.items for form in item.forms[:1])
+    assert "Ivost Norgrized" in told and "pocketed the evidence" in told
+    assert "Shime Lamethzed" in told                        # new since the settled tick
+    assert "Nelath Drumiash" not in told                    # the card again: left out
