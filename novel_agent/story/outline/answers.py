@@ -39,7 +39,7 @@ FIELDS: dict[str, dict[str, dict[str, Any]]] = {
 ARC_FIELDS = {"summary": _text(400, 12), "ending": _text(300, 12)}
 # Asked of a small model first, so that its ending answers something: the question the
 # premise leaves open (an embedded 1.5B's endings answered none: "she goes on keeping the
-# light"). A scaffold: the outline keeps the ending that answers it, not the question.
+# light"). The outline keeps it beside the ending that answers it (the arc's `question`).
 QUESTION_FIELD = {"question": _text(200, 8)}
 
 
@@ -56,13 +56,33 @@ def schema(level: str, count: int = 1, *, question: bool = False) -> dict[str, A
         "items": {"type": "object", "properties": fields, "required": required}}}}
 
 
-def arc_from_json(data: dict[str, Any]) -> Arc:
-    """The arc of an answer, or ModelResponseError naming what is wrong."""
+def arc_from_json(data: dict[str, Any], *, strict: bool = True) -> Arc:
+    """The arc of an answer (its question too, when it gives one), or ModelResponseError
+    naming what is wrong; `strict`, a field that begins mid-word is wrong too (`begins_cut`:
+    asked again once; after that it stands, and the caller says so)."""
     problems = [f"'{key}' must be text" for key in ARC_FIELDS if not _said(data.get(key))]
+    keys = ("question", *ARC_FIELDS) if _said(data.get("question")) else tuple(ARC_FIELDS)
+    if strict and not problems:
+        problems = [f"'{key}' begins in the middle of a word ({str(data[key])[:40]!r}): write "
+                    f"it whole, from its first word" for key in keys if begins_cut(data[key])]
     if problems:
         raise ModelResponseError(f"{STAGE}: the arc answer is unusable: {'; '.join(problems)}",
                                  stage=STAGE, raw=str(data)[:2000])
-    return Arc(whole("summary", data["summary"], "arc"), whole("ending", data["ending"], "arc"))
+    question = whole("question", data["question"], "arc") if "question" in keys else ""
+    return Arc(whole("summary", data["summary"], "arc"), whole("ending", data["ending"], "arc"),
+               question=question)
+
+
+def begins_cut(text: Any) -> bool:
+    """Whether `text` begins in the middle of a word: a lower-case letter first. The 1.5B
+    ran its summary into the length limit at "…she resolve", and the ending went on from
+    there: "s the mystery and sets the stage…", which the last scene's prompt then quoted.
+
+    >>> begins_cut("s the mystery and sets the stage."), begins_cut("Ines frees them.")
+    (True, False)
+    """
+    said = str(text).lstrip(" \"'“‘(")
+    return bool(said) and said[0].isalpha() and said[0].islower()
 
 
 def items_from_json(level: str, data: dict[str, Any], count: int,
@@ -156,7 +176,7 @@ def _said(value: Any) -> bool:
 
 # (level, field) -> its length limit: an act's summary is cut at 300, the arc's at 400
 LIMITS = {(level, key): spec["maxLength"]
-          for level, fields in (*FIELDS.items(), ("arc", ARC_FIELDS))
+          for level, fields in (*FIELDS.items(), ("arc", {**QUESTION_FIELD, **ARC_FIELDS}))
           for key, spec in fields.items() if "maxLength" in spec}
 TITLE_WORDS = 6           # a title cut off at its length limit keeps this many words at most
 SMALL_WORDS = {"a", "an", "the", "of", "from", "to", "and", "or", "in", "at", "on", "with"}

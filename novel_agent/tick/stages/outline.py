@@ -25,7 +25,13 @@ from novel_agent.context.outline_briefing import outline_briefing
 from novel_agent.errors import NovelError, OutlineError, ProjectError
 from novel_agent.models.ask import StageCall, ask_json, told
 from novel_agent.models.base import StoryView
-from novel_agent.story.outline.answers import STAGE, arc_from_json, items_from_json, schema
+from novel_agent.story.outline.answers import (
+    STAGE,
+    arc_from_json,
+    begins_cut,
+    items_from_json,
+    schema,
+)
 from novel_agent.story.outline.curves import fill_tensions, target_tension
 from novel_agent.story.outline.file import (
     Act,
@@ -91,8 +97,10 @@ class Architect:
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
         strict = iter((self.session.lean_for(STAGE),))
+        whole_first = iter((True,))         # an arc begun mid-word: asked again once
         convert: Callable[[dict[str, Any]], Any] = (
-            arc_from_json if level == "arc" else lambda data: items_from_json(
+            (lambda data: arc_from_json(data, strict=next(whole_first, False))) if level == "arc"
+            else lambda data: items_from_json(
                 level, data, count, _parts(level, shown) if next(strict, False) else None))
         model = told(self.session.model, view=StoryView(story=self.story,
                                                         tick=self.session.tick, job=job))
@@ -100,6 +108,12 @@ class Architect:
                                 schema(level, count, question=self.session.lean_for(STAGE)), convert,
                                 lambda m: budget.left_after(self.session.counter_of(STAGE).count_messages(m)))
         step.add(call, count)
+        if level == "arc":
+            cut = [key for key in ("question", "summary", "ending") if begins_cut(getattr(answer, key))]
+            if cut:
+                step.warnings.append(f"the arc's {' and '.join(cut)} still "
+                                     f"{'begins' if len(cut) == 1 else 'begin'} mid-word after a "
+                                     "repair: mend it in outline.yaml")
         return answer
 
     def done(self, step: OutlineStep) -> None:
