@@ -307,3 +307,32 @@ def test_an_arc_begun_mid_word_is_asked_again_once_and_then_said_in_one_line(pro
     assert outline.arc.ending.startswith("s the mystery")
     assert steps[0].warnings == ["the arc's ending still begins mid-word after a repair: mend it "
                                  "in outline.yaml"]
+
+
+HEROINE = "Ines Karr, a nineteen-year-old apprentice glassblower"
+
+
+def test_a_chapter_title_that_is_a_description_is_asked_again_then_made_of_its_first_beat(project):
+    """The 1.5B titled chapters "Ines Karr, a nineteen-year-old apprentice glassblower": a
+    title that describes someone, or runs past eight words, is sent back once; one after
+    the repair is replaced by a short title made of the chapter's first beat (fails on
+    main: the descriptions were the titles)."""
+    model = scripted()
+    model.queues["outline"].insert(2, chapters(HEROINE, "The Drawn Door"))
+    steps = []
+    with session_on(project, model) as session:
+        outline = make_outline(session, project.story(), SMALL, "three_act", on_step=steps.append)
+    assert [c.title for c in outline.chapters()] == ["The Drowned Man", "The Drawn Door", "Home"]
+    repair = model.requests[3].messages[-1]["content"]
+    assert "chapters 1: its title 'Ines Karr, a nineteen" in repair
+    assert "naming what the chapter is about" in repair
+    twice = scripted()
+    twice.queues["outline"][2] = chapters(HEROINE, "The Drawn Door")
+    long = chapters("Mara goes home by the long road at the end")     # ten words
+    twice.queues["outline"][3] = long
+    twice.queues["outline"].insert(3, long)
+    twice.queues["outline"].insert(2, chapters(HEROINE, "The Drawn Door"))
+    with session_on(project, twice) as session:
+        outline = make_outline(session, project.story(), SMALL, "three_act")
+    assert [c.title for c in outline.chapters()] == ["Mara finds the map", "The Drawn Door",
+                                                     "She shuts it"]

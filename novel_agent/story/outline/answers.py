@@ -86,12 +86,14 @@ def begins_cut(text: Any) -> bool:
 
 
 def items_from_json(level: str, data: dict[str, Any], count: int,
-                    taken: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                    taken: Sequence[Mapping[str, Any]] | None = None, *,
+                    protagonist: str | None = None) -> list[dict[str, Any]]:
     """The `count` items of an acts, chapters or beats answer, each a mapping of its fields
     (text cleaned; a beat's tension a whole number 0-10, or None when missing or not a
     number); more than `count` are cut to it; ModelResponseError names every problem,
     and with `taken` (the level's parts already made) a repeat of one of them or of
-    another item (`repeats`)."""
+    another item (`repeats`); with `protagonist` (the story's line on them, or ""), a
+    chapter's title that is no title (`title_problem`)."""
     items, problems = data.get(level), []
     if not isinstance(items, list):
         raise ModelResponseError(f"{STAGE}: the answer needs a list '{level}'", stage=STAGE,
@@ -109,12 +111,56 @@ def items_from_json(level: str, data: dict[str, Any], count: int,
                 if k != "tension" and k not in missing}
         out.append(said | (beat_said(said.get("what", ""), item.get("tension"))
                            if level == "beats" else {}))
+    if not problems and level == "chapters" and protagonist is not None:
+        problems = [f"chapters {number}: its title {item['title'][:50]!r} {why}"
+                    for number, item in enumerate(out, 1)
+                    if (why := title_problem(item["title"], protagonist))]
     if not problems and taken is not None:
         problems = repeats(level, out, taken)
     if problems:
         raise ModelResponseError(f"{STAGE}: the {level} answer is unusable: "
                                  f"{'; '.join(problems[:6])}", stage=STAGE, raw=str(data)[:2000])
     return out
+
+
+TITLE_MOST = 8      # words: a chapter's title longer than this is a description
+_DESCRIBED = re.compile(r"^[^,]{2,40},\s+(?:an?|aged)\s+\S+|\b\w+-years?-old\b", re.IGNORECASE)
+
+
+def title_problem(title: str, protagonist: str = "") -> str | None:
+    """Why `title` is not a chapter's title (None if it is one): more than TITLE_MOST words,
+    the protagonist's description (`protagonist`, the story's line on them), or a
+    description of someone (a name, then who they are). The 1.5B titled chapters
+    "Ines Karr, a nineteen-year-old apprentice glassblower".
+
+    >>> title_problem("Ines Karr, a nineteen-year-old apprentice glassblower")
+    'describes someone: a title is a few words naming what the chapter is about'
+    >>> title_problem("The Glass Apples") is None
+    True
+    """
+    words = title.split()
+    if len(words) > TITLE_MOST:
+        return f"is {len(words)} words: a title is at most {TITLE_MOST}"
+    said = " ".join(re.findall(r"[\w'-]+", title.casefold()))
+    if protagonist and len(words) >= 3 and said in " ".join(re.findall(r"[\w'-]+",
+                                                                      protagonist.casefold())):
+        return "is the protagonist's description: a title names what the chapter is about"
+    if _DESCRIBED.search(title):
+        return "describes someone: a title is a few words naming what the chapter is about"
+    return None
+
+
+def short_title(what: str) -> str:
+    """A short title made of a beat's `what` (for a chapter whose title was no title
+    after a repair): its first words, up to a comma, without the small words at the end.
+
+    >>> short_title("Ines finds the crack in the cave wall, and the ball.")
+    'Ines finds the crack'
+    """
+    words = re.split(r"[,;:.!?]", " ".join(what.split()), maxsplit=1)[0].split()[:TITLE_WORDS]
+    while len(words) > 1 and words[-1].lower() in SMALL_WORDS:
+        words.pop()
+    return " ".join(words)
 
 
 REPEATED = {"acts": ("name",), "chapters": ("title", "purpose"), "beats": ("what",)}

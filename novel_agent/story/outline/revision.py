@@ -20,7 +20,14 @@ from dataclasses import replace
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
-from novel_agent.story.outline.answers import FIELDS, STAGE, beat_said, whole
+from novel_agent.story.outline.answers import (
+    FIELDS,
+    STAGE,
+    beat_said,
+    short_title,
+    title_problem,
+    whole,
+)
 from novel_agent.story.outline.drift import Drift
 from novel_agent.story.outline.file import Beat, Chapter, Outline
 from novel_agent.story.scenes import Scene
@@ -47,10 +54,11 @@ def schema(slots: Slots) -> dict[str, Any]:
         "type": "array", "minItems": len(slots), "maxItems": len(slots), "items": item}}}
 
 
-def revision_from_json(data: dict[str, Any], slots: Slots) -> list[dict[str, Any]]:
+def revision_from_json(data: dict[str, Any], slots: Slots,
+                       protagonist: str = "") -> list[dict[str, Any]]:
     """The answer's chapters, in the order of `slots`, each {title, purpose, beats: [{what,
-    tension}]} (text cleaned, beats past the chapter's count cut); a ModelResponseError
-    names every problem."""
+    tension}]} (text cleaned, beats past the chapter's count cut; a title that is no title,
+    `title_problem`, made of its first beat); a ModelResponseError names every problem."""
     wanted = to_write(slots)
     items, problems, out = data.get("chapters"), [], []
     if not isinstance(items, list):
@@ -68,7 +76,10 @@ def revision_from_json(data: dict[str, Any], slots: Slots) -> list[dict[str, Any
         if wanted[number] and not beats:
             problems.append(f"chapter {number}: 'beats' must list what happens")
         if not missing:
-            out.append({"title": whole("title", item["title"]),
+            title = whole("title", item["title"])
+            if beats and title_problem(title, protagonist):      # a description: no title
+                title = short_title(whole("what", beats[0]["what"]))
+            out.append({"title": title,
                         "purpose": whole("purpose", item["purpose"]),
                         "beats": [beat_said(whole("what", b["what"]), b.get("tension"))
                                   for b in beats[:wanted[number]]]})

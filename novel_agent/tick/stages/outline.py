@@ -31,6 +31,8 @@ from novel_agent.story.outline.answers import (
     begins_cut,
     items_from_json,
     schema,
+    short_title,
+    title_problem,
 )
 from novel_agent.story.outline.curves import fill_tensions, target_tension
 from novel_agent.story.outline.file import (
@@ -96,12 +98,17 @@ class Architect:
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
-        strict = iter((self.session.lean_for(STAGE),))
-        whole_first = iter((True,))         # an arc begun mid-word: asked again once
-        convert: Callable[[dict[str, Any]], Any] = (
-            (lambda data: arc_from_json(data, strict=next(whole_first, False))) if level == "arc"
-            else lambda data: items_from_json(
-                level, data, count, _parts(level, shown) if next(strict, False) else None))
+        first = iter((True,))     # the first answer is held to more than its repair
+        lean = self.session.lean_for(STAGE)
+
+        def convert(data: dict[str, Any]) -> Any:
+            strict = next(first, False)
+            if level == "arc":          # one begun mid-word: asked again once
+                return arc_from_json(data, strict=strict)
+            return items_from_json(level, data, count,
+                                   _parts(level, shown) if strict and lean else None,
+                                   protagonist=str(getattr(self.story, "protagonist", "") or "")
+                                   if strict else None)
         model = told(self.session.model, view=StoryView(story=self.story,
                                                         tick=self.session.tick, job=job))
         answer, call = ask_json(model, STAGE, built.messages, budget.max_output,
@@ -291,8 +298,18 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
                                      step, near=chapter.number))    # (its text is the task's)
         beats = tuple(beat or _beat(beat_id, next(answers)) for beat_id, beat in held)
         outline = _with_chapters(outline, {chapter.number: replace(chapter, beats=beats)})
+    outline = _titled(outline, {n for n in slots},
+                      str(getattr(architect.story, "protagonist", "") or ""))
     architect.done(step)
     return fill_tensions(outline, architect.curve)
+
+
+def _titled(outline: Outline, numbers: Collection[int], protagonist: str) -> Outline:
+    """The chapters `numbers` of `outline` whose title is still no title after a repair
+    (`title_problem`) titled from their first beat instead (`short_title`)."""
+    new = {c.number: replace(c, title=short_title(c.beats[0].what)) for c in outline.chapters()
+           if c.number in numbers and c.beats and title_problem(c.title, protagonist)}
+    return _with_chapters(outline, new) if new else outline
 
 
 def beat_role(index: int, total: int) -> str:

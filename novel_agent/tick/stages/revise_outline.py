@@ -127,7 +127,7 @@ def revise(session: Session, outline: Outline, slots: Slots, drift: Drift,
     budget = session.budget(STAGE)
     model = told(session.model, view=StoryView(story=story, tick=session.tick, job=job))
     answers, call = ask_json(model, STAGE, built.messages, budget.max_output,
-                             schema(slots), lambda data: revision_from_json(data, slots),
+                             schema(slots), lambda data: revision_from_json(data, slots, story.protagonist),
                              lambda m: budget.left_after(session.counter_of(STAGE).count_messages(m)))
     summaries = [line for scene in scenes for line in scene.summary]
     return revised(outline, slots, answers, summaries), call, copied_beats(answers, summaries)

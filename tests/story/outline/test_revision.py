@@ -119,3 +119,16 @@ def test_a_revised_beat_that_copies_a_scene_s_summary_line_is_refused_the_old_be
                                                 "the crystal ball glows when Ines touches it"]
     assert revised(OUTLINE, slots, answers).chapter(2).beats[0].what == \
         "Ines finds the crack in the cave wall."                  # no summaries: taken
+
+
+def test_a_revised_chapter_title_that_is_the_protagonist_s_description_is_made_of_its_beat():
+    """The 1.5B's revision titled a chapter with the heroine's description: a title that is
+    the story's protagonist line, describes someone, or is longer than a title, is made of
+    the chapter's first beat (fails on main: the description was the title)."""
+    slots = regen_slots(OUTLINE, 3, 2)
+    data = answer(("Ines Karr, apprentice glassblower", ["Ines climbs to the kiln, at dawn."]),
+                  ("Ines Karr, a nineteen-year-old apprentice", ["The mayor lies."]))
+    said = revision_from_json(data, slots, "Ines Karr, apprentice glassblower of Murn")
+    assert [c["title"] for c in said] == ["Ines climbs to the kiln", "The mayor lies"]
+    assert revision_from_json(answer(("The Kiln", ["A."]), ("The Mayor", ["B."])), slots,
+                              "Ines Karr, apprentice")[0]["title"] == "The Kiln"
