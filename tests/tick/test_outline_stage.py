@@ -215,11 +215,14 @@ def test_on_a_small_local_model_the_book_s_last_beat_is_its_arc_s_ending(project
     the arc's ending, and the last chapter's call asks only for the beats before it."""
     model = scripted()
     model.queues["outline"][-1] = beats("She shuts it.")
+    steps = []
     with session_on(project, model) as session:
         session.provider = LOCAL
-        outline = make_outline(session, project.story(), SMALL, "three_act")
+        outline = make_outline(session, project.story(), SMALL, "three_act", on_step=steps.append)
     assert [b.what for b in outline.chapter(3).beats] == ["She shuts it.",
                                                          "She shuts the drawn door for good."]
+    # the progress line counts the beats the file has ("5 beats" of 6 on main)
+    assert [(s.level, s.made) for s in steps][-1] == ("beats", len(outline.beats())) == ("beats", 6)
     last = model.requests[-1]
     assert last.json_schema["properties"]["beats"]["maxItems"] == 1
     assert "These beats of the chapter stay as they are: 3.2 She shuts the drawn door for " \

@@ -280,6 +280,9 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
     for chapter in outline.chapters():
         held = _ended(architect, outline, chapter.number, slots.get(chapter.number))
         count = sum(beat is None for _, beat in held or [])
+        # the book's last beat made of the arc's ending is made, though not asked for (the
+        # progress line said "5 beats" of a short story's 6)
+        step.made += sum(beat is None for _, beat in slots.get(chapter.number) or []) - count
         if held and not count:
             outline = _with_chapters(outline, {chapter.number: replace(
                 chapter, beats=tuple(b for _, b in held if b is not None))})
