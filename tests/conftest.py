@@ -101,6 +101,17 @@ def openai_project(projects_dir, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def fake_openai():
+    """A started FakeOpenAIServer (tests/support/fake_openai.py, which imports no pytest:
+    bench/ runs it from an environment without the test extras); reconfigure it through
+    its attributes."""
+    from tests.support.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
 def snapshot():
     """snapshot(root): every file under root with its bytes (see files_of)."""
     return files_of

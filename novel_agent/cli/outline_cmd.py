@@ -146,7 +146,9 @@ def tree_lines(name: str, outline: Outline, curve: str) -> list[str]:
     filled = {b.id: b.tension for b in fill_tensions(outline, curve).beats()}
     mark = lambda part: "  [locked]" if part.locked else ""  # noqa: E731
     lines = [f"{name}: {outline.describe()} (curve {curve})",
-             f"arc: {outline.arc.summary}{mark(outline.arc)}", f"ending: {outline.arc.ending}"]
+             f"arc: {outline.arc.summary}{mark(outline.arc)}",
+             *([f"question: {outline.arc.question}"] if outline.arc.question else []),
+             f"ending: {outline.arc.ending}"]
     for number, act in enumerate(outline.acts, 1):
         lines += ["", f"act {number}  {act.name}{mark(act)}"]
         lines += [f"  {act.summary}"] if act.summary else []

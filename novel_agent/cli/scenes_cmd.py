@@ -6,7 +6,7 @@ import click
 
 from novel_agent.cli.common import novel_errors, open_project, project_option
 from novel_agent.errors import ProjectError
-from novel_agent.story.scenes import load_scene, scene_ticks
+from novel_agent.story.scenes import load_scene, recorded_mends, scene_ticks
 
 
 @click.group("scenes")
@@ -35,14 +35,18 @@ def scenes_list(project_spec: str | None) -> None:
 
 @scenes_group.command("show")
 @click.argument("tick", type=int)
+@click.option("--mends", is_flag=True,
+              help="Also print each sentence the mend wrote again, before and after.")
 @project_option
 @novel_errors
-def scenes_show(tick: int, project_spec: str | None) -> None:
-    """Print one scene: its title, summary and prose.
+def scenes_show(tick: int, mends: bool, project_spec: str | None) -> None:
+    """Print one scene: its title, summary and prose (with --mends, the sentences the
+    mend wrote again, from its plan record).
 
     \b
     Example:
       novel scenes show 3 -p harbour
+      novel scenes show 3 --mends -p harbour
     """
     project = open_project(project_spec)
     path = project.scene_path(tick)
@@ -57,3 +61,9 @@ def scenes_show(tick: int, project_spec: str | None) -> None:
     click.echo(scene.summary_text())
     click.echo("")
     click.echo(scene.body)
+    if mends:
+        said = recorded_mends(project.plan_path(tick))
+        click.echo("")
+        click.echo(f"mends: {len(said)}" + ("" if said else " (no sentence was written again)"))
+        for before, after in said:
+            click.echo(f"  - {before}\n  + {after}")

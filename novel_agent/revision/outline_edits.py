@@ -33,7 +33,8 @@ from novel_agent.story.project.folder import Project
 
 FIELDS = {"arc": ("summary", "ending"), "act": ("name", "summary"),
           "chapter": ("title", "purpose", "scenes"), "beat": ("what", "tension")}
-ORDER = {"arc": ("summary", "ending", "locked"), "act": ("name", "summary", "locked", "chapters"),
+ORDER = {"arc": ("question", "summary", "ending", "locked"),
+         "act": ("name", "summary", "locked", "chapters"),
          "chapter": ("number", "title", "purpose", "scenes", "locked", "beats"),
          "beat": ("id", "what", "tension", "locked")}      # as to_data lays them out
 NUMBERS = {"scenes", "tension"}          # fields the file holds as whole numbers

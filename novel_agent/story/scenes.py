@@ -17,7 +17,7 @@ from stat import S_ISREG
 from typing import Any
 
 from novel_agent.errors import FileFormatError
-from novel_agent.files import read_bytes, read_front_matter, render_front_matter
+from novel_agent.files import read_bytes, read_front_matter, read_yaml, render_front_matter
 
 SCENE_RE = re.compile(r"^scene_(\d+)\.md$")
 BEAT_STATUSES = ("done", "partly", "not")     # whether a scene's beat happened in it
@@ -259,3 +259,17 @@ def scene_key(tick: int) -> str:
 def key_tick(key: str) -> int:
     """The tick a scene's item key names (see scene_key)."""
     return int(key.removeprefix("scene_"))
+
+
+def recorded_mends(plan_path: Path) -> list[tuple[str, str]]:
+    """The sentences the mend wrote again in a scene, each (before, after), as its plan
+    record keeps them (`prose.mends`); none for a record without them or that is not
+    there (a record that cannot be read is a FileFormatError naming it)."""
+    if not plan_path.is_file():
+        return []
+    record = read_yaml(plan_path, {}) or {}
+    prose = record.get("prose") if isinstance(record, dict) else None
+    said = prose.get("mends") if isinstance(prose, dict) else None
+    return [(str(m.get("before", "")), str(m.get("after", ""))) for m in said or []
+            if isinstance(m, dict)]
+

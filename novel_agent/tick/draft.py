@@ -116,6 +116,7 @@ class TickDraft:
     checked: Checked | None = None               # what the prose check found of the scene
     rewritten: str = ""                          # which draft was kept, when written again
     mended: int = 0                              # stale sentences written again
+    mends: tuple[tuple[str, str], ...] = ()      # each of them: (before, after)
     extraction: Extraction | None = None
     fallback: str = ""                           # why the summary came from the prose, if it did
     changes: tuple[str, ...] = ()                # what changed in memory, one line each

@@ -27,6 +27,7 @@ not hold it, which is not a grammar one writes for a list of two hundred phrases
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from typing import Any
 
 from novel_agent.config.settings import StyleConfig
 from novel_agent.text.prose import (
+    FUNCTION_WORDS,
     Distance,
     PhraseList,
     distance,
@@ -204,8 +206,8 @@ def mend_messages(stale: Stale) -> list[dict[str, str]]:
 
 def mended(stale: Stale, answer: str, phrases: PhraseList) -> str | None:
     """The answer as the sentence's new text, or None when it will not do: not one line,
-    a preamble, a size far off, other quotes, the same words, a listed phrase, or the
-    words it was asked not to use."""
+    a preamble, a size far off, other quotes, the same words, a listed phrase, the
+    words it was asked not to use, or not a sentence of the same sense (`same_sense`)."""
     text = " ".join(answer.split())
     old = stale.sentence
     if not old.startswith(("\"", "“", "'", "‘")):
@@ -215,9 +217,40 @@ def mended(stale: Stale, answer: str, phrases: PhraseList) -> str | None:
             or not was // 2 <= words <= 2 * was + 4 or len(sentences(text)) > 2
             or _quotes(text) != _quotes(old) or text == old or slop_hits(text, phrases)
             or stale.words.lower() in text.lower()
-            or tuple(stale.words.lower().split()) in _grams(text)):
+            or tuple(stale.words.lower().split()) in _grams(text)
+            or not same_sense(old, text, stale.words)):
         return None
     return text
+
+
+SENSE_KEPT = 0.5     # of a sentence's content words (its stale words aside), a mend keeps this
+_FUNCTION = frozenset(FUNCTION_WORDS)
+
+
+def same_sense(old: str, new: str, stale: str = "") -> bool:
+    """Whether `new` says what `old` said: it keeps SENSE_KEPT of `old`'s content words
+    (not function words, not the `stale` words it was to lose; a word's first five
+    letters, so "discovers" keeps "discovered"), when `old` has two or more. The 1.5B
+    mended sentences into "She discovered there were issues with it.", a sentence of
+    its own.
+
+    >>> same_sense("The lamp guttered as Mara climbed the tower stairs.",
+    ...            "The lamp flickered as Mara climbed the tower stairs.")
+    True
+    >>> same_sense("A wave of dread washed over Mara at the cracked apple.",
+    ...            "She discovered there were issues with it.", "washed over")
+    False
+    """
+    lost = set(_content(stale))
+    had = {w for w in _content(old) if w not in lost}
+    if len(had) < 2:
+        return True
+    return len(had & set(_content(new))) >= SENSE_KEPT * len(had)
+
+
+def _content(text: str) -> list[str]:
+    return [w[:5] for w in re.findall(r"[a-z']+", text.casefold())
+            if w not in _FUNCTION and len(w) > 2]
 
 
 def _quotes(text: str) -> int:

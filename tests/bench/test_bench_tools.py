@@ -176,3 +176,15 @@ def test_the_austen_reader_reads_rs_serialization_of_a_named_character_vector():
     vector = unserialize(data)
     assert list(vector) == ["Emma", None] and vector.attributes == {"names": ["a", "b"]}
     assert vector.named() == {"a": "Emma", "b": None}
+
+
+def test_bench_prose_runs_without_pytest():
+    """`python -m bench.prose` failed from the demo's environment ("No module named
+    'pytest'": scripts/setup.sh installs no test extras), through tests/support's fake
+    server: it runs with pytest not importable (fails on main)."""
+    blocked = ("import runpy, sys; sys.modules['pytest'] = None; sys.argv = ['bench.prose', "
+               "'--help']; runpy.run_module('bench.prose', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage:" in done.stdout and "--book" in done.stdout

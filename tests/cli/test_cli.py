@@ -221,3 +221,22 @@ def test_status_names_only_the_pov_and_place_a_scene_has(project, cli):
     assert 'last scene  2: "Imported"\n' in cli("status", "-p", "harbour").output
     project.scene_path(3).write_text("---\ntitle: Hers\npov: Mara\n---\nThe lamp was out.\n")
     assert 'last scene  3: "Hers"  (pov Mara)\n' in cli("status", "-p", "harbour").output
+
+
+def test_scenes_show_mends_prints_each_mended_sentence_before_and_after(projects_dir, cli):
+    """`novel scenes show N --mends` prints what the mend did, from the plan record (issue
+    51: 26 sentences mended and nothing said which; fails on main: no --mends)."""
+    from novel_agent.files import dump_yaml, read_yaml
+
+    cli("new", "harbour", "--premise", "A keeper finds a map.", "--provider", "offline")
+    cli("tick", "-n", "2")
+    assert cli("scenes", "show", "2", "--mends").output.endswith(
+        "\nmends: 0 (no sentence was written again)\n")
+    plan = projects_dir / "harbour" / "plans" / "plan_002.yaml"
+    record = read_yaml(plan)
+    record["prose"] = {"mended": 1, "mends": [{"before": "She felt a sense of unease.",
+                                               "after": "She felt uneasy."}]}
+    plan.write_text(dump_yaml(record))
+    shown = cli("scenes", "show", "2", "--mends").output
+    assert shown.endswith("\nmends: 1\n  - She felt a sense of unease.\n  + She felt uneasy.\n")
+    assert "mends:" not in cli("scenes", "show", "2").output

@@ -10,7 +10,7 @@ import pytest
 from novel_agent.errors import ModelError, ModelResponseError
 from novel_agent.models.base import ChatModel, Request
 from novel_agent.models.openai_compat import OpenAICompatModel
-from tests.support.fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
+from tests.support.fake_openai import FakeOpenAIServer
 
 SCHEMA = {"type": "object", "properties": {"title": {"type": "string", "maxLength": 40}},
           "required": ["title"]}

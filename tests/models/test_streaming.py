@@ -9,7 +9,7 @@ from novel_agent.errors import ModelError
 from novel_agent.models.base import WORDS, Progress, Request
 from novel_agent.models.local import CACHE_OPTIONS
 from novel_agent.models.openai_compat import OpenAICompatModel
-from tests.support.fake_openai import FakeOpenAIServer, fake_openai  # noqa: F401 - the fixture
+from tests.support.fake_openai import FakeOpenAIServer
 
 TEXT = "The lamp burned low while the sea climbed the rocks below the gallery."
 PIECES = 14    # the fake server streams 5 characters a piece

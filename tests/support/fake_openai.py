@@ -30,8 +30,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-import pytest
-
 from tests.support.served import Served
 
 API_KEY = "sk-test-NEVER-ON-DISK-42"   # the key tests set; it must never reach a file
@@ -300,10 +298,3 @@ class _Handler(BaseHTTPRequestHandler):
         kind = "invalid_request_error" if status < 500 else "server_error"
         self._json(status, {"error": {"message": message, "type": kind, "param": param,
                                       "code": None}}, headers)
-
-
-@pytest.fixture
-def fake_openai():
-    """A started FakeOpenAIServer; reconfigure it through its attributes."""
-    with FakeOpenAIServer() as server:
-        yield server

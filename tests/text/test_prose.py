@@ -119,6 +119,23 @@ def test_near_misses_are_not_slop(written):
     assert slop_hits(written) == []
 
 
+@pytest.mark.parametrize("written, phrase", [
+    ("Relief began to wash over her.", "wash over her"),
+    ("A cold calm washed over him.", "wash over him"),
+    ("Doubt washes over them again.", "wash over them"),
+    ("They waited for what seemed like an eternity.", "for what seemed like an eternity"),
+    ("She felt an inexplicable sense of dread.", "an inexplicable sense of"),
+    ("There was no turning back now.", "no turning back"),
+    ("Her breath caught.", "breath caught"),
+    ("His breath caught in his throat.", "breath caught in * throat"),
+])
+def test_the_stock_phrases_measured_in_issue_51_are_caught_in_their_forms(written, phrase):
+    """The phrases an embedded 1.5B's book used that the list missed ("wash over her" in
+    four scenes): each is found, whatever its form (fails on main: none was)."""
+    assert [h.phrase for h in slop_hits(written)] == [phrase]
+    assert slop_hits("The waves wash over the rocks.") == []
+
+
 def test_overlapping_phrases_count_once_the_longer_first():
     hits = slop_hits("A shiver ran down her spine.")
     assert [h.phrase for h in hits] == ["a shiver ran down"]

@@ -15,6 +15,7 @@ from novel_agent.config.settings import StyleConfig
 from novel_agent.models.offline import OfflineModel
 from novel_agent.models.providers import LOCAL
 from novel_agent.story.project.recovery import reconciled
+from novel_agent.story.scenes import recorded_mends
 from novel_agent.tick import prose_step
 from novel_agent.tick.pipeline import tick
 from novel_agent.tick.session import Session
@@ -153,8 +154,13 @@ def test_on_a_local_model_each_sentence_over_is_written_again_on_its_own(short):
     scene = short.scene_path(2).read_text()
     assert "She felt uneasy, and did not know why. Mara Quill took a deep breath." in scene
     assert "a sense of unease" not in scene and "Here is" not in scene   # a preamble: refused
-    assert record(short, 2)["prose"] == {"over": {"took a deep breath": 1}, "mended": 1}
+    # each mend on the record, before and after (issue 51: 26 mended, none said which)
+    assert record(short, 2)["prose"] == {"over": {"took a deep breath": 1}, "mended": 1, "mends": [
+        {"before": "She felt a sense of unease.", "after": "She felt uneasy, and did not know why."}]}
     assert any(n.endswith(": 1 sentence(s) written again") for n in result.notices)
+    assert recorded_mends(short.plan_path(2)) == [("She felt a sense of unease.",
+                                                   "She felt uneasy, and did not know why.")]
+    assert recorded_mends(short.plan_path(1)) == [] == recorded_mends(short.plan_path(9))
 
 
 def test_a_second_draft_no_better_leaves_the_first(short):
@@ -219,6 +225,20 @@ def test_a_mended_sentence_is_taken_only_when_it_will_do(answer, taken):
                             "guttered in the wind off")
     assert prose_step.mended(echo, "The lamp guttered in the wind off the cliff.",
                              prose_step.phrases_of(None)) is None
+
+
+def test_a_mend_not_of_the_same_sense_is_refused_the_sentence_kept():
+    """The 1.5B mended sentences into "She discovered there were issues with it.": a mend
+    that keeps under half the sentence's content words (its stale words aside) is
+    refused; one that keeps them is taken (fails on main: the garble was taken)."""
+    phrases = prose_step.phrases_of(None)
+    stale = prose_step.Stale("A wave of dread washed over Mara when she found the cracked "
+                             "apple in the kiln.", 0, "washed over")
+    assert prose_step.mended(stale, "She discovered there were issues with it.", phrases) is None
+    assert prose_step.mended(stale, "Mara went cold when she found the cracked apple in the "
+                                    "kiln.", phrases) == \
+        "Mara went cold when she found the cracked apple in the kiln."
+    assert prose_step.same_sense("She felt cold.", "It was cold.")      # half its words kept
 
 
 def test_style_recent_scenes_and_max_phrase_uses_set_the_allowance(short):

@@ -39,7 +39,7 @@ FIELDS: dict[str, dict[str, dict[str, Any]]] = {
 ARC_FIELDS = {"summary": _text(400, 12), "ending": _text(300, 12)}
 # Asked of a small model first, so that its ending answers something: the question the
 # premise leaves open (an embedded 1.5B's endings answered none: "she goes on keeping the
-# light"). A scaffold: the outline keeps the ending that answers it, not the question.
+# light"). The outline keeps it beside the ending that answers it (the arc's `question`).
 QUESTION_FIELD = {"question": _text(200, 8)}
 
 
@@ -56,22 +56,44 @@ def schema(level: str, count: int = 1, *, question: bool = False) -> dict[str, A
         "items": {"type": "object", "properties": fields, "required": required}}}}
 
 
-def arc_from_json(data: dict[str, Any]) -> Arc:
-    """The arc of an answer, or ModelResponseError naming what is wrong."""
+def arc_from_json(data: dict[str, Any], *, strict: bool = True) -> Arc:
+    """The arc of an answer (its question too, when it gives one), or ModelResponseError
+    naming what is wrong; `strict`, a field that begins mid-word is wrong too (`begins_cut`:
+    asked again once; after that it stands, and the caller says so)."""
     problems = [f"'{key}' must be text" for key in ARC_FIELDS if not _said(data.get(key))]
+    keys = ("question", *ARC_FIELDS) if _said(data.get("question")) else tuple(ARC_FIELDS)
+    if strict and not problems:
+        problems = [f"'{key}' begins in the middle of a word ({str(data[key])[:40]!r}): write "
+                    f"it whole, from its first word" for key in keys if begins_cut(data[key])]
     if problems:
         raise ModelResponseError(f"{STAGE}: the arc answer is unusable: {'; '.join(problems)}",
                                  stage=STAGE, raw=str(data)[:2000])
-    return Arc(whole("summary", data["summary"], "arc"), whole("ending", data["ending"], "arc"))
+    question = whole("question", data["question"], "arc") if "question" in keys else ""
+    return Arc(whole("summary", data["summary"], "arc"), whole("ending", data["ending"], "arc"),
+               question=question)
+
+
+def begins_cut(text: Any) -> bool:
+    """Whether `text` begins in the middle of a word: a lower-case letter first. The 1.5B
+    ran its summary into the length limit at "…she resolve", and the ending went on from
+    there: "s the mystery and sets the stage…", which the last scene's prompt then quoted.
+
+    >>> begins_cut("s the mystery and sets the stage."), begins_cut("Ines frees them.")
+    (True, False)
+    """
+    said = str(text).lstrip(" \"'“‘(")
+    return bool(said) and said[0].isalpha() and said[0].islower()
 
 
 def items_from_json(level: str, data: dict[str, Any], count: int,
-                    taken: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+                    taken: Sequence[Mapping[str, Any]] | None = None, *,
+                    protagonist: str | None = None) -> list[dict[str, Any]]:
     """The `count` items of an acts, chapters or beats answer, each a mapping of its fields
     (text cleaned; a beat's tension a whole number 0-10, or None when missing or not a
     number); more than `count` are cut to it; ModelResponseError names every problem,
     and with `taken` (the level's parts already made) a repeat of one of them or of
-    another item (`repeats`)."""
+    another item (`repeats`); with `protagonist` (the story's line on them, or ""), a
+    chapter's title that is no title (`title_problem`)."""
     items, problems = data.get(level), []
     if not isinstance(items, list):
         raise ModelResponseError(f"{STAGE}: the answer needs a list '{level}'", stage=STAGE,
@@ -89,12 +111,56 @@ def items_from_json(level: str, data: dict[str, Any], count: int,
                 if k != "tension" and k not in missing}
         out.append(said | (beat_said(said.get("what", ""), item.get("tension"))
                            if level == "beats" else {}))
+    if not problems and level == "chapters" and protagonist is not None:
+        problems = [f"chapters {number}: its title {item['title'][:50]!r} {why}"
+                    for number, item in enumerate(out, 1)
+                    if (why := title_problem(item["title"], protagonist))]
     if not problems and taken is not None:
         problems = repeats(level, out, taken)
     if problems:
         raise ModelResponseError(f"{STAGE}: the {level} answer is unusable: "
                                  f"{'; '.join(problems[:6])}", stage=STAGE, raw=str(data)[:2000])
     return out
+
+
+TITLE_MOST = 8      # words: a chapter's title longer than this is a description
+_DESCRIBED = re.compile(r"^[^,]{2,40},\s+(?:an?|aged)\s+\S+|\b\w+-years?-old\b", re.IGNORECASE)
+
+
+def title_problem(title: str, protagonist: str = "") -> str | None:
+    """Why `title` is not a chapter's title (None if it is one): more than TITLE_MOST words,
+    the protagonist's description (`protagonist`, the story's line on them), or a
+    description of someone (a name, then who they are). The 1.5B titled chapters
+    "Ines Karr, a nineteen-year-old apprentice glassblower".
+
+    >>> title_problem("Ines Karr, a nineteen-year-old apprentice glassblower")
+    'describes someone: a title is a few words naming what the chapter is about'
+    >>> title_problem("The Glass Apples") is None
+    True
+    """
+    words = title.split()
+    if len(words) > TITLE_MOST:
+        return f"is {len(words)} words: a title is at most {TITLE_MOST}"
+    said = " ".join(re.findall(r"[\w'-]+", title.casefold()))
+    if protagonist and len(words) >= 3 and said in " ".join(re.findall(r"[\w'-]+",
+                                                                      protagonist.casefold())):
+        return "is the protagonist's description: a title names what the chapter is about"
+    if _DESCRIBED.search(title):
+        return "describes someone: a title is a few words naming what the chapter is about"
+    return None
+
+
+def short_title(what: str) -> str:
+    """A short title made of a beat's `what` (for a chapter whose title was no title
+    after a repair): its first words, up to a comma, without the small words at the end.
+
+    >>> short_title("Ines finds the crack in the cave wall, and the ball.")
+    'Ines finds the crack'
+    """
+    words = re.split(r"[,;:.!?]", " ".join(what.split()), maxsplit=1)[0].split()[:TITLE_WORDS]
+    while len(words) > 1 and words[-1].lower() in SMALL_WORDS:
+        words.pop()
+    return " ".join(words)
 
 
 REPEATED = {"acts": ("name",), "chapters": ("title", "purpose"), "beats": ("what",)}
@@ -156,7 +222,7 @@ def _said(value: Any) -> bool:
 
 # (level, field) -> its length limit: an act's summary is cut at 300, the arc's at 400
 LIMITS = {(level, key): spec["maxLength"]
-          for level, fields in (*FIELDS.items(), ("arc", ARC_FIELDS))
+          for level, fields in (*FIELDS.items(), ("arc", {**QUESTION_FIELD, **ARC_FIELDS}))
           for key, spec in fields.items() if "maxLength" in spec}
 TITLE_WORDS = 6           # a title cut off at its length limit keeps this many words at most
 SMALL_WORDS = {"a", "an", "the", "of", "from", "to", "and", "or", "in", "at", "on", "with"}

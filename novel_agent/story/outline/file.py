@@ -1,6 +1,7 @@
 """The book's outline: `outline/outline.yaml`, plain YAML the author edits.
 
     arc:
+      question: What the premise leaves open (asked of a small model first; may be left out).
       summary: How the story goes from its premise to its end.
       ending: How it ends.
     acts:
@@ -86,11 +87,13 @@ class Act:
 
 @dataclass(frozen=True)
 class Arc:
-    """The book's arc and its ending."""
+    """The book's arc and its ending (and, when the model was asked it first, the question
+    the premise leaves open, which the ending answers)."""
 
     summary: str
     ending: str
     locked: bool = False
+    question: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ def parse_outline(text: str, source: str) -> Outline:
         raise OutlineError("the outline is empty: it needs 'arc' and 'acts'", file=source, line=1,
                            key="arc")
     top = _Fields(data, node, source, "", ("arc", "acts"), line=1)
-    arc = _arc(top.mapping("arc", ("summary", "ending", "locked")))
+    arc = _arc(top.mapping("arc", ("question", "summary", "ending", "locked")))
     acts: list[tuple[Act, list[_Draft]]] = []
     number = 0
     for fields in top.mappings("acts", ("name", "summary", "chapters", "locked")):
@@ -275,7 +278,8 @@ class _Fields:
 
 
 def _arc(fields: _Fields) -> Arc:
-    return Arc(fields.text("summary"), fields.text("ending"), fields.locked())
+    return Arc(fields.text("summary"), fields.text("ending"), fields.locked(),
+               fields.text("question", required=False))
 
 
 CHAPTER_KEYS = ("number", "title", "purpose", "scenes", "beats", "locked")
@@ -352,7 +356,8 @@ def to_data(outline: Outline) -> dict[str, Any]:
         return {"number": c.number, "title": c.title, "purpose": c.purpose, "scenes": c.scenes,
                 **lock(c), "beats": [beat(b) for b in c.beats]}
 
-    return {"arc": {"summary": outline.arc.summary, "ending": outline.arc.ending,
+    asked = {"question": outline.arc.question} if outline.arc.question else {}
+    return {"arc": {**asked, "summary": outline.arc.summary, "ending": outline.arc.ending,
                     **lock(outline.arc)},
             "acts": [{"name": a.name, "summary": a.summary, **lock(a),
                       "chapters": [chapter(c) for c in a.chapters]} for a in outline.acts]}

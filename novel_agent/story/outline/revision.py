@@ -7,19 +7,27 @@ tick/stages/outline.regen_slots gives them): a title, a purpose and the beats to
 write of each, in order. `revision_from_json` checks the answer (ModelResponseError
 listing every problem, which the caller sends back once as a repair request);
 `revised` puts it in place: every kept beat stays where it was, the answer's beats
-fill the others in order (one it leaves out keeps the beat the outline had, or goes
-when there was none), and the chapters keep their numbers and their target lengths,
-so the book is never made longer. Pure.
+fill the others in order (one it leaves out, or one that copies a scene's summary
+line, keeps the beat the outline had, or goes when there was none), and the chapters
+keep their numbers and their target lengths, so the book is never made longer. Pure.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from novel_agent.errors import ModelResponseError
-from novel_agent.story.outline.answers import FIELDS, STAGE, beat_said, whole
+from novel_agent.story.outline.answers import (
+    FIELDS,
+    STAGE,
+    beat_said,
+    short_title,
+    title_problem,
+    whole,
+)
 from novel_agent.story.outline.drift import Drift
 from novel_agent.story.outline.file import Beat, Chapter, Outline
 from novel_agent.story.scenes import Scene
@@ -46,10 +54,11 @@ def schema(slots: Slots) -> dict[str, Any]:
         "type": "array", "minItems": len(slots), "maxItems": len(slots), "items": item}}}
 
 
-def revision_from_json(data: dict[str, Any], slots: Slots) -> list[dict[str, Any]]:
+def revision_from_json(data: dict[str, Any], slots: Slots,
+                       protagonist: str = "") -> list[dict[str, Any]]:
     """The answer's chapters, in the order of `slots`, each {title, purpose, beats: [{what,
-    tension}]} (text cleaned, beats past the chapter's count cut); a ModelResponseError
-    names every problem."""
+    tension}]} (text cleaned, beats past the chapter's count cut; a title that is no title,
+    `title_problem`, made of its first beat); a ModelResponseError names every problem."""
     wanted = to_write(slots)
     items, problems, out = data.get("chapters"), [], []
     if not isinstance(items, list):
@@ -67,7 +76,10 @@ def revision_from_json(data: dict[str, Any], slots: Slots) -> list[dict[str, Any
         if wanted[number] and not beats:
             problems.append(f"chapter {number}: 'beats' must list what happens")
         if not missing:
-            out.append({"title": whole("title", item["title"]),
+            title = whole("title", item["title"])
+            if beats and title_problem(title, protagonist):      # a description: no title
+                title = short_title(whole("what", beats[0]["what"]))
+            out.append({"title": title,
                         "purpose": whole("purpose", item["purpose"]),
                         "beats": [beat_said(whole("what", b["what"]), b.get("tension"))
                                   for b in beats[:wanted[number]]]})
@@ -81,8 +93,51 @@ def _said(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def revised(outline: Outline, slots: Slots, answers: Sequence[Mapping[str, Any]]) -> Outline:
-    """`outline` with the chapters of `slots` (in order) as `answers` rewrite them."""
+COPY_SHARE = 0.8     # a beat with this share of its three-word runs in one summary line copies it
+
+
+def copies_summary(what: str, summaries: Sequence[str]) -> bool:
+    """Whether a beat's `what` is (nearly) one of the scenes' summary lines `summaries`:
+    the same words (case and marks aside), or, of four words or more, COPY_SHARE of its
+    three-word runs found in one line. The 1.5B's revision after scene 3 made beats 2.1
+    and 2.2 the summary lines of scene 2: the book, told to do again what it had done,
+    did (the same cave, crack and crystal ball in five scenes).
+
+    >>> copies_summary("Ines finds the crack in the cave wall.",
+    ...                ["Ines finds the crack in the cave wall and the ball."])
+    True
+    >>> copies_summary("Ines takes the apple to the mayor.", ["Ines finds the crack."])
+    False
+    """
+    words = _words(what)
+    for line in summaries:
+        said = _words(line)
+        if words and words == said:
+            return True
+        grams = _grams(words)
+        if len(words) >= 4 and grams and len(grams & _grams(said)) >= COPY_SHARE * len(grams):
+            return True
+    return False
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w']+", text.casefold())
+
+
+def _grams(words: Sequence[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def copied_beats(answers: Sequence[Mapping[str, Any]], summaries: Sequence[str]) -> list[str]:
+    """The beats of `answers` that copy a summary line (`copies_summary`), in order."""
+    return [b["what"] for a in answers for b in a["beats"] if copies_summary(b["what"], summaries)]
+
+
+def revised(outline: Outline, slots: Slots, answers: Sequence[Mapping[str, Any]],
+            summaries: Sequence[str] = ()) -> Outline:
+    """`outline` with the chapters of `slots` (in order) as `answers` rewrite them; a beat
+    of the answer that copies one of the scenes' summary lines `summaries` is refused (the
+    beat the outline had stays, or none when it had none)."""
     new: dict[int, Chapter] = {}
     for number, answer in zip(sorted(slots), answers):
         chapter = outline.chapter(number)
@@ -92,6 +147,8 @@ def revised(outline: Outline, slots: Slots, answers: Sequence[Mapping[str, Any]]
         beats = []
         for beat_id, kept in slots[number]:
             said = kept or next(given, None)
+            if isinstance(said, Mapping) and copies_summary(said["what"], summaries):
+                said = None
             if isinstance(said, Beat):
                 beats.append(said)
             elif said is not None:

@@ -40,7 +40,10 @@ SLOP: tuple[str, ...] = (
     "determined to uncover the truth", "uncover the truth", "the truth that lay",
     "a chill ran down", "sent shivers down", "sent a shiver down", "a shiver ran down",
     "shivers down * spine", "a shiver down * spine", "heart pounding in * chest",
-    "heart pounded in * chest", "heart raced", "breath caught in * throat",
+    "heart pounded in * chest", "heart raced", "breath caught in * throat", "breath caught",
+    # measured in the books of issue 51 (an embedded 1.5B on an unseen premise)
+    "wash over her", "wash over him", "wash over me", "wash over them",
+    "for what seemed like an eternity", "an inexplicable sense of", "no turning back",
     "let out a breath * did not know", "a breath * didn't know * was holding",
     "released a breath", "blood ran cold", "stomach churned", "a lump in * throat",
     "eyes widened in", "eyes sparkled with", "eyes gleamed with", "a glint in * eye",

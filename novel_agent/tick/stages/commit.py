@@ -103,7 +103,8 @@ def plan_record(d: TickDraft) -> dict[str, Any]:
     prose = d.checked.record() if d.checked else {}
     if prose or d.rewritten or d.mended:
         record["prose"] = prose | ({"rewritten": d.rewritten} if d.rewritten else {}) \
-            | ({"mended": d.mended} if d.mended else {})
+            | ({"mended": d.mended} if d.mended else {}) \
+            | ({"mends": [{"before": b, "after": a} for b, a in d.mends]} if d.mends else {})
     record |= {"answers": dict(d.answers)} if d.answers else {}
     return record | (dict(d.given.record) if d.given else {})
 

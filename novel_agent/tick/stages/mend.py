@@ -5,8 +5,10 @@ sentence of the scene (prose_step.stale_sentences: a listed phrase over its
 allowance, ECHO words in a row from one of the last COPY_SOURCES scenes) is asked of
 the writer's model again on its own, as the stage "mend" (config/stages.py: it
 borrows the writer's model and slot), and its answer spliced in where it will do
-(prose_step.mended; a phrase's sentence is asked once more when its first answer will
-not do); the scene is then checked again. A failed call leaves the sentence.
+(prose_step.mended: not a sentence of the same sense is refused; a phrase's sentence is
+asked once more when its first answer will not do); the scene is then checked again.
+A failed call leaves the sentence. Each mend, before and after, is the draft's `mends`,
+which the plan record keeps (`prose.mends`) and `novel scenes show --mends` prints.
 """
 
 from __future__ import annotations
@@ -60,4 +62,5 @@ def sentences(ctx: TickContext, d: TickDraft, call: StageCall) -> TickDraft:
     if not done:
         return d
     prose = prose_step.splice(d.prose, done)
-    return replace(d, prose=prose, mended=len(done), checked=checking(ctx, d, prose))
+    return replace(d, prose=prose, mended=len(done), checked=checking(ctx, d, prose),
+                   mends=tuple((stale.sentence, text) for stale, text in done))

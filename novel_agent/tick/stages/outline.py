@@ -25,7 +25,15 @@ from novel_agent.context.outline_briefing import outline_briefing
 from novel_agent.errors import NovelError, OutlineError, ProjectError
 from novel_agent.models.ask import StageCall, ask_json, told
 from novel_agent.models.base import StoryView
-from novel_agent.story.outline.answers import STAGE, arc_from_json, items_from_json, schema
+from novel_agent.story.outline.answers import (
+    STAGE,
+    arc_from_json,
+    begins_cut,
+    items_from_json,
+    schema,
+    short_title,
+    title_problem,
+)
 from novel_agent.story.outline.curves import fill_tensions, target_tension
 from novel_agent.story.outline.file import (
     Act,
@@ -90,16 +98,29 @@ class Architect:
         briefing = outline_briefing(self.story, shown, job, near=near, so_far=self.so_far)
         built = fit_briefing(self.session, briefing, self.session.project.tick(), compare=False)
         budget = self.session.budget(STAGE)
-        strict = iter((self.session.lean_for(STAGE),))
-        convert: Callable[[dict[str, Any]], Any] = (
-            arc_from_json if level == "arc" else lambda data: items_from_json(
-                level, data, count, _parts(level, shown) if next(strict, False) else None))
+        first = iter((True,))     # the first answer is held to more than its repair
+        lean = self.session.lean_for(STAGE)
+
+        def convert(data: dict[str, Any]) -> Any:
+            strict = next(first, False)
+            if level == "arc":          # one begun mid-word: asked again once
+                return arc_from_json(data, strict=strict)
+            return items_from_json(level, data, count,
+                                   _parts(level, shown) if strict and lean else None,
+                                   protagonist=str(getattr(self.story, "protagonist", "") or "")
+                                   if strict else None)
         model = told(self.session.model, view=StoryView(story=self.story,
                                                         tick=self.session.tick, job=job))
         answer, call = ask_json(model, STAGE, built.messages, budget.max_output,
                                 schema(level, count, question=self.session.lean_for(STAGE)), convert,
                                 lambda m: budget.left_after(self.session.counter_of(STAGE).count_messages(m)))
         step.add(call, count)
+        if level == "arc":
+            cut = [key for key in ("question", "summary", "ending") if begins_cut(getattr(answer, key))]
+            if cut:
+                step.warnings.append(f"the arc's {' and '.join(cut)} still "
+                                     f"{'begins' if len(cut) == 1 else 'begin'} mid-word after a "
+                                     "repair: mend it in outline.yaml")
         return answer
 
     def done(self, step: OutlineStep) -> None:
@@ -259,6 +280,9 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
     for chapter in outline.chapters():
         held = _ended(architect, outline, chapter.number, slots.get(chapter.number))
         count = sum(beat is None for _, beat in held or [])
+        # the book's last beat made of the arc's ending is made, though not asked for (the
+        # progress line said "5 beats" of a short story's 6)
+        step.made += sum(beat is None for _, beat in slots.get(chapter.number) or []) - count
         if held and not count:
             outline = _with_chapters(outline, {chapter.number: replace(
                 chapter, beats=tuple(b for _, b in held if b is not None))})
@@ -277,8 +301,18 @@ def _write(architect: Architect, outline: Outline, slots: Slots) -> Outline:
                                      step, near=chapter.number))    # (its text is the task's)
         beats = tuple(beat or _beat(beat_id, next(answers)) for beat_id, beat in held)
         outline = _with_chapters(outline, {chapter.number: replace(chapter, beats=beats)})
+    outline = _titled(outline, {n for n in slots},
+                      str(getattr(architect.story, "protagonist", "") or ""))
     architect.done(step)
     return fill_tensions(outline, architect.curve)
+
+
+def _titled(outline: Outline, numbers: Collection[int], protagonist: str) -> Outline:
+    """The chapters `numbers` of `outline` whose title is still no title after a repair
+    (`title_problem`) titled from their first beat instead (`short_title`)."""
+    new = {c.number: replace(c, title=short_title(c.beats[0].what)) for c in outline.chapters()
+           if c.number in numbers and c.beats and title_problem(c.title, protagonist)}
+    return _with_chapters(outline, new) if new else outline
 
 
 def beat_role(index: int, total: int) -> str:

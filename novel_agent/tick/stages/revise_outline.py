@@ -36,6 +36,7 @@ from novel_agent.story.outline.revision import (
     Slots,
     account,
     chapters_text,
+    copied_beats,
     revised,
     revision_from_json,
     schema,
@@ -81,9 +82,9 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
     at = f"at chapter {chapter}: {drift.line()}"
     if not slots:
         return [f"the outline was not revised {at}: the rest of it is locked or landed"]
-    started, call = session.clock(), None
+    started, call, refused = session.clock(), None, list[str]()
     try:
-        new, call = revise(session, outline, slots, drift, scenes)
+        new, call, refused = revise(session, outline, slots, drift, scenes)
         if new == outline:
             return [f"the outline was not revised {at}: the model wrote the rest as it was"]
         save_outline(project.outline_file, new)
@@ -97,17 +98,21 @@ def at_checkpoint(session: Session, tick: int, memory: Memory, before: BookStand
             emit(StageEvent("outline", session.clock() - started, call.prompt_tokens,
                             call.completion_tokens, call.cached_tokens, len(call.completions)))
     subject = f"outline revised {at}"
+    said = [subject, *([f"{len(refused)} revised beat{'s' if len(refused) != 1 else ''} "
+                        f"refused as a copy of a scene's summary ({refused[0][:60]!r}): the "
+                        "beat before kept"] if refused else [])]
     try:
         history.after_outline(project, subject, now=session.now, seen=session.seen)
     except (NovelError, OSError) as exc:
-        return [subject, f"the revision has no entry in the history ({exc}): the next one "
-                         "records it"]
-    return [subject]
+        return [*said, f"the revision has no entry in the history ({exc}): the next one "
+                       "records it"]
+    return said
 
 
 def revise(session: Session, outline: Outline, slots: Slots, drift: Drift,
-           scenes: list[Scene]) -> tuple[Outline, StageCall]:
-    """The one call: `outline` with the chapters of `slots` rewritten after `drift`."""
+           scenes: list[Scene]) -> tuple[Outline, StageCall, list[str]]:
+    """The one call: `outline` with the chapters of `slots` rewritten after `drift`, and
+    the beats of the answer refused as copies of a scene's summary line (`revised`)."""
     project, numbers = session.project, sorted(slots)
     story = project.story()
     job = {"level": "revise", "rewrite": True, "count": len(numbers), "numbers": numbers,
@@ -122,9 +127,10 @@ def revise(session: Session, outline: Outline, slots: Slots, drift: Drift,
     budget = session.budget(STAGE)
     model = told(session.model, view=StoryView(story=story, tick=session.tick, job=job))
     answers, call = ask_json(model, STAGE, built.messages, budget.max_output,
-                             schema(slots), lambda data: revision_from_json(data, slots),
+                             schema(slots), lambda data: revision_from_json(data, slots, story.protagonist),
                              lambda m: budget.left_after(session.counter_of(STAGE).count_messages(m)))
-    return revised(outline, slots, answers), call
+    summaries = [line for scene in scenes for line in scene.summary]
+    return revised(outline, slots, answers, summaries), call, copied_beats(answers, summaries)
 
 
 def _scenes(project: Project, upto: int) -> list[Scene]:

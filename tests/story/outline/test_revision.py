@@ -11,7 +11,13 @@ import pytest
 
 from novel_agent.errors import ModelResponseError
 from novel_agent.story.outline.drift import Drift
-from novel_agent.story.outline.revision import account, revised, revision_from_json, schema
+from novel_agent.story.outline.revision import (
+    account,
+    copied_beats,
+    revised,
+    revision_from_json,
+    schema,
+)
 from novel_agent.story.scenes import Scene
 from novel_agent.tick.stages.outline import regen_slots
 from tests.support.projects import short_outline
@@ -89,3 +95,40 @@ def test_the_prompt_s_account_tells_what_happened():
     assert "Beats that landed:\n- 2.1 Beat 1 of chapter 2 happens." in text
     assert "Beats missed:\n- 2.2 Beat 2 of chapter 2 happens." in text
     assert text.endswith("New threads no beat covers:\n- who hid the ledger")
+
+
+def test_a_revised_beat_that_copies_a_scene_s_summary_line_is_refused_the_old_beat_kept():
+    """The 1.5B's revision after scene 3 made beats 2.1 and 2.2 copies of scene 2's summary
+    lines: such a beat is refused and the beat the outline had stays; a new beat that only
+    shares a name with a summary line is taken (fails on main: the copies were taken)."""
+    summaries = ["Ines finds the crack in the cave wall behind the furnace.",
+                 "The crystal ball glows when Ines touches it."]
+    slots = regen_slots(OUTLINE, 2, 2)
+    data = answer(("The Cave", ["Ines finds the crack in the cave wall.",
+                                "the crystal ball glows when Ines touches it"]),
+                  ("The Mayor", ["Ines takes the apple to the mayor.", "The mayor lies."]),
+                  ("The End", ["It ends.", "Ines frees them."]))
+    answers = revision_from_json(data, slots)
+    new = revised(OUTLINE, slots, answers, summaries)
+    assert [b.what for b in new.chapter(2).beats] == ["Beat 1 of chapter 2 happens.",
+                                                      "Beat 2 of chapter 2 happens."]
+    assert new.chapter(2).title == "The Cave"
+    assert [b.what for b in new.chapter(3).beats] == ["Ines takes the apple to the mayor.",
+                                                      "The mayor lies."]
+    assert copied_beats(answers, summaries) == ["Ines finds the crack in the cave wall.",
+                                                "the crystal ball glows when Ines touches it"]
+    assert revised(OUTLINE, slots, answers).chapter(2).beats[0].what == \
+        "Ines finds the crack in the cave wall."                  # no summaries: taken
+
+
+def test_a_revised_chapter_title_that_is_the_protagonist_s_description_is_made_of_its_beat():
+    """The 1.5B's revision titled a chapter with the heroine's description: a title that is
+    the story's protagonist line, describes someone, or is longer than a title, is made of
+    the chapter's first beat (fails on main: the description was the title)."""
+    slots = regen_slots(OUTLINE, 3, 2)
+    data = answer(("Ines Karr, apprentice glassblower", ["Ines climbs to the kiln, at dawn."]),
+                  ("Ines Karr, a nineteen-year-old apprentice", ["The mayor lies."]))
+    said = revision_from_json(data, slots, "Ines Karr, apprentice glassblower of Murn")
+    assert [c["title"] for c in said] == ["Ines climbs to the kiln", "The mayor lies"]
+    assert revision_from_json(answer(("The Kiln", ["A."]), ("The Mayor", ["B."])), slots,
+                              "Ines Karr, apprentice")[0]["title"] == "The Kiln"
