@@ -28,6 +28,7 @@ from novel_agent.story.decisions import Extraction
 from novel_agent.story.memory.records import Character, Fact, Lost, Seen
 from novel_agent.story.memory.store import Memory, find_person
 from novel_agent.text.names import normalize_name
+from novel_agent.text.places import not_a_place, place_name
 
 STATUSES = ("alive", "dead", "absent")
 _STOP = set("the a an and of to in at on for with from by his her their its was is that this "
@@ -139,8 +140,11 @@ def _names(memory: Memory, names: list[str]) -> list[str]:
 
 
 def _place(memory: Memory, name: str, place: str, tick: int) -> None:
-    who = find_person(memory, name)
-    if who is not None and place:
+    """Where `name` is as of `tick`: the place's name only (a model that copied the
+    prompt's "last at the harbour in scene 6" back gives the harbour: text/places.py);
+    a phrase of the prompt is not recorded."""
+    who, place = find_person(memory, name), place_name(place)
+    if who is not None and place and not not_a_place(place):
         who["place"], who["place_in"] = place, tick
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from novel_agent.story.memory.records import Character
+from novel_agent.text.places import place_name
 
 GONE = ("dead", "absent")
 MOVING = ("place", "place_in", "holds", "lost")       # change with nearly every scene
@@ -66,8 +67,10 @@ def _how(c: Character) -> str:
 
 
 def where_text(c: Character) -> str:
-    """"last at the harbour in scene 14" ("" when not known, or for the dead)."""
-    place = " ".join(str(c.get("place") or "").split())
+    """"last at the harbour in scene 14" ("" when not known, or for the dead): the scene
+    said once, whatever a hand or an older version left in the file's `place` ("the
+    harbour in scene 13" is the harbour: text/places.py)."""
+    place = place_name(str(c.get("place") or ""))
     if not place or gone(c) == "dead":
         return ""
     scene = c.get("place_in")
@@ -115,7 +118,7 @@ def settled_card(c: Character, tick: int) -> Character:
 def known_as(c: Character) -> str:
     """The extractor's form of a known character: the name, then whether dead or absent,
     where last and what they hold ("Mara Quill (last at the harbour; holds a brass key)")."""
-    place = " ".join(str(c.get("place") or "").split())
+    place = place_name(str(c.get("place") or ""))
     parts = [gone(c), f"last at {place}" if place and gone(c) != "dead" else "", holds_text(c)]
     said = "; ".join(p for p in parts if p)
     return f"{c.get('name', c.get('id', '?'))} ({said})" if said else called(c)

@@ -23,6 +23,7 @@ from novel_agent.errors import ModelResponseError
 from novel_agent.story.memory.voices import proposed
 from novel_agent.story.scenes import BEAT_STATUSES
 from novel_agent.text.names import clean_bullets, cut_off, name_head, name_problem
+from novel_agent.text.places import place_name
 
 TOOLS = ("create_character", "update_character", "create_location", "add_relationship",
          "open_loop", "resolve_loop", "query_memory")
@@ -296,6 +297,7 @@ def plan_from_json(data: dict[str, Any], *, max_tools: int, beat: bool = False) 
     intention = _text(data.get("intention"))
     pov = _text(data.get("pov"))
     location = _text(data.get("location"))
+    location = place_name(location) or location   # "last at the glassworks in scene 6"
     if not intention:
         problems.append("'intention' is empty")
     if not pov:

@@ -6,7 +6,8 @@ Small models wrap a scene in markdown: a "# Scene 3: The Lamp" heading, a restat
 the end. `clean_scaffolding` takes those off and leaves the scene's own paragraphs (a
 `***` break inside the scene stays). `drop_copied` takes out paragraphs copied from
 the prompt or earlier scenes, word for word or nearly (the last scene's ending written
-again with a word changed), and a paragraph the answer already said. `cut_to_sentence`
+again with a word changed), and a paragraph the answer already said; `drop_instructions`
+the sentences that say the writer's instructions again. `cut_to_sentence`
 shortens an over-long answer at the last complete sentence within the limit;
 `sentences` splits prose into its sentences. `scaffold_lines` lists what is left of it
 in a text (for the doctor and the benchmark).
@@ -44,9 +45,14 @@ _NOTE = re.compile(r"^\W*(?:(?:opened|closed|resolved|still open) loop\b|new (?:
 _LABEL_MAX_WORDS = 12
 # A sentence about the scene or the book rather than in it: the prompt's instruction said
 # back ("In this scene 10 ends as … resolving the premise": the 1.5B on a book's last beat).
+# Issue 51: "The story continued as follows in a more detailed and vivid manner:" opened a
+# scene (what follows its colon is kept), and "the same man from scene 6 in scene 5!".
 _META = re.compile(r"\b(?:in this scene|this scene (?:ends|begins|opens|closes|shows)|"
                    r"the (?:book's|story's) (?:premise|ending|last scene)|"
-                   r"resolv\w* the premise|the premise\b)", re.IGNORECASE)
+                   r"resolv\w* the premise|the premise\b|"
+                   r"the (?:story|scene|narrative) (?:continue[sd]?|resume[sd]?)"
+                   r"(?= as follows| below| in a more|\s*:)|"
+                   r"(?:previous|next|following|earlier) scene\b|scenes? \d+\b)", re.IGNORECASE)
 
 
 def clean_scaffolding(text: str, title: str = "") -> str:
@@ -77,7 +83,17 @@ def _without_meta(line: str) -> str:
     that has none stays as it was, spacing and all."""
     if not _META.search(line):
         return line
-    return " ".join(s for s in sentences(line) if not _META.search(s))
+    return " ".join(t for t in (_meta_free(s) for s in sentences(line)) if t)
+
+
+def _meta_free(sentence: str) -> str:
+    """`sentence`, "" when it is about the scene or the book, or what follows its colon
+    when only what comes before is ("The story continued as follows: She ran." is "She
+    ran.")."""
+    if not _META.search(sentence):
+        return sentence
+    head, colon, tail = sentence.partition(":")
+    return tail.strip() if colon and _META.search(head) and not _META.search(tail) else ""
 
 
 def is_scaffold_line(line: str) -> bool:
@@ -218,6 +234,79 @@ def _copied_sentence(sentence: str, runs: set[tuple[str, ...]]) -> bool:
 
 def _copied(grams: set[tuple[str, ...]], runs: set[tuple[str, ...]], share: float) -> bool:
     return bool(grams) and len(grams & runs) >= share * len(grams)
+
+
+# A sentence of the prose that says an instruction of the writer's prompt again ("Close
+# this scene; leave no question open.", of "Close it; leave no question open."): most of
+# its words are those of one of the instructions' sentences or clauses, among them
+# INSTRUCTION_WORDS words that are not common ones, and it says most of that
+# instruction's own. A line of dialogue is prose, whatever it says.
+INSTRUCTION_SHARE = 0.7     # of the sentence's words found in one instruction
+INSTRUCTION_COVER = 0.6     # of that instruction's uncommon words found in the sentence
+INSTRUCTION_WORDS = 3       # uncommon words shared, at least
+_COMMON = frozenset("a an the and or but of to in on at by for with from as is are was be it "
+                    "its this that these those no not do don't nor so than then there here "
+                    "what who how when where which your you she he her his they them their "
+                    "i my me we our one only now".split())
+_QUOTES = re.compile(r"[\"“”„«»]|(?:^|\s)['‘]|['’](?:\s|$)")
+
+
+def instruction_sentences(text: str, instructions: str) -> list[str]:
+    """The sentences of `text` that say one of `instructions`' again (see
+    INSTRUCTION_SHARE): the writer's prompt's own words written into the scene.
+
+    >>> instruction_sentences("She shut the kiln. Close this scene; leave no question open.",
+    ...                       "This is the last scene.\\nClose it; leave no question open.")
+    ['Close this scene; leave no question open.']
+    >>> instruction_sentences("She would bring it to an end within a few days.",
+    ...                       "Continue the scene exactly where it stopped, and bring it to "
+    ...                       "an end within a few sentences.")
+    []
+    """
+    told = [(words, words - _COMMON) for words in map(_word_set, _instruction_units(instructions))
+            if words - _COMMON]
+    return [s for p in re.split(r"\n\s*\n", text) for s in sentences(p) if _says(s, told)]
+
+
+def _instruction_units(instructions: str) -> list[str]:
+    """The sentences of `instructions`, line by line, and their clauses between a ";", a
+    ":" or a "," ("Close it", "leave no question open")."""
+    units = [s for line in instructions.splitlines() for s in sentences(line)]
+    return units + [c for s in units for c in re.split(r"[;:,]", s) if c.strip() and c != s]
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(_WORDS.findall(text.casefold().replace("’", "'")))
+
+
+def _says(sentence: str, told: list[tuple[frozenset[str], frozenset[str]]]) -> bool:
+    words = _word_set(sentence)
+    if len(words) < INSTRUCTION_WORDS + 1 or _QUOTES.search(sentence):
+        return False
+    for unit, uncommon in told:
+        shared = words & unit
+        if (len(shared) >= INSTRUCTION_SHARE * len(words)
+                and len(shared & uncommon) >= max(INSTRUCTION_WORDS,
+                                                  INSTRUCTION_COVER * len(uncommon))):
+            return True
+    return False
+
+
+def drop_instructions(text: str, instructions: str) -> tuple[str, list[str]]:
+    """`text` without its sentences that say the writer's `instructions` again
+    (instruction_sentences), and those sentences; a paragraph that has none stays as
+    it was."""
+    found = set(instruction_sentences(text, instructions))
+    if not found:
+        return text, []
+    kept, dropped = [], []
+    for paragraph in re.split(r"\n\s*\n", text):
+        said = sentences(paragraph)
+        own = [s for s in said if s not in found]
+        dropped += [s for s in said if s in found]
+        if own:
+            kept.append(paragraph if len(own) == len(said) else " ".join(own))
+    return "\n\n".join(kept).strip(), dropped
 
 
 _GLUED = re.compile(r"\b[A-Za-z]?[a-z]{4,}\b")

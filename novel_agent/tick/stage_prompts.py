@@ -67,8 +67,10 @@ class Built:
     messages: list[dict[str, str]]
     report: dict[str, Any]
     state: dict[str, Any]
-    # The planner's: what its template says whatever the story, the prompt with no
-    # sections (it drops a sentence of its intention copied from these words).
+    # The planner's and the writer's: what the template says whatever the story, the
+    # prompt with no sections (the planner drops a sentence of its intention copied from
+    # these words; the writer's prose, a sentence that says them again). The writer's is
+    # without the story's words its template is given (the ending, the beat, the title).
     instructions: str = ""
     # Characters of the first user message that change only at a checkpoint, and those
     # the next tick's prompt begins with too (stable.py): where a provider's explicit
@@ -91,7 +93,8 @@ def fit_prompt(session: Session, stage: str, tick: int, propose: Callable[[int],
     report = build_report(fitted, budget, counter, tick=tick, previous=previous,
                           warnings=[warning] if warning else ())
     return Built(stage, fitted.messages, report, fitted.state,
-                 _instructions(render, fitted.context) if stage == "planner" else "",
+                 _instructions(render, fitted.context) if stage == "planner" else
+                 _instructions(render, _unsaid(fitted.context)) if stage == "writer" else "",
                  stable_prefix(fitted.context, render), growing_prefix(fitted.context, render))
 
 
@@ -102,6 +105,17 @@ def _instructions(render: Callable[[Context], list[dict[str, str]]], context: Co
         return "\n".join(m["content"] for m in render(replace(context, sections=())))
     except ConfigError:
         return ""
+
+
+UNSAID = "\n—\n"      # a story's words in a template's instructions: a line of its own
+
+
+def _unsaid(context: Context) -> Context:
+    """`context` with each of its words of the story (a value that is text: the ending, the
+    beat, the title) replaced by UNSAID, so that its instructions are the template's own
+    ("resolving the premise: —", then "Close it; leave no question open.")."""
+    return replace(context, values={k: UNSAID if isinstance(v, str) and v.strip() else v
+                                    for k, v in context.values.items()})
 
 
 SEEN_SCENES = 30    # how far back the planner's settled sections look for who was seen when

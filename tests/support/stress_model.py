@@ -199,3 +199,33 @@ class MortalStressModel(StressModel):
             answer["status"] = [{"name": others[-1], "status": "dead",
                                  "how": "fell from the sea wall in the storm that night"}]
         return answer
+
+
+_LAST_AT = re.compile(r"\blast at ([^;)\n]+)")
+
+
+class CopyingStressModel(MortalStressModel):
+    """The mortal stress model as a small model that copies its prompt back (issue 51,
+    item 4): its planner sets most scenes "Inside" the place the longest "last at …" of
+    its prompt names, words and all ("Inside the Velor kiln in scene 6"), and its
+    extractor says the POV is at the scene's place "in scene N". Memory that stores
+    what it is given says "last at the Velor kiln in scene 6 in scene 7" the tick after,
+    one scene longer each tick: the character line that grew on the glassblowers' book."""
+
+    def describe(self) -> str:
+        return f"copying stress model (offline, seed {self.seed}): copies its prompt back"
+
+    def _plan(self, rng: random.Random, hints: Mapping[str, Any], request: Request) -> dict:
+        answer = super()._plan(rng, hints, request)
+        seen = _LAST_AT.findall(request.messages[-1]["content"] if request.messages else "")
+        if seen and rng.random() < 0.7:
+            answer["location"] = "Inside " + max(seen, key=len).strip()
+        return answer
+
+    def _extract(self, rng: random.Random, hints: Mapping[str, Any]) -> dict:
+        answer = super()._extract(rng, hints)
+        plan = hints.get("plan")
+        pov, location = getattr(plan, "pov", ""), getattr(plan, "location", "")
+        if pov and location:
+            answer["where"] = [{"name": pov, "place": f"{location} in scene {hints.get('tick')}"}]
+        return answer

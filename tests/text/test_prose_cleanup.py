@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from novel_agent.text.cleanup import Cut, clean_scaffolding, cut_to_sentence, drop_copied, sentences
+from novel_agent.text.cleanup import (
+    Cut,
+    clean_scaffolding,
+    cut_to_sentence,
+    drop_copied,
+    drop_instructions,
+    sentences,
+)
 
 PROSE = ("Mara lit the lamp at dusk. The wind came off the water.\n\n"
          "***\n\n"
@@ -140,3 +147,58 @@ def test_a_sentence_about_the_scene_or_the_premise_goes_and_the_prose_around_it_
     assert clean_scaffolding(answer) == "Edda climbed the stair to the lamp room.\n\nShe opened the door."
     prose = "The scene at the quay was worse than she feared. Nobody spoke of it."
     assert clean_scaffolding(prose) == prose          # "the scene" in the story stays
+
+
+# -- issue 51, item 4: the writer's instructions said again in the prose ------------------
+
+def test_a_sentence_that_talks_about_the_story_goes_and_what_follows_its_colon_stays():
+    # the embedded model's scenes on a second premise, and on the glassblowers' book
+    answer = ("The story continued as follows in a more detailed and vivid manner:\n\n"
+              "Ines set the apple on the bench. It was the same man from scene 6 in scene 5! "
+              "He did not look at her.\n\nThe story continued as follows: Ines ran.\n\n"
+              "As in the previous scene, the kiln was cold.")
+    assert clean_scaffolding(answer) == ("Ines set the apple on the bench. He did not look at "
+                                         "her.\n\nInes ran.")
+
+
+@pytest.mark.parametrize("prose", [
+    "The story continued to spread through the town, and by nightfall everyone knew it.",
+    "Her story went on for an hour; nobody interrupted.",
+    "He described the scene at the quay as follows, slowly and with care.",
+    "The next morning the scene at the kiln was quiet.",
+])
+def test_the_story_in_the_story_stays(prose):
+    assert clean_scaffolding(prose) == prose
+
+
+WRITER = ("You are the writer of a serialized novel. Write the next scene as vivid, concrete "
+          "prose, keeping the voice, facts and continuity of what came before. Write only the "
+          "scene's paragraphs: no title, labels, lists or notes.\n## Scene 9, \"\n—\n\"\n"
+          "Go on from where scene 8 ended, with what happens next; do not tell the earlier "
+          "scenes again.\nThis is the book's last scene: it ends the story, resolving the "
+          "premise: \n—\n Close it; leave no question open.\nWrite scene 9 now, 300 to 600 "
+          "words of prose.")
+
+
+def test_a_sentence_that_says_an_instruction_again_goes():
+    # "Close this scene; leave no question open." ended a scene of the embedded model's
+    text = ("Ines lifted the last apple from the shelf.\n\nShe held it to the light. Close this "
+            "scene; leave no question open.\n\nKeep the voice, facts and continuity of what "
+            "came before.")
+    assert drop_instructions(text, WRITER) == (
+        "Ines lifted the last apple from the shelf.\n\nShe held it to the light.",
+        ["Close this scene; leave no question open.",
+         "Keep the voice, facts and continuity of what came before."])
+
+
+@pytest.mark.parametrize("prose", [
+    '"Do not tell them what happens next," she said.',       # a line of dialogue
+    "She did not tell him what happens next.",
+    "She would bring it to an end within a few days.",
+    "She wrote the next letter in plain words, without a title.",
+    "It was the last scene she would ever see from that window.",
+    "The apples kept the voices of the vanished.",
+    "Leave it.",
+])
+def test_prose_near_the_instructions_stays(prose):
+    assert drop_instructions(prose, WRITER) == (prose, [])

@@ -152,6 +152,26 @@ def test_the_scene_that_lands_the_last_beat_is_told_it_ends_the_book(project):
                          "Write scene 2 now, 200 to 400 words of prose.")
 
 
+def test_the_last_scenes_instructions_said_again_in_its_prose_are_taken_out(project):
+    """Issue 51, item 4: the embedded model's last scene ended "Close this scene; leave no
+    question open." and another opened "The story continued as follows in a more detailed
+    and vivid manner:". Those sentences go; the ending the scene was asked to tell (the
+    story's words in the instruction, "She shuts the door.") stays."""
+    outline_project(project, chapters=2, beats=1, scenes=1)
+    model = ScriptedModel(otherwise=OfflineModel())
+    run_ticks(project, 1, model, offline_seed=0)
+    model.add("writer", "The story continued as follows in a more detailed and vivid manner:\n\n"
+                        "The wind dropped at dusk. She shuts the door. Close this scene; leave "
+                        "no question open.\n\nThe lamp burned on without her.")
+    (result,) = run_ticks(project, 1, model, offline_seed=0)
+    assert "Close it; leave no question open." in model.calls("writer")[-1].messages[-1]["content"]
+    body = result.scene_path.read_text().split("---\n", 2)[2].strip()
+    assert body == ("The wind dropped at dusk. She shuts the door.\n\n"
+                    "The lamp burned on without her.")
+    assert any("1 sentence saying the writer's instructions again taken out: 'Close this scene"
+               in n for n in result.notices)
+
+
 def test_the_last_scene_is_told_its_ending_once_and_last(project):
     """The 1.5B's last scene was told its ending three times (the plan's intention, the beat,
     the ending: the same sentence) and then to go on from the scene before; it went on and

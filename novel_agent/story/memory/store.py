@@ -72,6 +72,23 @@ def slug(text: str) -> str:
     return s[:60] or "unnamed"
 
 
+LOOP_ID_CHARS = 40      # a new loop's id: its description's slug, cut at a word within these
+
+
+def slug_cut(key: str, chars: int) -> str:
+    """`key` (a slug) cut to at most `chars` characters at a word's end, not inside one
+    ("what_the_villagers_who_vanished_are_r" was a loop's id); a first word longer than
+    `chars` is cut where it must be.
+
+    >>> slug_cut("what_the_glass_apples_of_the_villagers_who_vanished_are", 40)
+    'what_the_glass_apples_of_the_villagers'
+    """
+    if len(key) <= chars:
+        return key
+    head = key[:chars + 1].rsplit("_", 1)[0]
+    return head if head and len(head) <= chars else key[:chars]
+
+
 @dataclass
 class Memory:
     """Everything the story has established so far."""
@@ -341,8 +358,8 @@ def open_loop(memory: Memory, description: str, *, tick: int) -> tuple[Loop, boo
     existing = _match_loop(memory.loops, description, open_only=True)
     if existing is not None:
         return existing, False
-    loop_id = unique_id(slug(description)[:40], {str(loop.get("id")).lower()
-                                                 for loop in memory.loops})
+    loop_id = unique_id(slug_cut(slug(description), LOOP_ID_CHARS),
+                        {str(loop.get("id")).lower() for loop in memory.loops})
     loop: Loop = {"id": loop_id, "description": str(description).strip(), "status": "open",
             "opened_in": tick, "resolved_in": None, "scenes": [tick]}
     memory.loops.append(loop)

@@ -2,7 +2,8 @@
 
 `STAGE` is the tick's planner (tick/registry.py): its prompt built from the draft
 (the book's names read first: tick/book_names.py), the plan asked for, then settled
-(the beat, the final act's loops, its own words, names for its POV and cast, the dead
+(the beat, the final act's loops, its own words, a place for its location, names for
+its POV and cast, the dead
 and the absent, a fresh title, newcomers a reader would confuse) and its tools run
 on memory. The functions above it are the settling's, pure."""
 
@@ -21,6 +22,7 @@ from novel_agent.story.memory.records import Character
 from novel_agent.story.memory.store import cast_text, find_person, variant_lines
 from novel_agent.text.cleanup import copied_sentences, sentences
 from novel_agent.text.names import name_head
+from novel_agent.text.places import not_a_place, place_name
 from novel_agent.tick import book_names, payoff_step
 from novel_agent.tick.draft import TickContext, TickDraft
 from novel_agent.tick.registry import Stage
@@ -69,6 +71,23 @@ def own_words(plan: Plan, instructions: str) -> tuple[Plan, str]:
     return (replace(plan, intention=" ".join(own)),
             f"the plan's intention copied its instructions; dropped: {copies[0][:80]!r}"
             + (f" and {len(copies) - 1} more" if len(copies) > 1 else ""))
+
+
+def settle_location(plan: Plan, fallback: str) -> tuple[Plan, str]:
+    """A plan whose location is a place's name (text/places.py): the prompt's words the
+    planner copied with it taken off ("Inside the mountain glassworks in scene 6 in
+    scene 7", from a character's "last at …" line, is the mountain glassworks); one that
+    is still a phrase of the prompt is replaced by `fallback` (the last scene's place)
+    when there is one. Returns (plan, a warning or "")."""
+    place = place_name(plan.location)
+    why = not_a_place(place)
+    if why and fallback and not not_a_place(place_name(fallback)):
+        return (replace(plan, location=place_name(fallback)),
+                f"the planner's location {plan.location[:60]!r} is {why}: the scene stays at "
+                f"{place_name(fallback)}")
+    if why or place == plan.location:
+        return plan, ""
+    return replace(plan, location=place), ""
 
 
 def name_heads(plan: Plan, check: Callable[[str], str | None]) -> Plan:
@@ -265,6 +284,8 @@ def apply(ctx: TickContext, d: TickDraft, plan: Plan, call: StageCall) -> TickDr
     d = d.told(said)
     check, last = name_check(d.story), d.scenes(d.tick - 1)
     plan, warning = own_words(plan, d.built["planner"].instructions)
+    d = d.warned(warning)
+    plan, warning = settle_location(plan, last.location if last else "")
     d = d.warned(warning)
     plan = name_heads(premise_epithets(plan, d.story.premise, d.story.protagonist), check)
     fallbacks = [last.pov if last else "", d.story.protagonist.split(",")[0]]

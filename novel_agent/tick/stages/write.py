@@ -10,7 +10,9 @@ scene is never committed mid-word. The markdown a small model puts around the
 prose (headings, tables, rules, a restated title) is taken off
 (text.cleanup.clean_scaffolding), and so are paragraphs it copied, word for word or
 nearly, from its prompt or the recent scenes, or said twice (text.cleanup.drop_copied:
-small models write the last scene's ending, or its exchange of lines, again). A local
+small models write the last scene's ending, or its exchange of lines, again), and the
+sentences that say its instructions again (text.cleanup.drop_instructions: "Close this
+scene; leave no question open."). A local
 model's words run together ("onthis island": DRY kept it from saying "on this island"
 again) are split where the prompt has the two words side by side (text.cleanup.unglue).
 
@@ -49,6 +51,7 @@ from novel_agent.text.cleanup import (
     clean_scaffolding,
     cut_to_sentence,
     drop_copied,
+    drop_instructions,
     prompt_words,
     unglue,
 )
@@ -152,6 +155,7 @@ class Draft(NamedTuple):
     calls: int
     dropped: int = 0       # words of the prompt's scaffolding and copies taken out
     unglued: tuple[str, ...] = ()   # words run together, split again (text.cleanup.unglue)
+    told: tuple[str, ...] = ()      # sentences that said the instructions again
 
     def mostly_junk(self) -> bool:
         """Whether scaffolding and copies were most of the answer."""
@@ -159,13 +163,15 @@ class Draft(NamedTuple):
         return kept == 0 or self.dropped > MOSTLY * (kept + self.dropped)
 
 
-def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str) -> Draft:
+def _draft(answer: str, completion: Completion, calls: int, prompt: str, title: str,
+           instructions: str = "") -> Draft:
     cleaned = clean_scaffolding(answer, title)
     text, copied = drop_copied(cleaned, prompt, near=completion.near_copies)
+    text, told = drop_instructions(text, instructions)
     dropped = prompt_words(answer) + len(cleaned.split()) - len(text.split())
     text, unglued = unglue(text, prompt) if completion.near_copies else (text, [])
     return Draft(text, copied, completion.finish_reason == "length", calls, dropped,
-                 tuple(unglued))
+                 tuple(unglued), tuple(told))
 
 
 def strays(text: str, cast: Sequence[str]) -> bool:
@@ -217,7 +223,8 @@ def revision_limit(tokens: int, budget: Budget, min_words: int) -> int:
 def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
         min_words: int = 0, max_words: int = 0, title: str = "",
         room: Room | None = None, earlier: str = "",
-        short: bool = False, cast: Sequence[str] = ()) -> tuple[str, StageCall]:
+        short: bool = False, cast: Sequence[str] = (),
+        instructions: str = "") -> tuple[str, StageCall]:
     """Write the scene's prose from the writer's prompt (held to PROSE_GRAMMAR on a model
     that takes one, ended at STOP), without scaffolding (`title` restated at the top goes
     too) or paragraphs copied from the prompt. Cut off by the token limit, it is
@@ -229,13 +236,16 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     ModelResponseError (the tick fails; nothing is committed). On a `short` model, one
     that names none of `cast` (the POV and the planned characters) is asked for once
     more, told so, and the second kept if it names them. Over `max_words` it is cut at a
-    sentence within them (`call.warning` says what was done)."""
+    sentence within them (`call.warning` says what was done). A sentence that says one
+    of the writer's `instructions` (its prompt's own words: Built.instructions) or of the
+    asks above (CONTINUE, ANEW, STRAYED) again is taken out (text.cleanup.drop_instructions)."""
     prompt = "\n".join([*(m["content"] for m in messages if m["role"] != "assistant"), earlier])
+    asked = "\n".join((instructions, CONTINUE, ANEW, STRAYED))
     _, call = ask_text(model, "writer", messages, max_tokens, grammar=PROSE_GRAMMAR, stop=STOP,
                        max_words=max_words)
     answer = _continue(model, messages, call, call.completions[-1].text, max_tokens, min_words,
                        room, short)
-    draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title)
+    draft = _draft(answer, call.completions[-1], len(call.completions), prompt, title, asked)
     copies = draft.mostly_junk() or (draft.copied and len(draft.text.split()) < max(min_words, 1))
     strayed = not copies and short and strays(draft.text, cast)
     if copies or strayed:
@@ -245,7 +255,7 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
                      ANEW if copies else STRAYED.format(cast=people))
         if more is not None:
             fresh = _draft(more, call.completions[-1], len(call.completions) - first, prompt,
-                           title)
+                           title, asked)
             if copies:
                 call.warn("the writer copied its prompt (earlier scenes or its notes): asked "
                           "once more not to")
@@ -265,6 +275,9 @@ def run(model: ChatModel, messages: list[dict[str, str]], *, max_tokens: int,
     if draft.copied:
         call.warn(f"{draft.copied} passage{'s' if draft.copied > 1 else ''} copied from "
                     "the prompt or an earlier scene taken out")
+    if draft.told:
+        call.warn(f"{len(draft.told)} sentence{'s' if len(draft.told) > 1 else ''} saying the "
+                  f"writer's instructions again taken out: {draft.told[0][:80]!r}")
     if draft.unglued:
         call.warn(f"words run together split again: {', '.join(draft.unglued[:4])}"
                   + (f" and {len(draft.unglued) - 4} more" if len(draft.unglued) > 4 else ""))
@@ -335,7 +348,8 @@ def scene(ctx: TickContext, d: TickDraft, messages: list[dict[str, str]], *,
     return run(model or ctx.model(d), messages, max_tokens=max_tokens,
                min_words=gen.scene_min_words, max_words=gen.scene_max_words, title=plan.title,
                room=ctx.room("writer"), earlier="\n\n".join(mend.earlier(d)),
-               short=ctx.session.lean_for("writer"), cast=[plan.pov, *plan.characters])
+               short=ctx.session.lean_for("writer"), cast=[plan.pov, *plan.characters],
+               instructions=d.built["writer"].instructions if "writer" in d.built else "")
 
 
 def ask(ctx: TickContext, d: TickDraft) -> tuple[str, StageCall]:

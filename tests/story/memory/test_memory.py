@@ -78,6 +78,23 @@ def test_a_loop_copied_back_with_the_prompts_marks_is_the_same_loop():
     assert memory.find_loop(f"[{loop['id']}] something else entirely") is loop
 
 
+def test_a_loops_id_is_cut_at_a_word_and_an_id_cut_before_still_finds_its_loop():
+    # on main the id was the slug's first 40 characters: "…who_vanished_are_r" (issue 51)
+    from novel_agent.story.memory.store import Memory, open_loop, resolve_loop
+    said = "Where these villagers who vanished are really kept?"
+    memory = Memory()
+    loop, _ = open_loop(memory, said, tick=2)
+    assert loop["id"] == "where_these_villagers_who_vanished_are"
+    short, _ = open_loop(memory, "Who drew the map?", tick=2)
+    assert short["id"] == "who_drew_the_map"
+    older = Memory(loops=[{"id": "where_these_villagers_who_vanished_are_r", "description":
+                           said, "status": "open", "opened_in": 1, "scenes": [1]}])
+    again, created = open_loop(older, said, tick=3)
+    assert not created and again["id"] == "where_these_villagers_who_vanished_are_r"
+    assert older.find_loop("where_these_villagers_who_vanished_are_r") is again
+    assert resolve_loop(older, "where_these_villagers_who_vanished_are_r", tick=4) is again
+
+
 # -- bug A: the extractor finds characters as the planner's tools do ----------------------
 
 def test_an_extraction_that_names_mara_updates_mara_voss_and_keeps_her_relationship(project):
